@@ -1,0 +1,40 @@
+"""The one way views look up a study: scoped to the user's role in it.
+
+A person with no part in the study gets 404, exactly as for a study that does not
+exist, so slugs cannot be probed. A member whose role does not allow the page gets 403.
+"""
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+
+from .models import Membership, Study
+
+RATER = "rater"
+COORDINATOR = "coordinator"
+LEAD = "lead"
+
+
+def study_role(user, study: Study, membership: Membership | None) -> set[str]:
+    roles = set()
+    if user.pk == study.lead_id:
+        roles |= {LEAD, COORDINATOR}
+    if membership is not None:
+        roles.add(membership.role)
+    if user.is_staff:
+        roles.add(COORDINATOR)
+    return roles
+
+
+def get_study_for_user(user, slug: str, *, role: str) -> tuple[Study, Membership | None]:
+    if not user.is_authenticated:
+        raise Http404
+    study = Study.objects.select_related("rubric").filter(slug=slug).first()
+    if study is None:
+        raise Http404
+    membership = Membership.objects.filter(study=study, user=user).first()
+    roles = study_role(user, study, membership)
+    if not roles:
+        raise Http404
+    if role not in roles:
+        raise PermissionDenied
+    return study, membership

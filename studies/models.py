@@ -1,0 +1,195 @@
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from . import rubric as rubric_scoring
+
+
+class Rubric(models.Model):
+    """A list of dimensions; a study's rubric is frozen once the study opens."""
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    preset = models.CharField(max_length=50, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return self.name
+
+    def scoring_dimensions(self):
+        return [d.scoring() for d in self.dimensions.all()]
+
+    @property
+    def max_total(self) -> int:
+        return sum(d.max_points for d in self.scoring_dimensions())
+
+
+class Dimension(models.Model):
+    KIND_CHOICES = [("counted", "Counted with bands"), ("checklist", "Checklist")]
+    LEVEL_CHOICES = [(level, level.title()) for level in rubric_scoring.LEVELS]
+
+    rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="dimensions")
+    key = models.SlugField(max_length=50)
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=20, choices=KIND_CHOICES)
+    position = models.PositiveSmallIntegerField()
+    config = models.JSONField(default=dict)
+    level = models.CharField(
+        "level of measurement", max_length=10, choices=LEVEL_CHOICES, default="ordinal"
+    )
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [
+            models.UniqueConstraint(fields=["rubric", "key"], name="unique_dimension_key"),
+        ]
+
+    def __str__(self):
+        return self.name
+
+    def scoring(self):
+        return rubric_scoring.dimension_from_config(
+            key=self.key, name=self.name, kind=self.kind, config=self.config
+        )
+
+    @property
+    def max_points(self) -> int:
+        return self.scoring().max_points
+
+
+class Study(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        PILOT = "pilot", "Pilot"
+        OPEN = "open", "Open"
+        CLOSED = "closed", "Closed"
+        UNBLINDED = "unblinded", "Unblinded"
+
+    slug = models.SlugField(max_length=80, unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    instructions = models.TextField(blank=True)
+    consent_text = models.TextField(blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    blinding_seed = models.PositiveIntegerField(default=42)
+    rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="studies")
+    lead = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="led_studies"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "studies"
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def accepts_ratings(self) -> bool:
+        return self.status in (self.Status.PILOT, self.Status.OPEN)
+
+
+class Membership(models.Model):
+    """A person's role in one study; raters appear to coordinators under their pseudonym."""
+
+    class Role(models.TextChoices):
+        COORDINATOR = "coordinator", "Coordinator"
+        RATER = "rater", "Rater"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        PAUSED = "paused", "Paused"
+        WITHDRAWN = "withdrawn", "Withdrawn"
+        EXCLUDED = "excluded", "Excluded"
+
+    role = models.CharField(max_length=20, choices=Role.choices)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+    pseudonym = models.CharField(max_length=20, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "user"], name="one_membership_per_study"),
+            models.UniqueConstraint(
+                fields=["study", "pseudonym"],
+                condition=~models.Q(pseudonym=""),
+                name="unique_pseudonym_per_study",
+            ),
+        ]
+
+    def __str__(self):
+        return self.pseudonym or f"{self.get_role_display()} in {self.study_id}"
+
+
+class System(models.Model):
+    """A system under test; its name is never shown to raters."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="systems")
+    name = models.CharField(max_length=100)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "name"], name="unique_system_name"),
+        ]
+
+    def __str__(self):
+        return self.name
+
+
+class TestCase(models.Model):
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="test_cases")
+    case_id = models.CharField("test case id", max_length=50)
+    position = models.PositiveIntegerField()
+    prompt = models.TextField()
+    context = models.TextField(blank=True)
+    stratum = models.CharField(max_length=100, blank=True)
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "case_id"], name="unique_case_id"),
+        ]
+
+    def __str__(self):
+        return self.case_id
+
+
+class Response(models.Model):
+    """One system's answer to a test case."""
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    test_case = models.ForeignKey(TestCase, on_delete=models.CASCADE, related_name="responses")
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="responses")
+    text = models.TextField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["test_case", "system"], name="one_response_per_system"),
+        ]
+
+
+class BlindedLabel(models.Model):
+    """The unblinding key: which response is shown under which label.
+
+    Kept in its own table so that rater-facing code reads labels and text only through
+    the selectors in ``studies.selectors`` and never joins the system.
+    """
+
+    test_case = models.ForeignKey(TestCase, on_delete=models.CASCADE, related_name="labels")
+    label = models.CharField(max_length=1)
+    response = models.OneToOneField(Response, on_delete=models.CASCADE, related_name="blinded")
+
+    class Meta:
+        ordering = ["label"]
+        constraints = [
+            models.UniqueConstraint(fields=["test_case", "label"], name="unique_label_per_case"),
+        ]

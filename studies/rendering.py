@@ -1,0 +1,27 @@
+"""Safe rendering of response and instruction text.
+
+Markdown is parsed with raw HTML disabled, so tags in the text are shown as text, and
+the output is then passed through an allow-list sanitiser as a second line of defence.
+"""
+
+import nh3
+from markdown_it import MarkdownIt
+
+_markdown = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+_ALLOWED_TAGS = {
+    "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "code", "pre",
+    "blockquote", "ul", "ol", "li", "a", "table", "thead", "tbody", "tr", "th", "td",
+}  # fmt: skip
+_ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}
+
+
+def render_markdown(text: str) -> str:
+    html = _markdown.render(text or "")
+    return nh3.clean(
+        html,
+        tags=_ALLOWED_TAGS,
+        attributes=_ALLOWED_ATTRIBUTES,
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer nofollow",
+    )

@@ -1,0 +1,18 @@
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import render
+
+from . import access, selectors
+
+
+@login_required
+def study_overview(request, slug):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    return render(
+        request,
+        "studies/overview.html",
+        {
+            "study": study,
+            "raters": selectors.rater_progress_table(study=study),
+            "cases": selectors.case_progress_table(study=study),
+        },
+    )
