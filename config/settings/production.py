@@ -3,7 +3,7 @@
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
-from .base import env
+from .base import MIDDLEWARE, env
 
 DEBUG = False
 SECRET_KEY = env("SECRET_KEY", default="")
@@ -12,6 +12,9 @@ if len(SECRET_KEY) < 32:
     raise ImproperlyConfigured("Set SECRET_KEY in the environment (at least 32 characters).")
 if not ALLOWED_HOSTS:
     raise ImproperlyConfigured("Set ALLOWED_HOSTS in the environment (comma-separated).")
+
+# WhiteNoise serves the collected static files right after the security middleware.
+MIDDLEWARE = [MIDDLEWARE[0], "whitenoise.middleware.WhiteNoiseMiddleware", *MIDDLEWARE[1:]]
 
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

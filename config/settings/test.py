@@ -7,7 +7,7 @@ SECRET_KEY = "test-only-not-secret"  # noqa: S105
 DEBUG = False
 ALLOWED_HOSTS = ["127.0.0.1", "localhost", "testserver"]
 DATABASES = {
-    "default": env.db("DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/concord")
+    "default": env.db("DATABASE_URL", default="postgres://postgres:postgres@127.0.0.1:5432/concord")
 }
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=True)

@@ -1,0 +1,290 @@
+"""Krippendorff's alpha: any number of raters, missing ratings, four levels of measurement.
+
+A unit with m_u >= 2 ratings is pairable; n is the number of pairable values and n_c the
+number of them equal to c. With d(c, k) the squared distance of the level,
+
+    alpha = 1 - D_o / D_e = 1 - (n - 1) * sum_u P_u / (m_u - 1) / sum_{c,k} n_c n_k d(c, k)
+
+where P_u sums d over the ordered pairs of ratings within unit u (Krippendorff 2011,
+"Computing Krippendorff's alpha-reliability"). Each level keeps per-unit sufficient
+statistics, so that `AlphaTerms.alphas` gets alpha for many resamples of units at once from
+a counts matrix (how often each unit was drawn): the bootstrap never loops over resamples.
+docs/statistics.md gives the formulas and the cost of each level.
+"""
+
+import math
+from typing import Literal
+
+import numpy as np
+import scipy.sparse
+
+from agreement.ratings import RatingData, rating_matrix
+
+Level = Literal["nominal", "ordinal", "interval", "ratio"]
+LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
+
+# Elements (float64) in one temporary block: 16 MB. Resamples are processed in chunks of
+# about BLOCK / units rows so memory stays bounded whatever the number of resamples.
+BLOCK = 1 << 21
+
+
+def check_level(level: str) -> str:
+    """Return `level` if it is a level of measurement, else raise ValueError."""
+    if level not in LEVELS:
+        choices = ", ".join(repr(name) for name in LEVELS)
+        raise ValueError(f"level must be one of {choices}; got {level!r}")
+    return level
+
+
+class AlphaTerms:
+    """Per-unit sufficient statistics of alpha for the pairable units of one data set."""
+
+    def __init__(self, ratings: np.ndarray) -> None:
+        # `ratings`: raters x units, every unit with at least two ratings.
+        self.n_units = ratings.shape[1]
+        self.m = np.count_nonzero(~np.isnan(ratings), axis=0).astype(np.float64)
+        self._low = np.nanmin(ratings, axis=0) if self.n_units else np.empty(0)
+        self._high = np.nanmax(ratings, axis=0) if self.n_units else np.empty(0)
+        self._varied = (self._high > self._low).astype(np.float64)
+
+    @property
+    def width(self) -> int:
+        """Columns a resample needs (units, or distinct values if more): sizes the chunks."""
+        return max(self.n_units, 1)
+
+    def alphas(self, counts: np.ndarray) -> np.ndarray:
+        """Alpha of each row of `counts` (resamples x units: how often each unit is drawn).
+
+        NaN where the resample has no variation at all (expected disagreement 0).
+        """
+        counts = np.asarray(counts, dtype=np.float64)
+        observed, expected, n = self._disagreements(counts)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            alpha = 1.0 - (n - 1.0) * observed / expected
+        alpha[self._no_variation(counts)] = np.nan
+        return alpha
+
+    def _disagreements(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per resample: sum_u P_u / (m_u - 1), sum_{c,k} n_c n_k d(c, k), and n."""
+        raise NotImplementedError
+
+    def _no_variation(self, counts: np.ndarray) -> np.ndarray:
+        # Tested on the values themselves, not on D_e == 0, which rounding can miss.
+        # Only resamples made of constant units can lack variation; they are rare, so
+        # the exact check runs on those rows only.
+        result = counts @ self._varied == 0
+        rows = np.flatnonzero(result)
+        if rows.size:
+            drawn = counts[rows] > 0
+            low = np.where(drawn, self._low, np.inf).min(axis=1, initial=np.inf)
+            high = np.where(drawn, self._low, -np.inf).max(axis=1, initial=-np.inf)
+            result[rows] = low >= high
+        return result
+
+
+class IntervalTerms(AlphaTerms):
+    """d(c, k) = (c - k)^2, from per-unit sums: no cost in the number of distinct values."""
+
+    def __init__(self, ratings: np.ndarray) -> None:
+        super().__init__(ratings)
+        m = self.m
+        present = ~np.isnan(ratings)
+        unit_mean = np.where(present, ratings, 0.0).sum(axis=0) / np.maximum(m, 1.0)
+        # Sums of squares about each unit's mean, then about one common centre, rather
+        # than raw sums of squares: keeps precision for large values with a small spread.
+        within = np.where(present, ratings - unit_mean, 0.0)
+        within = (within * within).sum(axis=0)
+        centre = (m * unit_mean).sum() / max(m.sum(), 1.0)
+        shift = unit_mean - centre
+        # sum over pairs (x_i - x_j)^2 = 2 m S2 - 2 S1^2 = 2 m (sum of squares about the mean)
+        self._stats = np.column_stack(
+            [m, 2.0 * m * within / (m - 1.0), m * shift, within + m * shift * shift]
+        )
+
+    def _disagreements(self, counts):
+        n, observed, s1, s2 = (counts @ self._stats).T
+        return observed, 2.0 * (n * s2 - s1 * s1), n
+
+
+class CategoryTerms(AlphaTerms):
+    """Base for levels that count the distinct values: units x values matrix."""
+
+    def __init__(self, ratings: np.ndarray) -> None:
+        super().__init__(ratings)
+        present = ~np.isnan(ratings)
+        self.values, codes = np.unique(ratings[present], return_inverse=True)
+        units = np.nonzero(present)[1]
+        self._counts = _unit_value_counts(units, codes, self.n_units, self.values.size)
+        self._pooled = np.asarray(self._counts.sum(axis=0), dtype=np.float64).ravel()
+
+    @property
+    def width(self) -> int:
+        return max(self.n_units, self.values.size, 1)
+
+
+class NominalTerms(CategoryTerms):
+    """d(c, k) = 0 if c == k else 1."""
+
+    def __init__(self, ratings: np.ndarray) -> None:
+        super().__init__(ratings)
+        m = self.m
+        same = np.asarray((self._counts**2).sum(axis=1), dtype=np.float64).ravel()
+        self._stats = np.column_stack([m, (m * m - same) / (m - 1.0)])
+
+    def _disagreements(self, counts):
+        n, observed = (counts @ self._stats).T
+        per_value = counts @ self._counts
+        return observed, n * n - (per_value * per_value).sum(axis=1), n
+
+
+class OrdinalTerms(CategoryTerms):
+    """d(c, k) = (sum_{g=c..k} n_g - (n_c + n_k) / 2)^2, the squared gap between midranks.
+
+    With r_c = n_1 + ... + n_c - n_c / 2 (the midrank of c among the pairable values),
+    d(c, k) = (r_k - r_c)^2: ordinal alpha is interval alpha on midranks. The ranks depend
+    on the marginal counts, so each resample recomputes them from its own counts.
+    """
+
+    def _disagreements(self, counts):
+        m = self.m
+        n = counts @ m
+        per_value = counts @ self._counts
+        # Centred midranks (mean zero), which keeps the sums of squares small.
+        ranks = np.cumsum(per_value, axis=1) - 0.5 * per_value - 0.5 * n[:, None]
+        s1 = ranks @ self._counts.T
+        s2 = (ranks * ranks) @ self._counts.T
+        observed = (counts * (m * s2 - s1 * s1)) @ (2.0 / (m - 1.0))
+        t1 = (per_value * ranks).sum(axis=1)
+        t2 = (per_value * ranks * ranks).sum(axis=1)
+        return observed, 2.0 * (n * t2 - t1 * t1), n
+
+
+class RatioTerms(CategoryTerms):
+    """d(c, k) = ((c - k) / (c + k))^2 for values >= 0, with d(0, 0) = 0.
+
+    Within units, exact over the pairs. For the expected disagreement, which pairs every
+    value with every other, the identity 1 / s^2 = integral_0^inf t exp(-s t) dt gives
+
+        sum_{c,k} n_c n_k d(c, k) = integral_0^inf t * 2 (A0 A2 - A1^2) dt,
+        A_p(t) = sum_c n_c (c - mu)^p exp(-t c)   (any centre mu),
+
+    evaluated by the trapezoidal rule in log t (relative error below 1e-14): O(values x nodes)
+    time, memory bounded by blocks of nodes, no values x values matrix.
+    """
+
+    def __init__(self, ratings: np.ndarray) -> None:
+        super().__init__(ratings)
+        if self.values.size and self.values[0] < 0:
+            raise ValueError("ratio level needs ratings >= 0 (a ratio scale has an absolute zero)")
+        m = self.m
+        self._stats = np.column_stack([m, _ratio_within_units(ratings) / (m - 1.0)])
+        # The metric is scale-free: work on values scaled into [0, 1].
+        top = self.values[-1] if self.values.size and self.values[-1] > 0 else 1.0
+        self._scaled = self.values / top
+        positive = self._scaled[self._scaled > 0]
+        self._nodes, self._weights = _laplace_nodes(positive.min() if positive.size else 1.0)
+
+    def _disagreements(self, counts):
+        n, observed = (counts @ self._stats).T
+        return observed, self._expected(counts @ self._counts), n
+
+    def _expected(self, per_value: np.ndarray) -> np.ndarray:
+        x = self._scaled
+        total = np.zeros(per_value.shape[0])
+        step = max(1, BLOCK // max(x.size, 1))
+        for start in range(0, self._nodes.size, step):
+            t = self._nodes[start : start + step]
+            decay = np.exp(-np.outer(x, t))
+            # Centre each node's sums on the whole data's weighted mean (the same for every
+            # resample), so that A0 A2 - A1^2 does not cancel.
+            mass = self._pooled @ decay
+            mu = np.divide(self._pooled @ (x[:, None] * decay), mass, out=np.zeros_like(t), where=mass > 0)
+            shifted = x[:, None] - mu
+            a0 = per_value @ decay
+            a1 = per_value @ (shifted * decay)
+            a2 = per_value @ (shifted * shifted * decay)
+            total += (2.0 * (a0 * a2 - a1 * a1)) @ self._weights[start : start + step]
+        return total
+
+
+_TERMS: dict[str, type[AlphaTerms]] = {
+    "nominal": NominalTerms,
+    "ordinal": OrdinalTerms,
+    "interval": IntervalTerms,
+    "ratio": RatioTerms,
+}
+
+
+def alpha_terms(data: RatingData, level: str = "interval") -> AlphaTerms:
+    """Sufficient statistics of alpha for the pairable units of `data` (raters x units)."""
+    terms_class = _TERMS[check_level(level)]
+    ratings = rating_matrix(data)
+    pairable = np.count_nonzero(~np.isnan(ratings), axis=0) >= 2
+    if not pairable.all():
+        ratings = ratings[:, pairable]
+    return terms_class(ratings)
+
+
+def krippendorff_alpha(data: RatingData, level: Level = "interval") -> float:
+    """Krippendorff's alpha of `data` (raters x units, None or NaN = missing).
+
+    level: "nominal", "ordinal", "interval" or "ratio" (ValueError otherwise); ratio needs
+    ratings >= 0. Units with fewer than two ratings are not pairable and drop out; the ordinal
+    ranks are the distinct pairable values, weighted by their frequencies.
+    Returns NaN when alpha is undefined: no pairable unit (D_o and D_e are 0/0), or no
+    variation at all, every pairable value being the same (D_e = 0).
+    """
+    terms = alpha_terms(data, level)
+    return float(terms.alphas(np.ones((1, terms.n_units)))[0])
+
+
+def alpha_without_each_rater(data: RatingData, level: Level = "interval") -> np.ndarray:
+    """Alpha with each rater (row) left out in turn: entry i is alpha without rater i."""
+    ratings = rating_matrix(data)
+    check_level(level)
+    return np.array(
+        [krippendorff_alpha(np.delete(ratings, rater, axis=0), level) for rater in range(len(ratings))],
+        dtype=np.float64,
+    )
+
+
+def _unit_value_counts(units, codes, n_units: int, n_values: int):
+    """Units x distinct values: how many of the unit's ratings have that value."""
+    # Dense when small (fast matrix products); sparse otherwise, so memory stays O(ratings)
+    # even for nominal or ratio data with a great many distinct values.
+    if n_units * n_values <= BLOCK:
+        flat = np.bincount(units * n_values + codes, minlength=n_units * n_values)
+        return flat.reshape(n_units, n_values).astype(np.float64)
+    ones = np.ones(units.size)
+    return scipy.sparse.csr_array((ones, (units, codes)), shape=(n_units, n_values))
+
+
+def _ratio_within_units(ratings: np.ndarray) -> np.ndarray:
+    """For each unit, the ratio distance summed over its ordered pairs of ratings."""
+    m = np.count_nonzero(~np.isnan(ratings), axis=0)
+    packed = np.sort(ratings, axis=0)  # NaN sorts last: each unit's ratings come first
+    total = np.zeros(ratings.shape[1])
+    # Units grouped by their number of ratings, so the work is the number of pairs.
+    for size in np.unique(m):
+        columns = np.flatnonzero(m == size)
+        block = packed[:size, columns]
+        for i in range(size - 1):
+            first, rest = block[i], block[i + 1 :]
+            both = first + rest
+            ratio = np.divide(first - rest, both, out=np.zeros_like(rest), where=both != 0)
+            total[columns] += 2.0 * (ratio * ratio).sum(axis=0)
+    return total
+
+
+def _laplace_nodes(smallest: float, step: float = 0.25) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes t and weights w with sum_q w_q exp(-s t_q) = 1 / s^2 for smallest <= s <= 2.
+
+    Trapezoidal rule in y = log t over the integrand t^2 exp(-s t), which is smooth and
+    decays fast at both ends; step 0.25 gives a relative error near 5e-15. The range drops
+    tails below 1e-16 (t^2 / 2 below, exp(-40) above).
+    """
+    low = math.log(math.sqrt(2e-16) / 2.0)
+    high = math.log(40.0 / smallest)
+    y = np.arange(low, high + step, step)
+    t = np.exp(y)
+    return t, step * t * t

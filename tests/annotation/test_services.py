@@ -1,0 +1,109 @@
+import pytest
+
+from annotation import services
+from annotation.models import Assignment, Rating
+from studies.models import Study
+
+from ..factories import full_marks_payload
+
+
+@pytest.fixture
+def assignment(membership):
+    return membership.assignments.first()
+
+
+def test_submit_records_one_rating_per_response_with_points_and_total(assignment):
+    services.rating_submit(
+        assignment=assignment, payload=full_marks_payload(), expected_version=0, active_seconds=30
+    )
+    ratings = Rating.objects.filter(assignment=assignment)
+    assert sorted(r.label for r in ratings) == ["A", "B"]
+    assert {r.total for r in ratings} == {20}
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.SUBMITTED
+    assert assignment.confidence == "high"
+    assert assignment.active_seconds == 30
+    # Each rating is tied to the response shown under its label.
+    for rating in ratings:
+        assert rating.response.blinded.label == rating.label
+
+
+def test_submitting_twice_keeps_one_rating_per_response(assignment):
+    payload = full_marks_payload()
+    services.rating_submit(assignment=assignment, payload=payload, expected_version=0)
+    # The same request again (a double click, a retry) carries the same version.
+    services.rating_submit(assignment=assignment, payload=payload, expected_version=0)
+    assert Rating.objects.filter(assignment=assignment).count() == 2
+    assignment.refresh_from_db()
+    assert assignment.version == 1
+
+
+def test_revision_updates_the_same_ratings(assignment):
+    services.rating_submit(assignment=assignment, payload=full_marks_payload(), expected_version=0)
+    lower = full_marks_payload()
+    lower["responses"]["A"]["evidence"] = {"checked": [False, False, False]}
+    services.rating_submit(assignment=assignment, payload=lower, expected_version=1)
+    assert Rating.objects.get(assignment=assignment, label="A").total == 17
+    assert Rating.objects.filter(assignment=assignment).count() == 2
+
+
+def test_a_stale_submission_is_refused_and_changes_nothing(assignment):
+    services.draft_save(assignment=assignment, payload=full_marks_payload(), expected_version=0)
+    other = full_marks_payload(confidence="low")
+    with pytest.raises(services.StaleVersionError):
+        services.rating_submit(assignment=assignment, payload=other, expected_version=0)
+    assert not Rating.objects.filter(assignment=assignment).exists()
+
+
+def test_a_stale_draft_is_refused(assignment):
+    services.draft_save(assignment=assignment, payload=full_marks_payload(), expected_version=0)
+    with pytest.raises(services.StaleVersionError):
+        services.draft_save(assignment=assignment, payload={}, expected_version=0)
+    assignment.refresh_from_db()
+    assert assignment.draft["confidence"] == "high"
+
+
+def test_draft_is_stored_and_is_not_a_rating(assignment):
+    saved = services.draft_save(
+        assignment=assignment, payload=full_marks_payload(), expected_version=0, active_seconds=12
+    )
+    assert saved.status == Assignment.Status.DRAFT
+    assert saved.version == 1
+    assert saved.draft["responses"]["A"]["depth"]["items"][0]["text"] == "factor 0"
+    assert not Rating.objects.exists()
+
+
+def test_submit_needs_a_confidence(assignment):
+    with pytest.raises(services.RatingInvalidError, match="confidence"):
+        services.rating_submit(
+            assignment=assignment, payload=full_marks_payload(confidence=""), expected_version=0
+        )
+    assert not Rating.objects.exists()
+
+
+def test_invalid_dimension_value_is_refused_with_the_response_named(assignment):
+    payload = full_marks_payload()
+    payload["responses"]["B"]["structure"] = {"checked": [True]}
+    with pytest.raises(services.RatingInvalidError, match="Response B: Logical Structure"):
+        services.rating_submit(assignment=assignment, payload=payload, expected_version=0)
+    assert not Rating.objects.exists()
+
+
+@pytest.mark.parametrize("status", [Study.Status.DRAFT, Study.Status.CLOSED])
+def test_ratings_are_refused_when_the_study_is_not_running(assignment, study, status):
+    study.status = status
+    study.save()
+    with pytest.raises(services.RatingClosedError):
+        services.rating_submit(
+            assignment=assignment, payload=full_marks_payload(), expected_version=0
+        )
+    assert not Rating.objects.exists()
+
+
+def test_each_rater_gets_every_case_in_their_own_reproducible_order(study):
+    orders = [
+        list(m.assignments.values_list("test_case__case_id", flat=True))
+        for m in study.memberships.filter(role="rater").order_by("pseudonym")
+    ]
+    assert all(sorted(o) == ["TC-001", "TC-002", "TC-003", "TC-004"] for o in orders)
+    assert services.assignments_create_all(study=study, rater=study.memberships.get(pseudonym="R-01")) == []

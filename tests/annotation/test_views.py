@@ -1,0 +1,162 @@
+import json
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import Rating
+from studies.models import Membership
+
+from ..factories import UserFactory, full_marks_payload, make_study
+
+
+@pytest.fixture
+def assignment(membership):
+    return membership.assignments.first()
+
+
+def rate_url(assignment):
+    return reverse("annotation:rate", args=[assignment.uuid])
+
+
+def test_anonymous_visitors_are_sent_to_sign_in(client, assignment):
+    response = client.get(rate_url(assignment))
+    assert response.status_code == 302
+    assert reverse("login") in response["Location"]
+
+
+def test_rater_sees_their_cases_with_progress(client, rater, study, assignment):
+    client.force_login(rater)
+    response = client.get(reverse("annotation:assignments", args=[study.slug]))
+    assert response.status_code == 200
+    assert "0 of 4 done" in response.text
+    client.post(
+        rate_url(assignment),
+        {"payload": json.dumps(full_marks_payload()), "version": "0", "active_seconds": "5"},
+    )
+    response = client.get(reverse("annotation:assignments", args=[study.slug]))
+    assert "1 of 4 done" in response.text
+
+
+def test_rater_cannot_open_another_raters_assignment(client, other_rater, assignment):
+    client.force_login(other_rater)
+    assert client.get(rate_url(assignment)).status_code == 404
+    response = client.post(
+        reverse("annotation:draft", args=[assignment.uuid]),
+        data=json.dumps({"payload": {}, "version": 0}),
+        content_type="application/json",
+    )
+    assert response.status_code == 404
+
+
+def test_rater_of_another_study_gets_404(client, study, assignment):
+    outsider = UserFactory()
+    make_study(slug="other-study", raters=[outsider])
+    client.force_login(outsider)
+    assert client.get(rate_url(assignment)).status_code == 404
+    assert client.get(reverse("annotation:assignments", args=[study.slug])).status_code == 404
+
+
+def test_stranger_gets_404_for_study_pages(client, stranger, study):
+    client.force_login(stranger)
+    assert client.get(reverse("annotation:assignments", args=[study.slug])).status_code == 404
+    assert client.get(reverse("studies:overview", args=[study.slug])).status_code == 404
+
+
+def test_rater_gets_403_on_coordinator_pages(client, rater, study):
+    client.force_login(rater)
+    assert client.get(reverse("studies:overview", args=[study.slug])).status_code == 403
+
+
+def test_lead_sees_progress_by_pseudonym_only(client, lead, rater, study):
+    client.force_login(lead)
+    response = client.get(reverse("studies:overview", args=[study.slug]))
+    assert response.status_code == 200
+    assert "R-01" in response.text
+    assert rater.username not in response.text
+
+
+def test_submit_then_redirects_to_the_next_unrated_case(client, rater, membership, assignment):
+    client.force_login(rater)
+    response = client.post(
+        rate_url(assignment), {"payload": json.dumps(full_marks_payload()), "version": "0"}
+    )
+    following = membership.assignments.exclude(pk=assignment.pk).order_by("position").first()
+    assert response.status_code == 302
+    assert response["Location"] == rate_url(following)
+    assert Rating.objects.filter(assignment=assignment).count() == 2
+
+
+def test_invalid_submit_shows_the_problem_and_saves_nothing(client, rater, assignment):
+    client.force_login(rater)
+    response = client.post(
+        rate_url(assignment),
+        {"payload": json.dumps(full_marks_payload(confidence="")), "version": "0"},
+    )
+    assert response.status_code == 400
+    assert "Choose your confidence" in response.text
+    assert not Rating.objects.exists()
+
+
+def test_garbled_payload_is_refused_clearly(client, rater, assignment):
+    client.force_login(rater)
+    response = client.post(rate_url(assignment), {"payload": "{not json", "version": "0"})
+    assert response.status_code == 400
+    assert "could not be read" in response.text
+
+
+def test_draft_autosave_and_stale_tab(client, rater, assignment):
+    client.force_login(rater)
+    url = reverse("annotation:draft", args=[assignment.uuid])
+    first = client.post(
+        url, json.dumps({"payload": full_marks_payload(), "version": 0}), content_type="application/json"
+    )
+    assert first.status_code == 200
+    assert first.json()["version"] == 1
+    stale = client.post(
+        url, json.dumps({"payload": {}, "version": 0}), content_type="application/json"
+    )
+    assert stale.status_code == 409
+    assert "another tab" in stale.json()["error"]
+    assignment.refresh_from_db()
+    assert assignment.draft["confidence"] == "high"
+
+
+def test_rating_page_never_reveals_which_system_is_which(client, rater, assignment, study):
+    client.force_login(rater)
+    pages = [
+        client.get(rate_url(assignment)).text,
+        client.get(reverse("annotation:assignments", args=[study.slug])).text,
+        client.get(reverse("home")).text,
+    ]
+    system_names = list(study.systems.values_list("name", flat=True))
+    response_ids = [str(u) for u in assignment.test_case.responses.values_list("uuid", flat=True)]
+    for page in pages:
+        for secret in system_names + response_ids:
+            assert secret not in page
+    # The responses appear under their labels, in label order, whatever system wrote them.
+    page = pages[0]
+    labels = {row.label: row.response.text for row in assignment.test_case.labels.all()}
+    assert page.index(labels["A"]) < page.index(labels["B"])
+
+
+def test_response_text_is_rendered_safely(client, rater, assignment):
+    response = assignment.test_case.labels.get(label="A").response
+    response.text = "Plan <script>alert('x')</script> **bold**"
+    response.save()
+    client.force_login(rater)
+    page = client.get(rate_url(assignment)).text
+    assert "<script>alert('x')</script>" not in page
+    assert "&lt;script&gt;" in page
+    assert "<strong>bold</strong>" in page
+
+
+def test_paused_rater_can_read_but_not_submit(client, rater, membership, assignment):
+    membership.status = Membership.Status.PAUSED
+    membership.save()
+    client.force_login(rater)
+    assert "not accepting ratings" in client.get(rate_url(assignment)).text
+    response = client.post(
+        rate_url(assignment), {"payload": json.dumps(full_marks_payload()), "version": "0"}
+    )
+    assert response.status_code == 400
+    assert not Rating.objects.exists()

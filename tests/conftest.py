@@ -1,0 +1,36 @@
+import pytest
+
+from studies.models import Membership
+
+from .factories import UserFactory, make_study
+
+
+@pytest.fixture
+def rater(db):
+    return UserFactory(username="rater-owner")
+
+
+@pytest.fixture
+def other_rater(db):
+    return UserFactory(username="rater-other")
+
+
+@pytest.fixture
+def lead(db):
+    return UserFactory(username="study-lead")
+
+
+@pytest.fixture
+def stranger(db):
+    """Signed in, but with no part in the study: should have no access."""
+    return UserFactory(username="stranger")
+
+
+@pytest.fixture
+def study(lead, rater, other_rater):
+    return make_study(lead=lead, slug="main-study", cases=4, raters=[rater, other_rater])
+
+
+@pytest.fixture
+def membership(study, rater):
+    return Membership.objects.get(study=study, user=rater)
