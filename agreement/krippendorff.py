@@ -111,11 +111,15 @@ class CategoryTerms(AlphaTerms):
 
     def __init__(self, ratings: np.ndarray) -> None:
         super().__init__(ratings)
-        present = ~np.isnan(ratings)
-        self.values, codes = np.unique(ratings[present], return_inverse=True)
-        units = np.nonzero(present)[1]
-        self._counts = _unit_value_counts(units, codes, self.n_units, self.values.size)
+        distinct = np.unique(ratings)  # NaN, if any, sorts last
+        self.values = distinct[~np.isnan(distinct)]
+        self._counts = _unit_value_counts(ratings, self.values)
         self._pooled = np.asarray(self._counts.sum(axis=0), dtype=np.float64).ravel()
+
+    @property
+    def dense(self) -> bool:
+        """Whether the units x values counts are a dense array (few distinct values)."""
+        return isinstance(self._counts, np.ndarray)
 
     @property
     def width(self) -> int:
@@ -176,8 +180,13 @@ class RatioTerms(CategoryTerms):
         super().__init__(ratings)
         if self.values.size and self.values[0] < 0:
             raise ValueError("ratio level needs ratings >= 0 (a ratio scale has an absolute zero)")
-        m = self.m
-        self._stats = np.column_stack([m, _ratio_within_units(ratings) / (m - 1.0)])
+        if self.dense and self.values.size**2 <= BLOCK:
+            # Few distinct values: P_u = sum_{c,k} n_uc n_uk d(c, k) from the counts.
+            distances = _ratio_distance(self.values[:, None], self.values[None, :])
+            within = ((self._counts @ distances) * self._counts).sum(axis=1)
+        else:
+            within = _ratio_within_units(ratings)
+        self._stats = np.column_stack([self.m, within / (self.m - 1.0)])
         # The metric is scale-free: work on values scaled into [0, 1].
         top = self.values[-1] if self.values.size and self.values[-1] > 0 else 1.0
         self._scaled = self.values / top
@@ -248,15 +257,22 @@ def alpha_without_each_rater(data: RatingData, level: Level = "interval") -> np.
     )
 
 
-def _unit_value_counts(units, codes, n_units: int, n_values: int):
+def _unit_value_counts(ratings: np.ndarray, values: np.ndarray):
     """Units x distinct values: how many of the unit's ratings have that value."""
-    # Dense when small (fast matrix products); sparse otherwise, so memory stays O(ratings)
-    # even for nominal or ratio data with a great many distinct values.
-    if n_units * n_values <= BLOCK:
-        flat = np.bincount(units * n_values + codes, minlength=n_units * n_values)
-        return flat.reshape(n_units, n_values).astype(np.float64)
+    n_units = ratings.shape[1]
+    # Dense when small (fast matrix products; one comparison pass per value is quicker
+    # than sorting the ratings); sparse otherwise, so memory stays O(ratings) even for
+    # nominal or ratio data with a great many distinct values.
+    if n_units * values.size <= BLOCK:
+        counts = np.zeros((n_units, values.size))
+        for code, value in enumerate(values):
+            counts[:, code] = np.count_nonzero(ratings == value, axis=0)
+        return counts
+    present = ~np.isnan(ratings)
+    units = np.nonzero(present)[1]
+    codes = np.searchsorted(values, ratings[present])
     ones = np.ones(units.size)
-    return scipy.sparse.csr_array((ones, (units, codes)), shape=(n_units, n_values))
+    return scipy.sparse.csr_array((ones, (units, codes)), shape=(n_units, values.size))
 
 
 def _ratio_within_units(ratings: np.ndarray) -> np.ndarray:
@@ -269,11 +285,15 @@ def _ratio_within_units(ratings: np.ndarray) -> np.ndarray:
         columns = np.flatnonzero(m == size)
         block = packed[:size, columns]
         for i in range(size - 1):
-            first, rest = block[i], block[i + 1 :]
-            both = first + rest
-            ratio = np.divide(first - rest, both, out=np.zeros_like(rest), where=both != 0)
-            total[columns] += 2.0 * (ratio * ratio).sum(axis=0)
+            total[columns] += 2.0 * _ratio_distance(block[i], block[i + 1 :]).sum(axis=0)
     return total
+
+
+def _ratio_distance(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """((c - k) / (c + k))^2, and 0 for c = k = 0, broadcasting."""
+    both = first + second
+    ratio = np.divide(first - second, both, out=np.zeros(both.shape), where=both != 0)
+    return ratio * ratio
 
 
 def _laplace_nodes(smallest: float, step: float = 0.25) -> tuple[np.ndarray, np.ndarray]:

@@ -40,6 +40,9 @@ class Assignment(models.Model):
             models.UniqueConstraint(fields=["rater", "position"], name="unique_rater_position"),
         ]
 
+    def __str__(self):
+        return f"{self.test_case} for {self.rater}"
+
 
 class Rating(models.Model):
     """One rater's submitted score of one blinded response."""
@@ -56,3 +59,6 @@ class Rating(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["assignment", "label"], name="one_rating_per_label"),
         ]
+
+    def __str__(self):
+        return f"Response {self.label} of {self.assignment}"

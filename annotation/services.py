@@ -160,4 +160,3 @@ def rating_submit(
     locked.save()
     locked.refresh_from_db()
     return locked
-

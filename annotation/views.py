@@ -54,7 +54,7 @@ def _parse_payload(raw: str) -> dict:
     try:
         payload = json.loads(raw or "{}")
     except json.JSONDecodeError:
-        raise services.RatingInvalidError("The form could not be read; reload the page.")
+        raise services.RatingInvalidError("The form could not be read; reload the page.") from None
     if not isinstance(payload, dict):
         raise services.RatingInvalidError("The form could not be read; reload the page.")
     return payload

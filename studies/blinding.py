@@ -63,6 +63,8 @@ def blinded_order(*, seed: int, case_id: str, systems: Sequence[str]) -> list[st
 def blinding_key(*, seed: int, case_ids: Sequence[str], systems: Sequence[str]) -> dict:
     """Map each case id to {label: system name}."""
     return {
-        case_id: dict(zip(LABELS, blinded_order(seed=seed, case_id=case_id, systems=systems)))
+        case_id: dict(
+            zip(LABELS, blinded_order(seed=seed, case_id=case_id, systems=systems), strict=False)
+        )
         for case_id in case_ids
     }

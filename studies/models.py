@@ -103,6 +103,7 @@ class Membership(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
     )
+
     class Status(models.TextChoices):
         ACTIVE = "active", "Active"
         PAUSED = "paused", "Paused"
@@ -176,6 +177,9 @@ class Response(models.Model):
             models.UniqueConstraint(fields=["test_case", "system"], name="one_response_per_system"),
         ]
 
+    def __str__(self):
+        return f"Response to {self.test_case}"
+
 
 class BlindedLabel(models.Model):
     """The unblinding key: which response is shown under which label.
@@ -193,3 +197,6 @@ class BlindedLabel(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["test_case", "label"], name="unique_label_per_case"),
         ]
+
+    def __str__(self):
+        return f"{self.test_case} {self.label}"

@@ -41,8 +41,7 @@ REFERENCE_RUBRIC = {
                     {
                         "label": "Evidence cited?",
                         "help": (
-                            "Includes references to precedents, research, data, or domain "
-                            "knowledge"
+                            "Includes references to precedents, research, data, or domain knowledge"
                         ),
                     },
                     {
@@ -51,9 +50,7 @@ REFERENCE_RUBRIC = {
                     },
                     {
                         "label": "Evidence quality evaluated?",
-                        "help": (
-                            "Discusses strength, uncertainty, or applicability of evidence"
-                        ),
+                        "help": ("Discusses strength, uncertainty, or applicability of evidence"),
                     },
                 ],
                 "example": (
@@ -96,15 +93,12 @@ REFERENCE_RUBRIC = {
             "name": "Logical Structure",
             "kind": "checklist",
             "config": {
-                "measure": (
-                    "Human judgment with criteria checklist. 1 point per criterion met."
-                ),
+                "measure": ("Human judgment with criteria checklist. 1 point per criterion met."),
                 "criteria": [
                     {
                         "label": "Clear premises stated?",
                         "help": (
-                            "Response identifies assumptions, constraints, or starting "
-                            "conditions"
+                            "Response identifies assumptions, constraints, or starting conditions"
                         ),
                     },
                     {

@@ -10,9 +10,7 @@ from .models import Membership, Study
 def coordinated_studies(*, user):
     if not user.is_authenticated:
         return Study.objects.none()
-    scope = Q(lead=user) | Q(
-        memberships__user=user, memberships__role=Membership.Role.COORDINATOR
-    )
+    scope = Q(lead=user) | Q(memberships__user=user, memberships__role=Membership.Role.COORDINATOR)
     if user.is_staff:
         scope = Q()
     return Study.objects.filter(scope).distinct().order_by("name")

@@ -16,7 +16,9 @@ def rubric_create_from_preset(*, preset: str) -> Rubric:
     try:
         spec = PRESETS[preset]
     except KeyError:
-        raise ValueError(f"Unknown rubric preset {preset!r}; choose one of {sorted(PRESETS)}.")
+        raise ValueError(
+            f"Unknown rubric preset {preset!r}; choose one of {sorted(PRESETS)}."
+        ) from None
     rubric = Rubric.objects.create(
         name=spec["name"], description=spec.get("description", ""), preset=preset
     )
@@ -65,7 +67,9 @@ def study_create(
 
 
 @transaction.atomic
-def test_cases_add(*, study: Study, systems: Sequence[str], cases: Sequence[dict]) -> list[TestCase]:
+def test_cases_add(
+    *, study: Study, systems: Sequence[str], cases: Sequence[dict]
+) -> list[TestCase]:
     """Add test cases with one response per system, blinded from the study seed.
 
     Each case is ``{"id", "prompt", "context", "stratum", "responses": {system: text}}``;

@@ -106,4 +106,7 @@ def test_each_rater_gets_every_case_in_their_own_reproducible_order(study):
         for m in study.memberships.filter(role="rater").order_by("pseudonym")
     ]
     assert all(sorted(o) == ["TC-001", "TC-002", "TC-003", "TC-004"] for o in orders)
-    assert services.assignments_create_all(study=study, rater=study.memberships.get(pseudonym="R-01")) == []
+    assert (
+        services.assignments_create_all(study=study, rater=study.memberships.get(pseudonym="R-01"))
+        == []
+    )

@@ -108,7 +108,9 @@ def test_draft_autosave_and_stale_tab(client, rater, assignment):
     client.force_login(rater)
     url = reverse("annotation:draft", args=[assignment.uuid])
     first = client.post(
-        url, json.dumps({"payload": full_marks_payload(), "version": 0}), content_type="application/json"
+        url,
+        json.dumps({"payload": full_marks_payload(), "version": 0}),
+        content_type="application/json",
     )
     assert first.status_code == 200
     assert first.json()["version"] == 1

@@ -21,7 +21,9 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():
-        pytest.fail(f"Chromium not found at {CHROMIUM}; `.ci/run` installs it (apt-get install chromium).")
+        pytest.fail(
+            f"Chromium not found at {CHROMIUM}; `.ci/run` installs it (apt-get install chromium)."
+        )
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM,

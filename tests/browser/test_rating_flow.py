@@ -19,14 +19,14 @@ def rater_study():
 
 def fill_response(page, label):
     card = page.locator(f'.response-card[data-label="{label}"]')
-    card.locator('#%s-depth [data-add-item]' % label).click()
+    card.locator(f"#{label}-depth [data-add-item]").click()
     page.keyboard.type("competitive pressure")
     page.keyboard.press("Enter")
     page.keyboard.type("misuse risk")
     page.keyboard.press("Enter")
     page.keyboard.type("monitoring triggers")
     # Mark the third factor half-weight: 2.5 factors stay in the 2-3 band.
-    card.locator("#%s-depth .item-row" % label).nth(2).locator("label").click()
+    card.locator(f"#{label}-depth .item-row").nth(2).locator("label").click()
     card.locator(f"#{label}-evidence-0").check()
     card.locator(f"#{label}-structure-0").check()
     card.locator(f"#{label}-structure-2").check()
@@ -46,7 +46,7 @@ def test_rater_signs_in_scores_a_pair_and_sees_progress(page, live_server, rater
     expect(card_a.locator("[data-total]")).to_have_text("5")  # 2 + 1 + 0 + 2 + 0
 
     fill_response(page, "B")
-    page.locator('#B-actionability [data-add-item]').click()
+    page.locator("#B-actionability [data-add-item]").click()
     page.keyboard.type("pre-register update rules")
     expect(page.locator('.response-card[data-label="B"] [data-total]')).to_have_text("7")
     page.get_by_label("Medium").check()

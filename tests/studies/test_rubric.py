@@ -26,7 +26,13 @@ def items(full: int, half: int = 0) -> dict:
 
 def test_reference_rubric_has_five_dimensions_worth_twenty_points():
     dims = reference_dimensions()
-    assert [d.key for d in dims] == ["depth", "evidence", "alternatives", "structure", "actionability"]
+    assert [d.key for d in dims] == [
+        "depth",
+        "evidence",
+        "alternatives",
+        "structure",
+        "actionability",
+    ]
     assert [d.max_points for d in dims] == [5, 3, 5, 3, 4]
     assert sum(d.max_points for d in dims) == 20
 
@@ -87,7 +93,12 @@ def test_blank_items_are_dropped_and_text_is_trimmed():
 
 @pytest.mark.parametrize(
     ("checked", "points"),
-    [([False, False, False], 0), ([True, False, False], 1), ([True, False, True], 2), ([True] * 3, 3)],
+    [
+        ([False, False, False], 0),
+        ([True, False, False], 1),
+        ([True, False, True], 2),
+        ([True] * 3, 3),
+    ],
 )
 def test_checklist_scores_one_point_per_criterion(checked, points):
     evidence = dimension("evidence")
