@@ -22,11 +22,15 @@ class Assignment(models.Model):
     rater = models.ForeignKey(Membership, on_delete=models.CASCADE, related_name="assignments")
     test_case = models.ForeignKey(TestCase, on_delete=models.CASCADE, related_name="assignments")
     position = models.PositiveIntegerField()
+    # Balanced side design: the responses are shown in reverse label order on this screen.
+    flipped = models.BooleanField(default=False)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.TODO)
     # The whole form as the rater left it; restored when the page is opened again.
     draft = models.JSONField(default=dict, blank=True)
     # Bumped on every save so that a save based on an older version is refused.
     version = models.PositiveIntegerField(default=0)
+    # Answers to dimensions rated once per test case (e.g. a pairwise preference).
+    case_scores = models.JSONField(default=dict, blank=True)
     confidence = models.CharField(max_length=10, choices=Confidence.choices, blank=True)
     notes = models.TextField(blank=True)
     active_seconds = models.PositiveIntegerField(default=0)
@@ -48,7 +52,10 @@ class Rating(models.Model):
     """One rater's submitted score of one blinded response."""
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="ratings")
+    # The label from the blinding key, and the label the rater saw on screen (they differ
+    # when the screen was flipped in a balanced side design).
     label = models.CharField(max_length=1)
+    shown_label = models.CharField(max_length=1)
     response = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="ratings")
     scores = models.JSONField()
     total = models.PositiveIntegerField()

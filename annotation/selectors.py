@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q
 
+from studies.blinding import LABELS
 from studies.models import BlindedLabel, Membership
 
 from .models import Assignment
@@ -53,7 +54,14 @@ def next_unrated(*, rater: Membership, after: Assignment | None = None) -> Assig
     return pending.first()
 
 
-def blinded_responses(*, assignment: Assignment) -> list[tuple[str, str]]:
-    """(label, text) for each response of the case, in label order."""
+def blinded_responses(*, assignment: Assignment) -> list[tuple[str, str, str]]:
+    """(shown label, key label, text) for each response, in the order shown to the rater.
+
+    Screens are lettered by position, so the first response shown is always "Response A";
+    on a flipped screen (balanced side design) it is the key's last label.
+    """
     rows = BlindedLabel.objects.filter(test_case=assignment.test_case).select_related("response")
-    return [(row.label, row.response.text) for row in rows.order_by("label")]
+    rows = list(rows.order_by("label"))
+    if assignment.flipped:
+        rows.reverse()
+    return [(shown, row.label, row.response.text) for shown, row in zip(LABELS, rows, strict=False)]

@@ -9,6 +9,7 @@ from studies.models import Membership, Study
 from studies.rubric import RubricValueError, score_response, total_points
 
 from .models import Assignment, Rating
+from .selectors import blinded_responses
 
 MAX_NOTES_LENGTH = 5000
 MAX_ACTIVE_SECONDS_PER_SAVE = 6 * 60 * 60
@@ -28,17 +29,40 @@ class RatingInvalidError(ValueError):
 
 @transaction.atomic
 def assignments_create_all(*, study: Study, rater: Membership) -> list[Assignment]:
-    """Give a rater every test case, in an order shuffled from the study seed."""
+    """Give a rater every test case, in an order shuffled from the study seed.
+
+    In a balanced side design, half of the rater's screens (chosen by the same seeded
+    shuffle, keyed ``sides:{pseudonym}``) show the responses in reverse order.
+    """
     cases = {case.case_id: case for case in study.test_cases.all()}
+    return assignments_create(study=study, rater=rater, case_ids=list(cases), cases=cases)
+
+
+def assignments_create(
+    *, study: Study, rater: Membership, case_ids: list[str], cases: dict | None = None
+) -> list[Assignment]:
+    """Give a rater the named test cases (those not yet assigned), in a seeded order."""
+    cases = cases or {c.case_id: c for c in study.test_cases.filter(case_id__in=case_ids)}
     existing = set(rater.assignments.values_list("test_case__case_id", flat=True))
+    new_ids = [case_id for case_id in case_ids if case_id not in existing]
     order = seeded_permutation(
-        seed=study.blinding_seed, key=f"order:{rater.pseudonym}", items=list(cases)
+        seed=study.blinding_seed, key=f"order:{rater.pseudonym}", items=new_ids
     )
+    flipped = set()
+    if study.side_mode == "balanced":
+        sides = seeded_permutation(
+            seed=study.blinding_seed, key=f"sides:{rater.pseudonym}", items=new_ids
+        )
+        flipped = set(sides[: len(sides) // 2])
     start = rater.assignments.count()
-    new = [case_id for case_id in order if case_id not in existing]
     return Assignment.objects.bulk_create(
-        Assignment(rater=rater, test_case=cases[case_id], position=start + index)
-        for index, case_id in enumerate(new)
+        Assignment(
+            rater=rater,
+            test_case=cases[case_id],
+            position=start + index,
+            flipped=case_id in flipped,
+        )
+        for index, case_id in enumerate(order)
     )
 
 
@@ -60,17 +84,24 @@ def _clean_active_seconds(value) -> int:
     return max(0, min(seconds, MAX_ACTIVE_SECONDS_PER_SAVE))
 
 
-def _score_all(*, assignment: Assignment, payload: dict) -> dict:
+def _score_all(*, assignment: Assignment, payload: dict) -> tuple[dict, dict]:
+    """Per-response scores {label: {key: value}} and per-case scores {key: value}."""
     dimensions = assignment.test_case.study.rubric.scoring_dimensions()
+    per_response = [d for d in dimensions if d.scope == "response"]
+    per_case = [d for d in dimensions if d.scope == "case"]
     labels = list(assignment.test_case.labels.values_list("label", flat=True))
     responses = payload.get("responses") if isinstance(payload.get("responses"), dict) else {}
     scored = {}
     for label in labels:
         try:
-            scored[label] = score_response(dimensions, responses.get(label) or {})
+            scored[label] = score_response(per_response, responses.get(label) or {})
         except RubricValueError as error:
             raise RatingInvalidError(f"Response {label}: {error}") from error
-    return scored
+    try:
+        case_scored = score_response(per_case, payload.get("case") or {})
+    except RubricValueError as error:
+        raise RatingInvalidError(str(error)) from error
+    return scored, case_scored
 
 
 STALE_MESSAGE = (
@@ -104,6 +135,7 @@ def draft_save(
     confidence, notes = _clean_case_fields(payload)
     locked.draft = {
         "responses": payload.get("responses") or {},
+        "case": payload.get("case") or {},
         "confidence": confidence,
         "notes": notes,
     }
@@ -129,8 +161,13 @@ def rating_submit(
     confidence, notes = _clean_case_fields(payload)
     if not confidence:
         raise RatingInvalidError("Choose your confidence (Low, Medium or High) before submitting.")
-    scored = _score_all(assignment=locked, payload=payload)
-    submitted = {"responses": scored, "confidence": confidence, "notes": notes}
+    scored, case_scored = _score_all(assignment=locked, payload=payload)
+    submitted = {
+        "responses": scored,
+        "case": case_scored,
+        "confidence": confidence,
+        "notes": notes,
+    }
     if expected_version is not None and expected_version != locked.version:
         # A double click or a retried request carries the same answers: it is the same
         # submission, already recorded. Anything else is a stale tab and is refused.
@@ -138,6 +175,7 @@ def rating_submit(
             return locked
         raise StaleVersionError(STALE_MESSAGE)
     responses = {row.label: row.response_id for row in locked.test_case.labels.all()}
+    shown = {label: shown for shown, label, _ in blinded_responses(assignment=locked)}
     now = timezone.now()
     for label, scores in scored.items():
         Rating.objects.update_or_create(
@@ -145,12 +183,14 @@ def rating_submit(
             label=label,
             defaults={
                 "response_id": responses[label],
+                "shown_label": shown[label],
                 "scores": scores,
                 "total": total_points(scores),
                 "submitted_at": now,
             },
         )
     locked.draft = submitted
+    locked.case_scores = case_scored
     locked.confidence = confidence
     locked.notes = notes
     locked.status = Assignment.Status.SUBMITTED

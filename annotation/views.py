@@ -104,7 +104,7 @@ def assignment_rate(request, assignment_uuid):
             "assignment": assignment,
             "responses": selectors.blinded_responses(assignment=assignment),
             "dimensions": dimensions,
-            "max_total": sum(d["max"] for d in dimensions),
+            "max_total": sum(d["max"] for d in dimensions if d["scope"] == "response"),
             "payload": payload,
             "error": error,
             "progress": selectors.rater_progress(rater=assignment.rater),

@@ -1,4 +1,5 @@
 import uuid
+from decimal import Decimal
 
 from django.conf import settings
 from django.db import models
@@ -74,6 +75,31 @@ class Study(models.Model):
     consent_text = models.TextField(blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     blinding_seed = models.PositiveIntegerField(default=42)
+    consent_version = models.PositiveIntegerField(default=1)
+    disclosure_question = models.TextField(
+        blank=True,
+        default=(
+            "Do you have prior knowledge of this research (for example, you worked on an "
+            "earlier iteration)? If so, describe it."
+        ),
+    )
+    raters_per_item = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Empty: every rater rates every test case."
+    )
+    side_mode = models.CharField(
+        max_length=10,
+        choices=[
+            ("fixed", "A/B side fixed per test case"),
+            ("balanced", "Balanced per rater: half of each rater's screens show the other order"),
+        ],
+        default="fixed",
+    )
+    success_alpha = models.DecimalField(max_digits=4, decimal_places=3, default=Decimal("0.700"))
+    success_min_dimensions = models.PositiveSmallIntegerField(default=3)
+    protocol_fingerprint = models.CharField(max_length=64, blank=True)
+    opened_at = models.DateTimeField(null=True, blank=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    unblinded_at = models.DateTimeField(null=True, blank=True)
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="studies")
     lead = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="led_studies"
@@ -200,3 +226,47 @@ class BlindedLabel(models.Model):
 
     def __str__(self):
         return f"{self.test_case} {self.label}"
+
+
+class Invitation(models.Model):
+    """A single-use, expiring link that adds whoever opens it to a study in a role."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="invitations")
+    role = models.CharField(max_length=20, choices=Membership.Role.choices)
+    # Only a hash of the token is stored; the link itself is shown once, when created.
+    token_hash = models.CharField(max_length=64, unique=True)
+    note = models.CharField(max_length=200, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    used_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    def __str__(self):
+        return f"Invitation to {self.study} as {self.role}"
+
+
+class StudyEvent(models.Model):
+    """The study's audit trail: lifecycle changes, unblinding, rater decisions, imports."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="events")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    kind = models.CharField(max_length=40)
+    membership = models.ForeignKey(
+        Membership, null=True, blank=True, on_delete=models.SET_NULL, related_name="events"
+    )
+    reason = models.TextField(blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"{self.kind} in {self.study}"

@@ -23,6 +23,11 @@ class RubricValueError(ValueError):
     """A recorded value does not fit its dimension."""
 
 
+# A dimension is rated for each response ("response"), or once per test case ("case"),
+# as a pairwise preference is.
+SCOPES = ("response", "case")
+
+
 @dataclass(frozen=True)
 class Band:
     minimum: Decimal
@@ -44,6 +49,7 @@ class CountedDimension:
     name: str
     bands: tuple[Band, ...]
     kind: str = "counted"
+    scope: str = "response"
     default_level: str = "ordinal"
 
     @classmethod
@@ -123,6 +129,7 @@ class ChecklistDimension:
     name: str
     criteria: tuple[str, ...] = field(default_factory=tuple)
     kind: str = "checklist"
+    scope: str = "response"
     default_level: str = "ordinal"
 
     @classmethod

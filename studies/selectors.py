@@ -46,6 +46,7 @@ def rubric_for_display(*, rubric) -> list[dict]:
                 "key": dimension.key,
                 "name": dimension.name,
                 "kind": dimension.kind,
+                "scope": scoring.scope,
                 "max": scoring.max_points,
                 "unit": config.get("unit", "items"),
                 "item": config.get("item", "item"),

@@ -6,52 +6,15 @@
   const rubric = JSON.parse(document.getElementById("rubric-data").textContent);
   const draft = JSON.parse(document.getElementById("draft-data").textContent) || {};
   const readonly = form.hasAttribute("data-readonly");
-  const itemTemplate = document.getElementById("item-template");
   const statusEl = document.getElementById("save-status");
   const versionInput = document.getElementById("version");
   const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
   const byKey = Object.fromEntries(rubric.map((d) => [d.key, d]));
-  let itemCounter = 0;
+  const kinds = window.ConcordKinds;
 
-  // Points for a count: the highest band whose lower bound the count reaches.
-  function bandFor(dim, count) {
-    let index = 0;
-    dim.bands.forEach((band, i) => { if (count >= parseFloat(band[0])) index = i; });
-    return { points: dim.bands[index][1], label: dim.band_labels[index][0] };
-  }
+  function kindOf(fieldset) { return kinds[fieldset.dataset.kind]; }
 
-  function addItem(fieldset, item, focus) {
-    const dim = byKey[fieldset.dataset.dim];
-    const list = fieldset.querySelector("[data-items]");
-    const row = itemTemplate.content.firstElementChild.cloneNode(true);
-    const text = row.querySelector("[data-item-text]");
-    const half = row.querySelector("[data-item-half]");
-    const halfLabel = row.querySelector("label");
-    const id = "item-" + (++itemCounter);
-    const position = list.children.length + 1;
-    text.setAttribute("aria-label", dim.name + ", " + dim.item + " " + position);
-    text.value = (item && item.text) || "";
-    half.id = id;
-    half.checked = !!(item && item.half);
-    halfLabel.htmlFor = id;
-    halfLabel.setAttribute("aria-label", "Half-weight (" + (dim.half_weight_hint || "counts 0.5") + ")");
-    row.querySelector("[data-remove-item]").setAttribute("aria-label", "Remove " + dim.item + " " + position);
-    list.appendChild(row);
-    if (focus) text.focus();
-    return row;
-  }
-
-  function readDimension(fieldset) {
-    if (fieldset.dataset.kind === "counted") {
-      const items = [];
-      fieldset.querySelectorAll(".item-row").forEach((row) => {
-        const text = row.querySelector("[data-item-text]").value.trim();
-        if (text) items.push({ text: text, half: row.querySelector("[data-item-half]").checked });
-      });
-      return { items: items };
-    }
-    return { checked: Array.from(fieldset.querySelectorAll("[data-criterion]")).map((c) => c.checked) };
-  }
+  function readDimension(fieldset) { return kindOf(fieldset).read(fieldset); }
 
   function readPayload() {
     const responses = {};
@@ -60,9 +23,12 @@
       card.querySelectorAll("fieldset.dimension").forEach((fs) => { values[fs.dataset.dim] = readDimension(fs); });
       responses[card.dataset.label] = values;
     });
+    const caseValues = {};
+    form.querySelectorAll("fieldset.case-dimension").forEach((fs) => { caseValues[fs.dataset.dim] = readDimension(fs); });
     const confidence = form.querySelector("input[name=confidence]:checked");
     return {
       responses: responses,
+      case: caseValues,
       confidence: confidence ? confidence.value : "",
       notes: document.getElementById("notes").value,
     };
@@ -73,15 +39,12 @@
     form.querySelectorAll(".response-card").forEach((card) => {
       const values = responses[card.dataset.label] || {};
       card.querySelectorAll("fieldset.dimension").forEach((fs) => {
-        const value = values[fs.dataset.dim] || {};
-        if (fs.dataset.kind === "counted") {
-          fs.querySelector("[data-items]").innerHTML = "";
-          (value.items || []).forEach((item) => addItem(fs, item, false));
-        } else {
-          const checked = value.checked || [];
-          fs.querySelectorAll("[data-criterion]").forEach((c, i) => { c.checked = !!checked[i]; });
-        }
+        kindOf(fs).restore(fs, byKey[fs.dataset.dim], values[fs.dataset.dim] || {});
       });
+    });
+    const caseValues = payload.case || {};
+    form.querySelectorAll("fieldset.case-dimension").forEach((fs) => {
+      kindOf(fs).restore(fs, byKey[fs.dataset.dim], caseValues[fs.dataset.dim] || {});
     });
     form.querySelectorAll("input[name=confidence]").forEach((r) => { r.checked = r.value === payload.confidence; });
     document.getElementById("notes").value = payload.notes || "";
@@ -91,18 +54,7 @@
     form.querySelectorAll(".response-card").forEach((card) => {
       let total = 0;
       card.querySelectorAll("fieldset.dimension").forEach((fs) => {
-        const dim = byKey[fs.dataset.dim];
-        const value = readDimension(fs);
-        let points;
-        if (fs.dataset.kind === "counted") {
-          const count = value.items.reduce((sum, item) => sum + (item.half ? 0.5 : 1), 0);
-          const band = bandFor(dim, count);
-          points = band.points;
-          fs.querySelector("[data-count]").textContent = count;
-          fs.querySelector("[data-band]").textContent = band.label;
-        } else {
-          points = value.checked.filter(Boolean).length;
-        }
+        const points = kindOf(fs).score(fs, byKey[fs.dataset.dim], readDimension(fs)) || 0;
         fs.querySelector("[data-points]").textContent = points;
         total += points;
       });
@@ -168,25 +120,8 @@
 
   form.addEventListener("input", changed);
   form.addEventListener("change", changed);
-  form.addEventListener("click", (event) => {
-    const add = event.target.closest("[data-add-item]");
-    if (add) { addItem(add.closest("fieldset"), null, true); changed(); return; }
-    const remove = event.target.closest("[data-remove-item]");
-    if (remove) {
-      const fs = remove.closest("fieldset");
-      remove.closest(".item-row").remove();
-      const next = fs.querySelector("[data-add-item]");
-      if (next) next.focus();
-      changed();
-    }
-  });
-  // Enter in an item adds the next one instead of submitting the form.
-  form.addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && event.target.matches("[data-item-text]")) {
-      event.preventDefault();
-      addItem(event.target.closest("fieldset"), null, true);
-      changed();
-    }
+  form.querySelectorAll("fieldset.dimension").forEach((fs) => {
+    kindOf(fs).init(fs, byKey[fs.dataset.dim], changed);
   });
   document.getElementById("save-draft").addEventListener("click", () => { clearTimeout(saveTimer); saveDraft(); });
   form.addEventListener("submit", () => {

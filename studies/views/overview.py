@@ -1,7 +1,7 @@
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
-from . import access, selectors
+from studies import access, selectors
 
 
 @login_required
