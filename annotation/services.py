@@ -4,6 +4,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from agreement.services import agreement_request_recompute
 from studies.blinding import seeded_permutation
 from studies.models import Membership, Study
 from studies.rubric import RubricValueError, score_response, total_points
@@ -199,4 +200,6 @@ def rating_submit(
     locked.active_seconds = F("active_seconds") + _clean_active_seconds(active_seconds)
     locked.save()
     locked.refresh_from_db()
+    study_id = locked.test_case.study_id
+    transaction.on_commit(lambda: agreement_request_recompute(study_id=study_id))
     return locked

@@ -10,5 +10,6 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("annotation.urls")),
     path("", include("studies.urls")),
+    path("", include("agreement.urls")),
     path("admin/", admin.site.urls),
 ]

@@ -100,6 +100,15 @@ CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 0, "socket_connect_timeout": 2}
 CELERY_TASK_PUBLISH_RETRY = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Celery beat recomputes studies left stale, e.g. because the broker was down at submit time.
+CELERY_BEAT_SCHEDULE = {
+    "sweep-stale-agreement": {
+        "task": "agreement.tasks.sweep_stale_studies",
+        "schedule": env.int("AGREEMENT_SWEEP_SECONDS", default=60),
+    },
+}
+
+AGREEMENT_BOOTSTRAP_RESAMPLES = env.int("AGREEMENT_BOOTSTRAP_RESAMPLES", default=10_000)
 
 LOGGING = {
     "version": 1,

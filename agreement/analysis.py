@@ -1,0 +1,146 @@
+"""Agreement for a whole study, from plain rating matrices (no Django here).
+
+For each dimension: Krippendorff's alpha with a bootstrap interval over units, the numbers
+of units, raters and pairable ratings, Fleiss' kappa where every unit has the same number
+of ratings, Cohen's kappa for every pair of raters, alpha per stratum, and for each rater
+alpha with that rater left out and their mean agreement with the others. The result is a
+JSON-ready dict: undefined numbers are None.
+"""
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from agreement.stats import (
+    alpha_bootstrap,
+    alpha_without_each_rater,
+    fleiss_kappa,
+    krippendorff_alpha,
+    pairwise_cohen_kappa,
+    percent_agreement,
+)
+
+THRESHOLDS = (0.667, 0.70, 0.80)
+
+
+@dataclass(frozen=True)
+class DimensionData:
+    """One dimension's ratings: ``matrix`` is raters x units, NaN where not rated."""
+
+    key: str
+    name: str
+    level: str
+    matrix: np.ndarray
+    unit_strata: list[str] = field(default_factory=list)
+
+
+def _number(value) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return None if math.isnan(value) or math.isinf(value) else round(value, 6)
+
+
+def _kappa_weights(level: str):
+    # Cohen's kappa weighting that matches the level of measurement: unweighted for
+    # categories, linear for ranks, quadratic for interval/ratio (Cohen 1968).
+    return {"nominal": None, "ordinal": "linear"}.get(level, "quadratic")
+
+
+def _fleiss(matrix: np.ndarray) -> tuple[float | None, str]:
+    counts = np.count_nonzero(~np.isnan(matrix), axis=0)
+    rated = counts[counts >= 2]
+    if rated.size < 2:
+        return None, "fewer than two units with two or more ratings"
+    if np.unique(rated).size != 1:
+        return None, "units have different numbers of ratings"
+    columns = matrix[:, counts >= 2]
+    try:
+        return _number(fleiss_kappa(columns)), ""
+    except ValueError as error:
+        return None, str(error)
+
+
+def analyse_dimension(
+    data: DimensionData, *, raters: list[str], n_resamples: int, seed: int
+) -> dict:
+    matrix = np.asarray(data.matrix, dtype=float)
+    rated = ~np.isnan(matrix)
+    per_unit = rated.sum(axis=0)
+    pairable_units = per_unit >= 2
+    boot = alpha_bootstrap(matrix, level=data.level, n_resamples=n_resamples, seed=seed)
+    fleiss, fleiss_note = _fleiss(matrix)
+    weights = _kappa_weights(data.level)
+    cohen = pairwise_cohen_kappa(matrix, weights=weights) if len(raters) >= 2 else np.eye(1)
+    left_out = alpha_without_each_rater(matrix, level=data.level) if len(raters) >= 3 else []
+    per_rater = []
+    for index, rater in enumerate(raters):
+        others = [cohen[index, j] for j in range(len(raters)) if j != index]
+        others = [k for k in others if not math.isnan(k)]
+        per_rater.append(
+            {
+                "rater": rater,
+                "n_ratings": int(rated[index].sum()),
+                "alpha_without": _number(left_out[index]) if len(left_out) else None,
+                "mean_kappa_with_others": _number(np.mean(others)) if others else None,
+            }
+        )
+    strata = {}
+    if data.unit_strata and len(set(data.unit_strata)) > 1:
+        labels = np.asarray(data.unit_strata)
+        for stratum in sorted(set(data.unit_strata)):
+            columns = matrix[:, labels == stratum]
+            strata[stratum] = {
+                "alpha": _number(krippendorff_alpha(columns, level=data.level)),
+                "n_units": int((np.count_nonzero(~np.isnan(columns), axis=0) >= 2).sum()),
+            }
+    return {
+        "key": data.key,
+        "name": data.name,
+        "level": data.level,
+        "alpha": _number(boot.alpha),
+        "low": _number(boot.low),
+        "high": _number(boot.high),
+        "below": {f"{t:g}": _number(p) for t, p in boot.below.items()},
+        "n_resamples": boot.n_resamples,
+        "n_degenerate": boot.n_degenerate,
+        "n_units": int(pairable_units.sum()),
+        "n_raters": int((rated[:, pairable_units].sum(axis=1) > 0).sum()),
+        "n_pairable": int(per_unit[pairable_units].sum()),
+        "percent_agreement": _number(percent_agreement(matrix)) if pairable_units.any() else None,
+        "fleiss_kappa": fleiss,
+        "fleiss_note": fleiss_note,
+        "cohen_weights": weights or "none",
+        "cohen": [[_number(v) for v in row] for row in cohen] if len(raters) >= 2 else [],
+        "per_rater": per_rater,
+        "strata": strata,
+    }
+
+
+def analyse_study(
+    *,
+    dimensions: list[DimensionData],
+    raters: list[str],
+    success_alpha: float,
+    success_min_dimensions: int,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> dict:
+    results = [
+        analyse_dimension(d, raters=raters, n_resamples=n_resamples, seed=seed)
+        for d in dimensions
+    ]
+    passing = [r["key"] for r in results if r["alpha"] is not None and r["alpha"] >= success_alpha]
+    return {
+        "raters": raters,
+        "dimensions": results,
+        "thresholds": list(THRESHOLDS),
+        "success": {
+            "alpha": success_alpha,
+            "min_dimensions": success_min_dimensions,
+            "passing": passing,
+            "passed": len(passing) >= success_min_dimensions,
+        },
+        "bootstrap": {"n_resamples": n_resamples, "seed": seed, "method": "percentile"},
+    }

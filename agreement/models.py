@@ -1,0 +1,29 @@
+from django.db import models
+
+from studies.models import Study
+
+
+class StudyAgreement(models.Model):
+    """The latest agreement statistics of a study, and how fresh they are.
+
+    ``requested`` is bumped by every change that needs a recompute (a submission, a
+    revision, an exclusion, an import); ``computed`` is the value of ``requested`` the
+    stored result reflects. A run only writes its result if it is newer than the stored
+    one, so a slow, stale run can never overwrite a fresher result.
+    """
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="agreement")
+    requested = models.PositiveBigIntegerField(default=0)
+    computed = models.PositiveBigIntegerField(default=0)
+    result = models.JSONField(default=dict, blank=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    n_ratings = models.PositiveIntegerField(default=0)
+    runs = models.PositiveIntegerField(default=0)
+    last_requested_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"Agreement for {self.study}"
+
+    @property
+    def is_stale(self) -> bool:
+        return self.requested > self.computed

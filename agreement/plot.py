@@ -1,0 +1,52 @@
+"""Coordinates for the alpha-per-dimension chart, drawn as inline SVG by the template."""
+
+import math
+
+WIDTH = 640
+LEFT = 200
+RIGHT = 20
+ROW = 34
+TOP = 28
+
+
+def alpha_chart(result: dict) -> dict:
+    dimensions = result.get("dimensions", [])
+    values = [
+        v for d in dimensions for v in (d.get("alpha"), d.get("low"), d.get("high")) if v is not None
+    ]
+    low_end = max(-1.0, min([0.0, *values]))
+    low_end = math.floor(low_end * 10) / 10
+    span = 1.0 - low_end
+    plot_width = WIDTH - LEFT - RIGHT
+
+    def x(value: float) -> float:
+        return round(LEFT + (value - low_end) / span * plot_width, 1)
+
+    height = TOP + ROW * max(len(dimensions), 1) + 24
+    rows = []
+    for index, d in enumerate(dimensions):
+        y = TOP + ROW * index + ROW / 2
+        rows.append(
+            {
+                "name": d["name"],
+                "y": y,
+                "alpha": d.get("alpha"),
+                "x": x(d["alpha"]) if d.get("alpha") is not None else None,
+                "x_low": x(d["low"]) if d.get("low") is not None else None,
+                "x_high": x(d["high"]) if d.get("high") is not None else None,
+            }
+        )
+    ticks = [round(low_end + step / 10, 1) for step in range(int(round(span * 10)) + 1)]
+    return {
+        "width": WIDTH,
+        "height": height,
+        "left": LEFT,
+        "axis_y": height - 20,
+        "rows": rows,
+        # Labels of the two close lines (0.667 and 0.70) lean away from each other.
+        "thresholds": [
+            {"value": t, "x": x(t), "anchor": ("end", "start", "start")[min(i, 2)]}
+            for i, t in enumerate(result.get("thresholds", [0.667, 0.70, 0.80]))
+        ],
+        "ticks": [{"value": t, "x": x(t)} for t in ticks if abs(t * 10 - round(t * 10)) < 1e-9][::2],
+    }

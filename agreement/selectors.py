@@ -1,0 +1,107 @@
+"""Reads for agreement: the study's ratings as matrices, and the stored result."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from annotation.models import Assignment, Rating
+from studies.models import Membership, Study
+
+from .analysis import DimensionData
+from .models import StudyAgreement
+
+
+@dataclass(frozen=True)
+class StudyRatings:
+    raters: list[str]
+    dimensions: list[DimensionData]
+    n_ratings: int
+    left_out: dict
+
+
+def _value(entry) -> float | None:
+    if not isinstance(entry, dict):
+        return None
+    value = entry.get("value", entry.get("points"))
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float):
+        return float(value)
+    return None
+
+
+def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
+    """The submitted ratings that count: main-study (or pilot) data of raters not excluded.
+
+    Pilot data are ratings last submitted before the study opened (a study never opened has
+    only the phase it is in). Units are (test case, key label) for per-response dimensions
+    and test cases for per-case dimensions.
+    """
+    ratings = Rating.objects.filter(
+        assignment__test_case__study=study, assignment__status=Assignment.Status.SUBMITTED
+    ).select_related("assignment__rater", "assignment__test_case")
+    excluded = ratings.filter(assignment__rater__status=Membership.Status.EXCLUDED)
+    ratings = ratings.exclude(assignment__rater__status=Membership.Status.EXCLUDED)
+    if study.opened_at is None:
+        # Never formally opened: everything belongs to the phase the study is in.
+        other = ratings.none()
+    else:
+        before = ratings.filter(submitted_at__lt=study.opened_at)
+        after = ratings.filter(submitted_at__gte=study.opened_at)
+        ratings, other = (before, after) if pilot else (after, before)
+
+    rows = list(ratings.order_by("assignment__rater__pseudonym", "assignment_id", "label"))
+    raters = sorted({r.assignment.rater.pseudonym for r in rows})
+    rater_index = {name: i for i, name in enumerate(raters)}
+    cases = list(study.test_cases.order_by("position").values_list("id", "stratum"))
+    labels = sorted({r.label for r in rows}) or ["A", "B"]
+    response_units = {(case_id, label): i for i, (case_id, label) in enumerate(
+        (case_id, label) for case_id, _ in cases for label in labels
+    )}  # fmt: skip
+    response_strata = [stratum for _, stratum in cases for _ in labels]
+    case_units = {case_id: i for i, (case_id, _) in enumerate(cases)}
+    case_strata = [stratum for _, stratum in cases]
+
+    dimensions = []
+    for dimension in study.rubric.dimensions.all():
+        per_case = dimension.scoring().scope == "case"
+        units = case_units if per_case else response_units
+        matrix = np.full((len(raters), len(units)), np.nan)
+        categories: dict = {}
+        seen_assignments = set()
+        for rating in rows:
+            assignment = rating.assignment
+            if per_case:
+                if assignment.pk in seen_assignments:
+                    continue
+                seen_assignments.add(assignment.pk)
+                entry = (assignment.case_scores or {}).get(dimension.key)
+                column = units[assignment.test_case_id]
+            else:
+                entry = (rating.scores or {}).get(dimension.key)
+                column = units[(assignment.test_case_id, rating.label)]
+            value = _value(entry)
+            if value is None and isinstance(entry, dict) and "value" in entry:
+                # Nominal answers stored as text get a stable number per category.
+                value = float(categories.setdefault(str(entry["value"]), len(categories)))
+            if value is not None:
+                matrix[rater_index[assignment.rater.pseudonym], column] = value
+        dimensions.append(
+            DimensionData(
+                key=dimension.key,
+                name=dimension.name,
+                level=dimension.level,
+                matrix=matrix,
+                unit_strata=case_strata if per_case else response_strata,
+            )
+        )
+    return StudyRatings(
+        raters=raters,
+        dimensions=dimensions,
+        n_ratings=len(rows),
+        left_out={"excluded_rater_ratings": excluded.count(), "other_phase_ratings": other.count()},
+    )
+
+
+def study_agreement(*, study: Study) -> StudyAgreement:
+    return StudyAgreement.objects.filter(study=study).first() or StudyAgreement(study=study)

@@ -1,0 +1,87 @@
+"""Writes for agreement: ask for a recompute, and recompute a study's statistics."""
+
+import logging
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from studies.models import Study
+
+from . import coalescing
+from .analysis import analyse_study
+from .models import StudyAgreement
+from .selectors import study_ratings
+
+logger = logging.getLogger(__name__)
+
+
+def agreement_request_recompute(*, study_id: int) -> None:
+    """Mark the study's statistics stale and enqueue a recompute unless one is pending.
+
+    Call it after the change is committed (``transaction.on_commit``). If the broker is
+    unreachable the study simply stays stale and the periodic sweep enqueues it later;
+    the caller never sees an error.
+    """
+    StudyAgreement.objects.get_or_create(study_id=study_id)
+    StudyAgreement.objects.filter(study_id=study_id).update(
+        requested=F("requested") + 1, last_requested_at=timezone.now()
+    )
+    agreement_enqueue(study_id=study_id)
+
+
+def agreement_enqueue(*, study_id: int) -> bool:
+    """Enqueue a recompute if none is pending; False when nothing was enqueued."""
+    from .tasks import recompute_study  # the task module imports this one
+
+    try:
+        if not coalescing.claim_pending(study_id):
+            return False
+        recompute_study.delay(study_id)
+        return True
+    except Exception:  # noqa: BLE001 - any broker failure must leave the submit unharmed
+        logger.warning("Could not enqueue the agreement recompute of study %s", study_id)
+        try:
+            coalescing.release_pending(study_id)
+        except Exception:  # noqa: BLE001
+            pass
+        return False
+
+
+def agreement_recompute(*, study_id: int) -> bool:
+    """Recompute and store the study's statistics; False if a fresher result was stored."""
+    study = Study.objects.select_related("rubric").get(pk=study_id)
+    row, _ = StudyAgreement.objects.get_or_create(study=study)
+    # Read the request counter before the data: anything committed later bumps it again
+    # and gets a run of its own.
+    target = StudyAgreement.objects.values_list("requested", flat=True).get(pk=row.pk)
+    pilot = study.status in (Study.Status.DRAFT, Study.Status.PILOT)
+    data = study_ratings(study=study, pilot=pilot)
+    result = analyse_study(
+        dimensions=data.dimensions,
+        raters=data.raters,
+        success_alpha=float(study.success_alpha),
+        success_min_dimensions=study.success_min_dimensions,
+        n_resamples=settings.AGREEMENT_BOOTSTRAP_RESAMPLES,
+        seed=study.blinding_seed,
+    )
+    result["phase"] = "pilot" if pilot else "main"
+    result["left_out"] = data.left_out
+    with transaction.atomic():
+        StudyAgreement.objects.filter(pk=row.pk).update(runs=F("runs") + 1)
+        written = StudyAgreement.objects.filter(pk=row.pk, computed__lt=target).update(
+            computed=target,
+            result=result,
+            computed_at=timezone.now(),
+            n_ratings=data.n_ratings,
+        )
+    return bool(written)
+
+
+def agreement_sweep() -> list[int]:
+    """Enqueue every stale study (e.g. after the broker was down); returns their ids."""
+    stale = StudyAgreement.objects.filter(requested__gt=F("computed")).values_list(
+        "study_id", flat=True
+    )
+    return [study_id for study_id in stale if agreement_enqueue(study_id=study_id)]

@@ -1,0 +1,16 @@
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def stat(value) -> str:
+    """Three decimals, or an en dash where a statistic is undefined."""
+    if value is None or value == "":
+        return "–"
+    return f"{float(value):.3f}"
+
+
+@register.filter
+def get(mapping, key):
+    return (mapping or {}).get(key)

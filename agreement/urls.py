@@ -1,0 +1,10 @@
+from django.urls import path
+
+from . import views
+
+app_name = "agreement"
+
+urlpatterns = [
+    path("s/<slug:slug>/agreement/", views.study_agreement_page, name="study"),
+    path("s/<slug:slug>/agreement/status/", views.study_agreement_status, name="status"),
+]
