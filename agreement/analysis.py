@@ -128,8 +128,7 @@ def analyse_study(
     seed: int = 0,
 ) -> dict:
     results = [
-        analyse_dimension(d, raters=raters, n_resamples=n_resamples, seed=seed)
-        for d in dimensions
+        analyse_dimension(d, raters=raters, n_resamples=n_resamples, seed=seed) for d in dimensions
     ]
     passing = [r["key"] for r in results if r["alpha"] is not None and r["alpha"] >= success_alpha]
     return {

@@ -7,7 +7,7 @@ the same study at once. With in-process tasks (the embedded default) there is no
 nothing to coalesce.
 """
 
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 import redis
 from django.conf import settings
@@ -59,7 +59,6 @@ def running(study_id: int):
         yield acquired
     finally:
         if acquired:
-            try:
+            # The lock may have expired during a very long run: nothing to release then.
+            with suppress(redis.exceptions.LockError):
                 lock.release()
-            except redis.exceptions.LockError:
-                pass  # the lock expired during a very long run; nothing to release

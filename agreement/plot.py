@@ -12,7 +12,10 @@ TOP = 28
 def alpha_chart(result: dict) -> dict:
     dimensions = result.get("dimensions", [])
     values = [
-        v for d in dimensions for v in (d.get("alpha"), d.get("low"), d.get("high")) if v is not None
+        value
+        for d in dimensions
+        for value in (d.get("alpha"), d.get("low"), d.get("high"))
+        if value is not None
     ]
     low_end = max(-1.0, min([0.0, *values]))
     low_end = math.floor(low_end * 10) / 10
@@ -36,7 +39,7 @@ def alpha_chart(result: dict) -> dict:
                 "x_high": x(d["high"]) if d.get("high") is not None else None,
             }
         )
-    ticks = [round(low_end + step / 10, 1) for step in range(int(round(span * 10)) + 1)]
+    ticks = [round(low_end + step / 10, 1) for step in range(int(round(span * 10)) + 1)][::2]
     return {
         "width": WIDTH,
         "height": height,
@@ -48,5 +51,5 @@ def alpha_chart(result: dict) -> dict:
             {"value": t, "x": x(t), "anchor": ("end", "start", "start")[min(i, 2)]}
             for i, t in enumerate(result.get("thresholds", [0.667, 0.70, 0.80]))
         ],
-        "ticks": [{"value": t, "x": x(t)} for t in ticks if abs(t * 10 - round(t * 10)) < 1e-9][::2],
+        "ticks": [{"value": t, "x": x(t)} for t in ticks],
     }

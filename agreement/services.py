@@ -1,6 +1,7 @@
 """Writes for agreement: ask for a recompute, and recompute a study's statistics."""
 
 import logging
+from contextlib import suppress
 
 from django.conf import settings
 from django.db import transaction
@@ -38,14 +39,12 @@ def agreement_enqueue(*, study_id: int) -> bool:
     try:
         if not coalescing.claim_pending(study_id):
             return False
-        recompute_study.delay(study_id)
+        recompute_study.apply_async(args=[study_id], countdown=settings.AGREEMENT_DEBOUNCE_SECONDS)
         return True
     except Exception:  # noqa: BLE001 - any broker failure must leave the submit unharmed
         logger.warning("Could not enqueue the agreement recompute of study %s", study_id)
-        try:
+        with suppress(Exception):
             coalescing.release_pending(study_id)
-        except Exception:  # noqa: BLE001
-            pass
         return False
 
 

@@ -108,7 +108,12 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+CELERY_TASK_DEFAULT_QUEUE = env("CELERY_QUEUE", default="concord")
+
 AGREEMENT_BOOTSTRAP_RESAMPLES = env.int("AGREEMENT_BOOTSTRAP_RESAMPLES", default=10_000)
+# A recompute starts this long after the first request of a burst, so a burst of
+# submissions is folded into one run.
+AGREEMENT_DEBOUNCE_SECONDS = env.float("AGREEMENT_DEBOUNCE_SECONDS", default=1.0)
 
 LOGGING = {
     "version": 1,
