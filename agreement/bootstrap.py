@@ -132,7 +132,7 @@ def unit_counts(drawn: np.ndarray, n_units: int) -> np.ndarray:
 def _bca_levels(
     terms: AlphaTerms, estimate: float, valid: np.ndarray, confidence: float
 ) -> np.ndarray:
-    """Quantile levels of the BCa interval (Efron & Tibshirani 1993, eq. 14.10, 14.14, 14.15)."""
+    """Quantile levels of the BCa interval (Efron & Tibshirani 1993, chapter 14)."""
     # Bias correction: ties with the estimate count half, as in scipy.stats.bootstrap.
     share = (np.count_nonzero(valid < estimate) + np.count_nonzero(valid <= estimate)) / (
         2.0 * valid.size

@@ -20,12 +20,12 @@ def percent_agreement(data: RatingData) -> float:
     unit, so a unit with m ratings weighs m (m - 1); units with fewer than two ratings drop out.
     NaN if no unit has two ratings.
     """
-    table, _ = _unit_category_table(rating_matrix(data))
-    m = table.sum(axis=1)
+    units, _, count = _category_cells(rating_matrix(data))
+    m = np.bincount(units, weights=count)
     pairs = (m * (m - 1.0)).sum()
     if pairs == 0:
         return float("nan")
-    return float((table * (table - 1.0)).sum() / pairs)
+    return float((count * (count - 1.0)).sum() / pairs)
 
 
 def fleiss_kappa(data: RatingData) -> float:
@@ -36,9 +36,8 @@ def fleiss_kappa(data: RatingData) -> float:
     Krippendorff's alpha (nominal), which allows missing ratings. NaN when every rating is
     the same category (chance agreement 1), or when no unit is rated.
     """
-    table, _ = _unit_category_table(rating_matrix(data))
-    m = table.sum(axis=1)
-    table = table[m > 0]
+    units, category, count = _category_cells(rating_matrix(data))
+    m = np.bincount(units, weights=count)
     m = m[m > 0]
     if not m.size:
         return float("nan")
@@ -51,8 +50,10 @@ def fleiss_kappa(data: RatingData) -> float:
         )
     if n < 2:
         raise ValueError("Fleiss' kappa needs at least two ratings per unit")
-    observed = ((table * (table - 1.0)).sum(axis=1) / (n * (n - 1.0))).mean()
-    shares = table.sum(axis=0) / table.sum()
+    # Mean over units of the share of agreeing pairs, against the chance of agreeing given
+    # the pooled category shares.
+    observed = (count * (count - 1.0)).sum() / (m.size * n * (n - 1.0))
+    shares = np.bincount(category, weights=count) / count.sum()
     chance = (shares * shares).sum()
     if chance >= 1.0:
         return float("nan")
@@ -72,10 +73,14 @@ def cohen_kappa(
     the distinct ratings, sorted. NaN if fewer than two units are shared, or if kappa is
     undefined (both raters used one and the same category).
     """
-    pair = rating_matrix([np.asarray(r1, dtype=object), np.asarray(r2, dtype=object)])
+    first, second = rating_matrix([r1])[0], rating_matrix([r2])[0]
+    if first.shape != second.shape:
+        raise ValueError("r1 and r2 must rate the same units: they differ in length")
+    pair = np.vstack([first, second])
     categories = _categories(pair, labels)
     codes = _category_codes(pair, categories)
-    return _kappa(codes[0], codes[1], categories.size, _weight_matrix(weights, categories.size))
+    _check_weights(weights)
+    return _kappa(codes[0], codes[1], categories.size, weights)
 
 
 def pairwise_cohen_kappa(
@@ -90,41 +95,70 @@ def pairwise_cohen_kappa(
     ratings = rating_matrix(data)
     categories = _categories(ratings, labels)
     codes = _category_codes(ratings, categories)
-    weight = _weight_matrix(weights, categories.size)
+    _check_weights(weights)
     raters = len(ratings)
     result = np.eye(raters)
     for first in range(raters):
         for second in range(first + 1, raters):
-            kappa = _kappa(codes[first], codes[second], categories.size, weight)
+            kappa = _kappa(codes[first], codes[second], categories.size, weights)
             result[first, second] = result[second, first] = kappa
     return result
 
 
-def _kappa(first: np.ndarray, second: np.ndarray, n_categories: int, weight: np.ndarray) -> float:
-    """Kappa from two rows of category codes (-1 = missing): 1 - sum w O / sum w E."""
+def _kappa(first: np.ndarray, second: np.ndarray, n_categories: int, weights: Weights) -> float:
+    """Kappa from two rows of category codes (-1 = missing): 1 - sum w O / sum w E.
+
+    O is the table of joint ratings and E = outer(row totals, column totals) / n, as in
+    scikit-learn; both sums come from the codes and the totals, with no categories x
+    categories table, so that many distinct ratings cost no memory.
+    """
     both = (first >= 0) & (second >= 0)
     if np.count_nonzero(both) < 2:
         return float("nan")
-    cells = first[both] * n_categories + second[both]
-    observed = np.bincount(cells, minlength=n_categories**2).reshape(n_categories, n_categories)
-    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / observed.sum()
-    # Counts are whole numbers, so the chance disagreement is exactly 0 when undefined.
-    chance = (weight * expected).sum()
-    if chance == 0:
-        return float("nan")
-    return float(1.0 - (weight * observed).sum() / chance)
+    first, second = first[both], second[both]
+    rows = np.bincount(first, minlength=n_categories).astype(np.float64)
+    columns = np.bincount(second, minlength=n_categories).astype(np.float64)
+    if np.count_nonzero(rows) == 1 and np.array_equal(rows, columns):
+        return float("nan")  # both raters used one and the same category: E is all agreement
+    observed = _weight(first - second, weights).sum()
+    chance = _chance_disagreement(rows, columns, weights) / first.size
+    return float(1.0 - observed / chance)
 
 
-def _weight_matrix(weights: Weights, n_categories: int) -> np.ndarray:
-    """Disagreement weights between category positions i and j."""
-    gap = np.abs(np.subtract.outer(np.arange(n_categories), np.arange(n_categories)))
+def _check_weights(weights: Weights) -> None:
+    if weights not in (None, "linear", "quadratic"):
+        raise ValueError(f"weights must be None, 'linear' or 'quadratic'; got {weights!r}")
+
+
+def _weight(gap: np.ndarray, weights: Weights) -> np.ndarray:
+    """Disagreement weight of a gap between category positions."""
     if weights is None:
-        return (gap > 0).astype(np.float64)
+        return (gap != 0).astype(np.float64)
     if weights == "linear":
-        return gap.astype(np.float64)
+        return np.abs(gap).astype(np.float64)
+    return (gap * gap).astype(np.float64)
+
+
+def _chance_disagreement(rows: np.ndarray, columns: np.ndarray, weights: Weights) -> float:
+    """sum_{i,j} rows_i columns_j w(i - j), in O(categories)."""
+    n = rows.sum()
+    position = np.arange(rows.size, dtype=np.float64)
+    if weights is None:
+        return n * n - rows @ columns
     if weights == "quadratic":
-        return (gap * gap).astype(np.float64)
-    raise ValueError(f"weights must be None, 'linear' or 'quadratic'; got {weights!r}")
+        # sum r_i c_j (x_i - x_j)^2 with x centred, for precision
+        x = position - (rows + columns) @ position / (2.0 * n)
+        return n * (rows @ (x * x)) + n * (columns @ (x * x)) - 2.0 * (rows @ x) * (columns @ x)
+    # Linear: sum_i rows_i |i - j| for every j, from cumulative counts and sums below j.
+    count_below = np.cumsum(rows)
+    sum_below = np.cumsum(rows * position)
+    distance = (
+        position * count_below
+        - sum_below
+        + (sum_below[-1] - sum_below)
+        - position * (n - count_below)
+    )
+    return columns @ distance
 
 
 def _categories(ratings: np.ndarray, labels: npt.ArrayLike | None) -> np.ndarray:
@@ -139,21 +173,25 @@ def _categories(ratings: np.ndarray, labels: npt.ArrayLike | None) -> np.ndarray
 
 def _category_codes(ratings: np.ndarray, categories: np.ndarray) -> np.ndarray:
     """Position of each rating in `categories`, -1 where missing; ValueError if not listed."""
-    order = np.argsort(categories, kind="stable")
-    ordered = categories[order]
     present = ~np.isnan(ratings)
-    found = np.minimum(np.searchsorted(ordered, np.where(present, ratings, 0.0)), ordered.size - 1)
-    if ordered.size == 0 or (present & (ordered[found] != ratings)).any():
-        if present.any():
-            raise ValueError("a rating is not among the labels")
-    return np.where(present, order[found] if ordered.size else -1, -1)
+    values = ratings[present]
+    order = np.argsort(categories)
+    position = np.searchsorted(categories[order], values)
+    listed = position < categories.size
+    listed[listed] = categories[order][position[listed]] == values[listed]
+    if not listed.all():
+        raise ValueError("every rating must be one of the labels")
+    codes = np.full(ratings.shape, -1)
+    codes[present] = order[position]
+    return codes
 
 
-def _unit_category_table(ratings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Units x categories: how many ratings of the unit fall in each category."""
-    categories = np.unique(ratings[~np.isnan(ratings)])
-    table = np.column_stack(
-        [np.count_nonzero(ratings == category, axis=0) for category in categories]
-        or [np.zeros(ratings.shape[1])]
-    ).astype(np.float64)
-    return table, categories
+def _category_cells(ratings: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Non-empty cells of the units x categories table: unit, category code, count."""
+    # Sparse triplets rather than a table, so that many distinct values cost no memory.
+    present = ~np.isnan(ratings)
+    categories, codes = np.unique(ratings[present], return_inverse=True)
+    units = np.nonzero(present)[1]
+    cells, count = np.unique(units * categories.size + codes, return_counts=True)
+    size = max(categories.size, 1)
+    return cells // size, cells % size, count.astype(np.float64)

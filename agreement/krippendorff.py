@@ -39,12 +39,13 @@ def check_level(level: str) -> str:
 class AlphaTerms:
     """Per-unit sufficient statistics of alpha for the pairable units of one data set."""
 
-    def __init__(self, ratings: np.ndarray) -> None:
-        # `ratings`: raters x units, every unit with at least two ratings.
+    def __init__(self, ratings: np.ndarray, present: np.ndarray) -> None:
+        # `ratings`: raters x units, every unit with at least two ratings; `present`: not NaN.
         self.n_units = ratings.shape[1]
-        self.m = np.count_nonzero(~np.isnan(ratings), axis=0).astype(np.float64)
-        self._low = np.nanmin(ratings, axis=0) if self.n_units else np.empty(0)
-        self._high = np.nanmax(ratings, axis=0) if self.n_units else np.empty(0)
+        self.m = present.sum(axis=0, dtype=np.float64)
+        # fmin and fmax skip NaN.
+        self._low = np.fmin.reduce(ratings, axis=0) if len(ratings) else np.empty(self.n_units)
+        self._high = np.fmax.reduce(ratings, axis=0) if len(ratings) else np.empty(self.n_units)
         self._varied = (self._high > self._low).astype(np.float64)
 
     @property
@@ -77,7 +78,7 @@ class AlphaTerms:
         if rows.size:
             drawn = counts[rows] > 0
             low = np.where(drawn, self._low, np.inf).min(axis=1, initial=np.inf)
-            high = np.where(drawn, self._low, -np.inf).max(axis=1, initial=-np.inf)
+            high = np.where(drawn, self._high, -np.inf).max(axis=1, initial=-np.inf)
             result[rows] = low >= high
         return result
 
@@ -85,16 +86,18 @@ class AlphaTerms:
 class IntervalTerms(AlphaTerms):
     """d(c, k) = (c - k)^2, from per-unit sums: no cost in the number of distinct values."""
 
-    def __init__(self, ratings: np.ndarray) -> None:
-        super().__init__(ratings)
+    def __init__(self, ratings: np.ndarray, present: np.ndarray) -> None:
+        super().__init__(ratings, present)
         m = self.m
-        present = ~np.isnan(ratings)
-        unit_mean = np.where(present, ratings, 0.0).sum(axis=0) / np.maximum(m, 1.0)
+        deviations = np.where(present, ratings, 0.0)
+        unit_mean = deviations.sum(axis=0) / m
         # Sums of squares about each unit's mean, then about one common centre, rather
         # than raw sums of squares: keeps precision for large values with a small spread.
-        within = np.where(present, ratings - unit_mean, 0.0)
-        within = (within * within).sum(axis=0)
-        centre = (m * unit_mean).sum() / max(m.sum(), 1.0)
+        # In place, as the matrix may be large.
+        deviations -= unit_mean
+        deviations *= present
+        within = np.einsum("ij,ij->j", deviations, deviations)
+        centre = (m * unit_mean).sum() / max(m.sum(), 1.0)  # 1.0: no units at all
         shift = unit_mean - centre
         # sum over pairs (x_i - x_j)^2 = 2 m S2 - 2 S1^2 = 2 m (sum of squares about the mean)
         self._stats = np.column_stack(
@@ -109,11 +112,11 @@ class IntervalTerms(AlphaTerms):
 class CategoryTerms(AlphaTerms):
     """Base for levels that count the distinct values: units x values matrix."""
 
-    def __init__(self, ratings: np.ndarray) -> None:
-        super().__init__(ratings)
+    def __init__(self, ratings: np.ndarray, present: np.ndarray) -> None:
+        super().__init__(ratings, present)
         distinct = np.unique(ratings)  # NaN, if any, sorts last
         self.values = distinct[~np.isnan(distinct)]
-        self._counts = _unit_value_counts(ratings, self.values)
+        self._counts = _unit_value_counts(ratings, present, self.values)
         self._pooled = np.asarray(self._counts.sum(axis=0), dtype=np.float64).ravel()
 
     @property
@@ -129,8 +132,8 @@ class CategoryTerms(AlphaTerms):
 class NominalTerms(CategoryTerms):
     """d(c, k) = 0 if c == k else 1."""
 
-    def __init__(self, ratings: np.ndarray) -> None:
-        super().__init__(ratings)
+    def __init__(self, ratings: np.ndarray, present: np.ndarray) -> None:
+        super().__init__(ratings, present)
         m = self.m
         same = np.asarray((self._counts**2).sum(axis=1), dtype=np.float64).ravel()
         self._stats = np.column_stack([m, (m * m - same) / (m - 1.0)])
@@ -176,8 +179,8 @@ class RatioTerms(CategoryTerms):
     time, memory bounded by blocks of nodes, no values x values matrix.
     """
 
-    def __init__(self, ratings: np.ndarray) -> None:
-        super().__init__(ratings)
+    def __init__(self, ratings: np.ndarray, present: np.ndarray) -> None:
+        super().__init__(ratings, present)
         if self.values.size and self.values[0] < 0:
             raise ValueError("ratio level needs ratings >= 0 (a ratio scale has an absolute zero)")
         if self.dense and self.values.size**2 <= BLOCK:
@@ -185,7 +188,7 @@ class RatioTerms(CategoryTerms):
             distances = _ratio_distance(self.values[:, None], self.values[None, :])
             within = ((self._counts @ distances) * self._counts).sum(axis=1)
         else:
-            within = _ratio_within_units(ratings)
+            within = _ratio_within_units(ratings, present)
         self._stats = np.column_stack([self.m, within / (self.m - 1.0)])
         # The metric is scale-free: work on values scaled into [0, 1].
         top = self.values[-1] if self.values.size and self.values[-1] > 0 else 1.0
@@ -207,7 +210,9 @@ class RatioTerms(CategoryTerms):
             # Centre each node's sums on the whole data's weighted mean (the same for every
             # resample), so that A0 A2 - A1^2 does not cancel.
             mass = self._pooled @ decay
-            mu = np.divide(self._pooled @ (x[:, None] * decay), mass, out=np.zeros_like(t), where=mass > 0)
+            mu = np.divide(
+                self._pooled @ (x[:, None] * decay), mass, out=np.zeros_like(t), where=mass > 0
+            )
             shifted = x[:, None] - mu
             a0 = per_value @ decay
             a1 = per_value @ (shifted * decay)
@@ -228,10 +233,12 @@ def alpha_terms(data: RatingData, level: str = "interval") -> AlphaTerms:
     """Sufficient statistics of alpha for the pairable units of `data` (raters x units)."""
     terms_class = _TERMS[check_level(level)]
     ratings = rating_matrix(data)
-    pairable = np.count_nonzero(~np.isnan(ratings), axis=0) >= 2
+    present = ~np.isnan(ratings)
+    pairable = present.sum(axis=0) >= 2
     if not pairable.all():
-        ratings = ratings[:, pairable]
-    return terms_class(ratings)
+        ratings = np.compress(pairable, ratings, axis=1)
+        present = np.compress(pairable, present, axis=1)
+    return terms_class(ratings, present)
 
 
 def krippendorff_alpha(data: RatingData, level: Level = "interval") -> float:
@@ -252,12 +259,15 @@ def alpha_without_each_rater(data: RatingData, level: Level = "interval") -> np.
     ratings = rating_matrix(data)
     check_level(level)
     return np.array(
-        [krippendorff_alpha(np.delete(ratings, rater, axis=0), level) for rater in range(len(ratings))],
+        [
+            krippendorff_alpha(np.delete(ratings, rater, axis=0), level)
+            for rater in range(len(ratings))
+        ],
         dtype=np.float64,
     )
 
 
-def _unit_value_counts(ratings: np.ndarray, values: np.ndarray):
+def _unit_value_counts(ratings: np.ndarray, present: np.ndarray, values: np.ndarray):
     """Units x distinct values: how many of the unit's ratings have that value."""
     n_units = ratings.shape[1]
     # Dense when small (fast matrix products; one comparison pass per value is quicker
@@ -268,16 +278,15 @@ def _unit_value_counts(ratings: np.ndarray, values: np.ndarray):
         for code, value in enumerate(values):
             counts[:, code] = np.count_nonzero(ratings == value, axis=0)
         return counts
-    present = ~np.isnan(ratings)
     units = np.nonzero(present)[1]
     codes = np.searchsorted(values, ratings[present])
     ones = np.ones(units.size)
     return scipy.sparse.csr_array((ones, (units, codes)), shape=(n_units, values.size))
 
 
-def _ratio_within_units(ratings: np.ndarray) -> np.ndarray:
+def _ratio_within_units(ratings: np.ndarray, present: np.ndarray) -> np.ndarray:
     """For each unit, the ratio distance summed over its ordered pairs of ratings."""
-    m = np.count_nonzero(~np.isnan(ratings), axis=0)
+    m = present.sum(axis=0)
     packed = np.sort(ratings, axis=0)  # NaN sorts last: each unit's ratings come first
     total = np.zeros(ratings.shape[1])
     # Units grouped by their number of ratings, so the work is the number of pairs.

@@ -11,7 +11,7 @@ RatingData = npt.ArrayLike
 
 
 def rating_matrix(data: RatingData) -> np.ndarray:
-    """Return `data` as a 2-D float array with NaN for missing ratings; ValueError if it is not one."""
+    """`data` as a 2-D float array, NaN where missing; ValueError if it is not ratings."""
     try:
         matrix = np.asarray(data, dtype=np.float64)
     except (TypeError, ValueError) as error:
@@ -20,7 +20,9 @@ def rating_matrix(data: RatingData) -> np.ndarray:
             "in a rectangular raters x units array"
         ) from error
     if matrix.ndim != 2:
-        raise ValueError(f"ratings must be a 2-D raters x units array, got {matrix.ndim} dimension(s)")
+        raise ValueError(
+            f"ratings must be a 2-D raters x units array, got {matrix.ndim} dimension(s)"
+        )
     if np.isinf(matrix).any():
         raise ValueError("ratings must be finite numbers; use None or NaN for a missing rating")
     return matrix

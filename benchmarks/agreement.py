@@ -1,0 +1,168 @@
+"""Speed and memory of the statistics core against the krippendorff package.
+
+Run: .venv/bin/python benchmarks/agreement.py
+
+Each row times both implementations in this one run, on the same data (best of a few
+repeats), then measures peak traced memory in a separate, untimed call (tracemalloc sees
+numpy's allocations). Add a section by writing a function that returns rows and calling it
+from main().
+"""
+
+import os
+import platform
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+
+# This file is named agreement.py, so its folder, first on sys.path when run as a script,
+# would shadow the agreement package: look in the repository root instead.
+sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+import krippendorff  # noqa: E402
+import numpy as np  # noqa: E402
+
+from agreement.stats import alpha_bootstrap, krippendorff_alpha  # noqa: E402
+
+
+@dataclass
+class Row:
+    case: str
+    ours_seconds: float
+    ours_peak_mb: float
+    theirs_seconds: float = float("nan")
+    theirs_peak_mb: float = float("nan")
+    note: str = ""
+
+
+def best_time(function: Callable[[], object], repeat: int) -> float:
+    """Fastest of `repeat` calls, in seconds."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def peak_mb(function: Callable[[], object]) -> float:
+    """Peak memory traced during one call, in MB."""
+    tracemalloc.start()
+    try:
+        function()
+        return tracemalloc.get_traced_memory()[1] / 1e6
+    finally:
+        tracemalloc.stop()
+
+
+def likert(rng, raters: int, units: int, missing: float, low: int, high: int) -> np.ndarray:
+    """Raters x units ratings near a per-unit truth on low..high, with a share missing."""
+    truth = rng.integers(low, high + 1, size=units)
+    ratings = np.clip(truth + rng.integers(-1, 2, size=(raters, units)), low, high).astype(float)
+    ratings[rng.random(ratings.shape) < missing] = np.nan
+    return ratings
+
+
+def alpha_row(case: str, data: np.ndarray, level: str, repeat: int) -> Row:
+    """Our krippendorff_alpha against krippendorff.alpha on the same data."""
+
+    def ours():
+        return krippendorff_alpha(data, level)
+
+    def theirs():
+        return krippendorff.alpha(reliability_data=data, level_of_measurement=level)
+
+    difference = abs(ours() - theirs())
+    return Row(
+        case=case,
+        ours_seconds=best_time(ours, repeat),
+        ours_peak_mb=peak_mb(ours),
+        theirs_seconds=best_time(theirs, repeat),
+        theirs_peak_mb=peak_mb(theirs),
+        note=f"|difference| {difference:.1e}",
+    )
+
+
+def bootstrap_row(case: str, data: np.ndarray, level: str, method: str, loop_calls: int) -> Row:
+    """10,000 resamples of ours, against krippendorff.alpha called once per resample in a loop
+    (timed on `loop_calls` resamples and scaled to 10,000)."""
+    n_resamples = 10_000
+
+    def ours():
+        return alpha_bootstrap(data, level, n_resamples=n_resamples, method=method)
+
+    rng = np.random.default_rng(0)
+    drawn = rng.integers(0, data.shape[1], size=(loop_calls, data.shape[1]))
+
+    def theirs():
+        for row in drawn:
+            krippendorff.alpha(reliability_data=data[:, row], level_of_measurement=level)
+
+    result = ours()
+    return Row(
+        case=case,
+        ours_seconds=best_time(ours, 3),
+        ours_peak_mb=peak_mb(ours),
+        theirs_seconds=best_time(theirs, 1) * n_resamples / loop_calls,
+        note=f"alpha {result.alpha:.3f} [{result.low:.3f}, {result.high:.3f}]; theirs: loop, est.",
+    )
+
+
+def alpha_rows() -> list[Row]:
+    rng = np.random.default_rng(2024)
+    wide = likert(rng, 50, 20_000, 0.30, 1, 7)
+    categories = np.where(np.isnan(wide), np.nan, rng.integers(0, 6, size=wide.shape))
+    long = likert(rng, 5, 1_000_000, 0.30, 1, 5)
+    return [
+        alpha_row("(a) alpha, 50 raters x 20,000 units, interval", wide, "interval", 10),
+        alpha_row("(b) alpha, 50 raters x 20,000 units, nominal 0..5", categories, "nominal", 10),
+        alpha_row("(c) alpha, 5 raters x 1,000,000 units, interval", long, "interval", 3),
+    ]
+
+
+def bootstrap_rows() -> list[Row]:
+    rng = np.random.default_rng(36)
+    reference = likert(rng, 5, 36, 0.10, 1, 5)
+    large = likert(rng, 5, 10_000, 0.10, 1, 5)
+    return [
+        bootstrap_row(
+            "(d) bootstrap 10k, 5 x 36 units, ordinal", reference, "ordinal", "percentile", 500
+        ),
+        bootstrap_row("(d) same, BCa", reference, "ordinal", "bca", 500),
+        bootstrap_row(
+            "(e) bootstrap 10k, 5 x 10,000 units, interval", large, "interval", "percentile", 20
+        ),
+    ]
+
+
+def print_table(rows: list[Row]) -> None:
+    header = (
+        f"{'case':50} {'ours s':>9} {'theirs s':>9} {'ours/theirs':>11} "
+        f"{'ours MB':>8} {'theirs MB':>9}  note"
+    )
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        ratio = row.ours_seconds / row.theirs_seconds
+        theirs_mb = "-" if np.isnan(row.theirs_peak_mb) else f"{row.theirs_peak_mb:.1f}"
+        print(
+            f"{row.case:50} {row.ours_seconds:9.4f} {row.theirs_seconds:9.4f} {ratio:11.3f} "
+            f"{row.ours_peak_mb:8.1f} {theirs_mb:>9}  {row.note}"
+        )
+
+
+def main() -> None:
+    print(
+        f"Python {platform.python_version()}, numpy {np.__version__}, "
+        f"krippendorff {version('krippendorff')}, {os.cpu_count()} CPUs, "
+        f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}"
+    )
+    print("Times: best of 10 (a, b) or 3 runs; memory: peak traced by tracemalloc in one run.")
+    print_table(alpha_rows() + bootstrap_rows())
+
+
+if __name__ == "__main__":
+    main()
