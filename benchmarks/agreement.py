@@ -1,6 +1,6 @@
 """Speed and memory of the statistics core against the krippendorff package.
 
-Run: .venv/bin/python benchmarks/agreement.py
+Run: .venv/bin/python benchmarks/agreement.py  (--no-pipeline skips the real-worker section)
 
 Each row times both implementations in this one run, on the same data (best of a few
 repeats), then measures peak traced memory in a separate, untimed call (tracemalloc sees
@@ -162,6 +162,14 @@ def main() -> None:
     )
     print("Times: best of 10 (a, b) or 3 runs; memory: peak traced by tracemalloc in one run.")
     print_table(alpha_rows() + bootstrap_rows())
+    if "--no-pipeline" in sys.argv:
+        return
+    from benchmarks.pipeline import pipeline_section
+
+    try:
+        pipeline_section()
+    except Exception as error:  # the section needs PostgreSQL and Redis
+        print(f"\nSubmission-to-result section skipped: {error!r}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,140 @@
+"""Time from a submitted rating to a fresh agreement result, with a real Celery worker.
+
+Needs PostgreSQL and Redis (as `make test` does). Uses its own database, `concord_bench`
+by default (BENCH_DATABASE_URL), and a queue of its own, so it disturbs nothing else.
+Called from benchmarks/agreement.py; it can also run alone:
+    .venv/bin/python benchmarks/pipeline.py
+"""
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_URL = "postgres://postgres:postgres@127.0.0.1:5432/concord_bench"
+
+
+def _prepare_environment(queue: str) -> dict:
+    url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL)
+    env = {
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": url,
+        "CELERY_TASK_ALWAYS_EAGER": "false",
+        "CELERY_QUEUE": queue,
+    }
+    os.environ.update(env)
+    return env
+
+
+def _create_database(url: str) -> None:
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    admin = url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as connection:
+        exists = connection.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", [name]
+        ).fetchone()
+        if not exists:
+            connection.execute(f'CREATE DATABASE "{name}"')
+
+
+def _wait_fresh(study_id: int, timeout: float = 60.0) -> float:
+    from agreement.models import StudyAgreement
+
+    start = time.perf_counter()
+    while time.perf_counter() - start < timeout:
+        row = (
+            StudyAgreement.objects.filter(study_id=study_id).values("requested", "computed").first()
+        )
+        if row and row["computed"] >= row["requested"] > 0:
+            return time.perf_counter()
+        time.sleep(0.005)
+    raise TimeoutError("no fresh result")
+
+
+def pipeline_section(samples: int = 12) -> None:
+    queue = f"concord-bench-{uuid.uuid4().hex[:8]}"
+    env = _prepare_environment(queue)
+    sys.path.insert(0, str(ROOT))
+    _create_database(env["DATABASE_URL"])
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.db import transaction
+
+    from agreement.models import StudyAgreement
+    from annotation.services import assignments_create_all, rating_submit
+    from config.celery import app
+    from studies.models import Membership, Study
+    from studies.services import membership_add, study_create, test_cases_add
+
+    call_command("migrate", verbosity=0)
+    app.conf.task_always_eager = False
+    app.conf.task_default_queue = queue
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-P", "solo", "-Q", queue,
+         "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=WARNING"],
+        cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        from django.contrib.auth import get_user_model
+
+        tag = uuid.uuid4().hex[:8]
+        users = [get_user_model().objects.create(username=f"bench-{tag}-{n}") for n in range(3)]
+        study = study_create(slug=f"bench-{tag}", name="Benchmark", lead=users[0])
+        cases = [
+            {"id": f"TC-{n:03d}", "prompt": "p", "responses": {"x": "a", "y": "b"}}
+            for n in range(1, 19)
+        ]
+        test_cases_add(study=study, systems=["x", "y"], cases=cases)
+        for user in users:
+            rater = membership_add(study=study, user=user, role=Membership.Role.RATER)
+            assignments_create_all(study=study, rater=rater)
+        Study.objects.filter(pk=study.pk).update(status=Study.Status.OPEN)
+        assignments = [
+            a for m in study.memberships.order_by("pseudonym") for a in m.assignments.all()
+        ]
+        time.sleep(3)  # let the worker start
+        print()
+        print(
+            "Submission to fresh result, real worker (solo pool), reference study size "
+            f"(18 cases x 3 raters, {settings.AGREEMENT_BOOTSTRAP_RESAMPLES} bootstrap resamples)"
+        )
+        index = 0
+        for debounce in (0.0, settings.AGREEMENT_DEBOUNCE_SECONDS):
+            settings.AGREEMENT_DEBOUNCE_SECONDS = debounce
+            latencies = []
+            for _ in range(samples):
+                assignment = assignments[index]
+                index += 1
+                payload = {
+                    "responses": {
+                        label: {"depth": {"items": [{"text": f"f{i}"} for i in range(index % 7)]}}
+                        for label in "AB"
+                    },
+                    "confidence": "medium",
+                }
+                start = time.perf_counter()
+                with transaction.atomic():
+                    rating_submit(assignment=assignment, payload=payload, expected_version=None)
+                latencies.append(_wait_fresh(study.pk) - start)
+            runs = StudyAgreement.objects.get(study=study).runs
+            print(
+                f"  debounce {debounce:.1f} s: median {statistics.median(latencies):.3f} s, "
+                f"max {max(latencies):.3f} s over {samples} sequential submissions "
+                f"(runs so far: {runs})"
+            )
+    finally:
+        worker.terminate()
+        worker.wait(timeout=20)
+
+
+if __name__ == "__main__":
+    pipeline_section()
