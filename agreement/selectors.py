@@ -19,14 +19,28 @@ class StudyRatings:
     left_out: dict
 
 
-def _value(entry) -> float | None:
+def _agreement_value(entry, *, categories: dict, flip: bool) -> float | None:
+    """The number alpha sees for one recorded answer; None when it was not answered.
+
+    Single-choice kinds store ``choice`` (a scale value, a category, a preference from -2 to
+    2); the others store ``points``. Categories get a stable number in order of appearance
+    (only their identity matters at the nominal level). A preference is recorded as the rater
+    saw the screen, so a flipped screen's preference is turned back to the key's A/B order.
+    """
     if not isinstance(entry, dict):
         return None
-    value = entry.get("value", entry.get("points"))
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, int | float):
-        return float(value)
+    if "choice" in entry:
+        choice = entry["choice"]
+        if choice is None or choice == "":
+            return None
+        if isinstance(choice, bool):
+            return float(choice)
+        if isinstance(choice, int | float):
+            return -float(choice) if flip else float(choice)
+        return float(categories.setdefault(str(choice), len(categories)))
+    points = entry.get("points")
+    if isinstance(points, int | float) and not isinstance(points, bool):
+        return float(points)
     return None
 
 
@@ -80,10 +94,8 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
             else:
                 entry = (rating.scores or {}).get(dimension.key)
                 column = units[(assignment.test_case_id, rating.label)]
-            value = _value(entry)
-            if value is None and isinstance(entry, dict) and "value" in entry:
-                # Nominal answers stored as text get a stable number per category.
-                value = float(categories.setdefault(str(entry["value"]), len(categories)))
+            flip = per_case and dimension.kind == "pairwise" and assignment.flipped
+            value = _agreement_value(entry, categories=categories, flip=flip)
             if value is not None:
                 matrix[rater_index[assignment.rater.pseudonym], column] = value
         dimensions.append(

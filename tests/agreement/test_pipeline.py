@@ -163,3 +163,40 @@ def test_agreement_page_shows_results_to_the_lead_only(three_raters, client):
     client.force_login(UserFactory())
     assert client.get(reverse("agreement:study", args=[study.slug])).status_code == 404
     assert client.get(reverse("agreement:status", args=[study.slug])).status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)
+def test_pairwise_preferences_on_flipped_screens_are_turned_back_to_the_key_order():
+    from annotation.services import assignments_create_all
+    from studies.models import Study
+    from studies.services import membership_add, study_create, test_cases_add
+
+    from ..factories import make_cases
+
+    users = [UserFactory() for _ in range(2)]
+    study = study_create(
+        slug="pairwise", name="Pairwise", lead=UserFactory(), rubric_preset="pairwise",
+        side_mode="balanced",
+    )  # fmt: skip
+    test_cases_add(study=study, systems=["x", "y"], cases=make_cases(6, systems=("x", "y")))
+    for user in users:
+        membership = membership_add(study=study, user=user, role=Membership.Role.RATER)
+        assignments_create_all(study=study, rater=membership)
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.OPEN)
+    # Both raters prefer the key's response A on every case ("A much better" = -2 on an
+    # unflipped screen); on a flipped screen that response is shown second, as "B".
+    flipped_seen = 0
+    for membership in study.memberships.filter(role=Membership.Role.RATER):
+        for assignment in membership.assignments.all():
+            choice = 2 if assignment.flipped else -2
+            flipped_seen += assignment.flipped
+            rating_submit(
+                assignment=assignment,
+                payload={"case": {"preference": {"choice": choice}}, "confidence": "high"},
+                expected_version=None,
+            )
+    assert flipped_seen == 6  # half of each rater's six screens
+    result = StudyAgreement.objects.get(study=study).result
+    preference = result["dimensions"][0]
+    assert preference["n_units"] == 6
+    assert preference["percent_agreement"] == 1.0
