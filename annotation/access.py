@@ -1,17 +1,22 @@
-"""The one way views look up an assignment: only the rater it belongs to can open it."""
+"""The one way views look up the rating side's objects, scoped to the signed-in user.
+
+As in ``studies.access``: someone with no part in the study gets 404, exactly as for an
+object that does not exist; a member in the wrong role gets 403.
+"""
 
 from django.http import Http404
 
-from studies.models import Membership
+from studies import access
+from studies.models import Membership, Study
 
-from .models import Assignment
+from .models import Assignment, TrainingItem
 
 
 def get_assignment_for_rater(user, assignment_uuid) -> Assignment:
     if not user.is_authenticated:
         raise Http404
     assignment = (
-        Assignment.objects.select_related("rater", "test_case__study__rubric")
+        Assignment.objects.select_related("rater__study", "test_case__study__rubric")
         .filter(
             uuid=assignment_uuid,
             rater__user=user,
@@ -22,3 +27,21 @@ def get_assignment_for_rater(user, assignment_uuid) -> Assignment:
     if assignment is None:
         raise Http404
     return assignment
+
+
+def get_training_item_for_user(
+    user, slug: str, item_uuid, *, role: str
+) -> tuple[TrainingItem, Study, Membership | None]:
+    """A training or qualification item of the study, for a rater or a coordinator.
+
+    Raters reach only training examples that have an answer key: qualification items
+    are served one at a time by the qualification page, never by their id.
+    """
+    study, membership = access.get_study_for_user(user, slug, role=role)
+    items = TrainingItem.objects.filter(study=study, uuid=item_uuid)
+    if role == access.RATER:
+        items = items.filter(kind=TrainingItem.Kind.TRAINING).exclude(key={})
+    item = items.first()
+    if item is None:
+        raise Http404
+    return item, study, membership

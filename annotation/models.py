@@ -2,7 +2,7 @@ import uuid
 
 from django.db import models
 
-from studies.models import Membership, Response, TestCase
+from studies.models import Membership, Response, Study, TestCase
 
 
 class Assignment(models.Model):
@@ -69,3 +69,223 @@ class Rating(models.Model):
 
     def __str__(self):
         return f"Response {self.label} of {self.assignment}"
+
+
+class RatingRevision(models.Model):
+    """A submitted answer to a case, kept when a later submit replaced it."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="revisions")
+    # What had been submitted: {"responses": {label: scores}, "totals": {label: total},
+    # "case": {...}, "confidence": "...", "notes": "..."}.
+    submitted = models.JSONField()
+    submitted_at = models.DateTimeField()
+    replaced_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["assignment", "replaced_at"]
+
+    def __str__(self):
+        return f"Revision of {self.assignment} replaced at {self.replaced_at:%Y-%m-%d %H:%M}"
+
+
+class OnboardingSettings(models.Model):
+    """How a study prepares its raters and what happens to a withdrawing rater's data.
+
+    Kept here rather than on Study because the rating side owns these steps; a study
+    without a row uses the defaults below.
+    """
+
+    class WithdrawalData(models.TextChoices):
+        RATER_CHOOSES = "rater_chooses", "The rater chooses to keep or delete their ratings"
+        KEEP = "keep", "Ratings already submitted are kept"
+        DELETE = "delete", "Ratings already submitted are deleted"
+
+    study = models.OneToOneField(
+        Study, on_delete=models.CASCADE, related_name="onboarding_settings"
+    )
+    practice_enabled = models.BooleanField(
+        default=True, help_text="Offer a practice run on one test case; its scores are not kept."
+    )
+    practice_case = models.ForeignKey(
+        TestCase,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Empty: the study's first test case (TC-001 in the reference instructions).",
+    )
+    pass_percent = models.PositiveSmallIntegerField(
+        "qualification pass mark (%)",
+        default=80,
+        help_text="Share of scores within tolerance of the key needed to pass.",
+    )
+    tolerance = models.PositiveSmallIntegerField(
+        "tolerance (points)",
+        default=1,
+        help_text="A score within this many points of the key counts as agreeing.",
+    )
+    max_attempts = models.PositiveSmallIntegerField("qualification attempts allowed", default=2)
+    withdrawal_data = models.CharField(
+        "on withdrawal",
+        max_length=20,
+        choices=WithdrawalData.choices,
+        default=WithdrawalData.RATER_CHOOSES,
+        help_text="Must match what the consent text tells raters.",
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "onboarding settings"
+
+    def __str__(self):
+        return f"Onboarding of {self.study}"
+
+
+class TrainingItem(models.Model):
+    """A worked example (training) or a test item (qualification) written by a coordinator."""
+
+    class Kind(models.TextChoices):
+        TRAINING = "training", "Training example"
+        QUALIFICATION = "qualification", "Qualification item"
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="training_items")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    position = models.PositiveIntegerField(default=0)
+    title = models.CharField(max_length=200)
+    prompt = models.TextField()
+    # The texts shown as Response A, Response B, ... in this order.
+    responses = models.JSONField(default=list)
+    # The coordinator's answers in the shape of a submitted rating ({"responses": {label:
+    # scores}, "case": scores}); empty until entered. Items without a key are not shown.
+    key = models.JSONField(default=dict, blank=True)
+    explanation = models.TextField(
+        blank=True, help_text="Shown to the rater after they answer (training examples)."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["kind", "position", "created_at"]
+
+    def __str__(self):
+        return self.title
+
+
+class QualificationAttempt(models.Model):
+    """One go at a study's qualification test; scored once every item is answered."""
+
+    rater = models.ForeignKey(
+        Membership, on_delete=models.CASCADE, related_name="qualification_attempts"
+    )
+    number = models.PositiveSmallIntegerField()
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    percent = models.DecimalField(max_digits=5, decimal_places=1, null=True, blank=True)
+    passed = models.BooleanField(null=True)
+    # The rule in force (pass mark, tolerance) and the comparison per item and dimension.
+    detail = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["rater", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["rater", "number"], name="unique_attempt_number"),
+        ]
+
+    def __str__(self):
+        return f"Qualification attempt {self.number} of {self.rater}"
+
+
+class TrainingAnswer(models.Model):
+    """A rater's answer to a training example, or to a qualification item in an attempt."""
+
+    item = models.ForeignKey(TrainingItem, on_delete=models.CASCADE, related_name="answers")
+    rater = models.ForeignKey(Membership, on_delete=models.CASCADE, related_name="training_answers")
+    attempt = models.ForeignKey(
+        QualificationAttempt,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="answers",
+    )
+    answer = models.JSONField()
+    submitted_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "rater"],
+                condition=models.Q(attempt__isnull=True),
+                name="one_training_answer_per_item",
+            ),
+            models.UniqueConstraint(fields=["item", "attempt"], name="one_answer_per_attempt"),
+        ]
+
+    def __str__(self):
+        return f"{self.rater} on {self.item}"
+
+
+class ConsentRecord(models.Model):
+    """A rater's consent to one version of a study's information sheet, with their disclosure."""
+
+    rater = models.ForeignKey(Membership, on_delete=models.CASCADE, related_name="consents")
+    version = models.PositiveIntegerField()
+    # What the rater saw, as it read then: the coordinator may edit the texts later.
+    consent_text = models.TextField(blank=True)
+    disclosure_question = models.TextField(blank=True)
+    prior_knowledge = models.BooleanField(null=True)
+    disclosure = models.TextField(blank=True)
+    agreed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["rater", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["rater", "version"], name="one_consent_per_version"),
+        ]
+
+    def __str__(self):
+        return f"Consent of {self.rater} to version {self.version}"
+
+
+class StudyFeedback(models.Model):
+    """The end-of-study form: rubric clarity per dimension, patterns and notes."""
+
+    class Clarity(models.TextChoices):
+        CLEAR = "clear", "Clear"
+        MOSTLY = "mostly", "Mostly clear"
+        UNCLEAR = "unclear", "Unclear"
+
+    rater = models.OneToOneField(Membership, on_delete=models.CASCADE, related_name="feedback")
+    # {dimension key: {"clarity": "clear" | "mostly" | "unclear" | "", "comment": "..."}}
+    dimensions = models.JSONField(default=dict)
+    suggestions = models.TextField(blank=True)
+    patterns = models.TextField(blank=True)
+    notes = models.TextField(blank=True)
+    submitted_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name_plural = "study feedback"
+
+    def __str__(self):
+        return f"Feedback of {self.rater}"
+
+
+class Withdrawal(models.Model):
+    """A rater leaving a study, and what was done with their data."""
+
+    class Data(models.TextChoices):
+        KEEP = "keep", "Keep my submitted ratings in the study"
+        DELETE = "delete", "Delete my ratings"
+
+    rater = models.OneToOneField(Membership, on_delete=models.CASCADE, related_name="withdrawal")
+    data = models.CharField(max_length=10, choices=Data.choices)
+    # Whether the rater chose, or the study's consent text decided for them.
+    chosen_by_rater = models.BooleanField()
+    reason = models.TextField(blank=True)
+    consent_version = models.PositiveIntegerField(null=True, blank=True)
+    ratings_deleted = models.PositiveIntegerField(default=0)
+    withdrawn_at = models.DateTimeField()
+
+    def __str__(self):
+        return f"Withdrawal of {self.rater}"

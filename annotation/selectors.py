@@ -1,13 +1,25 @@
 """Reads for raters. Nothing here joins the system of a response."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from decimal import Decimal
 
 from django.db.models import Count, Q
 
 from studies.blinding import LABELS
-from studies.models import BlindedLabel, Membership
+from studies.models import BlindedLabel, Membership, Study, TestCase
+from studies.selectors import rubric_for_display
 
-from .models import Assignment
+from .consistency import Entry, Finding, find_inconsistencies
+from .models import (
+    Assignment,
+    ConsentRecord,
+    OnboardingSettings,
+    QualificationAttempt,
+    StudyFeedback,
+    TrainingAnswer,
+    TrainingItem,
+    Withdrawal,
+)
 
 
 @dataclass(frozen=True)
@@ -65,3 +77,317 @@ def blinded_responses(*, assignment: Assignment) -> list[tuple[str, str, str]]:
     if assignment.flipped:
         rows.reverse()
     return [(shown, row.label, row.response.text) for shown, row in zip(LABELS, rows, strict=False)]
+
+
+def case_position(*, assignment: Assignment) -> tuple[int, Assignment | None, Assignment | None]:
+    """The case's number in the rater's order (from 1), and the cases before and after it."""
+    cases = assignment.rater.assignments
+    before = cases.filter(position__lt=assignment.position).order_by("-position").first()
+    after = cases.filter(position__gt=assignment.position).order_by("position").first()
+    number = cases.filter(position__lt=assignment.position).count() + 1
+    return number, before, after
+
+
+# --- Before the first item: consent, training, practice, qualification ---------------------
+
+
+def onboarding_settings(*, study: Study) -> OnboardingSettings:
+    """The study's settings, or the defaults (unsaved) when the coordinator set none."""
+    found = OnboardingSettings.objects.filter(study=study).first()
+    return found or OnboardingSettings(study=study)
+
+
+def practice_case(*, study: Study, settings: OnboardingSettings | None = None) -> TestCase | None:
+    settings = settings or onboarding_settings(study=study)
+    if not settings.practice_enabled:
+        return None
+    if settings.practice_case_id:
+        return settings.practice_case
+    return study.test_cases.order_by("position").first()
+
+
+def training_items(*, study: Study, kind: str):
+    """Items raters can take: those the coordinator has given an answer key."""
+    return study.training_items.filter(kind=kind).exclude(key={}).order_by("position", "created_at")
+
+
+def training_answers(*, rater: Membership) -> dict[int, TrainingAnswer]:
+    answers = rater.training_answers.filter(attempt__isnull=True)
+    return {answer.item_id: answer for answer in answers}
+
+
+def qualification_open_attempt(*, rater: Membership) -> QualificationAttempt | None:
+    return rater.qualification_attempts.filter(finished_at__isnull=True).first()
+
+
+def qualification_next_item(*, rater: Membership, attempt: QualificationAttempt):
+    answered = attempt.answers.values_list("item_id", flat=True)
+    items = training_items(study=rater.study, kind=TrainingItem.Kind.QUALIFICATION)
+    return items.exclude(pk__in=answered).first()
+
+
+@dataclass(frozen=True)
+class OnboardingState:
+    """Where a rater stands before rating; ``blocking_step`` says what must come first."""
+
+    settings: OnboardingSettings
+    consent: ConsentRecord | None
+    consent_needed: bool
+    training_total: int
+    training_done: int
+    practice: TestCase | None
+    qualification_items: int
+    attempts: list = field(default_factory=list)
+    withdrawal: Withdrawal | None = None
+
+    @property
+    def qualification_passed(self) -> bool:
+        return any(a.passed for a in self.attempts)
+
+    @property
+    def attempt_open(self) -> bool:
+        return any(a.finished_at is None for a in self.attempts)
+
+    @property
+    def attempts_left(self) -> int:
+        finished = sum(1 for a in self.attempts if a.finished_at is not None)
+        return max(0, self.settings.max_attempts - finished)
+
+    @property
+    def qualification_needed(self) -> bool:
+        return self.qualification_items > 0 and not self.qualification_passed
+
+    @property
+    def qualification_failed(self) -> bool:
+        """No attempt left and none passed: the rater cannot go on without the coordinator."""
+        return self.qualification_needed and not self.attempt_open and not self.attempts_left
+
+    @property
+    def blocking_step(self) -> str | None:
+        if self.withdrawal is not None:
+            return "withdrawn"
+        if self.consent_needed:
+            return "consent"
+        if self.qualification_needed:
+            return "qualification"
+        return None
+
+
+def onboarding_state(*, rater: Membership) -> OnboardingState:
+    study = rater.study
+    settings = onboarding_settings(study=study)
+    consent = rater.consents.filter(version=study.consent_version).first()
+    asks = bool(study.consent_text.strip() or study.disclosure_question.strip())
+    training = training_items(study=study, kind=TrainingItem.Kind.TRAINING)
+    return OnboardingState(
+        settings=settings,
+        consent=consent,
+        consent_needed=asks and consent is None,
+        training_total=training.count(),
+        training_done=rater.training_answers.filter(
+            attempt__isnull=True, item__in=training
+        ).count(),
+        practice=practice_case(study=study, settings=settings),
+        qualification_items=training_items(
+            study=study, kind=TrainingItem.Kind.QUALIFICATION
+        ).count(),
+        attempts=list(rater.qualification_attempts.all()),
+        withdrawal=Withdrawal.objects.filter(rater=rater).first(),
+    )
+
+
+def item_responses(*, item: TrainingItem) -> list[tuple[str, str, str]]:
+    """(shown label, label, text) for a training item, as blinded_responses gives them."""
+    return [(label, label, text) for label, text in zip(LABELS, item.responses, strict=False)]
+
+
+# --- Coordinators: how the raters are getting on before and after rating -----------------
+
+
+@dataclass(frozen=True)
+class RaterOnboardingRow:
+    pseudonym: str
+    status: str
+    consent: ConsentRecord | None
+    training_done: int
+    attempts: list
+    feedback: StudyFeedback | None
+    withdrawal: Withdrawal | None
+
+
+def onboarding_overview(*, study: Study) -> list[RaterOnboardingRow]:
+    """Per rater pseudonym, never a name: consent, disclosure, training, qualification."""
+    raters = (
+        study.memberships.filter(role=Membership.Role.RATER)
+        .annotate(
+            trained=Count(
+                "training_answers", filter=Q(training_answers__attempt__isnull=True), distinct=True
+            )
+        )
+        .prefetch_related("consents", "qualification_attempts")
+        .select_related("feedback", "withdrawal")
+        .order_by("pseudonym")
+    )
+    rows = []
+    for rater in raters:
+        consents = [c for c in rater.consents.all() if c.version == study.consent_version]
+        rows.append(
+            RaterOnboardingRow(
+                pseudonym=rater.pseudonym,
+                status=rater.get_status_display(),
+                consent=consents[0] if consents else None,
+                training_done=rater.trained,
+                attempts=list(rater.qualification_attempts.all()),
+                feedback=getattr(rater, "feedback", None),
+                withdrawal=getattr(rater, "withdrawal", None),
+            )
+        )
+    return rows
+
+
+def answer_view(*, value: dict | None, dim: dict) -> dict:
+    """A recorded answer to one dimension, shaped for display whatever its kind."""
+    value = value if isinstance(value, dict) else {}
+    view = {
+        "points": value.get("points"),
+        "max": dim["max"],
+        "flagged": bool(value.get("flagged")),
+        "note": value.get("flag_note", ""),
+        "shape": "",
+    }
+    if isinstance(value.get("items"), list):
+        view.update(shape="items", items=value["items"])
+    elif isinstance(value.get("checked"), list):
+        labels = [str(c.get("label", "")) for c in dim.get("criteria") or []]
+        labels += [""] * (len(value["checked"]) - len(labels))
+        view.update(shape="checked", criteria=list(zip(labels, value["checked"], strict=False)))
+    elif "choice" in value:
+        view.update(shape="choice", choice=value["choice"])
+    return view
+
+
+# --- After the last item: the self-check --------------------------------------------------
+
+
+def _count(value: dict) -> Decimal:
+    return sum(
+        (Decimal("0.5") if i.get("half") else Decimal(1) for i in value.get("items") or []),
+        Decimal(0),
+    )
+
+
+@dataclass(frozen=True)
+class SelfCheck:
+    dimensions: list[dict]  # per-response dimensions, as rubric_for_display gives them
+    case_dimensions: list[dict]
+    rows: list[dict]  # one per submitted case, in the rater's order
+    counted: list[dict]  # per counted dimension: the items of every case side by side
+    labels: list[str]
+    flags: list[dict]
+    findings: list[tuple[Finding, Assignment | None]]
+    pending: list[Assignment]
+    max_total: int
+
+
+def self_check(*, rater: Membership) -> SelfCheck:
+    """The rater's own submitted scores, by the labels they saw; nothing about systems."""
+    dimensions = rubric_for_display(rubric=rater.study.rubric)
+    per_response = [d for d in dimensions if d["scope"] == "response"]
+    per_case = [d for d in dimensions if d["scope"] == "case"]
+    names = {d["key"]: d["name"] for d in dimensions}
+    assignments = list(
+        rater.assignments.select_related("test_case")
+        .prefetch_related("ratings", "revisions")
+        .order_by("position")
+    )
+    rows, flags, entries, pending = [], [], [], []
+    labels: set[str] = set()
+    for assignment in assignments:
+        if assignment.status != Assignment.Status.SUBMITTED:
+            pending.append(assignment)
+            continue
+        responses = []
+        for rating in sorted(assignment.ratings.all(), key=lambda r: r.shown_label):
+            labels.add(rating.shown_label)
+            responses.append(
+                {
+                    "label": rating.shown_label,
+                    "total": rating.total,
+                    "points": [
+                        (rating.scores.get(d["key"]) or {}).get("points") for d in per_response
+                    ],
+                }
+            )
+            entries.append(
+                Entry(assignment.test_case.case_id, rating.shown_label, rating.scores, rating.total)
+            )
+            for key, value in rating.scores.items():
+                if isinstance(value, dict) and value.get("flagged"):
+                    flags.append(
+                        {
+                            "assignment": assignment,
+                            "label": rating.shown_label,
+                            "dimension": names.get(key, key),
+                            "note": value.get("flag_note", ""),
+                        }
+                    )
+        for key, value in (assignment.case_scores or {}).items():
+            if isinstance(value, dict) and value.get("flagged"):
+                flags.append(
+                    {
+                        "assignment": assignment,
+                        "label": "",
+                        "dimension": names.get(key, key),
+                        "note": value.get("flag_note", ""),
+                    }
+                )
+        rows.append(
+            {
+                "assignment": assignment,
+                "responses": responses,
+                "case_points": [
+                    ((assignment.case_scores or {}).get(d["key"]) or {}).get("points")
+                    for d in per_case
+                ],
+                "revisions": len(assignment.revisions.all()),
+            }
+        )
+    ordered_labels = sorted(labels)
+    counted = []
+    for dimension in per_response:
+        if dimension["kind"] != "counted":
+            continue
+        cases = []
+        for entry_row in rows:
+            cells = {}
+            for rating in entry_row["assignment"].ratings.all():
+                value = rating.scores.get(dimension["key"]) or {}
+                cells[rating.shown_label] = {
+                    "items": value.get("items") or [],
+                    "count": f"{_count(value).normalize():f}",
+                    "points": value.get("points"),
+                }
+            cases.append(
+                {
+                    "assignment": entry_row["assignment"],
+                    "cells": [cells.get(label) for label in ordered_labels],
+                }
+            )
+        counted.append({"dimension": dimension, "cases": cases})
+    by_case = {a.test_case.case_id: a for a in assignments}
+    findings = find_inconsistencies(
+        entries=entries,
+        counted=[(d["key"], d["name"]) for d in per_response if d["kind"] == "counted"],
+        max_total=sum(d["max"] for d in per_response),
+    )
+    return SelfCheck(
+        dimensions=per_response,
+        case_dimensions=per_case,
+        rows=rows,
+        counted=counted,
+        labels=ordered_labels,
+        flags=flags,
+        findings=[(finding, by_case.get(finding.case)) for finding in findings],
+        pending=pending,
+        max_total=sum(d["max"] for d in per_response),
+    )

@@ -9,7 +9,7 @@ from studies.blinding import seeded_permutation
 from studies.models import Membership, Study
 from studies.rubric import RubricValueError, score_response, total_points
 
-from .models import Assignment, Rating
+from .models import Assignment, Rating, RatingRevision
 from .selectors import blinded_responses
 
 MAX_NOTES_LENGTH = 5000
@@ -149,6 +149,25 @@ def draft_save(
     return locked
 
 
+def _revision_keep(*, assignment: Assignment, replacing: dict, now) -> RatingRevision | None:
+    """Keep what was submitted before as history, if the new submission changes it."""
+    ratings = list(assignment.ratings.all())
+    previous = {
+        "responses": {rating.label: rating.scores for rating in ratings},
+        "case": assignment.case_scores,
+        "confidence": assignment.confidence,
+        "notes": assignment.notes,
+    }
+    if previous == replacing or not ratings:
+        return None
+    return RatingRevision.objects.create(
+        assignment=assignment,
+        submitted={**previous, "totals": {rating.label: rating.total for rating in ratings}},
+        submitted_at=assignment.submitted_at or now,
+        replaced_at=now,
+    )
+
+
 @transaction.atomic
 def rating_submit(
     *,
@@ -178,6 +197,8 @@ def rating_submit(
     responses = {row.label: row.response_id for row in locked.test_case.labels.all()}
     shown = {label: shown for shown, label, _ in blinded_responses(assignment=locked)}
     now = timezone.now()
+    if locked.status == Assignment.Status.SUBMITTED:
+        _revision_keep(assignment=locked, replacing=submitted, now=now)
     for label, scores in scored.items():
         Rating.objects.update_or_create(
             assignment=locked,

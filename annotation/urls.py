@@ -5,8 +5,42 @@ from . import views
 app_name = "annotation"
 
 urlpatterns = [
+    # Rating.
     path("s/<slug:slug>/cases/", views.study_assignments, name="assignments"),
     path("s/<slug:slug>/next/", views.study_next, name="next"),
     path("rate/<uuid:assignment_uuid>/", views.assignment_rate, name="rate"),
     path("rate/<uuid:assignment_uuid>/draft/", views.assignment_draft, name="draft"),
+    path("signed-in/", views.session_restored, name="session_restored"),
+    # Before the first item.
+    path("s/<slug:slug>/start/", views.study_consent, name="consent"),
+    path("s/<slug:slug>/practice/", views.study_practice, name="practice"),
+    path("s/<slug:slug>/training/", views.study_training, name="training"),
+    path(
+        "s/<slug:slug>/training/<uuid:item_uuid>/",
+        views.training_item_answer,
+        name="training_item",
+    ),
+    path("s/<slug:slug>/qualification/", views.study_qualification, name="qualification"),
+    # After the last item, and at any time.
+    path("s/<slug:slug>/self-check/", views.study_self_check, name="self_check"),
+    path("s/<slug:slug>/feedback/", views.study_feedback, name="feedback"),
+    path("s/<slug:slug>/withdraw/", views.study_withdraw, name="withdraw"),
+    # Coordinators: preparing the raters.
+    path("s/<slug:slug>/onboarding/", views.onboarding_setup, name="onboarding"),
+    path("s/<slug:slug>/onboarding/new/", views.training_item_edit, name="training_item_new"),
+    path(
+        "s/<slug:slug>/onboarding/<uuid:item_uuid>/",
+        views.training_item_edit,
+        name="training_item_edit",
+    ),
+    path(
+        "s/<slug:slug>/onboarding/<uuid:item_uuid>/key/",
+        views.training_item_key,
+        name="training_item_key",
+    ),
+    path(
+        "s/<slug:slug>/onboarding/<uuid:item_uuid>/delete/",
+        views.training_item_delete,
+        name="training_item_delete",
+    ),
 ]

@@ -13,6 +13,15 @@ RATER = "rater"
 COORDINATOR = "coordinator"
 LEAD = "lead"
 
+# Members of this Django group (and staff) may create studies; the creator leads the study.
+COORDINATORS_GROUP = "Coordinators"
+
+
+def can_create_studies(user) -> bool:
+    if not user.is_authenticated:
+        return False
+    return user.is_staff or user.groups.filter(name=COORDINATORS_GROUP).exists()
+
 
 def study_role(user, study: Study, membership: Membership | None) -> set[str]:
     roles = set()

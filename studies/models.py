@@ -28,7 +28,13 @@ class Rubric(models.Model):
 
 
 class Dimension(models.Model):
-    KIND_CHOICES = [("counted", "Counted with bands"), ("checklist", "Checklist")]
+    KIND_CHOICES = [
+        ("counted", "Counted with bands"),
+        ("checklist", "Checklist"),
+        ("scale", "Ordinal scale with anchors"),
+        ("categorical", "Nominal categories"),
+        ("pairwise", "Pairwise preference"),
+    ]
     LEVEL_CHOICES = [(level, level.title()) for level in rubric_scoring.LEVELS]
 
     rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="dimensions")
@@ -270,3 +276,30 @@ class StudyEvent(models.Model):
 
     def __str__(self):
         return f"{self.kind} in {self.study}"
+
+
+class CaseUpload(models.Model):
+    """A test-case file as uploaded, kept between its preview and its import.
+
+    The file is validated again when it is imported, so a preview can never import what
+    has changed since (for example ids added by another import in between). Imported files
+    are kept, with their SHA-256, as a record of exactly what was imported.
+    """
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="case_uploads")
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    filename = models.CharField(max_length=255)
+    size = models.PositiveIntegerField()
+    sha256 = models.CharField(max_length=64)
+    content = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    imported_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return self.filename

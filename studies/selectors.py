@@ -1,10 +1,16 @@
 """Reads for coordinators."""
 
+from collections import Counter
+
 from django.db.models import Count, Q
 
 from annotation.models import Assignment
 
-from .models import Membership, Study
+from . import protocol
+from .identity_check import Mention, find_identity_mentions
+from .importing import ParsedCases, parse_cases
+from .models import BlindedLabel, Membership, Study, StudyEvent
+from .rubric import RubricValueError
 
 
 def coordinated_studies(*, user):
@@ -57,6 +63,215 @@ def rubric_for_display(*, rubric) -> list[dict]:
                 "bands": [[str(b.minimum), b.points] for b in getattr(scoring, "bands", ())],
                 "band_labels": scoring.band_labels() if hasattr(scoring, "band_labels") else [],
                 "criteria": config.get("criteria", []),
+                # Scales, categories and pairwise labels: [{"value", "label", "anchor"}].
+                "options": _options_for_display(dimension.kind, scoring),
+                "counts_in_total": scoring.max_points > 0,
+                "level": dimension.level,
             }
         )
     return dimensions
+
+
+def _options_for_display(kind: str, scoring) -> list[dict]:
+    if kind == "scale":
+        return [{"value": o.value, "label": o.label, "anchor": o.anchor} for o in scoring.options]
+    if kind == "categorical":
+        return [{"value": c.value, "label": c.label, "anchor": c.help} for c in scoring.categories]
+    if kind == "pairwise":
+        return [{"value": v, "label": label, "anchor": ""} for v, label in scoring.options()]
+    return []
+
+
+# --- Study set-up ------------------------------------------------------------------------
+
+# Statuses in which the protocol (rubric, test cases, blinding, instructions) is frozen.
+FROZEN_STATUSES = (Study.Status.OPEN, Study.Status.CLOSED, Study.Status.UNBLINDED)
+
+
+def study_rating_started_count(*, study: Study) -> int:
+    """Test cases a rater has started (a saved draft) or submitted, across all raters."""
+    return (
+        Assignment.objects.filter(test_case__study=study)
+        .exclude(status=Assignment.Status.TODO)
+        .count()
+    )
+
+
+def study_setup_locked_reason(*, study: Study) -> str:
+    """Why what raters see can no longer change, in plain words; "" while it still can."""
+    if study.status in FROZEN_STATUSES:
+        return (
+            f"The study is {study.get_status_display().lower()}, so its rubric, test cases, "
+            "blinding and instructions are frozen."
+        )
+    started = study_rating_started_count(study=study)
+    if started:
+        return (
+            f"Raters have started rating ({started} case{'s' if started != 1 else ''} saved "
+            "or submitted), so what they see can no longer change."
+        )
+    return ""
+
+
+def study_has_assignments(*, study: Study) -> bool:
+    return Assignment.objects.filter(test_case__study=study).exists()
+
+
+def study_case_summary(*, study: Study) -> dict:
+    strata = Counter(study.test_cases.values_list("stratum", flat=True))
+    return {
+        "cases": sum(strata.values()),
+        "systems": list(study.systems.values_list("name", flat=True)),
+        "strata": sorted((name, count) for name, count in strata.items() if name),
+        "unstratified": strata.get("", 0),
+    }
+
+
+def test_cases_preview(*, study: Study, filename: str, data: bytes) -> ParsedCases:
+    """Check a file against the study (its ids and systems) without writing anything."""
+    return parse_cases(
+        filename=filename,
+        data=data,
+        existing_ids=set(study.test_cases.values_list("case_id", flat=True)),
+        study_systems=list(study.systems.values_list("name", flat=True)),
+    )
+
+
+def study_protocol_document(*, study: Study) -> dict:
+    """The frozen protocol as one document; ``studies.protocol`` says exactly what is in it."""
+    labels = (
+        BlindedLabel.objects.filter(test_case__study=study)
+        .select_related("response")
+        .order_by("test_case__position", "label")
+    )
+    texts: dict[int, dict[str, str]] = {}
+    for row in labels:
+        texts.setdefault(row.test_case_id, {})[row.label] = row.response.text
+    return {
+        "format": protocol.FORMAT,
+        "instructions": study.instructions,
+        "rubric": [
+            {
+                "key": d.key,
+                "name": d.name,
+                "kind": d.kind,
+                "level": d.level,
+                "config": d.config,
+            }
+            for d in study.rubric.dimensions.order_by("position")
+        ],
+        "test_cases": [
+            {
+                "id": case.case_id,
+                "prompt": case.prompt,
+                "context": case.context,
+                "stratum": case.stratum,
+                "responses": texts.get(case.pk, {}),
+            }
+            for case in study.test_cases.order_by("position")
+        ],
+        "blinding": {
+            "seed": study.blinding_seed,
+            "side_mode": study.side_mode,
+            "systems": sorted(study.systems.values_list("name", flat=True)),
+        },
+        "success_criterion": {
+            "alpha": f"{study.success_alpha:.3f}",
+            "min_dimensions": study.success_min_dimensions,
+        },
+    }
+
+
+def study_protocol_fingerprint(*, study: Study) -> str:
+    return protocol.protocol_fingerprint(study_protocol_document(study=study))
+
+
+def study_identity_mentions(*, study: Study) -> list[Mention]:
+    """Responses that may name their system or model (see ``studies.identity_check``)."""
+    rows = (
+        BlindedLabel.objects.filter(test_case__study=study)
+        .select_related("test_case", "response")
+        .order_by("test_case__position", "label")
+    )
+    return find_identity_mentions(
+        responses=((row.test_case.case_id, row.label, row.response.text) for row in rows),
+        systems=list(study.systems.values_list("name", flat=True)),
+    )
+
+
+def study_open_problems(*, study: Study) -> list[str]:
+    """What stops the study from starting a pilot or opening, in plain words."""
+    problems = []
+    if not study.test_cases.exists():
+        problems.append("Import the test cases first.")
+    dimensions = list(study.rubric.dimensions.all())
+    if not dimensions:
+        problems.append("Add at least one dimension to the rubric.")
+    systems = study.systems.count()
+    for dimension in dimensions:
+        try:
+            scoring = dimension.scoring()
+        except RubricValueError as error:
+            problems.append(f"Rubric: {error}")
+            continue
+        if scoring.kind == "pairwise" and systems and systems != 2:
+            problems.append(
+                f"{dimension.name} compares two responses, but this study has {systems} systems."
+            )
+    if dimensions and study.success_min_dimensions > len(dimensions):
+        problems.append(
+            f"The success criterion needs alpha on {study.success_min_dimensions} dimensions, "
+            f"but the rubric has {len(dimensions)}. Lower it in the settings."
+        )
+    return problems
+
+
+SETUP_EVENTS = {
+    "created": "Study created",
+    "settings_changed": "Settings changed",
+    "cases_imported": "Test cases imported",
+    "cases_removed": "Test cases removed",
+    "rubric_changed": "Rubric changed",
+    "pilot_started": "Pilot started",
+    "opened": "Study opened",
+    "closed": "Study closed",
+    "reopened": "Study reopened",
+}
+
+
+def _describe(event: StudyEvent) -> str:
+    detail = event.detail
+    text = SETUP_EVENTS[event.kind]
+    if event.kind == "settings_changed":
+        text += ": " + ", ".join(f.replace("_", " ") for f in detail.get("fields", []))
+    elif event.kind in ("cases_imported", "cases_removed"):
+        text += f": {detail.get('cases', 0)}"
+        if detail.get("filename"):
+            text += f" from {detail['filename']} (SHA-256 {detail.get('sha256', '')[:12]}…)"
+    elif event.kind == "rubric_changed":
+        if detail.get("preset"):
+            text += f": preset {detail['preset']}"
+        else:
+            text += f": {detail.get('dimension', '')} {detail.get('action', '')}"
+            if detail.get("level"):
+                text += f" ({detail['level']})"
+    elif event.kind in ("opened", "pilot_started") and detail.get("fingerprint"):
+        text += f"; fingerprint {detail['fingerprint'][:12]}…"
+    return text
+
+
+def study_setup_events(*, study: Study, limit: int = 50) -> list[dict]:
+    """The set-up and lifecycle part of the audit trail, newest first, in plain words."""
+    events = (
+        StudyEvent.objects.filter(study=study, kind__in=SETUP_EVENTS)
+        .select_related("actor")
+        .order_by("-created_at", "-pk")[:limit]
+    )
+    return [
+        {
+            "when": event.created_at,
+            "who": event.actor.get_username() if event.actor else "(command line)",
+            "what": _describe(event),
+        }
+        for event in events
+    ]

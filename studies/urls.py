@@ -9,7 +9,64 @@ urlpatterns = [
 ]
 
 # Study set-up: create and edit, lifecycle, import of test cases, rubric builder.
-urlpatterns += []
+from .views import cases, rubric_builder, setup  # noqa: E402
+
+urlpatterns += [
+    path("studies/", setup.study_list, name="list"),
+    path("studies/new/", setup.study_create, name="create"),
+    path("studies/samples/<str:name>", setup.case_sample, name="case_sample"),
+    path("s/<slug:slug>/settings/", setup.study_edit, name="edit"),
+    path("s/<slug:slug>/status/<str:action>/", setup.study_status, name="status"),
+    path("s/<slug:slug>/protocol.json", setup.study_protocol, name="protocol"),
+    path("s/<slug:slug>/test-cases/", cases.case_list, name="cases"),
+    path(
+        "s/<slug:slug>/test-cases/import/<uuid:upload_uuid>/",
+        cases.case_import,
+        name="case_import",
+    ),
+    path("s/<slug:slug>/test-cases/remove/", cases.cases_remove, name="cases_remove"),
+    path("s/<slug:slug>/rubric/", rubric_builder.rubric_detail, name="rubric"),
+    path("s/<slug:slug>/rubric/preview/", rubric_builder.rubric_preview, name="rubric_preview"),
+    path("s/<slug:slug>/rubric/preset/", rubric_builder.rubric_preset, name="rubric_preset"),
+    path(
+        "s/<slug:slug>/rubric/add/<str:kind>/", rubric_builder.dimension_add, name="dimension_add"
+    ),
+    path(
+        "s/<slug:slug>/rubric/d/<slug:key>/", rubric_builder.dimension_edit, name="dimension_edit"
+    ),
+    path(
+        "s/<slug:slug>/rubric/d/<slug:key>/delete/",
+        rubric_builder.dimension_delete,
+        name="dimension_delete",
+    ),
+    path(
+        "s/<slug:slug>/rubric/d/<slug:key>/move/",
+        rubric_builder.dimension_move,
+        name="dimension_move",
+    ),
+    path(
+        "s/<slug:slug>/rubric/d/<slug:key>/level/",
+        rubric_builder.dimension_level,
+        name="dimension_level",
+    ),
+]
 
 # People and results: invitations, assignment, exports, worksheet import, unblinding.
-urlpatterns += []
+from .views import people, results  # noqa: E402
+
+urlpatterns += [
+    path("s/<slug:slug>/raters/", people.raters, name="raters"),
+    path("s/<slug:slug>/raters/add/", people.rater_add, name="rater_add"),
+    path("s/<slug:slug>/raters/assign/", people.assign, name="assign"),
+    path("s/<slug:slug>/invitations/", people.invitation_create, name="invitation_create"),
+    path(
+        "s/<slug:slug>/invitations/<str:token_hash>/revoke/",
+        people.invitation_revoke,
+        name="invitation_revoke",
+    ),
+    path("invite/<str:token>/", people.invitation_open, name="invitation"),
+    path("s/<slug:slug>/results/", results.results, name="results"),
+    path("s/<slug:slug>/results/export/<str:fmt>/", results.export, name="export"),
+    path("s/<slug:slug>/results/import/", results.worksheet_import, name="worksheet_import"),
+    path("s/<slug:slug>/unblind/", results.unblind, name="unblind"),
+]

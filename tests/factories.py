@@ -3,6 +3,7 @@
 import factory
 from django.contrib.auth import get_user_model
 
+from annotation.participation import consent_record
 from annotation.services import assignments_create_all
 from studies.models import Membership, Study
 from studies.services import membership_add, study_create, test_cases_add
@@ -40,7 +41,7 @@ def make_cases(count: int, systems=("baseline", "improved")) -> list[dict]:
 
 def make_study(
     *, lead=None, slug=None, cases=4, raters=(), status=Study.Status.OPEN, seed=42,
-    systems=("baseline", "improved"),
+    systems=("baseline", "improved"), consented=False,
 ) -> Study:  # fmt: skip
     lead = lead or UserFactory()
     slug = slug or f"study-{lead.username}"
@@ -49,6 +50,8 @@ def make_study(
     for user in raters:
         rater = membership_add(study=study, user=user, role=Membership.Role.RATER)
         assignments_create_all(study=study, rater=rater)
+        if consented:
+            consent_record(rater=rater, agreed=True, prior_knowledge=False)
     study.status = status
     study.save(update_fields=["status"])
     return study

@@ -90,5 +90,42 @@ window.ConcordKinds = (function () {
     },
   };
 
-  return { counted: counted, checklist: checklist };
+  // Single-choice kinds (scale, categorical, pairwise) share one shape: {choice: value or null}.
+  // Only a scale's choice is points; categories and preferences are not part of the total,
+  // so their "0 / 0" in the heading is hidden.
+  function singleChoice(parse, countsInTotal) {
+    return {
+      init(fieldset, dim, changed) {
+        const points = fieldset.querySelector("legend [data-points]");
+        if (points && !countsInTotal) points.parentElement.hidden = true;
+        fieldset.addEventListener("click", (event) => {
+          if (!event.target.closest("[data-clear-choice]")) return;
+          fieldset.querySelectorAll("[data-choice]").forEach((input) => { input.checked = false; });
+          changed();
+        });
+      },
+      read(fieldset) {
+        const checked = fieldset.querySelector("[data-choice]:checked");
+        return { choice: checked ? parse(checked.value) : null };
+      },
+      restore(fieldset, dim, value) {
+        const choice = value.choice === undefined || value.choice === null ? null : String(value.choice);
+        fieldset.querySelectorAll("[data-choice]").forEach((input) => { input.checked = input.value === choice; });
+      },
+      score(fieldset, dim, value) {
+        return countsInTotal && value.choice !== null ? value.choice : 0;
+      },
+    };
+  }
+
+  const toInt = (text) => parseInt(text, 10);
+  const asText = (text) => text;
+
+  return {
+    counted: counted,
+    checklist: checklist,
+    scale: singleChoice(toInt, true),
+    categorical: singleChoice(asText, false),
+    pairwise: singleChoice(toInt, false),
+  };
 })();

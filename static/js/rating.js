@@ -1,20 +1,56 @@
-// The rating form: item lists, live points, autosave and active time.
+// The rating form: item lists, live points and totals, "hard to apply" flags, autosave with a
+// copy kept in this browser, stale-tab and expired-session handling, active time and keyboard
+// shortcuts. The form's data-mode says where answers go:
+//   rate          drafts saved to the server as the rater works; "Submit" posts the form
+//   practice      kept in this browser only: nothing is sent
+//   training, qualification, key   posted when submitted, no drafts
 (function () {
   "use strict";
   const form = document.getElementById("rating-form");
   if (!form) return;
+  const mode = form.dataset.mode || "rate";
   const rubric = JSON.parse(document.getElementById("rubric-data").textContent);
-  const draft = JSON.parse(document.getElementById("draft-data").textContent) || {};
+  const serverDraft = JSON.parse(document.getElementById("draft-data").textContent) || {};
   const readonly = form.hasAttribute("data-readonly");
   const statusEl = document.getElementById("save-status");
   const versionInput = document.getElementById("version");
-  const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
+  const submitButton = document.getElementById("submit-rating");
+  const alerts = document.getElementById("page-alerts");
+  const notesEl = document.getElementById("notes");
   const byKey = Object.fromEntries(rubric.map((d) => [d.key, d]));
   const kinds = window.ConcordKinds;
+  const IDLE_MS = 5 * 60 * 1000;
+
+  // ---- Reading, restoring and scoring -------------------------------------------------
 
   function kindOf(fieldset) { return kinds[fieldset.dataset.kind]; }
 
-  function readDimension(fieldset) { return kindOf(fieldset).read(fieldset); }
+  function readFlag(fieldset) {
+    const box = fieldset.querySelector("[data-flag]");
+    if (!box) return {};
+    const note = fieldset.querySelector("[data-flag-note]");
+    // An unticked flag sends no note, but the note stays on screen in case it is ticked again.
+    return { flagged: box.checked, flag_note: box.checked ? note.value.trim() : "" };
+  }
+
+  function showFlag(fieldset) {
+    const box = fieldset.querySelector("[data-flag]");
+    if (!box) return;
+    fieldset.classList.toggle("is-flagged", box.checked);
+    fieldset.querySelector("[data-flag-note-box]").hidden = !box.checked;
+  }
+
+  function restoreFlag(fieldset, value) {
+    const box = fieldset.querySelector("[data-flag]");
+    if (!box) return;
+    box.checked = !!value.flagged;
+    fieldset.querySelector("[data-flag-note]").value = value.flag_note || "";
+    showFlag(fieldset);
+  }
+
+  function readDimension(fieldset) {
+    return Object.assign(kindOf(fieldset).read(fieldset), readFlag(fieldset));
+  }
 
   function readPayload() {
     const responses = {};
@@ -30,24 +66,30 @@
       responses: responses,
       case: caseValues,
       confidence: confidence ? confidence.value : "",
-      notes: document.getElementById("notes").value,
+      notes: notesEl ? notesEl.value.trim() : "",
     };
   }
 
   function restore(payload) {
+    payload = payload || {};
     const responses = payload.responses || {};
     form.querySelectorAll(".response-card").forEach((card) => {
       const values = responses[card.dataset.label] || {};
       card.querySelectorAll("fieldset.dimension").forEach((fs) => {
-        kindOf(fs).restore(fs, byKey[fs.dataset.dim], values[fs.dataset.dim] || {});
+        const value = values[fs.dataset.dim] || {};
+        kindOf(fs).restore(fs, byKey[fs.dataset.dim], value);
+        restoreFlag(fs, value);
       });
     });
     const caseValues = payload.case || {};
     form.querySelectorAll("fieldset.case-dimension").forEach((fs) => {
-      kindOf(fs).restore(fs, byKey[fs.dataset.dim], caseValues[fs.dataset.dim] || {});
+      const value = caseValues[fs.dataset.dim] || {};
+      kindOf(fs).restore(fs, byKey[fs.dataset.dim], value);
+      restoreFlag(fs, value);
     });
     form.querySelectorAll("input[name=confidence]").forEach((r) => { r.checked = r.value === payload.confidence; });
-    document.getElementById("notes").value = payload.notes || "";
+    if (notesEl) notesEl.value = payload.notes || "";
+    updateScores();
   }
 
   function updateScores() {
@@ -55,67 +97,260 @@
       let total = 0;
       card.querySelectorAll("fieldset.dimension").forEach((fs) => {
         const points = kindOf(fs).score(fs, byKey[fs.dataset.dim], readDimension(fs)) || 0;
-        fs.querySelector("[data-points]").textContent = points;
+        const shown = fs.querySelector("[data-points]");
+        if (shown) shown.textContent = points;
         total += points;
       });
       card.querySelector("[data-total]").textContent = total;
     });
   }
 
-  // Active time: seconds while the page is visible and focused.
-  let activeSeconds = 0;
-  setInterval(() => {
-    if (document.visibilityState === "visible" && document.hasFocus()) activeSeconds += 1;
-  }, 1000);
-
-  let saveTimer = null;
-  let saving = false;
-  let stale = false;
+  // ---- Messages -------------------------------------------------------------------------
 
   function setStatus(text, isError) {
+    if (!statusEl) return;
     statusEl.textContent = text;
     statusEl.classList.toggle("text-danger", !!isError);
+    statusEl.classList.toggle("text-body-secondary", !isError);
   }
 
-  async function saveDraft() {
-    if (readonly || stale) return;
-    if (saving) { scheduleSave(); return; }
-    saving = true;
-    const seconds = activeSeconds;
-    try {
-      const response = await fetch(form.dataset.draftUrl, {
-        method: "POST",
-        credentials: "same-origin",
-        headers: { "Content-Type": "application/json", "X-CSRFToken": csrf },
-        body: JSON.stringify({ payload: readPayload(), version: parseInt(versionInput.value, 10), active_seconds: seconds }),
+  function clock(ms) { return new Date(ms || Date.now()).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }); }
+
+  // An alert above the form with buttons or links; replaced when shown again under the same id.
+  function showAlert(id, tone, message, actions) {
+    removeAlert(id);
+    const box = document.createElement("div");
+    box.id = id;
+    box.className = "alert alert-" + tone;
+    box.setAttribute("role", tone === "info" ? "status" : "alert");
+    const text = document.createElement("p");
+    text.className = actions && actions.length ? "mb-2" : "mb-0";
+    text.textContent = message;
+    box.appendChild(text);
+    if (actions && actions.length) {
+      const row = document.createElement("div");
+      row.className = "d-flex flex-wrap gap-2";
+      actions.forEach((action) => {
+        const el = document.createElement(action.href ? "a" : "button");
+        el.className = "btn btn-sm " + (action.primary ? "btn-" + tone : "btn-outline-dark");
+        el.textContent = action.label;
+        if (action.href) {
+          el.href = action.href;
+          if (action.newTab) { el.target = "_blank"; el.rel = "noopener"; }
+        } else {
+          el.type = "button";
+          el.addEventListener("click", action.onClick);
+        }
+        row.appendChild(el);
       });
-      const body = await response.json().catch(() => ({}));
-      if (response.ok) {
-        versionInput.value = body.version;
-        activeSeconds -= seconds;
-        setStatus("Draft saved " + new Date().toLocaleTimeString());
-      } else if (response.status === 409) {
-        stale = true;
-        setStatus(body.error || "Saved elsewhere; reload to continue.", true);
-      } else {
-        setStatus("Not saved: " + (body.error || "please sign in again"), true);
-      }
-    } catch (err) {
-      setStatus("Not saved: no connection. Your answers stay in this tab; retrying…", true);
-      scheduleSave(5000);
-    } finally {
-      saving = false;
+      box.appendChild(row);
     }
+    (alerts || form.parentNode).insertBefore(box, alerts ? alerts.firstChild : form);
+    return box;
   }
+
+  function removeAlert(id) {
+    const old = document.getElementById(id);
+    if (old) old.remove();
+  }
+
+  // ---- A copy in this browser (localStorage) --------------------------------------------
+  // Written on every change, cleared once the server has the same answers, so a reload, a
+  // closed tab, a lost connection or an expired session loses nothing.
+
+  const localKey = form.dataset.localKey ? "concord:" + form.dataset.localKey : null;
+  const local = {
+    read() {
+      if (!localKey) return null;
+      try { return JSON.parse(window.localStorage.getItem(localKey)); } catch (err) { return null; }
+    },
+    write(payload) {
+      if (!localKey) return;
+      try {
+        window.localStorage.setItem(localKey, JSON.stringify({ payload: payload, version: currentVersion(), at: Date.now() }));
+      } catch (err) { /* storage full or disabled: the server draft still works */ }
+    },
+    clear() {
+      if (!localKey) return;
+      try { window.localStorage.removeItem(localKey); } catch (err) { /* ignore */ }
+    },
+  };
+
+  function currentVersion() { return parseInt(versionInput.value, 10) || 0; }
+
+  // ---- Autosave (mode "rate") -------------------------------------------------------------
+
+  let lastSaved = null; // the answers the server has, as JSON
+  let saveTimer = null;
+  let retryTimer = null;
+  let saving = false;
+  let submitting = false;
+  let pendingSubmit = false;
+  let stale = form.hasAttribute("data-stale");
+  // The version the server has when this tab is stale (from the refusal).
+  let staleVersion = parseInt(form.dataset.currentVersion, 10);
+  let signedOut = null; // the server's answer while the session is expired
+
+  function csrfToken() {
+    // Read from the cookie at each request: signing in again in another tab rotates it.
+    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    if (match) return decodeURIComponent(match[1]);
+    return form.querySelector("input[name=csrfmiddlewaretoken]").value;
+  }
+
+  function unsaved() { return lastSaved !== null && JSON.stringify(readPayload()) !== lastSaved; }
 
   function scheduleSave(delay) {
     clearTimeout(saveTimer);
     saveTimer = setTimeout(saveDraft, delay || 800);
   }
 
-  function changed() {
+  function retryLater(delay) {
+    clearTimeout(retryTimer);
+    retryTimer = setTimeout(() => { if (unsaved()) saveDraft(); }, delay);
+  }
+
+  async function saveDraft(options) {
+    if (mode !== "rate" || readonly || stale || submitting) return;
+    if (saving) { scheduleSave(); return; }
+    const payload = readPayload();
+    const text = JSON.stringify(payload);
+    if (text === lastSaved) return;
+    saving = true;
+    const seconds = activeSeconds;
+    setStatus("Saving…");
+    try {
+      const response = await fetch(form.dataset.draftUrl, {
+        method: "POST",
+        credentials: "same-origin",
+        keepalive: !!(options && options.keepalive),
+        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
+        body: JSON.stringify({ payload: payload, version: currentVersion(), active_seconds: seconds }),
+      });
+      const body = await response.json().catch(() => null);
+      if (response.ok && body && typeof body.version === "number") {
+        versionInput.value = body.version;
+        activeSeconds = Math.max(0, activeSeconds - seconds);
+        lastSaved = text;
+        signedOut = null;
+        removeAlert("session-alert");
+        removeAlert("offline-alert");
+        if (JSON.stringify(readPayload()) === text) local.clear(); else local.write(readPayload());
+        setStatus("Draft saved at " + clock());
+      } else if (response.status === 409 && body && body.stale) {
+        stale = true;
+        staleVersion = body.version;
+        showStale(body.error);
+      } else if (response.status === 401 || (body && body.signed_out)) {
+        signedOut = body || {};
+        showSignedOut();
+        retryLater(15000);
+      } else if (body && body.error) {
+        setStatus("Not saved: " + body.error, true);
+      } else if (response.status === 403) {
+        // A security-token failure after signing in elsewhere: the cookie has the new one.
+        setStatus("Not saved yet; retrying…", true);
+        retryLater(5000);
+      } else {
+        setStatus("Not saved (server error " + response.status + "); retrying…", true);
+        retryLater(10000);
+      }
+    } catch (err) {
+      setStatus("Not saved: no connection. Retrying…", true);
+      showAlert("offline-alert", "warning",
+        "The connection is lost. Your answers are kept in this browser and will be saved as soon as it is back.");
+      retryLater(5000);
+    } finally {
+      saving = false;
+      if (pendingSubmit) { pendingSubmit = false; submitNow(); }
+    }
+  }
+
+  function showStale(message) {
+    setStatus("Not saved: this case was saved elsewhere.", true);
+    showAlert("stale-alert", "warning",
+      (message || "This case was saved from another tab or device after you opened it.") +
+      " Your answers stay on this page and in this browser.",
+      [
+        { label: "Open the saved version", onClick: () => { local.write(readPayload()); window.location.reload(); } },
+        {
+          label: "Keep the answers on this page",
+          primary: true,
+          onClick: () => {
+            versionInput.value = staleVersion;
+            stale = false;
+            removeAlert("stale-alert");
+            saveDraft();
+          },
+        },
+      ]);
+  }
+
+  function showSignedOut() {
+    setStatus("Not saved: signed out.", true);
+    showAlert("session-alert", "warning", signedOut.error ||
+      "Your session has expired. Sign in again in another tab; your answers are kept here.",
+      signedOut.login_url ? [{ label: "Sign in again (opens a new tab)", href: signedOut.login_url, newTab: true, primary: true }] : []);
+  }
+
+  // ---- Submitting -----------------------------------------------------------------------
+
+  function fillHidden() {
+    document.getElementById("payload").value = JSON.stringify(readPayload());
+    document.getElementById("active-seconds").value = activeSeconds;
+    form.querySelector("input[name=csrfmiddlewaretoken]").value = csrfToken();
+  }
+
+  function submitNow() {
+    if (mode === "rate") {
+      if (stale) { showStale(); return; }
+      if (signedOut) { showSignedOut(); return; }
+      local.write(readPayload());
+    }
+    fillHidden();
+    submitting = true;
+    if (submitButton) submitButton.disabled = true;
+    form.submit();
+  }
+
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    // A double click sends one request; the server would also treat a repeat as the same.
+    if (submitting || readonly) return;
+    clearTimeout(saveTimer);
+    if (mode === "rate" && saving) {
+      pendingSubmit = true;
+      setStatus("Saving before submitting…");
+      return;
+    }
+    submitNow();
+  });
+
+  const replaceSaved = document.querySelector("[data-replace-saved]");
+  if (replaceSaved) {
+    replaceSaved.addEventListener("click", () => {
+      versionInput.value = form.dataset.currentVersion;
+      stale = false;
+      submitNow();
+    });
+  }
+
+  // ---- Changes --------------------------------------------------------------------------
+
+  function changed(event) {
+    if (event && event.target && event.target.matches && event.target.matches("[data-flag]")) {
+      const fieldset = event.target.closest("fieldset.dimension");
+      showFlag(fieldset);
+      if (event.type === "change" && event.target.checked) fieldset.querySelector("[data-flag-note]").focus();
+    }
     updateScores();
-    if (!readonly) { setStatus("Unsaved changes"); scheduleSave(); }
+    if (readonly) return;
+    if (mode === "rate") {
+      local.write(readPayload());
+      if (!stale && !signedOut) { setStatus("Unsaved changes"); scheduleSave(); }
+    } else if (mode === "practice") {
+      local.write(readPayload());
+    }
   }
 
   form.addEventListener("input", changed);
@@ -123,15 +358,185 @@
   form.querySelectorAll("fieldset.dimension").forEach((fs) => {
     kindOf(fs).init(fs, byKey[fs.dataset.dim], changed);
   });
-  document.getElementById("save-draft").addEventListener("click", () => { clearTimeout(saveTimer); saveDraft(); });
-  form.addEventListener("submit", () => {
-    clearTimeout(saveTimer);
-    document.getElementById("payload").value = JSON.stringify(readPayload());
-    document.getElementById("active-seconds").value = activeSeconds;
-    document.getElementById("submit-rating").disabled = true;
+  const saveButton = document.getElementById("save-draft");
+  if (saveButton) saveButton.addEventListener("click", () => { clearTimeout(saveTimer); saveDraft(); });
+
+  // ---- Active time: visible, focused and not idle for five minutes ------------------------
+
+  let activeSeconds = 0;
+  let lastActivity = Date.now();
+  ["keydown", "pointerdown", "pointermove", "wheel", "touchstart", "scroll"].forEach((type) => {
+    document.addEventListener(type, () => { lastActivity = Date.now(); }, { passive: true, capture: true });
+  });
+  setInterval(() => {
+    if (document.visibilityState === "visible" && document.hasFocus() && Date.now() - lastActivity < IDLE_MS) {
+      activeSeconds += 1;
+    }
+  }, 1000);
+
+  // ---- Starting up: the server's draft, then any newer copy from this browser -------------
+
+  restore(serverDraft);
+  if (mode === "rate") {
+    lastSaved = JSON.stringify(readPayload());
+    const saved = local.read();
+    if (stale) {
+      // Re-shown after a refused submit: the answers on the page are this tab's; keep a copy.
+      local.write(readPayload());
+    } else if (saved && saved.payload && !readonly) {
+      restore(saved.payload);
+      const localText = JSON.stringify(readPayload());
+      restore(serverDraft);
+      if (localText === lastSaved) {
+        local.clear();
+      } else if (saved.version === currentVersion()) {
+        // Nothing was saved since this copy was made: it is simply newer. Use it.
+        restore(saved.payload);
+        setStatus("Unsaved changes");
+        scheduleSave(300);
+        showAlert("restored-alert", "info",
+          "Restored your answers from " + clock(saved.at) + " that had not been saved yet.",
+          [{ label: "Discard them", onClick: () => { restore(serverDraft); local.clear(); removeAlert("restored-alert"); lastSaved = JSON.stringify(readPayload()); setStatus("Saved"); } }]);
+      } else {
+        showAlert("restored-alert", "warning",
+          "This browser has answers to this case from " + clock(saved.at) +
+          " that were not saved, and the case has been saved since (in another tab or on another device).",
+          [
+            { label: "Use the answers from this browser", primary: true, onClick: () => { restore(saved.payload); removeAlert("restored-alert"); changed(); } },
+            { label: "Keep the saved version", onClick: () => { local.clear(); removeAlert("restored-alert"); } },
+          ]);
+      }
+    }
+    window.addEventListener("online", () => { if (unsaved()) saveDraft(); });
+    window.addEventListener("focus", () => { if (signedOut || unsaved()) saveDraft(); });
+    document.addEventListener("visibilitychange", () => {
+      if (document.visibilityState === "hidden" && unsaved()) { clearTimeout(saveTimer); saveDraft({ keepalive: true }); }
+    });
+    if ("BroadcastChannel" in window && localKey) {
+      // Two tabs on one case: say so early, before one of them is refused.
+      const channel = new BroadcastChannel("concord-tabs");
+      const me = Math.random().toString(36).slice(2);
+      channel.onmessage = (event) => {
+        const data = event.data || {};
+        if (data.key !== localKey || data.from === me) return;
+        if (data.type === "hello") channel.postMessage({ type: "here", key: localKey, from: me });
+        showAlert("tab-alert", "info",
+          "This case is also open in another tab. Work in one of them: a save from an older version is refused.");
+      };
+      channel.postMessage({ type: "hello", key: localKey, from: me });
+    }
+  } else if (mode === "practice") {
+    const saved = local.read();
+    if (saved && saved.payload) restore(saved.payload);
+    const reset = document.getElementById("practice-reset");
+    if (reset) reset.addEventListener("click", () => { local.clear(); restore({}); });
+  }
+
+  if (readonly) {
+    form.querySelectorAll("input, textarea, button:not([data-bs-toggle])").forEach((el) => { el.disabled = true; });
+  }
+
+  // ---- Keyboard -------------------------------------------------------------------------
+
+  let currentDimension = null;
+  form.addEventListener("focusin", (event) => {
+    const fieldset = event.target.closest("fieldset.dimension");
+    if (fieldset) currentDimension = fieldset;
   });
 
-  restore(draft);
-  updateScores();
-  if (readonly) form.querySelectorAll("input, textarea, button").forEach((el) => { el.disabled = true; });
+  function isTyping(el) {
+    if (!el || !el.matches) return false;
+    if (el.isContentEditable || el.matches("textarea, select")) return true;
+    return el.matches("input") && !["checkbox", "radio", "button", "submit", "reset", "range", "color", "file"].includes(el.type);
+  }
+
+  function focusDimension(fieldset) {
+    if (!fieldset) return;
+    currentDimension = fieldset;
+    fieldset.focus();
+  }
+
+  function moveDimension(step) {
+    const all = Array.from(form.querySelectorAll("fieldset.dimension"));
+    const index = all.indexOf(currentDimension);
+    const next = index === -1 ? (step > 0 ? all[0] : all[all.length - 1]) : all[index + step];
+    focusDimension(next);
+  }
+
+  function overlay(id, kind) {
+    const el = document.getElementById(id);
+    if (el && window.bootstrap) window.bootstrap[kind].getOrCreateInstance(el).show();
+  }
+
+  function removeEmptyItem(input) {
+    const row = input.closest(".item-row");
+    const previous = row.previousElementSibling;
+    row.querySelector("[data-remove-item]").click();
+    if (previous) previous.querySelector("[data-item-text]").focus();
+  }
+
+  document.addEventListener("keydown", (event) => {
+    const target = event.target;
+    const overlayOpen = document.querySelector(".modal.show, .offcanvas.show");
+    if (event.ctrlKey || event.metaKey) {
+      if (event.altKey || overlayOpen) return;
+      if (event.key === "Enter" && submitButton && !submitButton.disabled) {
+        event.preventDefault();
+        form.requestSubmit(submitButton);
+      } else if ((event.key === "s" || event.key === "S") && mode === "rate") {
+        event.preventDefault();
+        clearTimeout(saveTimer);
+        saveDraft();
+      }
+      return;
+    }
+    if (event.altKey) return;
+    if (isTyping(target)) {
+      if (event.key === "Escape") {
+        event.preventDefault();
+        const fieldset = target.closest("fieldset.dimension");
+        if (fieldset) focusDimension(fieldset); else target.blur();
+      } else if (event.key === "Enter" && target.matches("input") && form.contains(target)) {
+        event.preventDefault(); // Enter in a text box never submits the form
+      } else if (event.key === "Backspace" && target.matches("[data-item-text]") && target.value === "") {
+        event.preventDefault();
+        removeEmptyItem(target);
+      }
+      return;
+    }
+    if (overlayOpen) {
+      // Escape closes the sheet even before focus has moved into it.
+      if (event.key === "Escape" && window.bootstrap) {
+        const kind = overlayOpen.classList.contains("modal") ? "Modal" : "Offcanvas";
+        window.bootstrap[kind].getOrCreateInstance(overlayOpen).hide();
+      }
+      return;
+    }
+    const key = event.key;
+    if (key === "?") overlay("shortcuts", "Modal");
+    else if (key === "i") overlay("help", "Offcanvas");
+    else if (key === "p") { const prompt = document.getElementById("prompt"); if (prompt) prompt.focus(); else return; }
+    else if (key === "j") moveDimension(1);
+    else if (key === "k") moveDimension(-1);
+    else if ((key === "+" || key === "=") && currentDimension && currentDimension.querySelector("[data-add-item]")) {
+      currentDimension.querySelector("[data-add-item]").click();
+    } else if (key === "f" && currentDimension && currentDimension.querySelector("[data-flag]") && !readonly) {
+      const box = currentDimension.querySelector("[data-flag]");
+      box.checked = !box.checked;
+      showFlag(currentDimension);
+      if (box.checked) currentDimension.querySelector("[data-flag-note]").focus();
+      changed();
+    } else if (["1", "2", "3"].includes(key) && form.querySelector("input[name=confidence]") && !readonly) {
+      const radio = form.querySelectorAll("input[name=confidence]")[parseInt(key, 10) - 1];
+      radio.checked = true;
+      radio.focus();
+      changed();
+    } else if (key === "n" && notesEl) notesEl.focus();
+    else if (/^[a-h]$/.test(key)) {
+      const card = form.querySelector('.response-card[data-shown="' + key.toUpperCase() + '"]');
+      if (!card) return;
+      card.querySelector(".response-text").focus();
+    } else return;
+    event.preventDefault();
+  });
 })();

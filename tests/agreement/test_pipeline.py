@@ -28,7 +28,7 @@ DEPTH_POINTS = {0: 0, 1: 0, 2: 2, 3: 2, 4: 4, 5: 4, 6: 5}
 @pytest.fixture
 def three_raters(db):
     users = [UserFactory() for _ in range(3)]
-    study = make_study(slug="pipeline", cases=4, raters=users)
+    study = make_study(slug="pipeline", cases=4, raters=users, consented=True)
     return study, users
 
 

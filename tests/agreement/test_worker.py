@@ -84,7 +84,7 @@ def wait_until_fresh(study, *, timeout=60.0) -> StudyAgreement:
 
 def test_ratings_submitted_through_the_views_produce_a_fresh_result(worker, client):
     rater = UserFactory()
-    study = make_study(slug="worker-views", cases=3, raters=[rater, UserFactory()])
+    study = make_study(slug="worker-views", cases=3, raters=[rater, UserFactory()], consented=True)
     client.force_login(rater)
     for assignment in study.memberships.get(user=rater).assignments.all():
         response = client.post(
@@ -114,7 +114,7 @@ def test_a_burst_of_one_hundred_submissions_is_coalesced(worker):
 
 def test_nothing_is_lost_when_the_broker_is_down_at_submit_time(worker, settings, client):
     rater = UserFactory()
-    study = make_study(slug="worker-outage", cases=2, raters=[rater])
+    study = make_study(slug="worker-outage", cases=2, raters=[rater], consented=True)
     working_url = settings.REDIS_URL
     settings.REDIS_URL = "redis://127.0.0.1:1/0"  # a closed port
     client.force_login(rater)

@@ -110,3 +110,33 @@ def test_each_rater_gets_every_case_in_their_own_reproducible_order(study):
         services.assignments_create_all(study=study, rater=study.memberships.get(pseudonym="R-01"))
         == []
     )
+
+
+def test_a_changed_resubmission_keeps_the_earlier_answer_as_a_revision(assignment):
+    from annotation.models import RatingRevision
+
+    services.rating_submit(assignment=assignment, payload=full_marks_payload(), expected_version=0)
+    first_submitted_at = Assignment.objects.get(pk=assignment.pk).submitted_at
+    lower = full_marks_payload(confidence="low")
+    lower["responses"]["A"]["evidence"] = {"checked": [False, False, False]}
+    services.rating_submit(assignment=assignment, payload=lower, expected_version=1)
+    revision = RatingRevision.objects.get(assignment=assignment)
+    assert revision.submitted["totals"] == {"A": 20, "B": 20}
+    assert revision.submitted["confidence"] == "high"
+    assert revision.submitted["responses"]["A"]["evidence"]["checked"] == [True, True, True]
+    assert revision.submitted_at == first_submitted_at
+    # Submitting the same answers again (a retry, or a review without changes) adds nothing.
+    services.rating_submit(assignment=assignment, payload=lower, expected_version=2)
+    services.rating_submit(assignment=assignment, payload=lower, expected_version=2)
+    assert RatingRevision.objects.filter(assignment=assignment).count() == 1
+
+
+def test_flags_and_notes_are_kept_with_the_rating(assignment):
+    payload = full_marks_payload()
+    payload["responses"]["B"]["depth"]["flagged"] = True
+    payload["responses"]["B"]["depth"]["flag_note"] = "  Are sub-factors separate?  "
+    services.rating_submit(assignment=assignment, payload=payload, expected_version=0)
+    depth = Rating.objects.get(assignment=assignment, label="B").scores["depth"]
+    assert depth["flagged"] is True
+    assert depth["flag_note"] == "Are sub-factors separate?"
+    assert depth["points"] == 5

@@ -162,3 +162,61 @@ def test_paused_rater_can_read_but_not_submit(client, rater, membership, assignm
     )
     assert response.status_code == 400
     assert not Rating.objects.exists()
+
+
+def test_draft_endpoint_answers_an_expired_session_in_json(client, assignment):
+    response = client.post(
+        reverse("annotation:draft", args=[assignment.uuid]),
+        json.dumps({"payload": full_marks_payload(), "version": 0}),
+        content_type="application/json",
+    )
+    assert response.status_code == 401
+    body = response.json()
+    assert body["signed_out"] is True and "expired" in body["error"]
+    assert body["login_url"].startswith(reverse("login"))
+    assignment.refresh_from_db()
+    assert assignment.version == 0
+
+
+def test_draft_endpoint_only_takes_posts(client, rater, assignment):
+    client.force_login(rater)
+    assert client.get(reverse("annotation:draft", args=[assignment.uuid])).status_code == 405
+
+
+def test_stale_submit_keeps_the_tabs_answers_and_its_old_version(client, rater, assignment):
+    from annotation import services
+
+    services.draft_save(assignment=assignment, payload=full_marks_payload(), expected_version=0)
+    client.force_login(rater)
+    mine = full_marks_payload(confidence="low")
+    mine["notes"] = "From the older tab"
+    response = client.post(rate_url(assignment), {"payload": json.dumps(mine), "version": "0"})
+    assert response.status_code == 409
+    assert "From the older tab" in response.text  # the answers are on the page again
+    assert 'data-stale data-current-version="1"' in response.text
+    assert 'id="version" value="0"' in response.text  # a second click is refused too
+    assert "Submit the answers on this page instead" in response.text
+    assert not Rating.objects.exists()
+    # Choosing to replace the newer version sends the current version: it is accepted.
+    replaced = client.post(rate_url(assignment), {"payload": json.dumps(mine), "version": "1"})
+    assert replaced.status_code == 302
+    assignment.refresh_from_db()
+    assert assignment.notes == "From the older tab"
+
+
+def test_rating_page_offers_flags_navigation_help_and_shortcuts(client, rater, membership):
+    cases = list(membership.assignments.order_by("position"))
+    client.force_login(rater)
+    page = client.get(rate_url(cases[1])).text
+    assert "case 2 of 4" in page
+    assert reverse("annotation:rate", args=[cases[0].uuid]) in page
+    assert reverse("annotation:rate", args=[cases[2].uuid]) in page
+    assert page.count("data-flag ") + page.count("data-flag>") == 10  # 5 dimensions x 2 responses
+    assert 'id="help"' in page and 'id="shortcuts"' in page
+    assert 'data-local-key="rate:' in page
+
+
+def test_rate_page_query_count_stays_flat(client, rater, assignment, django_assert_max_num_queries):
+    client.force_login(rater)
+    with django_assert_max_num_queries(30):
+        assert client.get(rate_url(assignment)).status_code == 200

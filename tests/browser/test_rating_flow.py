@@ -4,6 +4,7 @@ from playwright.sync_api import expect
 from annotation.models import Assignment, Rating
 from studies.models import Membership
 
+from ..annotation.support import consent_all
 from ..factories import PASSWORD, UserFactory, make_study
 from .conftest import sign_in
 
@@ -14,6 +15,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def rater_study():
     rater = UserFactory(username="browser-rater")
     study = make_study(slug="browser-study", cases=3, raters=[rater])
+    consent_all(study)
     return rater, study
 
 

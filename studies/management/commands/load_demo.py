@@ -7,7 +7,7 @@ from django.db import transaction
 
 from annotation.services import assignments_create_all
 from studies.models import Membership, Study
-from studies.services import membership_add, study_create, test_cases_add
+from studies.services import membership_add, study_create, study_open, test_cases_add
 
 DEMO_PASSWORD = "concord-demo"  # noqa: S105 - printed for the newcomer; demo accounts only
 DEMO_SLUG = "reference-demo"
@@ -59,8 +59,7 @@ class Command(BaseCommand):
             for name in ("rater1", "rater2", "rater3"):
                 rater = membership_add(study=study, user=users[name], role=Membership.Role.RATER)
                 assignments_create_all(study=study, rater=rater)
-            study.status = Study.Status.OPEN
-            study.save(update_fields=["status"])
+            study_open(study=study, actor=users["coordinator"], acknowledge_warnings=True)
             self.stdout.write(self.style.SUCCESS(f"Loaded the demo study '{study.name}'."))
         self.stdout.write(
             f"Demo sign-ins (password '{DEMO_PASSWORD}'): rater1, rater2, rater3 (raters), "

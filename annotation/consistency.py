@@ -1,0 +1,115 @@
+"""Checks for the self-check page: places where a rater may have counted inconsistently.
+
+Plain Python over a rater's submitted scores, so it can be tested alone. The checks follow
+the validator instructions: count with the same granularity across cases, and
+double-check a large gap between the responses of one case ("calibrate on outliers").
+"""
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+# A gap between two responses of one case this large (as a share of the maximum total)
+# is pointed out for a second look.
+GAP_SHARE = 0.4
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One response as the rater scored it."""
+
+    case: str
+    label: str  # as shown to the rater
+    scores: dict
+    total: int
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str  # "weight", "duplicate", "two-dimensions" or "gap"
+    case: str
+    message: str
+
+
+def normalise(text: str) -> str:
+    """Item text compared loosely: case, spacing and surrounding punctuation ignored."""
+    text = re.sub(r"\s+", " ", text.lower()).strip()
+    return text.strip(" .,;:!?-–—\"'()[]")
+
+
+def _items(entry: Entry, key: str) -> list[dict]:
+    value = entry.scores.get(key)
+    items = value.get("items") if isinstance(value, dict) else None
+    return [i for i in items or [] if isinstance(i, dict) and str(i.get("text") or "").strip()]
+
+
+def find_inconsistencies(
+    *, entries: list[Entry], counted: list[tuple[str, str]], max_total: int
+) -> list[Finding]:
+    """Findings in case order; ``counted`` is [(dimension key, dimension name)]."""
+    findings = []
+    names = dict(counted)
+
+    # The same item counted at full weight in one place and at half weight in another.
+    for key, name in counted:
+        weights = defaultdict(lambda: {False: [], True: []})
+        for entry in entries:
+            for item in _items(entry, key):
+                places = weights[normalise(item["text"])][bool(item.get("half"))]
+                places.append(f"{entry.case} {entry.label}")
+        for text, by_weight in weights.items():
+            if by_weight[False] and by_weight[True]:
+                first = by_weight[False][0].split()[0]
+                findings.append(
+                    Finding(
+                        "weight",
+                        first,
+                        f"{name}: “{text}” counted in full in {', '.join(by_weight[False])} "
+                        f"but at half weight in {', '.join(by_weight[True])}.",
+                    )
+                )
+
+    for entry in entries:
+        where = f"{entry.case} Response {entry.label}"
+        seen_in = defaultdict(list)
+        for key, name in counted:
+            texts = [normalise(i["text"]) for i in _items(entry, key)]
+            for text in sorted({t for t in texts if texts.count(t) > 1}):
+                findings.append(
+                    Finding("duplicate", entry.case, f"{where}, {name}: “{text}” is listed twice.")
+                )
+            for text in set(texts):
+                seen_in[text].append(key)
+        for text, keys in seen_in.items():
+            if len(keys) > 1:
+                listed = " and ".join(names[k] for k in keys)
+                findings.append(
+                    Finding(
+                        "two-dimensions",
+                        entry.case,
+                        f"{where}: “{text}” is counted under both {listed}; "
+                        "check this is intended.",
+                    )
+                )
+
+    by_case = defaultdict(list)
+    for entry in entries:
+        by_case[entry.case].append(entry)
+    for case, group in by_case.items():
+        if len(group) < 2 or not max_total:
+            continue
+        high = max(group, key=lambda e: e.total)
+        low = min(group, key=lambda e: e.total)
+        if high.total - low.total >= GAP_SHARE * max_total:
+            findings.append(
+                Finding(
+                    "gap",
+                    case,
+                    f"{case}: Response {high.label} scored {high.total} and Response "
+                    f"{low.label} {low.total}. Double-check that the rubric criteria support "
+                    "a gap this large.",
+                )
+            )
+
+    order = {entry.case: index for index, entry in enumerate(entries)}
+    return sorted(findings, key=lambda f: order.get(f.case, 0))

@@ -1,0 +1,185 @@
+"""Forms of the rating side. They only check and shape input; services do the writing."""
+
+from django import forms
+
+from .models import OnboardingSettings, StudyFeedback, TrainingItem, Withdrawal
+
+YES_NO = [("no", "No"), ("yes", "Yes")]
+
+
+class ConsentForm(forms.Form):
+    agree = forms.BooleanField(
+        required=False, label="I have read the information above and agree to take part."
+    )
+    prior_knowledge = forms.ChoiceField(
+        choices=YES_NO,
+        widget=forms.RadioSelect(attrs={"class": "form-check-input"}),
+        required=False,
+        label="Your answer",
+    )
+    disclosure = forms.CharField(
+        required=False,
+        max_length=5000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="If yes, describe it",
+    )
+
+    def __init__(self, *args, study, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.asks_consent = bool(study.consent_text.strip())
+        self.asks_disclosure = bool(study.disclosure_question.strip())
+        if not self.asks_consent:
+            del self.fields["agree"]
+        if not self.asks_disclosure:
+            del self.fields["prior_knowledge"]
+            del self.fields["disclosure"]
+
+    def clean(self):
+        data = super().clean()
+        if self.asks_consent and not data.get("agree"):
+            self.add_error("agree", "Tick the box to confirm you agree to take part.")
+        if self.asks_disclosure:
+            answer = data.get("prior_knowledge")
+            if not answer:
+                self.add_error("prior_knowledge", "Answer yes or no.")
+            elif answer == "yes" and not (data.get("disclosure") or "").strip():
+                self.add_error("disclosure", "Describe your prior knowledge of the research.")
+        return data
+
+    def prior_knowledge_value(self) -> bool | None:
+        answer = self.cleaned_data.get("prior_knowledge")
+        return None if not answer else answer == "yes"
+
+
+class FeedbackForm(forms.Form):
+    suggestions = forms.CharField(
+        required=False,
+        max_length=5000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="Rubric feedback: what would you change?",
+    )
+    patterns = forms.CharField(
+        required=False,
+        max_length=5000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="Pattern observations",
+        help_text='For example: "Response A consistently had more alternatives but weaker '
+        'evidence".',
+    )
+    notes = forms.CharField(
+        required=False,
+        max_length=5000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="Anything else for the coordinator",
+    )
+
+    def __init__(self, *args, dimensions, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.dimension_fields = []
+        for dim in dimensions:
+            clarity = f"clarity_{dim['key']}"
+            comment = f"comment_{dim['key']}"
+            self.fields[clarity] = forms.ChoiceField(
+                choices=StudyFeedback.Clarity.choices,
+                widget=forms.RadioSelect(attrs={"class": "form-check-input"}),
+                required=False,
+                label=f"How clear was {dim['name']}?",
+            )
+            self.fields[comment] = forms.CharField(
+                required=False,
+                max_length=5000,
+                label=f"What was unclear about {dim['name']}? (optional)",
+            )
+            self.dimension_fields.append((dim, clarity, comment))
+
+    def bound_dimensions(self):
+        return [
+            (dim, self[clarity], self[comment]) for dim, clarity, comment in self.dimension_fields
+        ]
+
+    def dimension_answers(self) -> dict:
+        return {
+            dim["key"]: {
+                "clarity": self.cleaned_data.get(clarity) or "",
+                "comment": self.cleaned_data.get(comment) or "",
+            }
+            for dim, clarity, comment in self.dimension_fields
+        }
+
+
+class WithdrawalForm(forms.Form):
+    ratings = forms.ChoiceField(
+        choices=Withdrawal.Data.choices,
+        widget=forms.RadioSelect(attrs={"class": "form-check-input"}),
+        label="What should happen to the ratings you have submitted?",
+    )
+    reason = forms.CharField(
+        required=False,
+        max_length=5000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        label="Reason (optional)",
+    )
+    confirm = forms.BooleanField(
+        label="I want to withdraw from this study. I understand I cannot rate in it afterwards."
+    )
+
+    def __init__(self, *args, rater_chooses: bool, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not rater_chooses:
+            del self.fields["ratings"]
+
+
+class OnboardingSettingsForm(forms.ModelForm):
+    class Meta:
+        model = OnboardingSettings
+        fields = [
+            "practice_enabled",
+            "practice_case",
+            "pass_percent",
+            "tolerance",
+            "max_attempts",
+            "withdrawal_data",
+        ]
+
+    def __init__(self, *args, study, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["practice_case"].queryset = study.test_cases.order_by("position")
+        for name, field in self.fields.items():
+            if name == "practice_enabled":
+                continue
+            css = "form-select" if name in ("practice_case", "withdrawal_data") else "form-control"
+            field.widget.attrs["class"] = css
+        self.fields["pass_percent"].widget.attrs.update(min=0, max=100)
+        self.fields["max_attempts"].widget.attrs.update(min=1)
+
+
+class TrainingItemForm(forms.Form):
+    title = forms.CharField(max_length=200)
+    prompt = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), help_text="Markdown.")
+    response_a = forms.CharField(label="Response A", widget=forms.Textarea(attrs={"rows": 6}))
+    response_b = forms.CharField(
+        label="Response B", required=False, widget=forms.Textarea(attrs={"rows": 6})
+    )
+    response_c = forms.CharField(
+        label="Response C (optional)", required=False, widget=forms.Textarea(attrs={"rows": 4})
+    )
+    explanation = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="Training examples: shown to the rater after they answer. Markdown.",
+    )
+
+    @classmethod
+    def initial_for(cls, item: TrainingItem) -> dict:
+        texts = list(item.responses) + ["", "", ""]
+        return {
+            "title": item.title,
+            "prompt": item.prompt,
+            "response_a": texts[0],
+            "response_b": texts[1],
+            "response_c": texts[2],
+            "explanation": item.explanation,
+        }
+
+    def responses(self) -> list[str]:
+        return [self.cleaned_data.get(f"response_{x}") or "" for x in "abc"]

@@ -1,0 +1,170 @@
+"""Writes about a rater's part in a study: consent, end-of-study feedback, withdrawal.
+
+Each write also leaves a row in the study's audit trail (``StudyEvent``).
+"""
+
+from django.db import transaction
+from django.utils import timezone
+
+from agreement.services import agreement_request_recompute
+from studies.models import Membership, StudyEvent
+
+from .models import (
+    Assignment,
+    ConsentRecord,
+    OnboardingSettings,
+    Rating,
+    RatingRevision,
+    StudyFeedback,
+    Withdrawal,
+)
+from .selectors import onboarding_settings
+
+MAX_TEXT_LENGTH = 5000
+
+
+class ParticipationError(ValueError):
+    """The request cannot be recorded; the message says why."""
+
+
+def event_record(
+    *, membership: Membership, kind: str, reason: str = "", detail: dict | None = None
+) -> StudyEvent:
+    return StudyEvent.objects.create(
+        study_id=membership.study_id,
+        actor_id=membership.user_id,
+        kind=kind,
+        membership=membership,
+        reason=reason,
+        detail=detail or {},
+    )
+
+
+def _text(value, *, field: str) -> str:
+    text = str(value or "").strip()
+    if len(text) > MAX_TEXT_LENGTH:
+        raise ParticipationError(f"{field} is limited to {MAX_TEXT_LENGTH} characters.")
+    return text
+
+
+@transaction.atomic
+def consent_record(
+    *, rater: Membership, agreed: bool, prior_knowledge: bool | None, disclosure: str = ""
+) -> ConsentRecord:
+    """Record consent to the study's current information sheet, with the disclosure answer.
+
+    Consenting again to the same version changes nothing: the first record stands.
+    """
+    study = rater.study
+    if rater.status == Membership.Status.WITHDRAWN:
+        raise ParticipationError("You have withdrawn from this study.")
+    if study.consent_text.strip() and not agreed:
+        raise ParticipationError("Tick the box to confirm you agree to take part.")
+    disclosure = _text(disclosure, field="Your answer")
+    if study.disclosure_question.strip():
+        if prior_knowledge is None:
+            raise ParticipationError("Answer the question about prior knowledge.")
+        if prior_knowledge and not disclosure:
+            raise ParticipationError("Describe your prior knowledge of the research.")
+    existing = ConsentRecord.objects.filter(rater=rater, version=study.consent_version).first()
+    if existing is not None:
+        return existing
+    record = ConsentRecord.objects.create(
+        rater=rater,
+        version=study.consent_version,
+        consent_text=study.consent_text,
+        disclosure_question=study.disclosure_question,
+        prior_knowledge=prior_knowledge,
+        disclosure=disclosure if prior_knowledge else "",
+        agreed_at=timezone.now(),
+    )
+    event_record(
+        membership=rater,
+        kind="rater_consented",
+        detail={"consent_version": record.version, "prior_knowledge": prior_knowledge},
+    )
+    return record
+
+
+@transaction.atomic
+def feedback_submit(
+    *, rater: Membership, dimensions: dict, suggestions: str, patterns: str, notes: str
+) -> StudyFeedback:
+    """Store the end-of-study form; sending it again replaces the earlier answers."""
+    keys = set(rater.study.rubric.dimensions.values_list("key", flat=True))
+    clarity = StudyFeedback.Clarity.values
+    cleaned = {}
+    for key, answer in (dimensions or {}).items():
+        if key not in keys or not isinstance(answer, dict):
+            continue
+        value = str(answer.get("clarity") or "")
+        if value and value not in clarity:
+            raise ParticipationError("Choose clear, mostly clear or unclear for each dimension.")
+        cleaned[key] = {
+            "clarity": value,
+            "comment": _text(answer.get("comment"), field="A comment"),
+        }
+    fields = {
+        "dimensions": cleaned,
+        "suggestions": _text(suggestions, field="Suggestions"),
+        "patterns": _text(patterns, field="Pattern observations"),
+        "notes": _text(notes, field="Notes"),
+        "updated_at": timezone.now(),
+    }
+    feedback, created = StudyFeedback.objects.update_or_create(
+        rater=rater,
+        defaults=fields,
+        create_defaults={**fields, "submitted_at": fields["updated_at"]},
+    )
+    event_record(membership=rater, kind="rater_feedback", detail={"first": created})
+    return feedback
+
+
+@transaction.atomic
+def withdrawal_record(*, rater: Membership, data: str | None, reason: str = "") -> Withdrawal:
+    """Withdraw a rater from the study, doing with their data what the study's consent says.
+
+    When the data are deleted, the rater's submitted ratings, their revision history and
+    their drafts go; the withdrawal itself and the audit trail stay.
+    """
+    locked = Membership.objects.select_for_update().select_related("study").get(pk=rater.pk)
+    if locked.status == Membership.Status.WITHDRAWN:
+        raise ParticipationError("You have already withdrawn from this study.")
+    policy = onboarding_settings(study=locked.study).withdrawal_data
+    chosen = policy == OnboardingSettings.WithdrawalData.RATER_CHOOSES
+    if chosen:
+        if data not in Withdrawal.Data.values:
+            raise ParticipationError("Choose what should happen to your ratings.")
+    else:
+        data = policy
+    deleted = 0
+    if data == Withdrawal.Data.DELETE:
+        assignments = Assignment.objects.filter(rater=locked)
+        deleted, _ = Rating.objects.filter(assignment__in=assignments).delete()
+        RatingRevision.objects.filter(assignment__in=assignments).delete()
+        assignments.update(
+            draft={}, case_scores={}, confidence="", notes="", status=Assignment.Status.TODO,
+            submitted_at=None,
+        )  # fmt: skip
+    consent = ConsentRecord.objects.filter(rater=locked).order_by("-version").first()
+    withdrawal = Withdrawal.objects.create(
+        rater=locked,
+        data=data,
+        chosen_by_rater=chosen,
+        reason=_text(reason, field="Your reason"),
+        consent_version=consent.version if consent else None,
+        ratings_deleted=deleted,
+        withdrawn_at=timezone.now(),
+    )
+    locked.status = Membership.Status.WITHDRAWN
+    locked.save(update_fields=["status"])
+    event_record(
+        membership=locked,
+        kind="rater_withdrew",
+        reason=withdrawal.reason,
+        detail={"data": data, "chosen_by_rater": chosen, "ratings_deleted": deleted},
+    )
+    if deleted:
+        study_id = locked.study_id
+        transaction.on_commit(lambda: agreement_request_recompute(study_id=study_id))
+    return withdrawal

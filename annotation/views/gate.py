@@ -1,0 +1,56 @@
+"""What a rater must do before rating, as a redirect the rating views share."""
+
+import json
+
+from django.contrib import messages
+from django.shortcuts import redirect
+
+from studies import access
+from studies.models import Membership, Study
+
+from .. import selectors
+
+
+def rater_study(request, slug) -> tuple[Study, Membership]:
+    """The study and the signed-in rater's membership: 404 for outsiders, 403 for others."""
+    return access.get_study_for_user(request.user, slug, role=access.RATER)
+
+
+STEP_MESSAGES = {
+    "withdrawn": "You have withdrawn from this study.",
+    "consent": "Please read the information sheet and answer the questions before you start.",
+    "qualification": "Please take the qualification test before you start rating.",
+}
+
+
+def blocking_redirect(request, *, rater: Membership, state=None):
+    """A redirect to the step the rater must complete first, or None when they may rate."""
+    state = state or selectors.onboarding_state(rater=rater)
+    step = state.blocking_step
+    if step is None:
+        return None
+    messages.info(request, STEP_MESSAGES[step])
+    slug = rater.study.slug
+    if step == "consent":
+        return redirect("annotation:consent", slug=slug)
+    if step == "qualification":
+        return redirect("annotation:qualification", slug=slug)
+    return redirect("annotation:assignments", slug=slug)
+
+
+def parse_payload(raw: str) -> dict:
+    """The rating form's JSON, or ValueError with a message for the rater."""
+    try:
+        payload = json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        raise ValueError("The form could not be read; reload the page.") from None
+    if not isinstance(payload, dict):
+        raise ValueError("The form could not be read; reload the page.")
+    return payload
+
+
+def parse_int(raw, *, default=None):
+    try:
+        return int(raw)
+    except (TypeError, ValueError):
+        return default

@@ -1,0 +1,224 @@
+"""Before the first item: consent and disclosure, training, practice and qualification."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+
+from studies import access
+from studies.selectors import rubric_for_display
+
+from .. import participation, selectors, training
+from ..access import get_training_item_for_user
+from ..forms import ConsentForm
+from ..models import TrainingItem
+from .gate import parse_payload, rater_study
+from .rating import rating_context
+
+
+@login_required
+def study_consent(request, slug):
+    study, membership = rater_study(request, slug)
+    state = selectors.onboarding_state(rater=membership)
+    form = ConsentForm(request.POST or None, study=study)
+    if request.method == "POST" and state.consent is None and form.is_valid():
+        try:
+            participation.consent_record(
+                rater=membership,
+                agreed=bool(form.cleaned_data.get("agree")),
+                prior_knowledge=form.prior_knowledge_value(),
+                disclosure=form.cleaned_data.get("disclosure", ""),
+            )
+        except participation.ParticipationError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, "Thank you. Your answers are recorded.")
+            return redirect("annotation:assignments", slug=study.slug)
+    return render(
+        request,
+        "annotation/consent.html",
+        {"study": study, "form": form, "state": state},
+        status=400 if form.errors else 200,
+    )
+
+
+@login_required
+def study_practice(request, slug):
+    """The practice case in the full rating screen; nothing entered here is sent anywhere."""
+    study, membership = rater_study(request, slug)
+    state = selectors.onboarding_state(rater=membership)
+    if state.consent_needed or state.withdrawal:
+        return redirect("annotation:assignments", slug=study.slug)
+    case = state.practice
+    if case is None:
+        messages.info(request, "This study has no practice case.")
+        return redirect("annotation:assignments", slug=study.slug)
+    dimensions = rubric_for_display(rubric=study.rubric)
+    # Shown in key-label order: a practice screen is never flipped.
+    responses = [
+        (row.label, row.label, row.response.text)
+        for row in case.labels.select_related("response").order_by("label")
+    ]
+    return render(
+        request,
+        "annotation/practice.html",
+        {
+            **rating_context(dimensions=dimensions),
+            "study": study,
+            "case": case,
+            "responses": responses,
+            "payload": {},
+        },
+    )
+
+
+@login_required
+def study_training(request, slug):
+    """The list of worked examples, with the rater's progress through them."""
+    study, membership = rater_study(request, slug)
+    state = selectors.onboarding_state(rater=membership)
+    if state.consent_needed or state.withdrawal:
+        return redirect("annotation:assignments", slug=study.slug)
+    answers = selectors.training_answers(rater=membership)
+    items = [
+        (item, answers.get(item.pk))
+        for item in selectors.training_items(study=study, kind=TrainingItem.Kind.TRAINING)
+    ]
+    return render(request, "annotation/training_list.html", {"study": study, "items": items})
+
+
+def _comparison(*, dimensions, answer: dict, key: dict, labels: list[str]) -> list[tuple]:
+    """Per response ("" for the case): rows of (dimension, the rater's, the coordinator's)."""
+    groups = []
+    for label in labels:
+        mine = (answer.get("responses") or {}).get(label) or {}
+        theirs = (key.get("responses") or {}).get(label) or {}
+        rows = [
+            _row(label, dim, mine.get(dim["key"]), theirs.get(dim["key"]))
+            for dim in dimensions
+            if dim["scope"] == "response"
+        ]
+        groups.append((label, rows))
+    mine, theirs = answer.get("case") or {}, key.get("case") or {}
+    rows = [
+        _row("", dim, mine.get(dim["key"]), theirs.get(dim["key"]))
+        for dim in dimensions
+        if dim["scope"] == "case"
+    ]
+    if rows:
+        groups.append(("", rows))
+    return groups
+
+
+def _row(label, dim, mine, theirs) -> dict:
+    mine = selectors.answer_view(value=mine, dim=dim)
+    theirs = selectors.answer_view(value=theirs, dim=dim)
+    return {
+        "label": label,
+        "dim": dim,
+        "mine": mine,
+        "theirs": theirs,
+        "same": (mine["points"], mine.get("choice")) == (theirs["points"], theirs.get("choice")),
+    }
+
+
+@login_required
+def training_item_answer(request, slug, item_uuid):
+    item, study, membership = get_training_item_for_user(
+        request.user, slug, item_uuid, role=access.RATER
+    )
+    state = selectors.onboarding_state(rater=membership)
+    if state.consent_needed or state.withdrawal:
+        return redirect("annotation:assignments", slug=study.slug)
+    dimensions = rubric_for_display(rubric=study.rubric)
+    answer = selectors.training_answers(rater=membership).get(item.pk)
+    error = None
+    payload = answer.answer if answer else {}
+    if request.method == "POST":
+        try:
+            payload = parse_payload(request.POST.get("payload"))
+            training.training_answer_submit(rater=membership, item=item, payload=payload)
+        except ValueError as exc:
+            error = str(exc)
+        else:
+            return redirect("annotation:training_item", slug=slug, item_uuid=item.uuid)
+    responses = selectors.item_responses(item=item)
+    items = list(selectors.training_items(study=study, kind=TrainingItem.Kind.TRAINING))
+    following = next((i for i in items if i.position > item.position), None)
+    show_answer = answer is not None and not error and request.GET.get("again") is None
+    return render(
+        request,
+        "annotation/training_item.html",
+        {
+            **rating_context(dimensions=dimensions),
+            "study": study,
+            "item": item,
+            "responses": responses,
+            "payload": payload,
+            "error": error,
+            "show_answer": show_answer,
+            "comparison": _comparison(
+                dimensions=dimensions,
+                answer=answer.answer if answer else {},
+                key=item.key,
+                labels=[label for label, _, _ in responses],
+            )
+            if show_answer
+            else [],
+            "following": following,
+            "number": items.index(item) + 1 if item in items else 1,
+            "count": len(items),
+        },
+        status=400 if error else 200,
+    )
+
+
+@login_required
+def study_qualification(request, slug):
+    study, membership = rater_study(request, slug)
+    state = selectors.onboarding_state(rater=membership)
+    if state.consent_needed or state.withdrawal:
+        return redirect("annotation:assignments", slug=study.slug)
+    if state.qualification_items == 0:
+        return redirect("annotation:assignments", slug=study.slug)
+    attempt = selectors.qualification_open_attempt(rater=membership)
+    error = None
+    posted = {}
+    if request.method == "POST" and not state.qualification_passed:
+        try:
+            if request.POST.get("start"):
+                training.qualification_attempt_start(rater=membership)
+            elif attempt is not None:
+                item = study.training_items.filter(
+                    kind=TrainingItem.Kind.QUALIFICATION, uuid=request.POST.get("item")
+                ).first()
+                if item is None:
+                    raise training.TrainingError("This item is not part of the test; reload.")
+                posted = parse_payload(request.POST.get("payload"))
+                attempt = training.qualification_answer_submit(
+                    rater=membership, attempt=attempt, item=item, payload=posted
+                )
+                if attempt.finished_at is not None:
+                    messages.info(request, "You have answered every item. Your result is below.")
+        except ValueError as exc:
+            error = str(exc)
+        else:
+            return redirect("annotation:qualification", slug=slug)
+    context = {"study": study, "state": state, "attempt": attempt, "error": error}
+    item = None
+    if attempt is not None and not state.qualification_passed:
+        item = selectors.qualification_next_item(rater=membership, attempt=attempt)
+    if item is not None:
+        dimensions = rubric_for_display(rubric=study.rubric)
+        items = selectors.training_items(study=study, kind=TrainingItem.Kind.QUALIFICATION)
+        context.update(
+            rating_context(dimensions=dimensions),
+            item=item,
+            responses=selectors.item_responses(item=item),
+            payload=posted,
+            qualification_fields=[("item", str(item.uuid))],
+            answered=attempt.answers.count(),
+            count=items.count(),
+        )
+    finished = [a for a in state.attempts if a.finished_at is not None]
+    context["last"] = finished[-1] if finished else None
+    return render(request, "annotation/qualification.html", context, status=400 if error else 200)

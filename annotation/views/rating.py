@@ -1,0 +1,197 @@
+"""The rater's home, case list and the rating screen with its autosave endpoint."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from studies.models import Membership
+from studies.selectors import coordinated_studies, rubric_for_display
+
+from .. import selectors, services
+from ..access import get_assignment_for_rater
+from ..models import Assignment
+from .gate import blocking_redirect, parse_int, parse_payload, rater_study
+
+SESSION_EXPIRED = (
+    "Your session has expired, so this draft was not saved. Sign in again in another tab: "
+    "your answers stay on this page and in this browser, and are saved once you are back."
+)
+
+
+@login_required
+def home(request):
+    return render(
+        request,
+        "annotation/home.html",
+        {
+            "rated": selectors.rater_memberships(user=request.user),
+            "coordinated": coordinated_studies(user=request.user),
+        },
+    )
+
+
+@login_required
+def session_restored(request):
+    """Where signing in again from an open rating tab lands: a page that says so."""
+    return render(request, "annotation/session_restored.html")
+
+
+@login_required
+def study_assignments(request, slug):
+    study, membership = rater_study(request, slug)
+    state = selectors.onboarding_state(rater=membership)
+    progress = selectors.rater_progress(rater=membership)
+    return render(
+        request,
+        "annotation/assignments.html",
+        {
+            "study": study,
+            "membership": membership,
+            "state": state,
+            "assignments": selectors.rater_assignments(rater=membership),
+            "progress": progress,
+            "all_done": progress.total and progress.done == progress.total,
+        },
+    )
+
+
+@login_required
+def study_next(request, slug):
+    study, membership = rater_study(request, slug)
+    blocked = blocking_redirect(request, rater=membership)
+    if blocked:
+        return blocked
+    assignment = selectors.next_unrated(rater=membership)
+    if assignment is None:
+        messages.success(request, "You have submitted every case in this study.")
+        return redirect("annotation:self_check", slug=study.slug)
+    return redirect("annotation:rate", assignment_uuid=assignment.uuid)
+
+
+def rating_context(*, dimensions) -> dict:
+    return {
+        "dimensions": dimensions,
+        "max_total": sum(d["max"] for d in dimensions if d["scope"] == "response"),
+        "has_case_dimensions": any(d["scope"] == "case" for d in dimensions),
+        "confidence_choices": Assignment.Confidence.choices,
+    }
+
+
+@login_required
+def assignment_rate(request, assignment_uuid):
+    assignment = get_assignment_for_rater(request.user, assignment_uuid)
+    study = assignment.test_case.study
+    state = selectors.onboarding_state(rater=assignment.rater)
+    blocked = blocking_redirect(request, rater=assignment.rater, state=state)
+    if blocked:
+        return blocked
+    error = None
+    stale = False
+    payload = assignment.draft
+    version = assignment.version
+    if request.method == "POST":
+        try:
+            payload = parse_payload(request.POST.get("payload"))
+            version = parse_int(request.POST.get("version"))
+            assignment = services.rating_submit(
+                assignment=assignment,
+                payload=payload,
+                expected_version=version,
+                active_seconds=parse_int(request.POST.get("active_seconds"), default=0),
+            )
+        except services.StaleVersionError as exc:
+            # Keep the tab's answers and its old version, so that a second click is refused
+            # too; the page offers to replace the newer version deliberately.
+            error, stale = str(exc), True
+        except (ValueError, services.RatingClosedError) as exc:
+            error = str(exc)
+            version = assignment.version
+        else:
+            messages.success(request, f"{assignment.test_case.case_id} submitted.")
+            following = selectors.next_unrated(rater=assignment.rater, after=assignment)
+            if following is None:
+                messages.info(
+                    request,
+                    "That was the last case. Thank you! Please look over your scores here.",
+                )
+                return redirect("annotation:self_check", slug=study.slug)
+            return redirect("annotation:rate", assignment_uuid=following.uuid)
+    number, before, after = selectors.case_position(assignment=assignment)
+    progress = selectors.rater_progress(rater=assignment.rater)
+    dimensions = rubric_for_display(rubric=study.rubric)
+    can_rate = study.accepts_ratings and assignment.rater.status == Membership.Status.ACTIVE
+    return render(
+        request,
+        "annotation/rate.html",
+        {
+            **rating_context(dimensions=dimensions),
+            "study": study,
+            "assignment": assignment,
+            "responses": selectors.blinded_responses(assignment=assignment),
+            "payload": payload,
+            "version": version,
+            "current_version": assignment.version,
+            "error": error,
+            "stale": stale,
+            "progress": progress,
+            "number": number,
+            "previous": before,
+            "next": after,
+            "practice": state.practice,
+            "can_rate": can_rate,
+            "readonly": not can_rate,
+            "local_key": f"rate:{assignment.uuid}",
+            "footer_note": f"{assignment.test_case.case_id} · {progress.done} of "
+            f"{progress.total} done",
+        },
+        status=409 if stale else (400 if error else 200),
+    )
+
+
+@require_http_methods(["POST"])
+def assignment_draft(request, assignment_uuid):
+    # Answered in JSON even when signed out: the page keeps the answers and says how to
+    # sign in again, where a redirect to the sign-in page would look like a saved draft.
+    if not request.user.is_authenticated:
+        return JsonResponse(
+            {
+                "error": SESSION_EXPIRED,
+                "signed_out": True,
+                "login_url": f"{reverse('login')}?next={reverse('annotation:session_restored')}",
+            },
+            status=401,
+        )
+    assignment = get_assignment_for_rater(request.user, assignment_uuid)
+    state = selectors.onboarding_state(rater=assignment.rater)
+    if state.blocking_step is not None:
+        return JsonResponse(
+            {"error": "Complete the steps before rating first; reload the page."}, status=403
+        )
+    try:
+        body = parse_payload(request.body.decode("utf-8", "replace"))
+    except ValueError:
+        return JsonResponse({"error": "The draft could not be read."}, status=400)
+    try:
+        assignment = services.draft_save(
+            assignment=assignment,
+            payload=body.get("payload") if isinstance(body.get("payload"), dict) else {},
+            expected_version=parse_int(body.get("version"), default=-1),
+            active_seconds=parse_int(body.get("active_seconds"), default=0),
+        )
+    except services.StaleVersionError as exc:
+        assignment.refresh_from_db(fields=["version"])
+        return JsonResponse(
+            {"error": str(exc), "stale": True, "version": assignment.version}, status=409
+        )
+    except services.RatingClosedError as exc:
+        return JsonResponse({"error": str(exc), "closed": True}, status=403)
+    except services.RatingInvalidError as exc:
+        return JsonResponse({"error": str(exc)}, status=400)
+    except Assignment.DoesNotExist:  # removed while the request was on its way
+        return JsonResponse({"error": "This case no longer exists."}, status=404)
+    return JsonResponse(
+        {"version": assignment.version, "saved_at": assignment.updated_at.isoformat()}
+    )

@@ -1,0 +1,348 @@
+"""Assignment designs: which rater rates which test case.
+
+Two designs, chosen by ``Study.raters_per_item``:
+
+- **Full** (empty): every rater rates every test case, the reference design.
+- **Balanced, k raters per test case**: planned by ``plan_balanced`` below. Every test case
+  gets exactly k different raters, every rater's load is within one case of every other's,
+  and the pairs of raters that share test cases are spread as evenly as possible, so that
+  every pair shares at least one case whenever the numbers allow it (agreement between two
+  raters needs items both rated).
+
+The balanced planner is a greedy pass followed by a local search, repeated from a few
+seeded starting points:
+
+1. Visit the test cases in an order shuffled from the study seed.
+2. For each case, pick its raters one at a time, always among the raters with the lowest
+   load so far (this alone keeps loads within one of each other: the k least-loaded raters
+   get each case). Among those, take the rater who has so far shared the fewest cases with
+   the raters already on this case; the seeded shuffle breaks remaining ties.
+3. Improve the plan with moves that keep every case's k and every rater's load: swap two
+   raters between two cases, or hand a case to a rater with one case fewer. A move is kept
+   unless it raises the number of rater pairs that share no case, or keeps that number and
+   raises the sum of squared pair overlaps (the same total overlap, spread more evenly).
+4. Score each plan by the smallest number of cases any pair of raters shares (higher is
+   better), then by the sum of squared overlaps (lower is better); keep the best. Stop early
+   once a plan reaches the best conceivable score, where every pair shares floor(P / N) or
+   ceil(P / N) cases (P = pairs of raters on the same case, summed over cases; N = pairs).
+
+The search is a heuristic, deterministic for a given seed (``random.Random`` seeded with the
+text ``"{seed}:design:{attempt}"``). Every pair of raters can share a case only if
+P >= N (and each rater must be on enough cases to meet everyone); whenever P >= 2N the
+planner gives every pair at least one shared case (checked for up to 10 raters and 30 cases).
+
+Planning is idempotent in use: existing assignments are kept and count towards each case's
+k, so running "Assign" again only tops cases up (e.g. after a rater was excluded); loads are
+exactly balanced for a plan made in one go. Each rater's order of items and, in the balanced
+side design, which screens are flipped, come from ``annotation.services.assignments_create``.
+
+The planning functions import nothing from Django; ``study_assign`` at the end is the
+service that applies a plan to a study.
+"""
+
+import random
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from itertools import combinations
+
+from django.db import transaction
+
+from annotation.models import Assignment
+from annotation.services import assignments_create
+
+from .models import Membership, Study, StudyEvent
+
+MAX_ATTEMPTS = 8
+MAX_STEPS = 20_000
+# Rough number of inner steps the planner may spend over all attempts.
+WORK_BUDGET = 400_000
+
+
+class AssignmentDesignError(ValueError):
+    """The design cannot be made; the message says why."""
+
+
+def plan_full(
+    *, raters: Sequence[str], cases: Sequence[str], existing: Mapping[str, Collection[str]]
+) -> dict[str, list[str]]:
+    """Every rater gets every case they do not have yet, in the given case order."""
+    plan = {}
+    for rater in raters:
+        have = set(existing.get(rater, ()))
+        plan[rater] = [c for c in cases if c not in have]
+    return plan
+
+
+def pair_overlaps(assigned: Mapping[str, Iterable[str]]) -> dict[tuple[str, str], int]:
+    """Number of cases each pair of raters shares, keyed by the sorted pair."""
+    sets = {rater: set(cases) for rater, cases in assigned.items()}
+    return {(a, b): len(sets[a] & sets[b]) for a, b in combinations(sorted(sets), 2)}
+
+
+def best_possible_overlap(*, raters: int, cases: int, k: int) -> tuple[int, int]:
+    """(smallest pair overlap, sum of squared overlaps) of an ideal plan."""
+    pairs = raters * (raters - 1) // 2
+    if pairs == 0:
+        return 0, 0
+    slots = cases * k * (k - 1) // 2
+    quotient, remainder = divmod(slots, pairs)
+    return quotient, remainder * (quotient + 1) ** 2 + (pairs - remainder) * quotient**2
+
+
+def plan_balanced(
+    *,
+    raters: Sequence[str],
+    cases: Sequence[str],
+    k: int,
+    seed: int,
+    existing: Mapping[str, Collection[str]] | None = None,
+) -> dict[str, list[str]]:
+    """New cases for each rater so that every case has k raters; see the module docstring.
+
+    ``existing`` maps raters (including ones not in ``raters``, e.g. paused raters who get
+    nothing new) to the cases they already have; those assignments are never moved.
+    """
+    raters = sorted(raters)
+    existing = {r: set(c) for r, c in (existing or {}).items()}
+    if k < 1:
+        raise AssignmentDesignError("Raters per test case must be at least 1.")
+    available = set(raters) | set(existing)
+    if k > len(available):
+        raise AssignmentDesignError(
+            f"The design needs {k} raters per test case but the study has {len(available)} "
+            f"rater{'s' if len(available) != 1 else ''}."
+        )
+    work = max(1, len(cases) * max(1, len(raters)) * k)
+    attempts = max(1, min(MAX_ATTEMPTS, WORK_BUDGET // work))
+    target = best_possible_overlap(raters=len(raters), cases=len(cases), k=k)
+    best: _Plan | None = None
+    for attempt in range(attempts):
+        rng = random.Random(f"{seed}:design:{attempt}")
+        plan = _Plan(raters=raters, cases=cases, existing=existing)
+        plan.fill(k=k, rng=rng)
+        plan.improve(rng=rng, steps=min(MAX_STEPS, WORK_BUDGET // attempts))
+        if best is None or plan.quality() > best.quality():
+            best = plan
+        if not any(existing.values()) and best.quality() == (target[0], -target[1]):
+            break
+    assert best is not None
+    return best.new_cases()
+
+
+class _Plan:
+    """Mutable planning state: who is on each case, loads, and pair overlaps."""
+
+    def __init__(self, *, raters: list[str], cases: Sequence[str], existing: dict):
+        self.raters = raters
+        self.cases = list(cases)
+        self.index = {r: i for i, r in enumerate(raters)}
+        self.load = [len(existing.get(r, ())) for r in raters]
+        self.shared = [[0] * len(raters) for _ in raters]
+        # Per case: the number of raters kept from before, and the planned (movable) ones.
+        self.fixed = {c: 0 for c in self.cases}
+        self.fixed_members: dict[str, list[int]] = {c: [] for c in self.cases}
+        self.planned: dict[str, list[int]] = {c: [] for c in self.cases}
+        self.taken: dict[str, set[str]] = {c: set() for c in self.cases}
+        for rater, their_cases in existing.items():
+            for case in their_cases:
+                if case in self.fixed:
+                    self.fixed[case] += 1
+                    self.taken[case].add(rater)
+                    if rater in self.index:
+                        self.fixed_members[case].append(self.index[rater])
+        for members in self.fixed_members.values():
+            for a, b in combinations(members, 2):
+                self._pair(a, b, 1)
+
+    def _pair(self, a: int, b: int, step: int) -> None:
+        self.shared[a][b] += step
+        self.shared[b][a] += step
+
+    def members(self, case: str) -> list[int]:
+        return self.fixed_members[case] + self.planned[case]
+
+    def fill(self, *, k: int, rng: random.Random) -> None:
+        """Greedy: give each case its missing raters, least loaded first."""
+        order = list(self.cases)
+        rng.shuffle(order)
+        for case in order:
+            need = k - self.fixed[case]
+            pool = [self.index[r] for r in self.raters if r not in self.taken[case]]
+            if need > len(pool):
+                raise AssignmentDesignError(
+                    f"Not enough raters to give {case} {k} raters; add raters or lower k."
+                )
+            rng.shuffle(pool)
+            for _ in range(max(0, need)):
+                lowest = min(self.load[i] for i in pool)
+                members = self.members(case)
+                pick = min(
+                    (i for i in pool if self.load[i] == lowest),
+                    key=lambda i: sum(self.shared[i][m] for m in members),
+                )
+                self._join(case, pick)
+                pool.remove(pick)
+
+    def _join(self, case: str, rater: int) -> tuple[int, int]:
+        """Put a rater on a case; returns the change in (pairs sharing nothing, sum of squares)."""
+        zeros = squares = 0
+        for m in self.members(case):
+            x = self.shared[rater][m]
+            zeros -= x == 0
+            squares += 2 * x + 1
+            self._pair(rater, m, 1)
+        self.planned[case].append(rater)
+        self.load[rater] += 1
+        return zeros, squares
+
+    def _leave(self, case: str, rater: int) -> tuple[int, int]:
+        self.planned[case].remove(rater)
+        self.load[rater] -= 1
+        zeros = squares = 0
+        for m in self.members(case):
+            x = self.shared[rater][m]
+            zeros += x == 1
+            squares -= 2 * x - 1
+            self._pair(rater, m, -1)
+        return zeros, squares
+
+    def improve(self, *, rng: random.Random, steps: int) -> None:
+        """Hill-climb with moves that keep every case's k and every rater's load.
+
+        A move swaps two raters between two cases (a leaves c1 for c2, b leaves c2 for c1),
+        or hands a case from a rater to one with one case fewer. It is kept when it lowers
+        the number of pairs sharing nothing, or keeps that and does not raise the sum of
+        squared overlaps (equal moves let the search walk across plateaus).
+        """
+        movable = [c for c in self.cases if self.planned[c]]
+        if not movable or len(self.raters) < 2:
+            return
+        for _ in range(steps):
+            c1 = rng.choice(movable)
+            a = rng.choice(self.planned[c1])
+            on_c1 = set(self.members(c1))
+            if rng.random() < 0.5:
+                c2 = rng.choice(movable)
+                if c2 == c1 or a in self.members(c2):
+                    continue
+                options = [b for b in self.planned[c2] if b not in on_c1]
+                if not options:
+                    continue
+                b = rng.choice(options)
+                moves = [(a, c1, c2), (b, c2, c1)]
+            else:
+                options = [
+                    b for b in range(len(self.raters))
+                    if b not in on_c1 and self.load[b] == self.load[a] - 1
+                ]  # fmt: skip
+                if not options:
+                    continue
+                b = rng.choice(options)
+                moves = [(a, c1, None), (b, None, c1)]
+            if _worse(self._apply(moves)):
+                self._apply([(rater, to, came) for rater, came, to in moves])
+
+    def _apply(self, moves: list[tuple[int, str | None, str | None]]) -> tuple[int, int]:
+        """Move raters (rater, from case or None, to case or None): all leave, then all join."""
+        change = (0, 0)
+        for rater, source, _ in moves:
+            if source is not None:
+                change = _add(change, self._leave(source, rater))
+        for rater, _, target in moves:
+            if target is not None:
+                change = _add(change, self._join(target, rater))
+        return change
+
+    def quality(self) -> tuple[int, int]:
+        """(smallest pair overlap, minus the sum of squared overlaps): higher is better."""
+        overlaps = [self.shared[a][b] for a, b in combinations(range(len(self.raters)), 2)]
+        if not overlaps:
+            return 0, 0
+        return min(overlaps), -sum(v * v for v in overlaps)
+
+    def new_cases(self) -> dict[str, list[str]]:
+        plan: dict[str, list[str]] = {r: [] for r in self.raters}
+        for case in self.cases:  # in the given order
+            for i in self.planned[case]:
+                plan[self.raters[i]].append(case)
+        return plan
+
+
+def _add(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    return a[0] + b[0], a[1] + b[1]
+
+
+def _worse(change: tuple[int, int]) -> bool:
+    """More pairs sharing nothing, or as many and a larger sum of squared overlaps."""
+    return change > (0, 0)
+
+
+def design_summary(*, study: Study) -> str:
+    if study.raters_per_item:
+        return f"{study.raters_per_item} raters per test case, balanced"
+    return "Every rater rates every test case"
+
+
+def assigned_case_sets(*, study: Study) -> dict[str, set[str]]:
+    """Each rater's assigned case ids, keyed by pseudonym."""
+    sets: dict[str, set[str]] = {}
+    rows = Assignment.objects.filter(
+        test_case__study=study, rater__role=Membership.Role.RATER
+    ).values_list("rater__pseudonym", "test_case__case_id")
+    for pseudonym, case_id in rows.iterator():
+        sets.setdefault(pseudonym, set()).add(case_id)
+    return sets
+
+
+@transaction.atomic
+def study_assign(*, study: Study, actor=None) -> dict[str, int]:
+    """Create the study's missing assignments under its design; returns new cases per rater.
+
+    Idempotent: cases already assigned are kept, so a second run creates nothing.
+    """
+    # Lock the study so that two clicks on "Assign" cannot plan against the same state.
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    if study.status in (Study.Status.CLOSED, Study.Status.UNBLINDED):
+        raise AssignmentDesignError("The study is closed; assignments can no longer change.")
+    memberships = list(
+        study.memberships.filter(
+            role=Membership.Role.RATER,
+            status__in=[Membership.Status.ACTIVE, Membership.Status.PAUSED],
+        ).order_by("pseudonym")
+    )
+    active = [m for m in memberships if m.status == Membership.Status.ACTIVE]
+    if not active:
+        raise AssignmentDesignError("The study has no active raters yet.")
+    cases = {c.case_id: c for c in study.test_cases.order_by("position")}
+    if not cases:
+        raise AssignmentDesignError("The study has no test cases yet.")
+    in_study = {m.pseudonym for m in memberships}
+    existing = {p: c for p, c in assigned_case_sets(study=study).items() if p in in_study}
+    names = [m.pseudonym for m in active]
+    if study.raters_per_item:
+        plan = plan_balanced(
+            raters=names,
+            cases=list(cases),
+            k=study.raters_per_item,
+            seed=study.blinding_seed,
+            existing=existing,
+        )
+    else:
+        plan = plan_full(raters=names, cases=list(cases), existing=existing)
+    created = {}
+    for membership in active:
+        new = plan.get(membership.pseudonym) or []
+        if new:
+            assignments_create(study=study, rater=membership, case_ids=new, cases=cases)
+            created[membership.pseudonym] = len(new)
+    if created:
+        StudyEvent.objects.create(
+            study=study,
+            actor=actor,
+            kind="raters_assigned",
+            detail={
+                "design": design_summary(study=study),
+                "side_mode": study.side_mode,
+                "created": created,
+            },
+        )
+    return created

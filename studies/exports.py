@@ -1,0 +1,460 @@
+"""Exports of a study's results: the raters' worksheet, a tidy long table, a data dictionary
+and, once the study is unblinded, the key.
+
+Blinding: before the study is unblinded nothing here reads a response's system, so no
+cell, header, file name or row order can depend on it; rows are ordered by rater
+pseudonym, test case position and key label. Raters appear only by pseudonym.
+
+Every row is produced by a generator over ``.iterator()`` querysets, so a large study is
+written out as it is read (CSV streams; .xlsx goes through openpyxl's write-only mode into
+a temporary file) and is never held in memory whole.
+"""
+
+import csv
+from collections.abc import Iterable, Iterator
+from datetime import UTC
+from decimal import Decimal
+from typing import IO, Any
+
+from django.utils import timezone
+from openpyxl import Workbook
+from openpyxl.cell import WriteOnlyCell
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+from openpyxl.styles import Font
+
+from annotation.models import Assignment
+
+from .models import BlindedLabel, Membership, Study
+from .worksheets import (
+    WORKSHEET_FIXED,
+    DimensionColumn,
+    cell_value,
+    choice_in_key_order,
+    dimension_columns,
+    neutralise,
+)
+
+CHUNK = 500
+HALF_MARK = "½ "
+ITEM_SEPARATOR = " | "
+
+WORKSHEET_CSV = "worksheet-csv"
+WORKSHEET_XLSX = "worksheet-xlsx"
+LONG_CSV = "long-csv"
+DICTIONARY_MD = "dictionary-md"
+KEY_CSV = "key-csv"
+FORMATS = (WORKSHEET_CSV, WORKSHEET_XLSX, LONG_CSV, DICTIONARY_MD, KEY_CSV)
+
+
+class ExportNotAllowedError(Exception):
+    """The export would reveal the blinding key before the study is unblinded."""
+
+
+def is_unblinded(study: Study) -> bool:
+    return study.status == Study.Status.UNBLINDED
+
+
+def worksheet_header(*, study: Study, columns: list[DimensionColumn] | None = None) -> list[str]:
+    columns = columns if columns is not None else dimension_columns(study=study)
+    header = ["Rater", *WORKSHEET_FIXED[:2], *[c.header for c in columns], *WORKSHEET_FIXED[2:]]
+    if is_unblinded(study):
+        header.append("System")
+    return header
+
+
+def _labels_by_case(study: Study) -> dict[int, list[str]]:
+    labels: dict[int, list[str]] = {}
+    rows = BlindedLabel.objects.filter(test_case__study=study).order_by("test_case_id", "label")
+    for test_case_id, label in rows.values_list("test_case_id", "label").iterator():
+        labels.setdefault(test_case_id, []).append(label)
+    return labels
+
+
+def _systems(study: Study) -> dict[tuple[int, str], str] | None:
+    """(test case pk, key label) -> system name; None while the study is blinded."""
+    if not is_unblinded(study):
+        return None
+    rows = BlindedLabel.objects.filter(test_case__study=study).values_list(
+        "test_case_id", "label", "response__system__name"
+    )
+    return {(case, label): name for case, label, name in rows.iterator()}
+
+
+def _assignments(study: Study, *, rater: str | None = None, submitted_only: bool = False):
+    assignments = (
+        Assignment.objects.filter(test_case__study=study, rater__role=Membership.Role.RATER)
+        .select_related("rater", "test_case")
+        .prefetch_related("ratings")
+        .order_by("rater__pseudonym", "test_case__position")
+    )
+    if rater:
+        assignments = assignments.filter(rater__pseudonym=rater)
+    if submitted_only:
+        assignments = assignments.filter(status=Assignment.Status.SUBMITTED)
+    return assignments.iterator(chunk_size=CHUNK)
+
+
+def worksheet_rows(*, study: Study, rater: str | None = None) -> Iterator[list]:
+    """The raters' worksheet: a header, then one row per rater, test case and response.
+
+    Every assigned case is listed; cases not yet submitted have empty score cells, so a
+    rater's export doubles as their offline worksheet. ``Response`` is the key label, the
+    same for every rater. Confidence and notes (per test case) repeat on each row.
+    """
+    columns = dimension_columns(study=study)
+    yield worksheet_header(study=study, columns=columns)
+    labels = _labels_by_case(study)
+    systems = _systems(study)
+    for assignment in _assignments(study, rater=rater):
+        submitted = assignment.status == Assignment.Status.SUBMITTED
+        ratings = {r.label: r for r in assignment.ratings.all()} if submitted else {}
+        for label in labels.get(assignment.test_case_id, []):
+            rating = ratings.get(label)
+            row: list = [assignment.rater.pseudonym, assignment.test_case.case_id, label]
+            for column in columns:
+                if rating is None:
+                    row.append("")
+                    continue
+                source = assignment.case_scores if column.scope == "case" else rating.scores
+                row.append(cell_value(column, source.get(column.key), flipped=assignment.flipped))
+            if rating is None:
+                row += ["", "", ""]
+            else:
+                row += [rating.total, assignment.get_confidence_display(), assignment.notes]
+            if systems is not None:
+                row.append(systems.get((assignment.test_case_id, label), ""))
+            yield row
+
+
+LONG_COLUMNS = [
+    ("rater", "Rater pseudonym (R-01, R-02, ...)."),
+    ("rater_status", "The rater's status in the study: active, paused, withdrawn or excluded."),
+    (
+        "phase",
+        "pilot or main: pilot ratings were last submitted before the study opened (or the "
+        "study is still in its pilot).",
+    ),
+    ("test_case", "Test case id (TC-ID)."),
+    ("stratum", "The test case's stratum, if any."),
+    (
+        "response_label",
+        "The response's label in the blinding key (the same for every rater); empty for "
+        "dimensions rated once per test case.",
+    ),
+    (
+        "shown_label",
+        "The label the rater saw on screen; differs from response_label on flipped screens "
+        "in the balanced side design. Ratings imported from worksheets use the key label.",
+    ),
+    (
+        "flipped",
+        "yes when the rater's screen showed the responses in reverse key order (balanced "
+        "side design).",
+    ),
+    ("dimension", "Dimension key."),
+    ("dimension_name", "Dimension name."),
+    ("scope", "response (rated for each response) or case (rated once per test case)."),
+    (
+        "items",
+        "Counted dimensions: what the rater counted, separated by ' | '; an item counted at "
+        "half-weight starts with '½ '.",
+    ),
+    (
+        "value",
+        "The recorded answer: the count for counted dimensions (half-weight items count "
+        "0.5); yes/no per criterion (separated by ';', in the rubric's order) for "
+        "checklists; the chosen option's value for scales, the category code for categories "
+        "and the signed preference for pairwise dimensions (empty when unanswered). "
+        "Pairwise values are given in key order: negative prefers the response with key "
+        "label A, positive key label B, 0 is a tie, whatever the rater's screen showed "
+        "first. Empty for counted dimensions and checklists imported from worksheets.",
+    ),
+    (
+        "points",
+        "Points for this dimension (categories and pairwise preferences give none; an "
+        "unanswered scale gives 0, so read the value column for those).",
+    ),
+    ("flagged", "yes when the rater flagged the dimension as hard to apply."),
+    ("flag_note", "The rater's note on the flag."),
+    ("imported", "yes when the rating came from an imported worksheet (points only)."),
+    ("response_total", "Total points of the response (sum over per-response dimensions)."),
+    ("confidence", "The rater's confidence for the test case: Low, Medium or High."),
+    ("active_seconds", "Seconds the rater actively spent on the test case (all visits)."),
+    ("submitted_at", "When the rating was last submitted (ISO 8601, UTC)."),
+    ("version", "Revision counter of the rater's work on the test case; rises on every save."),
+]
+SYSTEM_COLUMN = ("system", "The system that wrote the response (only after unblinding).")
+
+
+def long_header(*, study: Study) -> list[str]:
+    header = [name for name, _ in LONG_COLUMNS]
+    if is_unblinded(study):
+        header.append(SYSTEM_COLUMN[0])
+    return header
+
+
+def long_rows(*, study: Study) -> Iterator[list]:
+    """One row per submitted rating and dimension (per-case dimensions once per case)."""
+    columns = dimension_columns(study=study)
+    per_response = [c for c in columns if c.scope != "case"]
+    per_case = [c for c in columns if c.scope == "case"]
+    yield long_header(study=study)
+    systems = _systems(study)
+    for assignment in _assignments(study, submitted_only=True):
+        ratings = list(assignment.ratings.all())
+        if not ratings:
+            continue
+        common = {
+            "rater": assignment.rater.pseudonym,
+            "rater_status": assignment.rater.status,
+            "test_case": assignment.test_case.case_id,
+            "stratum": assignment.test_case.stratum,
+            "confidence": assignment.get_confidence_display(),
+            "active_seconds": assignment.active_seconds,
+            "version": assignment.version,
+            "flipped": "yes" if assignment.flipped else "no",
+        }
+        for rating in ratings:
+            for column in per_response:
+                yield _long_row(
+                    study, common, column, rating.scores.get(column.key), systems,
+                    test_case_id=assignment.test_case_id, label=rating.label,
+                    shown=rating.shown_label, total=rating.total, at=rating.submitted_at,
+                )  # fmt: skip
+        for column in per_case:
+            yield _long_row(
+                study, common, column, assignment.case_scores.get(column.key), systems,
+                test_case_id=assignment.test_case_id, label="", shown="", total="",
+                at=ratings[0].submitted_at,
+            )  # fmt: skip
+
+
+def _long_row(study, common, column, entry, systems, *, test_case_id, label, shown, total, at):
+    entry = entry or {}
+    items, value = recorded_value(column, entry, flipped=common["flipped"] == "yes")
+    row = {
+        **common,
+        "phase": _phase(study, at),
+        "response_label": label,
+        "shown_label": shown,
+        "dimension": column.key,
+        "dimension_name": column.name,
+        "scope": column.scope,
+        "items": items,
+        "value": value,
+        "points": entry.get("points", ""),
+        "flagged": "yes" if entry.get("flagged") else "",
+        "flag_note": entry.get("flag_note", ""),
+        "imported": "yes" if entry.get("imported") else "",
+        "response_total": total,
+        "submitted_at": _timestamp(at),
+    }
+    values = [row[name] for name, _ in LONG_COLUMNS]
+    if systems is not None:
+        values.append(systems.get((test_case_id, label), "") if label else "")
+    return values
+
+
+def recorded_value(column: DimensionColumn, entry: dict, *, flipped: bool) -> tuple[str, str]:
+    """(items, value) as text for the long table; see LONG_COLUMNS."""
+    if isinstance(entry.get("items"), list):
+        items = entry["items"]
+        count = sum(
+            (Decimal("0.5") if item.get("half") else Decimal(1) for item in items), Decimal(0)
+        )
+        text = ITEM_SEPARATOR.join(
+            (HALF_MARK if item.get("half") else "") + str(item.get("text", "")) for item in items
+        )
+        return text, f"{count.normalize():f}"
+    if isinstance(entry.get("checked"), list):
+        return "", ";".join("yes" if checked else "no" for checked in entry["checked"])
+    if "choice" in entry:
+        choice = choice_in_key_order(column, entry["choice"], flipped=flipped)
+        return "", "" if choice is None else str(choice)
+    return "", ""
+
+
+def _phase(study: Study, submitted_at) -> str:
+    if study.opened_at is None:
+        return "pilot" if study.status in (Study.Status.DRAFT, Study.Status.PILOT) else "main"
+    return "pilot" if submitted_at and submitted_at < study.opened_at else "main"
+
+
+def _timestamp(value) -> str:
+    if value is None:
+        return ""
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def key_rows(*, study: Study) -> Iterator[list]:
+    """The unblinding key: which system wrote the response under each label."""
+    # Checked here, not inside the generator, so the refusal comes before any output.
+    if not is_unblinded(study):
+        raise ExportNotAllowedError("The key can be exported only after the study is unblinded.")
+    return _key_rows(study)
+
+
+def _key_rows(study: Study) -> Iterator[list]:
+    yield ["TC-ID", "Response", "System"]
+    rows = (
+        BlindedLabel.objects.filter(test_case__study=study)
+        .order_by("test_case__position", "label")
+        .values_list("test_case__case_id", "label", "response__system__name")
+    )
+    for row in rows.iterator(chunk_size=CHUNK):
+        yield list(row)
+
+
+def data_dictionary(*, study: Study) -> str:
+    """A markdown description of the exported files, for this study's rubric."""
+    columns = dimension_columns(study=study)
+    unblinded = is_unblinded(study)
+    lines = [
+        f"# Data dictionary: {study.name}",
+        "",
+        f"Study `{study.slug}`, status {study.get_status_display().lower()}, "
+        f"exported {_timestamp(timezone.now())}. Raters appear only by pseudonym.",
+        "",
+    ]
+    if unblinded:
+        lines += [
+            f"The study was unblinded on {_timestamp(study.unblinded_at)}; the exports carry "
+            f"the system of each response and the key is available (`{study.slug}-key.csv`: "
+            f"TC-ID, Response, System). Blinding seed: {study.blinding_seed}.",
+            "",
+        ]
+    else:
+        lines += [
+            "The study is still blinded: no export carries the system of a response.",
+            "",
+        ]
+    lines += [
+        "## Rubric",
+        "",
+        "| column | key | dimension | kind | rated | worksheet cell |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for c in columns:
+        rated = "once per test case" if c.scope == "case" else "per response"
+        if c.kind == "pairwise":
+            cell = f"preference {c.describe_choices()} (negative prefers key label A)"
+        elif c.kind == "categorical":
+            cell = f"category code: {c.describe_choices()}"
+        elif c.kind == "scale":
+            cell = f"option value (= points): {c.describe_choices()}"
+        else:
+            cell = f"points: {c.describe_choices()}"
+        lines.append(f"| {c.header} | `{c.key}` | {c.name} | {c.kind} | {rated} | {cell} |")
+    header = worksheet_header(study=study, columns=columns)
+    lines += [
+        "",
+        "## Worksheet (`worksheet.csv`, `worksheet.xlsx`)",
+        "",
+        "The worksheet raters know, with a Rater column first: "
+        f"`{' | '.join(header)}`. One row per rater, test case and response, ordered by "
+        "rater, test case and response label; Response is the key label, the same for "
+        "every rater. Score cells are as in the table above; cases not yet submitted have "
+        "empty cells. Total is the sum of the points of the per-response dimensions. "
+        "Confidence and Notes belong to the test case and repeat on each of its rows; "
+        "dimensions rated once per test case repeat likewise. The same layout (with or "
+        "without the Rater column) can be filled in offline and imported.",
+        "",
+        "## Long table (`long.csv`)",
+        "",
+        "One row per submitted rating and dimension.",
+        "",
+        "| column | meaning |",
+        "| --- | --- |",
+    ]
+    long_columns = list(LONG_COLUMNS) + ([SYSTEM_COLUMN] if unblinded else [])
+    lines += [f"| {name} | {meaning} |" for name, meaning in long_columns]
+    lines += [
+        "",
+        "## Conventions",
+        "",
+        "- Text cells that a spreadsheet would run as a formula (starting with =, +, -, @, "
+        "a tab or a carriage return) are prefixed with a single quote (').",
+        "- The worksheet CSV starts with a UTF-8 byte order mark so that Excel reads it as "
+        "UTF-8; the long CSV has none. Both use commas and double quotes (RFC 4180).",
+        "- Times are ISO 8601 in UTC.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+class _Echo:
+    """A file-like object whose write returns the line, for streaming csv.writer output."""
+
+    def write(self, value: str) -> str:
+        return value
+
+
+def csv_lines(rows: Iterable[list], *, bom: bool = False) -> Iterator[str]:
+    writer = csv.writer(_Echo())
+    if bom:
+        yield "\ufeff"
+    for row in rows:
+        yield writer.writerow([neutralise(value) for value in row])
+
+
+def xlsx_write(rows: Iterable[list], file: IO[bytes], *, title: str = "Worksheet") -> None:
+    """Write rows to an .xlsx file in write-only mode (rows go to disk as they come)."""
+    workbook = Workbook(write_only=True)
+    sheet = workbook.create_sheet(title)
+    sheet.freeze_panes = "A2"
+    bold = Font(bold=True)
+    for index, row in enumerate(rows):
+        cells = []
+        for value in row:
+            value = _xlsx_value(value)
+            if index == 0:
+                cell = WriteOnlyCell(sheet, value=value)
+                cell.font = bold
+                cells.append(cell)
+            else:
+                cells.append(value)
+        sheet.append(cells)
+    workbook.save(file)
+
+
+def _xlsx_value(value: Any) -> Any:
+    if value == "" or value is None:
+        return None
+    if isinstance(value, str):
+        return neutralise(ILLEGAL_CHARACTERS_RE.sub("", value))
+    return value
+
+
+def export_filename(*, study: Study, fmt: str, rater: str | None = None) -> str:
+    suffix = f"-{rater}" if rater else ""
+    return {
+        WORKSHEET_CSV: f"{study.slug}-worksheet{suffix}.csv",
+        WORKSHEET_XLSX: f"{study.slug}-worksheet{suffix}.xlsx",
+        LONG_CSV: f"{study.slug}-long.csv",
+        DICTIONARY_MD: f"{study.slug}-data-dictionary.md",
+        KEY_CSV: f"{study.slug}-key.csv",
+    }[fmt]
+
+
+def export_text(*, study: Study, fmt: str, rater: str | None = None) -> Iterator[str]:
+    """The text formats as a stream of strings."""
+    if fmt == WORKSHEET_CSV:
+        return csv_lines(worksheet_rows(study=study, rater=rater), bom=True)
+    if fmt == LONG_CSV:
+        return csv_lines(long_rows(study=study))
+    if fmt == KEY_CSV:
+        return csv_lines(key_rows(study=study))
+    if fmt == DICTIONARY_MD:
+        return iter([data_dictionary(study=study)])
+    raise ValueError(f"Unknown text export {fmt!r}.")
+
+
+def export_write(*, study: Study, fmt: str, file: IO[bytes], rater: str | None = None) -> None:
+    """Write any export to a binary file."""
+    if fmt not in FORMATS:
+        raise ValueError(f"Unknown export {fmt!r}; choose one of {', '.join(FORMATS)}.")
+    if fmt == WORKSHEET_XLSX:
+        xlsx_write(worksheet_rows(study=study, rater=rater), file)
+        return
+    for chunk in export_text(study=study, fmt=fmt, rater=rater):
+        file.write(chunk.encode("utf-8"))

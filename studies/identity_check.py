@@ -1,0 +1,118 @@
+"""Find responses that say who wrote them, which would break the blinding.
+
+A warning, not an error: the coordinator reads each match in context and decides whether
+to edit the response before importing it again. Matched, case-insensitively:
+
+- a model describing itself: "As an AI developed by ...", "as an AI language model",
+  "I am ChatGPT", "I'm Claude", "my name is Gemini", "trained by OpenAI", ...;
+- the name of any system of the study, as a whole word (names of one character are
+  skipped: "A" would match everywhere).
+
+A match says which response mentions which name, never whether the name is the
+response's own system: that would reveal the unblinding key to whoever reads the check.
+Nothing here touches the database.
+"""
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+MODELS = (
+    r"ChatGPT|GPT-?\d[\w.-]*|Claude|Gemini|Bard|Llama|Mistral|Mixtral|Grok|Copilot|Qwen"
+    r"|DeepSeek|Command R|Phi-?\d"
+)
+VENDORS = r"OpenAI|Anthropic|Google(?: DeepMind)?|DeepMind|Meta(?: AI)?|Mistral AI|xAI|Microsoft"
+
+SELF_DESCRIPTIONS = [
+    (
+        "describes itself as an AI made by a company",
+        re.compile(
+            r"\bas an? (?:AI|artificial intelligence|(?:large )?language model)[\w\s,-]{0,40}?"
+            r"\b(?:developed|created|made|built|trained|designed)\s+by\b[^.\n]{0,40}",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "names the model that wrote it",
+        re.compile(
+            rf"\b(?:I am|I'm|I’m|my name is|this is)\s+(?:an? )?(?:{MODELS})\b", re.IGNORECASE
+        ),
+    ),
+    (
+        "names the company that made it",
+        re.compile(
+            rf"\b(?:developed|created|made|built|trained|designed)\s+by\s+(?:{VENDORS})\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "describes itself as an AI",
+        re.compile(r"\bas an? (?:AI|(?:large )?language model)(?: model| assistant)?\b", re.I),
+    ),
+]
+
+SNIPPET_RADIUS = 60
+
+
+@dataclass(frozen=True)
+class Mention:
+    case_id: str
+    label: str
+    reason: str
+    matched: str
+    snippet: str
+
+    def __str__(self) -> str:
+        return f'{self.case_id}, Response {self.label}: {self.reason} ("{self.matched}").'
+
+
+def _snippet(text: str, start: int, end: int) -> str:
+    left = max(0, start - SNIPPET_RADIUS)
+    right = min(len(text), end + SNIPPET_RADIUS)
+    snippet = " ".join(text[left:right].split())
+    return ("…" if left else "") + snippet + ("…" if right < len(text) else "")
+
+
+def _system_pattern(systems: Sequence[str]) -> re.Pattern | None:
+    names = sorted({name for name in systems if len(name.strip()) > 1}, key=len, reverse=True)
+    if not names:
+        return None
+    alternatives = "|".join(re.escape(name) for name in names)
+    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
+
+
+def find_identity_mentions(
+    *, responses: Iterable[tuple[str, str, str]], systems: Sequence[str]
+) -> list[Mention]:
+    """``responses`` are (case id, blinded label, text); one mention per reason and response."""
+    system_pattern = _system_pattern(systems)
+    mentions = []
+    for case_id, label, text in responses:
+        found_spans = []
+        for reason, pattern in SELF_DESCRIPTIONS:
+            match = pattern.search(text)
+            # The broad "as an AI" pattern is only reported where no fuller match was.
+            if match and not any(s <= match.start() < e for s, e in found_spans):
+                found_spans.append(match.span())
+                mentions.append(
+                    Mention(
+                        case_id=case_id,
+                        label=label,
+                        reason=reason,
+                        matched=" ".join(match.group(0).split()),
+                        snippet=_snippet(text, *match.span()),
+                    )
+                )
+        if system_pattern is not None:
+            match = system_pattern.search(text)
+            if match:
+                mentions.append(
+                    Mention(
+                        case_id=case_id,
+                        label=label,
+                        reason="mentions the name of a system in this study",
+                        matched=match.group(0),
+                        snippet=_snippet(text, *match.span()),
+                    )
+                )
+    return mentions

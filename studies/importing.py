@@ -1,0 +1,525 @@
+"""Reading test cases from CSV, JSONL and Excel files, with every problem reported.
+
+Nothing here touches the database: ``parse_cases`` takes the file's bytes, the ids and
+systems the study already has, and returns the cases it found and the problems, each with
+its row (or line) and column in plain words. The caller imports only a file with no
+problems, all at once (``studies.services.test_cases_import``).
+
+The formats (also in docs/coordinator.md and on the test cases page):
+
+- **CSV** (``.csv``, UTF-8, comma-separated, first row names the columns) and **Excel**
+  (``.xlsx``, first worksheet, first row names the columns). Columns, in any order:
+  ``id`` and ``prompt`` (required), ``context`` and ``stratum`` (optional), and one
+  ``response:<system>`` column per system, e.g. ``response:baseline``. Blank rows are
+  skipped. Rows are numbered as a spreadsheet shows them: the column names are row 1.
+- **JSONL** (``.jsonl``, UTF-8): one JSON object per line,
+  ``{"id": "TC-001", "prompt": "...", "context": "...", "stratum": "...",
+  "responses": {"baseline": "...", "improved": "..."}}``; ``context`` and ``stratum`` may
+  be left out. Blank lines are skipped.
+"""
+
+import csv
+import io
+import json
+import math
+import re
+import zipfile
+from collections import Counter
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, time
+
+from .blinding import LABELS
+
+MAX_FILE_BYTES = 10 * 1024 * 1024
+MAX_CASES = 5000
+MAX_TEXT_CHARS = 100_000
+MAX_ID_CHARS = 50
+MAX_STRATUM_CHARS = 100
+MAX_SYSTEM_CHARS = 100
+MAX_REPORTED_PROBLEMS = 200
+
+FILE_TYPES = {".csv": "CSV", ".jsonl": "JSONL", ".xlsx": "Excel"}
+RESPONSE_PREFIX = "response:"
+REQUIRED_COLUMNS = ("id", "prompt")
+OPTIONAL_COLUMNS = ("context", "stratum")
+JSONL_FIELDS = ("id", "prompt", "context", "stratum", "responses")
+COLUMN_HINT = "Use id, prompt, context, stratum, or response:<system name> for each system."
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with the file: where (``Row 4``, ``Line 7``, ``File``) and what."""
+
+    where: str
+    message: str
+    column: str = ""
+
+    def __str__(self) -> str:
+        if self.column:
+            return f"{self.where}, {self.column}: {self.message}"
+        return f"{self.where}: {self.message}"
+
+
+@dataclass
+class ParsedCases:
+    file_type: str = ""
+    systems: list[str] = field(default_factory=list)
+    cases: list[dict] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and bool(self.cases)
+
+    @property
+    def strata(self) -> list[tuple[str, int]]:
+        """(stratum, number of cases), by name; a list, as templates read it more easily."""
+        return sorted(Counter(case["stratum"] for case in self.cases if case["stratum"]).items())
+
+    def problem_lines(self, limit: int = MAX_REPORTED_PROBLEMS) -> list[str]:
+        lines = [str(problem) for problem in self.problems[:limit]]
+        if len(self.problems) > limit:
+            lines.append(f"... and {len(self.problems) - limit} more problems.")
+        return lines
+
+
+class _Collector:
+    """Problems in file order; stops reading rows after too many, to keep reports short."""
+
+    def __init__(self):
+        self.problems: list[Problem] = []
+
+    def add(self, where: str, message: str, column: str = "") -> None:
+        self.problems.append(Problem(where=where, message=message, column=column))
+
+    @property
+    def full(self) -> bool:
+        return len(self.problems) > MAX_REPORTED_PROBLEMS
+
+
+def _position(problem: Problem) -> int:
+    match = re.match(r"(?:Row|Line) (\d+)", problem.where)
+    return int(match.group(1)) if match else 0
+
+
+def size_problem(size: int) -> Problem | None:
+    if size <= MAX_FILE_BYTES:
+        return None
+    return Problem(
+        "File",
+        f"the file is {size / 1024 / 1024:.1f} MB; the limit is "
+        f"{MAX_FILE_BYTES // 1024 // 1024} MB. Split it into smaller files.",
+    )
+
+
+def file_type_for(filename: str) -> str | None:
+    lowered = filename.lower()
+    return next((kind for ext, kind in FILE_TYPES.items() if lowered.endswith(ext)), None)
+
+
+def parse_cases(
+    *,
+    filename: str,
+    data: bytes,
+    existing_ids: Collection[str] = (),
+    study_systems: Sequence[str] = (),
+) -> ParsedCases:
+    """Read and check a whole file; ``existing_ids``/``study_systems`` are the study's."""
+    result = ParsedCases()
+    problems = _Collector()
+    file_type = file_type_for(filename)
+    if file_type is None:
+        problems.add(
+            "File",
+            f"'{filename}' is not a file type Concord reads. Upload a .csv, .jsonl or .xlsx "
+            "file (an old .xls workbook must first be saved as .xlsx).",
+        )
+    elif size_problem(len(data)):
+        problems.problems.append(size_problem(len(data)))
+    elif not data.strip():
+        problems.add("File", "the file is empty.")
+    if problems.problems:
+        result.problems = problems.problems
+        return result
+    result.file_type = file_type
+    if file_type == "JSONL":
+        records = _jsonl_records(data, problems)
+    else:
+        rows = _csv_rows(data, problems) if file_type == "CSV" else _xlsx_rows(data, problems)
+        records = _table_records(rows, problems)
+    _check_records(records, problems, result, existing_ids, study_systems)
+    # Reading and checking happen in two passes; report in the order of the file.
+    result.problems = sorted(problems.problems, key=_position)
+    if not result.problems and not result.cases:
+        result.problems = [Problem("File", "the file has no test cases, only column names.")]
+    return result
+
+
+# --- Reading each format into records: (where, {field: text}, {system: text}, columns) --
+
+
+def _decode(data: bytes, problems: _Collector) -> str | None:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        problems.add(
+            f"Line {line}",
+            f"the file is not UTF-8 text (byte {data[error.start]:#04x} cannot be read). "
+            "Save it with the encoding 'UTF-8' (in Excel: 'CSV UTF-8').",
+        )
+        return None
+
+
+def _column_letter(index: int) -> str:
+    letters = ""
+    index += 1
+    while index:
+        index, remainder = divmod(index - 1, 26)
+        letters = chr(ord("A") + remainder) + letters
+    return letters
+
+
+def _csv_rows(data: bytes, problems: _Collector) -> Iterator[tuple[str, list[str]]]:
+    text = _decode(data, problems)
+    if text is None:
+        return
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    row_number = 0
+    last_line = 0
+    try:
+        for cells in reader:
+            row_number += 1
+            first_line = last_line + 1
+            last_line = reader.line_num
+            where = f"Row {row_number}"
+            if first_line != row_number:
+                where += f" (line {first_line})"
+            yield where, cells
+    except csv.Error as error:
+        problems.add(
+            f"Row {row_number + 1} (line {last_line + 1})",
+            f"the CSV cannot be read ({error}); check the quotes in this row.",
+        )
+
+
+def _cell_text(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float):
+        if math.isfinite(value) and value.is_integer():
+            return str(int(value))
+        return repr(value)
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    return str(value)
+
+
+def _xlsx_rows(data: bytes, problems: _Collector) -> Iterator[tuple[str, list[str]]]:
+    from openpyxl import load_workbook
+
+    try:
+        workbook = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    except (zipfile.BadZipFile, KeyError, OSError, ValueError):
+        problems.add(
+            "File",
+            "the file cannot be read as an Excel workbook (.xlsx). Save it from Excel as "
+            "'Excel Workbook (.xlsx)' or export it as CSV UTF-8.",
+        )
+        return
+    try:
+        sheet = workbook.worksheets[0]
+        for number, values in enumerate(sheet.iter_rows(values_only=True), start=1):
+            yield f"Row {number}", [_cell_text(value) for value in values]
+    finally:
+        workbook.close()
+
+
+def _table_records(rows, problems: _Collector) -> Iterator[tuple]:
+    """Turn a header row and data rows into records; reports column problems on row 1."""
+    rows = iter(rows)
+    first = next(((w, cells) for w, cells in rows if any(c.strip() for c in cells)), None)
+    if first is None:
+        if not problems.problems:
+            problems.add("File", "the file has no rows.")
+        return
+    where, header = first
+    columns = _read_header(where, header, problems)
+    if columns is None:
+        return
+    for where, cells in rows:
+        if problems.full:
+            return
+        if not any(cell.strip() for cell in cells):
+            continue
+        # A short row (fewer cells than column names) reads as empty cells.
+        fields = {}
+        responses = {entry[1]: "" for entry in columns if entry and entry[0] == "response"}
+        for index, cell in enumerate(cells):
+            text = cell.replace("\r\n", "\n").replace("\r", "\n")
+            if index < len(columns) and columns[index] and columns[index][0] == "unknown":
+                continue  # reported once, on row 1
+            if index >= len(columns) or columns[index] is None:
+                if text.strip():
+                    problems.add(
+                        where,
+                        "this cell has a value but its column has no name in row 1.",
+                        f"column {_column_letter(index)}",
+                    )
+                continue
+            kind, name = columns[index]
+            (responses if kind == "response" else fields)[name] = text
+        yield where, fields, responses, columns
+
+
+def _read_header(where: str, header: list[str], problems: _Collector):
+    """Each column as ("field", name), ("response", system), ("unknown", name) or None."""
+    if len(header) == 1 and ";" in header[0]:
+        problems.add(
+            where,
+            "the columns seem to be separated by semicolons. Save the file as CSV with "
+            "commas (in Excel: 'CSV UTF-8 (comma delimited)').",
+        )
+        return None
+    columns = []
+    seen = {}
+    for index, raw in enumerate(header):
+        name = raw.strip()
+        letter = _column_letter(index)
+        if not name:
+            columns.append(None)
+            continue
+        column = f"column {letter} '{name}'"
+        if name.lower().startswith(RESPONSE_PREFIX):
+            system = name[len(RESPONSE_PREFIX) :].strip()
+            if not system:
+                problems.add(where, "a response column needs a system name, e.g. "
+                             "'response:baseline'.", column)  # fmt: skip
+                columns.append(None)
+                continue
+            if len(system) > MAX_SYSTEM_CHARS:
+                problems.add(
+                    where, f"system names are limited to {MAX_SYSTEM_CHARS} characters.", column
+                )
+            entry = ("response", system)
+        elif name.lower() in REQUIRED_COLUMNS + OPTIONAL_COLUMNS:
+            entry = ("field", name.lower())
+        else:
+            problems.add(where, f"unknown column. {COLUMN_HINT}", column)
+            columns.append(("unknown", name))
+            continue
+        if entry in seen:
+            problems.add(where, f"this column repeats column {seen[entry]}.", column)
+        seen.setdefault(entry, letter)
+        columns.append(entry)
+    usable = True
+    for required in REQUIRED_COLUMNS:
+        if ("field", required) not in seen:
+            problems.add(where, f"there is no '{required}' column. {COLUMN_HINT}")
+            usable = False
+    if not any(entry[0] == "response" for entry in seen):
+        problems.add(
+            where,
+            "there is no response column. Add one column per system, named "
+            "'response:<system name>', e.g. 'response:baseline'.",
+        )
+        usable = False
+    # Unknown or repeated columns are reported, and the rows are still checked, so that
+    # one upload shows every problem; without the required columns there is nothing to check.
+    return columns if usable else None
+
+
+def _jsonl_records(data: bytes, problems: _Collector) -> Iterator[tuple]:
+    text = _decode(data, problems)
+    if text is None:
+        return
+    for number, line in enumerate(text.splitlines(), start=1):
+        if problems.full:
+            return
+        if not line.strip():
+            continue
+        where = f"Line {number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            problems.add(
+                where,
+                f"this line is not valid JSON ({error.msg} at character {error.colno}). "
+                "Each line must be one complete JSON object.",
+            )
+            continue
+        if not isinstance(record, dict):
+            problems.add(where, "each line must be a JSON object, {...}.")
+            continue
+        fields = {}
+        for key, value in record.items():
+            if key not in JSONL_FIELDS:
+                problems.add(
+                    where,
+                    "unknown field. Use id, prompt, context, stratum and responses.",
+                    f"field '{key}'",
+                )
+            elif key == "responses":
+                continue
+            elif value is None:
+                fields[key] = ""
+            elif isinstance(value, str) or (key == "id" and isinstance(value, int)):
+                fields[key] = str(value)
+            else:
+                problems.add(where, "must be text (in double quotes).", f"field '{key}'")
+        # A missing "responses" is reported per system by the shared checks.
+        responses = record.get("responses") or {}
+        if not isinstance(responses, dict):
+            problems.add(
+                where,
+                'must be an object with one text per system: {"<system>": "<text>", ...}.',
+                "field 'responses'",
+            )
+            responses = {}
+        texts = {}
+        for system, value in responses.items():
+            column = f"field 'responses.{system}'"
+            if not system.strip():
+                problems.add(where, "a response needs a system name as its key.", column)
+            elif len(system) > MAX_SYSTEM_CHARS:
+                problems.add(
+                    where, f"system names are limited to {MAX_SYSTEM_CHARS} characters.", column
+                )
+            elif not isinstance(value, str | None):
+                problems.add(where, "must be text (in double quotes).", column)
+            else:
+                texts[system.strip()] = value or ""
+        yield where, fields, texts, None
+
+
+# --- Checks shared by every format -------------------------------------------------------
+
+
+def _check_records(records, problems, result, existing_ids, study_systems) -> None:
+    existing_ids = set(existing_ids)
+    study_systems = sorted(study_systems)
+    systems: list[str] | None = None
+    first_seen: dict[str, str] = {}
+    records = list(records)
+    if records:
+        systems = _systems_of_file(records, study_systems, problems)
+        if systems is None:
+            return
+    for where, fields, responses, columns in records:
+        if problems.full:
+            return
+        case = _check_fields(where, fields, columns, problems)
+        case["responses"] = {}
+        for system in systems:
+            column = _column_name(columns, system, kind="response")
+            if system not in responses:
+                problems.add(where, f"there is no response for system '{system}'.", column)
+                continue
+            text = responses[system].strip()
+            if not text:
+                problems.add(where, f"the response of system '{system}' is empty.", column)
+            elif _check_text(where, text, column, problems):
+                case["responses"][system] = text
+        for system in sorted(set(responses) - set(systems)):
+            problems.add(
+                where,
+                f"system '{system}' is not one of the systems of the first test case; "
+                f"every line must have responses for the same systems ({', '.join(systems)}).",
+                f"field 'responses.{system}'",
+            )
+        case_id = case["id"]
+        if case_id:
+            if case_id in first_seen:
+                problems.add(
+                    where,
+                    f"the id '{case_id}' is used twice (also {first_seen[case_id].lower()}).",
+                    _column_name(columns, "id"),
+                )
+            elif case_id in existing_ids:
+                problems.add(
+                    where,
+                    f"the study already has a test case with the id '{case_id}'.",
+                    _column_name(columns, "id"),
+                )
+            first_seen.setdefault(case_id, where)
+        result.cases.append(case)
+        if len(result.cases) > MAX_CASES:
+            problems.add(where, f"a file can hold at most {MAX_CASES} test cases.")
+            return
+    result.systems = systems or []
+
+
+def _systems_of_file(records, study_systems, problems) -> list[str] | None:
+    """Tables: the response columns. JSONL: the systems of the first line with responses."""
+    where, _, _, columns = records[0]
+    if columns is not None:
+        systems = [entry[1] for entry in columns if entry and entry[0] == "response"]
+        where = "Row 1"
+    else:
+        with_responses = [record for record in records if record[2]]
+        if not with_responses:
+            problems.add("File", "no line has responses, so there are no systems to compare.")
+            return None
+        where, _, responses, _ = with_responses[0]
+        systems = list(responses)
+    systems = sorted(set(systems))
+    if len(systems) > len(LABELS):
+        problems.add(where, f"at most {len(LABELS)} systems can be blinded.")
+        return None
+    if study_systems and systems != study_systems:
+        problems.add(
+            where,
+            f"the study's systems are {', '.join(study_systems)}, but this file has responses "
+            f"for {', '.join(systems)}. Every test case needs a response from the same systems.",
+        )
+        return None
+    return systems
+
+
+def _column_name(columns, name: str, *, kind: str = "field") -> str:
+    """How to point at a field: "column D 'response:improved'" or "field 'prompt'"."""
+    if columns is None:
+        return f"field '{name}'" if kind == "field" else f"field 'responses.{name}'"
+    header = name if kind == "field" else RESPONSE_PREFIX + name
+    for index, entry in enumerate(columns):
+        if entry == (kind, name):
+            return f"column {_column_letter(index)} '{header}'"
+    return f"column '{header}'"
+
+
+def _check_text(where: str, text: str, column: str, problems: _Collector) -> bool:
+    if len(text) > MAX_TEXT_CHARS:
+        problems.add(where, f"the text is longer than {MAX_TEXT_CHARS:,} characters.", column)
+        return False
+    if "\x00" in text:
+        problems.add(where, "the text contains a NUL character, which cannot be stored.", column)
+        return False
+    return True
+
+
+def _check_fields(where: str, fields: dict, columns, problems: _Collector) -> dict:
+    case = {name: (fields.get(name) or "").strip() for name in ("id", "prompt", "context")}
+    case["stratum"] = (fields.get("stratum") or "").strip()
+    if not case["id"]:
+        problems.add(where, "the id is missing.", _column_name(columns, "id"))
+    elif len(case["id"]) > MAX_ID_CHARS or "\n" in case["id"]:
+        problems.add(
+            where,
+            f"an id must be one line of at most {MAX_ID_CHARS} characters.",
+            _column_name(columns, "id"),
+        )
+    if not case["prompt"]:
+        problems.add(where, "the prompt is empty.", _column_name(columns, "prompt"))
+    else:
+        _check_text(where, case["prompt"], _column_name(columns, "prompt"), problems)
+    _check_text(where, case["context"], _column_name(columns, "context"), problems)
+    if len(case["stratum"]) > MAX_STRATUM_CHARS:
+        problems.add(
+            where,
+            f"a stratum is limited to {MAX_STRATUM_CHARS} characters.",
+            _column_name(columns, "stratum"),
+        )
+    return case

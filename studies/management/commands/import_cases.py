@@ -1,0 +1,43 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from studies.importing import size_problem
+from studies.models import Study
+from studies.services import CaseImportError, StudySetupError, test_cases_import
+
+
+class Command(BaseCommand):
+    help = (
+        "Import test cases from a .csv, .jsonl or .xlsx file into a study (all or nothing; "
+        "every problem is listed with its row or line and column)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("study", help="the study's slug")
+        parser.add_argument("file", help="path to the .csv, .jsonl or .xlsx file")
+
+    def handle(self, *args, study, file, **options):
+        target = Study.objects.filter(slug=study).first()
+        if target is None:
+            raise CommandError(f"There is no study '{study}'.")
+        path = Path(file)
+        if not path.is_file():
+            raise CommandError(f"There is no file {file}.")
+        too_large = size_problem(path.stat().st_size)
+        if too_large:
+            raise CommandError(f"{too_large}\nNothing was imported.")
+        try:
+            parsed = test_cases_import(
+                study=target, actor=None, filename=path.name, data=path.read_bytes()
+            )
+        except CaseImportError as error:
+            raise CommandError("\n".join([*error.problems, str(error)])) from None
+        except StudySetupError as error:
+            raise CommandError(str(error)) from None
+        strata = len(parsed.strata)
+        self.stdout.write(
+            f"Imported {len(parsed.cases)} test cases ({len(parsed.systems)} systems: "
+            f"{', '.join(parsed.systems)}; {strata} strat{'um' if strata == 1 else 'a'}) "
+            f"into '{target.slug}'."
+        )

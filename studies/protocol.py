@@ -1,0 +1,40 @@
+"""The protocol fingerprint: a SHA-256 over everything that fixes what raters see.
+
+When a study opens, ``studies.selectors.study_protocol_document`` gathers the frozen
+protocol into one JSON document and its fingerprint is stored on the study. Anyone with
+the document can check the fingerprint later (``sha256sum protocol.json`` on the file the
+coordinator pages offer), so it can be proven what raters were shown. The document holds:
+
+- ``format``: ``"concord-protocol/1"``, the version of this layout;
+- ``instructions``: the study instructions raters read;
+- ``rubric``: each dimension in order with ``key``, ``name``, ``kind``, ``level`` and its
+  full ``config`` (bands, criteria, options and anchors, help texts and examples);
+- ``test_cases``: in order, each with ``id``, ``prompt``, ``context``, ``stratum`` and
+  ``responses``, the response texts by blinded label (``{"A": ..., "B": ...}``);
+- ``blinding``: the ``seed``, the ``side_mode`` and the sorted ``systems``. With the
+  documented blinding procedure these fix the unblinding key without spelling it out;
+- ``success_criterion``: ``alpha`` (as a string, e.g. ``"0.700"``) and ``min_dimensions``.
+
+Not included, on purpose: the study's name and description, the consent text and the
+disclosure question (they can be amended while the study runs; a consent change bumps
+the consent version instead), the raters and their assignments.
+
+Canonical JSON: keys sorted, no whitespace (separators ``,`` and ``:``), non-ASCII
+characters written as UTF-8 rather than escaped, texts exactly as stored, encoded as
+UTF-8 with no trailing newline. Nothing here touches the database.
+"""
+
+import hashlib
+import json
+
+FORMAT = "concord-protocol/1"
+
+
+def canonical_json(document: dict) -> bytes:
+    return json.dumps(
+        document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
+
+
+def protocol_fingerprint(document: dict) -> str:
+    return hashlib.sha256(canonical_json(document)).hexdigest()

@@ -1,0 +1,39 @@
+"""Unblinding: the study lead reveals which system wrote which response, once, for good."""
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from .models import Study, StudyEvent
+
+
+class UnblindingError(Exception):
+    """The study cannot be unblinded now; the message says why."""
+
+
+@transaction.atomic
+def study_unblind(*, study: Study, actor: AbstractBaseUser, reason: str = "") -> Study:
+    """Move a closed study to "unblinded" and record who did it and when."""
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    if actor.pk != study.lead_id:
+        raise UnblindingError("Only the study lead can unblind the study.")
+    if study.status == Study.Status.UNBLINDED:
+        raise UnblindingError("The study is already unblinded.")
+    if study.status != Study.Status.CLOSED:
+        raise UnblindingError(
+            f"The study is {study.get_status_display().lower()}; close it before unblinding."
+        )
+    study.status = Study.Status.UNBLINDED
+    study.unblinded_at = timezone.now()
+    study.save(update_fields=["status", "unblinded_at"])
+    StudyEvent.objects.create(
+        study=study,
+        actor=actor,
+        kind="unblinded",
+        reason=reason.strip(),
+        detail={
+            "protocol_fingerprint": study.protocol_fingerprint,
+            "unblinded_at": study.unblinded_at.isoformat(),
+        },
+    )
+    return study

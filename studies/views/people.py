@@ -1,0 +1,239 @@
+"""People: the raters page, invitations, adding accounts and making the assignments."""
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_POST
+
+from studies import access, assignment, invitations
+from studies.models import Membership, Study
+from studies.selectors import rater_progress_table
+
+
+class InvitationForm(forms.Form):
+    note = forms.CharField(
+        max_length=200,
+        required=False,
+        help_text="For you, e.g. who the link is for. The rater does not see it.",
+    )
+    days = forms.IntegerField(
+        label="Valid for (days)", min_value=1, max_value=invitations.MAX_DAYS, initial=14
+    )
+    role = forms.ChoiceField(
+        choices=Membership.Role.choices, initial=Membership.Role.RATER, required=False
+    )
+
+
+class AddAccountForm(forms.Form):
+    username = forms.CharField(max_length=150, help_text="An existing account's username.")
+
+
+def _invitation_form(study: Study, user, data=None) -> InvitationForm:
+    form = InvitationForm(data)
+    if user.pk != study.lead_id:
+        # Only the study lead brings in other coordinators.
+        del form.fields["role"]
+    return form
+
+
+def _raters_page(request, study, *, invitation_form=None, add_form=None, status=200):
+    raters = list(rater_progress_table(study=study))
+    active = [r for r in raters if r.status == Membership.Status.ACTIVE]
+    unassigned = [r.pseudonym for r in active if r.total == 0]
+    overlaps = {}
+    if not unassigned:
+        assigned = assignment.assigned_case_sets(study=study)
+        overlaps = assignment.pair_overlaps(
+            {r.pseudonym: assigned.get(r.pseudonym, set()) for r in active}
+        )
+    return render(
+        request,
+        "studies/people/raters.html",
+        {
+            "study": study,
+            "raters": raters,
+            "unassigned": unassigned,
+            "overlap_min": min(overlaps.values()) if overlaps else None,
+            "overlap_max": max(overlaps.values()) if overlaps else None,
+            "design": assignment.design_summary(study=study),
+            "can_assign": study.status not in (Study.Status.CLOSED, Study.Status.UNBLINDED),
+            "invitations": invitations.invitations_for_study(study=study),
+            "invitation_form": invitation_form or _invitation_form(study, request.user),
+            "add_form": add_form or AddAccountForm(),
+        },
+        status=status,
+    )
+
+
+@login_required
+def raters(request, slug):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    return _raters_page(request, study)
+
+
+@login_required
+@require_POST
+def invitation_create(request, slug):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    form = _invitation_form(study, request.user, request.POST)
+    if not form.is_valid():
+        return _raters_page(request, study, invitation_form=form, status=400)
+    role = form.cleaned_data.get("role") or Membership.Role.RATER
+    try:
+        invitation, token = invitations.invitation_create(
+            study=study,
+            created_by=request.user,
+            role=role,
+            note=form.cleaned_data["note"],
+            days=form.cleaned_data["days"],
+        )
+    except invitations.InvitationError as error:
+        form.add_error(None, str(error))
+        return _raters_page(request, study, invitation_form=form, status=400)
+    # The token exists only in this response: it is shown once and never stored.
+    link = request.build_absolute_uri(reverse("studies:invitation", args=[token]))
+    response = render(
+        request,
+        "studies/people/invitation_created.html",
+        {"study": study, "invitation": invitation, "link": link},
+    )
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required
+@require_POST
+def invitation_revoke(request, slug, token_hash):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    invitation = study.invitations.filter(token_hash=token_hash).first()
+    if invitation is None:
+        raise Http404
+    try:
+        invitations.invitation_revoke(invitation=invitation, actor=request.user)
+    except invitations.InvitationError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, "Invitation revoked: the link no longer works.")
+    return redirect("studies:raters", slug=study.slug)
+
+
+@login_required
+@require_POST
+def rater_add(request, slug):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    form = AddAccountForm(request.POST)
+    if form.is_valid():
+        try:
+            membership = invitations.rater_add_existing(
+                study=study, username=form.cleaned_data["username"], actor=request.user
+            )
+        except invitations.InvitationError as error:
+            form.add_error("username", str(error))
+        else:
+            messages.success(request, f"Rater added as {membership.pseudonym}.")
+            return redirect("studies:raters", slug=study.slug)
+    return _raters_page(request, study, add_form=form, status=400)
+
+
+@login_required
+@require_POST
+def assign(request, slug):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    try:
+        created = assignment.study_assign(study=study, actor=request.user)
+    except assignment.AssignmentDesignError as error:
+        messages.error(request, str(error))
+    else:
+        if created:
+            total = sum(created.values())
+            messages.success(
+                request,
+                f"{total} case{'s' if total != 1 else ''} assigned to "
+                f"{len(created)} rater{'s' if len(created) != 1 else ''}.",
+            )
+        else:
+            messages.info(request, "Every rater already has their cases; nothing changed.")
+    return redirect("studies:raters", slug=study.slug)
+
+
+@never_cache
+def invitation_open(request, token):
+    """The page behind an invitation link: join as the signed-in user, sign in or sign up.
+
+    Joining always takes a POST, so a link previewed or prefetched by a mail program is
+    not used up.
+    """
+    invitation = invitations.invitation_find(token=token)
+    state = invitations.invitation_state(invitation) if invitation else "invalid"
+    if state != "pending":
+        return _invitation_dead(request, state)
+    study = invitation.study
+    # Prefixes keep the two forms' field ids apart on one page.
+    sign_in = AuthenticationForm(request, prefix="signin")
+    sign_up = UserCreationForm(prefix="signup")
+    error = None
+    if request.method == "POST":
+        action = request.POST.get("action")
+        try:
+            if action == "join" and request.user.is_authenticated:
+                membership = invitations.invitation_accept(token=token, user=request.user)
+                return _joined(request, membership)
+            if action == "sign_in":
+                sign_in = AuthenticationForm(request, data=request.POST, prefix="signin")
+                if sign_in.is_valid():
+                    login(request, sign_in.get_user())
+                    membership = invitations.invitation_accept(token=token, user=request.user)
+                    return _joined(request, membership)
+            elif action == "sign_up":
+                sign_up = UserCreationForm(request.POST, prefix="signup")
+                if sign_up.is_valid():
+                    membership = invitations.invitation_accept_signup(
+                        token=token,
+                        username=sign_up.cleaned_data["username"],
+                        password=sign_up.cleaned_data["password1"],
+                    )
+                    login(request, membership.user)
+                    return _joined(request, membership)
+        except invitations.InvitationError as exc:
+            if exc.reason in ("used", "expired", "invalid"):
+                return _invitation_dead(request, exc.reason)
+            if exc.reason == "member" and request.user.is_authenticated:
+                messages.info(request, f"You are already part of “{study.name}”.")
+                return redirect("home")
+            error = str(exc)
+    return render(
+        request,
+        "studies/people/invitation.html",
+        {
+            "invitation": invitation,
+            "study": study,
+            "sign_in": sign_in,
+            "sign_up": sign_up,
+            "error": error,
+        },
+        status=400 if error or request.method == "POST" else 200,
+    )
+
+
+def _invitation_dead(request, state):
+    return render(
+        request,
+        "studies/people/invitation_dead.html",
+        {"state": state},
+        status=404 if state == "invalid" else 410,
+    )
+
+
+def _joined(request, membership: Membership):
+    study = membership.study
+    if membership.role == Membership.Role.RATER:
+        messages.success(request, f"Welcome to “{study.name}”.")
+        return redirect("annotation:assignments", slug=study.slug)
+    messages.success(request, f"You now coordinate “{study.name}”.")
+    return redirect("studies:overview", slug=study.slug)

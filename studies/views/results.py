@@ -1,0 +1,179 @@
+"""Results: progress per test case, exports, import of offline worksheets, unblinding."""
+
+import tempfile
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.utils.http import content_disposition_header
+from django.views.decorators.http import require_POST
+
+from studies import access, exports, unblinding, worksheets
+from studies.models import Membership, Study
+from studies.selectors import case_progress_table
+
+CONTENT_TYPES = {
+    exports.WORKSHEET_CSV: "text/csv; charset=utf-8",
+    exports.LONG_CSV: "text/csv; charset=utf-8",
+    exports.KEY_CSV: "text/csv; charset=utf-8",
+    exports.DICTIONARY_MD: "text/markdown; charset=utf-8",
+    exports.WORKSHEET_XLSX: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+}
+
+
+class WorksheetImportForm(forms.Form):
+    rater = forms.ChoiceField(label="Rater", choices=())
+    file = forms.FileField(
+        label="Filled-in worksheet (.csv or .xlsx)",
+        widget=forms.ClearableFileInput(attrs={"accept": ".csv,.xlsx"}),
+    )
+
+    def __init__(self, *args, pseudonyms=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["rater"].choices = [(p, p) for p in pseudonyms]
+
+
+class UnblindForm(forms.Form):
+    confirm = forms.BooleanField(
+        label=(
+            "I understand that unblinding cannot be undone: exports will name the system of "
+            "every response."
+        )
+    )
+    reason = forms.CharField(
+        label="Note for the audit trail (optional)",
+        required=False,
+        max_length=1000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
+
+
+def _pseudonyms(study: Study) -> list[str]:
+    return list(
+        study.memberships.filter(role=Membership.Role.RATER)
+        .order_by("pseudonym")
+        .values_list("pseudonym", flat=True)
+    )
+
+
+def _results_page(request, study, *, form=None, problems=None, checked=None, status=200):
+    pseudonyms = _pseudonyms(study)
+    return render(
+        request,
+        "studies/results/results.html",
+        {
+            "study": study,
+            "cases": case_progress_table(study=study),
+            "pseudonyms": pseudonyms,
+            "form": form or WorksheetImportForm(pseudonyms=pseudonyms),
+            "problems": problems,
+            "checked": checked,
+            "unblinded": exports.is_unblinded(study),
+            "is_lead": request.user.pk == study.lead_id,
+            "max_problems": worksheets.MAX_PROBLEMS,
+            "import_columns": " | ".join(worksheets.worksheet_headings(study=study)),
+        },
+        status=status,
+    )
+
+
+@login_required
+def results(request, slug):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    return _results_page(request, study)
+
+
+@login_required
+def export(request, slug, fmt):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    if fmt not in exports.FORMATS:
+        raise Http404
+    rater = request.GET.get("rater") or None
+    if rater is not None and (
+        fmt not in (exports.WORKSHEET_CSV, exports.WORKSHEET_XLSX)
+        or rater not in _pseudonyms(study)
+    ):
+        raise Http404
+    if fmt == exports.KEY_CSV and not exports.is_unblinded(study):
+        raise PermissionDenied
+    filename = exports.export_filename(study=study, fmt=fmt, rater=rater)
+    if fmt == exports.WORKSHEET_XLSX:
+        # Written to a temporary file in openpyxl's write-only mode, then streamed from disk.
+        file = tempfile.TemporaryFile()  # noqa: SIM115 - FileResponse closes it
+        exports.xlsx_write(exports.worksheet_rows(study=study, rater=rater), file)
+        file.seek(0)
+        response = FileResponse(
+            file, as_attachment=True, filename=filename, content_type=CONTENT_TYPES[fmt]
+        )
+    elif fmt == exports.DICTIONARY_MD:
+        response = HttpResponse(
+            exports.data_dictionary(study=study), content_type=CONTENT_TYPES[fmt]
+        )
+    else:
+        response = StreamingHttpResponse(
+            exports.export_text(study=study, fmt=fmt, rater=rater), content_type=CONTENT_TYPES[fmt]
+        )
+    response["Content-Disposition"] = content_disposition_header(True, filename)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required
+@require_POST
+def worksheet_import(request, slug):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    form = WorksheetImportForm(request.POST, request.FILES, pseudonyms=_pseudonyms(study))
+    if not form.is_valid():
+        return _results_page(request, study, form=form, status=400)
+    upload = form.cleaned_data["file"]
+    if upload.size > worksheets.MAX_BYTES:
+        problems = [worksheets.WorksheetProblem(None, None, "The file is larger than 5 MB.")]
+        return _results_page(request, study, form=form, problems=problems, status=400)
+    dry_run = request.POST.get("action") == "check"
+    try:
+        result = worksheets.worksheet_import(
+            study=study,
+            pseudonym=form.cleaned_data["rater"],
+            filename=upload.name,
+            data=upload.read(),
+            actor=request.user,
+            dry_run=dry_run,
+        )
+    except worksheets.WorksheetError as error:
+        return _results_page(request, study, form=form, problems=error.problems, status=400)
+    if dry_run:
+        return _results_page(request, study, form=form, checked=result)
+    messages.success(
+        request,
+        f"Imported {result.cases} test case{'s' if result.cases != 1 else ''} for "
+        f"{result.rater} ({result.created} newly assigned, {result.updated} replaced).",
+    )
+    return redirect("studies:results", slug=study.slug)
+
+
+@login_required
+def unblind(request, slug):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.LEAD)
+    form = UnblindForm(request.POST or None)
+    error = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            unblinding.study_unblind(
+                study=study, actor=request.user, reason=form.cleaned_data["reason"]
+            )
+        except unblinding.UnblindingError as exc:
+            error = str(exc)
+        else:
+            messages.success(
+                request, "The study is unblinded: the exports now name the systems, with the key."
+            )
+            return redirect("studies:results", slug=study.slug)
+    return render(
+        request,
+        "studies/results/unblind.html",
+        {"study": study, "form": form, "error": error},
+        status=400 if request.method == "POST" else 200,
+    )

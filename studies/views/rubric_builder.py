@@ -1,0 +1,255 @@
+"""The rubric builder: presets, custom dimensions of every kind, levels, and a preview."""
+
+import json
+import uuid
+from types import SimpleNamespace
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation.selectors import blinded_responses
+from annotation.views.rating import rating_context
+from studies import access, selectors, services
+from studies.forms import DIMENSION_FORMS, PresetForm
+from studies.models import Dimension, Study
+from studies.rubric import RubricValueError, allowed_levels, score_response, total_points
+
+
+def _level_editable(study: Study) -> bool:
+    return study.status in (Study.Status.DRAFT, Study.Status.PILOT)
+
+
+@login_required
+def rubric_detail(request, slug):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    rows = []
+    for dimension in study.rubric.dimensions.all():
+        try:
+            scoring = dimension.scoring()
+        except RubricValueError as error:
+            scoring, problem = None, str(error)
+        else:
+            problem = ""
+        rows.append(
+            {
+                "dimension": dimension,
+                "scope": scoring.scope if scoring else "",
+                "max": scoring.max_points if scoring else 0,
+                "levels": allowed_levels(dimension.kind),
+                "problem": problem,
+            }
+        )
+    return render(
+        request,
+        "studies/rubric.html",
+        {
+            "study": study,
+            "rows": rows,
+            "frozen": selectors.study_setup_locked_reason(study=study),
+            "level_editable": _level_editable(study),
+            "preset_form": PresetForm(),
+            "kinds": [
+                (kind, label, DIMENSION_FORMS[kind].kind_help)
+                for kind, label in Dimension.KIND_CHOICES
+            ],  # fmt: skip
+            "max_total": sum(r["max"] for r in rows if r["scope"] == "response"),
+        },
+    )
+
+
+def _save_dimension(request, study: Study, form_class, dimension: Dimension | None):
+    initial = form_class.initial_from(dimension) if dimension else None
+    form = form_class(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            services.dimension_save(
+                study=study,
+                actor=request.user,
+                key=dimension.key if dimension else None,
+                new_key=data["key"],
+                name=data["name"],
+                kind=form_class.kind,
+                config=data["config"],
+                level=data["level"],
+            )
+        except services.StudySetupError as error:
+            form.add_error(None, str(error))
+        else:
+            messages.success(request, f"Dimension “{data['name']}” saved.")
+            return redirect("studies:rubric", slug=study.slug)
+    frozen = selectors.study_setup_locked_reason(study=study)
+    if frozen and request.method == "GET":
+        messages.info(request, frozen)
+        return redirect("studies:rubric", slug=study.slug)
+    return render(
+        request,
+        "studies/dimension_form.html",
+        {
+            "study": study,
+            "form": form,
+            "dimension": dimension,
+            "kind_label": dict(Dimension.KIND_CHOICES)[form_class.kind],
+            "kind_help": form_class.kind_help,
+        },
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+@login_required
+def dimension_add(request, slug, kind):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    form_class = DIMENSION_FORMS.get(kind)
+    if form_class is None:
+        raise Http404
+    return _save_dimension(request, study, form_class, None)
+
+
+def _get_dimension(study: Study, key: str) -> Dimension:
+    dimension = study.rubric.dimensions.filter(key=key).first()
+    if dimension is None:
+        raise Http404
+    return dimension
+
+
+@login_required
+def dimension_edit(request, slug, key):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    dimension = _get_dimension(study, key)
+    return _save_dimension(request, study, DIMENSION_FORMS[dimension.kind], dimension)
+
+
+def _post_change(request, slug, change, done: str):
+    """Run one rubric change from a button on the rubric page, then go back to it."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    try:
+        change(study)
+    except services.StudySetupError as error:
+        messages.error(request, str(error))
+    else:
+        if done:
+            messages.success(request, done)
+    return redirect("studies:rubric", slug=study.slug)
+
+
+@login_required
+@require_POST
+def dimension_delete(request, slug, key):
+    return _post_change(
+        request,
+        slug,
+        lambda study: services.dimension_delete(study=study, actor=request.user, key=key),
+        "Dimension removed.",
+    )
+
+
+@login_required
+@require_POST
+def dimension_move(request, slug, key):
+    offset = -1 if request.POST.get("direction") == "up" else 1
+    return _post_change(
+        request,
+        slug,
+        lambda study: services.dimension_move(
+            study=study, actor=request.user, key=key, offset=offset
+        ),
+        "",
+    )
+
+
+@login_required
+@require_POST
+def dimension_level(request, slug, key):
+    level = request.POST.get("level", "")
+    return _post_change(
+        request,
+        slug,
+        lambda study: services.dimension_level_set(
+            study=study, actor=request.user, key=key, level=level
+        ),
+        "Level of measurement saved.",
+    )
+
+
+@login_required
+@require_POST
+def rubric_preset(request, slug):
+    form = PresetForm(request.POST)
+    preset = form.cleaned_data["preset"] if form.is_valid() else ""
+    return _post_change(
+        request,
+        slug,
+        lambda study: services.rubric_replace_with_preset(
+            study=study, actor=request.user, preset=preset
+        ),
+        "The rubric was replaced by the preset.",
+    )
+
+
+def _preview_check(study: Study, raw: str, labels: list[str]) -> tuple[str, str]:
+    """Score a submitted preview form as the rating service would; nothing is stored."""
+    try:
+        payload = json.loads(raw or "{}")
+        dimensions = study.rubric.scoring_dimensions()
+        responses = payload.get("responses") or {}
+        totals = []
+        for label in labels:
+            scored = score_response(
+                [d for d in dimensions if d.scope == "response"], responses.get(label) or {}
+            )
+            totals.append(f"Response {label}: {total_points(scored)}")
+        score_response([d for d in dimensions if d.scope == "case"], payload.get("case") or {})
+    except (ValueError, AttributeError, RubricValueError) as error:
+        return "error", f"Preview: this would be refused: {error}"
+    return "info", "Preview: this would be accepted (" + "; ".join(totals) + "). Nothing was saved."
+
+
+@login_required
+def rubric_preview(request, slug):
+    """The rating page exactly as raters see it, with the first test case; nothing is saved."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    case = study.test_cases.first()
+    if case is not None:
+        responses = blinded_responses(assignment=SimpleNamespace(test_case=case, flipped=False))
+    else:
+        case = SimpleNamespace(
+            case_id="TC-EXAMPLE",
+            prompt="*No test cases yet.* The first test case's prompt will appear here.",
+            context="",
+            stratum="",
+        )
+        responses = [(label, label, f"The text of response {label}.") for label in "AB"]
+    if request.method == "POST":
+        level, text = _preview_check(study, request.POST.get("payload"), [r[1] for r in responses])
+        messages.add_message(request, messages.ERROR if level == "error" else messages.INFO, text)
+    else:
+        messages.info(request, "Preview of the rating page as raters see it. Nothing is saved.")
+    total = study.test_cases.count()
+    return render(
+        request,
+        "studies/rubric_preview.html",
+        {
+            # The rating screen's own context, with a stand-in assignment that saves nothing.
+            **rating_context(dimensions=selectors.rubric_for_display(rubric=study.rubric)),
+            "study": study,
+            "assignment": SimpleNamespace(
+                uuid=uuid.UUID(int=0), test_case=case, status="todo", version=0
+            ),
+            "responses": responses,
+            "payload": {},
+            "version": 0,
+            "current_version": 0,
+            "error": None,
+            "stale": False,
+            "progress": SimpleNamespace(done=0, total=total, percent=0),
+            "number": 1,
+            "previous": None,
+            "next": None,
+            "can_rate": True,
+            "readonly": False,
+            "footer_note": f"Preview · {case.case_id}",
+        },
+    )

@@ -1,0 +1,179 @@
+"""Study set-up: the list of studies, creation, settings, status changes, the protocol."""
+
+from pathlib import Path
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.forms.models import model_to_dict
+from django.http import FileResponse, Http404, HttpResponse
+from django.shortcuts import redirect, render
+
+from studies import access, protocol, selectors, services
+from studies.forms import StudyCreateForm, StudyForm
+from studies.models import Study
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+SAMPLE_FILES = ("cases.csv", "cases.jsonl", "cases.xlsx")
+
+
+@login_required
+def study_list(request):
+    return render(
+        request,
+        "studies/list.html",
+        {
+            "studies": selectors.coordinated_studies(user=request.user),
+            "can_create": access.can_create_studies(request.user),
+        },
+    )
+
+
+@login_required
+def study_create(request):
+    if not access.can_create_studies(request.user):
+        raise PermissionDenied
+    form = StudyCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            study = services.study_create(
+                slug=data["slug"],
+                name=data["name"],
+                description=data["description"],
+                lead=request.user,
+                rubric_preset=data["rubric_preset"],
+                blinding_seed=data["blinding_seed"],
+                actor=request.user,
+            )
+        except services.StudySetupError as error:
+            form.add_error(None, str(error))
+        else:
+            messages.success(request, f"Study “{study.name}” created. Next: import test cases.")
+            return redirect("studies:cases", slug=study.slug)
+    return render(request, "studies/create.html", {"form": form})
+
+
+# The status changes a coordinator can make, in the order they usually come.
+ACTIONS = {
+    "pilot": {
+        "service": services.study_pilot_start,
+        "from": (Study.Status.DRAFT,),
+        "title": "Start the pilot",
+        "done": "The pilot has started: raters can rate.",
+    },
+    "open": {
+        "service": services.study_open,
+        "from": (Study.Status.DRAFT, Study.Status.PILOT),
+        "title": "Open the study",
+        "done": "The study is open. Its protocol is frozen under the fingerprint shown.",
+    },
+    "close": {
+        "service": services.study_close,
+        "from": (Study.Status.OPEN,),
+        "title": "Close the study",
+        "done": "The study is closed: raters can no longer change their ratings.",
+    },
+    "reopen": {
+        "service": services.study_reopen,
+        "from": (Study.Status.CLOSED,),
+        "title": "Reopen the study",
+        "done": "The study is open again.",
+    },
+}
+
+
+def available_actions(study: Study) -> list[tuple[str, str]]:
+    return [(name, spec["title"]) for name, spec in ACTIONS.items() if study.status in spec["from"]]
+
+
+@login_required
+def study_edit(request, slug):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    frozen = selectors.study_setup_locked_reason(study=study)
+    form_kwargs = {
+        "initial": model_to_dict(study, fields=StudyForm.Meta.fields),
+        "frozen_reason": frozen,
+        "assignments_exist": selectors.study_has_assignments(study=study),
+    }
+    form = StudyForm(request.POST or None, **form_kwargs)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                services.study_update(study=study, actor=request.user, changes=form.changes())
+            except services.StudySetupError as error:
+                form.add_error(None, str(error))
+            else:
+                messages.success(request, "Settings saved.")
+                return redirect("studies:edit", slug=study.slug)
+        status = 400
+    return render(
+        request,
+        "studies/edit.html",
+        {
+            "study": study,
+            "form": form,
+            "frozen": frozen,
+            "actions": available_actions(study),
+            "events": selectors.study_setup_events(study=study),
+        },
+        status=status,
+    )
+
+
+@login_required
+def study_status(request, slug, action):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    spec = ACTIONS.get(action)
+    if spec is None:
+        raise Http404
+    error = ""
+    if request.method == "POST":
+        kwargs = {"study": study, "actor": request.user}
+        if action == "open":
+            kwargs["acknowledge_warnings"] = request.POST.get("acknowledge") == "yes"
+        try:
+            spec["service"](**kwargs)
+        except services.StudySetupError as exc:
+            error = str(exc)
+        else:
+            messages.success(request, spec["done"])
+            return redirect("studies:edit", slug=study.slug)
+    starting = action in ("pilot", "open")
+    return render(
+        request,
+        "studies/status_confirm.html",
+        {
+            "study": study,
+            "action": action,
+            "title": spec["title"],
+            "allowed": study.status in spec["from"],
+            "error": error,
+            "problems": selectors.study_open_problems(study=study) if starting else [],
+            "mentions": selectors.study_identity_mentions(study=study) if starting else [],
+            "summary": selectors.study_case_summary(study=study),
+            "fingerprint": selectors.study_protocol_fingerprint(study=study)
+            if action == "open"
+            else "",
+        },
+        status=400 if error else 200,
+    )
+
+
+@login_required
+def study_protocol(request, slug):
+    """The protocol document whose SHA-256 is the fingerprint (the frozen one once open)."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    body = protocol.canonical_json(selectors.study_protocol_document(study=study))
+    response = HttpResponse(body, content_type="application/json; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-protocol.json"'
+    return response
+
+
+@login_required
+def case_sample(request, name):
+    """The sample test-case files; they hold no study data, so any signed-in user may read."""
+    if name not in SAMPLE_FILES:
+        raise Http404
+    return FileResponse((SAMPLES / name).open("rb"), as_attachment=True, filename=name)

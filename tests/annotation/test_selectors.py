@@ -1,0 +1,73 @@
+from annotation import selectors, services
+
+from ..factories import full_marks_payload
+
+
+def submit(assignment, payload, version=0):
+    return services.rating_submit(assignment=assignment, payload=payload, expected_version=version)
+
+
+def test_self_check_lists_counted_items_side_by_side_and_points_out_inconsistencies(membership):
+    first, second = list(membership.assignments.order_by("position"))[:2]
+    payload = full_marks_payload()
+    payload["responses"]["A"]["depth"]["items"][0] = {"text": "Misuse risk", "half": False}
+    payload["responses"]["A"]["depth"]["flagged"] = True
+    payload["responses"]["A"]["depth"]["flag_note"] = "Sub-factors?"
+    submit(first, payload)
+    other = full_marks_payload(confidence="low")
+    other["responses"]["B"]["depth"]["items"][0] = {"text": "misuse risk", "half": True}
+    submit(second, other)
+
+    check = selectors.self_check(rater=membership)
+    assert [row["assignment"] for row in check.rows] == [first, second]
+    assert check.labels == ["A", "B"]
+    assert check.rows[0]["responses"][0]["total"] == 20
+    depth = next(block for block in check.counted if block["dimension"]["key"] == "depth")
+    first_cell = depth["cases"][0]["cells"][0]
+    assert first_cell["items"][0]["text"] == "Misuse risk"
+    assert first_cell["count"] == "6" and first_cell["points"] == 5
+    assert depth["cases"][1]["cells"][1]["count"] == "5.5"
+    kinds = [finding.kind for finding, _ in check.findings]
+    assert "weight" in kinds
+    assert check.flags[0]["note"] == "Sub-factors?"
+    assert len(check.pending) == 2
+
+
+def test_self_check_shows_screen_labels_on_a_flipped_screen(membership):
+    assignment = membership.assignments.first()
+    assignment.flipped = True
+    assignment.save()
+    payload = full_marks_payload()
+    payload["responses"]["A"]["evidence"] = {"checked": [False, False, False]}
+    submit(assignment, payload)
+    check = selectors.self_check(rater=membership)
+    # Key label A was shown second, as "Response B".
+    totals = {r["label"]: r["total"] for r in check.rows[0]["responses"]}
+    assert totals == {"A": 20, "B": 17}
+
+
+def test_answer_view_shapes_each_kind():
+    dim = {"max": 3, "criteria": [{"label": "Cited?"}, {"label": "Credible?"}]}
+    checked = selectors.answer_view(value={"checked": [True, False], "points": 1}, dim=dim)
+    assert checked["criteria"] == [("Cited?", True), ("Credible?", False)]
+    items = selectors.answer_view(value={"items": [], "points": 0, "flagged": True}, dim=dim)
+    assert items["shape"] == "items" and items["flagged"]
+    choice = selectors.answer_view(value={"choice": None, "points": 0}, dim=dim)
+    assert choice["shape"] == "choice"
+    assert selectors.answer_view(value=None, dim=dim)["points"] is None
+
+
+def test_case_position_and_next_unrated_follow_the_raters_order(membership):
+    cases = list(membership.assignments.order_by("position"))
+    number, before, after = selectors.case_position(assignment=cases[1])
+    assert (number, before, after) == (2, cases[0], cases[2])
+    submit(cases[0], full_marks_payload())
+    assert selectors.next_unrated(rater=membership) == cases[1]
+    assert selectors.next_unrated(rater=membership, after=cases[3]) == cases[1]
+
+
+def test_onboarding_overview_names_raters_by_pseudonym_only(study, rater):
+    rows = selectors.onboarding_overview(study=study)
+    assert [row.pseudonym for row in rows] == ["R-01", "R-02"]
+    assert all(row.consent is not None for row in rows)
+    assert rater.username not in repr(rows)

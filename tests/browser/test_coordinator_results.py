@@ -1,0 +1,137 @@
+"""A coordinator invites a rater, assigns, exports, imports a worksheet and unblinds."""
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from annotation.models import Rating
+from studies.models import Membership, Study
+
+from ..factories import PASSWORD, UserFactory, make_study
+from .accessibility import assert_accessible, assert_fits
+from .conftest import sign_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SYSTEMS = ("Zephyr-Alpha-7", "Quokka-Omega-3")
+
+
+@pytest.fixture
+def lead():
+    return UserFactory(username="browser-lead")
+
+
+@pytest.fixture
+def study(lead):
+    study = make_study(lead=lead, slug="people", cases=4, raters=[], systems=SYSTEMS)
+    Study.objects.filter(pk=study.pk).update(raters_per_item=2)
+    study.refresh_from_db()
+    return study
+
+
+def test_invite_assign_export_import_and_unblind(browser, page, live_server, lead, study, tmp_path):
+    sign_in(page, live_server, lead.username, PASSWORD)
+    page.goto(f"{live_server.url}/s/people/raters/")
+
+    # An existing account, added by username, and a newcomer invited by link.
+    UserFactory(username="offline-validator")
+    page.fill("#id_username", "offline-validator")
+    page.get_by_role("button", name="Add as rater").click()
+    expect(page.get_by_text("Rater added as R-01.")).to_be_visible()
+    page.fill("#id_note", "for the second validator")
+    page.get_by_role("button", name="Create link").click()
+    link = page.locator("#invitation-link").input_value()
+    assert link.startswith(live_server.url + "/invite/")
+
+    newcomer = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True)
+    invited = newcomer.new_page()
+    invited.goto(link)
+    assert_fits(invited)
+    invited.fill("#id_signup-username", "validator-two")
+    invited.fill("#id_signup-password1", "a-long-pass-phrase-9")
+    invited.fill("#id_signup-password2", "a-long-pass-phrase-9")
+    invited.get_by_role("button", name="Create account and join").click()
+    expect(invited.get_by_text("Welcome to")).to_be_visible()
+    invited.goto(link)
+    expect(invited.locator("h1")).to_have_text("This link has already been used")
+    newcomer.close()
+
+    page.goto(f"{live_server.url}/s/people/raters/")
+    expect(page.locator("#invitation-table")).to_contain_text("Used")
+    expect(page.locator("#unassigned")).to_contain_text("R-01, R-02")
+    page.get_by_role("button", name="Assign").click()
+    expect(page.get_by_text("8 cases assigned to 2 raters.")).to_be_visible()
+    expect(page.locator("#rater-table")).to_contain_text("0 / 4")
+    assert "validator-two" not in page.content()
+    assert_accessible(page, name="raters")
+
+    # R-01 works offline: their worksheet, filled in, comes back through the import.
+    page.goto(f"{live_server.url}/s/people/results/")
+    page.select_option("#worksheet-rater", "R-01")
+    with page.expect_download() as download_info:
+        page.get_by_role("button", name="Download (Excel)").click()
+    download = download_info.value
+    assert download.suggested_filename == "people-worksheet-R-01.xlsx"
+    with page.expect_download() as csv_info:
+        page.get_by_role("link", name="Worksheet (CSV)").click()
+    rows = list(csv.reader(io.StringIO(Path(csv_info.value.path()).read_text("utf-8-sig"))))
+    assert rows[0][:3] == ["Rater", "TC-ID", "Response"]
+    mine = [row for row in rows[1:] if row[0] == "R-01"]
+    filled = tmp_path / "filled.csv"
+    with filled.open("w", newline="", encoding="utf-8") as file:
+        writer = csv.writer(file)
+        writer.writerow(rows[0])
+        for row in mine:
+            writer.writerow(row[:3] + ["4", "2", "4", "3", "2", "15", "High", "offline"])
+    page.select_option("#id_rater", "R-01")
+    page.set_input_files("#id_file", str(filled))
+    page.get_by_role("button", name="Check only").click()
+    expect(page.locator("#import-check")).to_contain_text("4 test cases for R-01")
+    page.set_input_files("#id_file", str(filled))
+    page.get_by_role("button", name="Import", exact=True).click()
+    expect(page.get_by_text("Imported 4 test cases for R-01")).to_be_visible()
+    assert Rating.objects.filter(assignment__rater__pseudonym="R-01").count() == 8
+    assert_accessible(page, name="results")
+    for name in SYSTEMS:
+        assert name not in page.content()
+
+    # Closed, then unblinded by the lead: the key appears.
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED)
+    page.reload()
+    page.get_by_role("link", name="Unblind the study…").click()
+    page.get_by_label("I understand").check()
+    page.get_by_role("button", name="Unblind").click()
+    expect(page.get_by_text("The study is unblinded")).to_be_visible()
+    with page.expect_download() as key_info:
+        page.get_by_role("link", name="Unblinding key (CSV)").click()
+    key = Path(key_info.value.path()).read_text("utf-8")
+    assert all(name in key for name in SYSTEMS)
+
+
+def test_people_and_results_pages_fit_a_phone(browser, live_server, lead, study, screenshot):
+    for user in (UserFactory(), UserFactory()):
+        from studies.services import membership_add
+
+        membership_add(study=study, user=user, role=Membership.Role.RATER)
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED)
+    context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True)
+    page = context.new_page()
+    sign_in(page, live_server, lead.username, PASSWORD)
+    for name, path in [
+        ("raters", "/s/people/raters/"),
+        ("results", "/s/people/results/"),
+        ("unblind", "/s/people/unblind/"),
+    ]:
+        page.goto(f"{live_server.url}{path}")
+        screenshot(page, f"results-phone-{name}")
+        assert_fits(page)
+    page.goto(f"{live_server.url}/s/people/raters/")
+    page.get_by_role("button", name="Create link").click()
+    screenshot(page, "results-phone-invitation-link")
+    assert_fits(page)
+    page.goto(f"{live_server.url}/invite/not-a-token/")
+    assert_fits(page)
+    context.close()

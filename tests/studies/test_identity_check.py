@@ -1,0 +1,74 @@
+"""The blinding check: responses that say which system or model wrote them."""
+
+import pytest
+
+from studies.identity_check import find_identity_mentions
+
+SYSTEMS = ["baseline", "improved"]
+
+
+def mentions(text, systems=SYSTEMS):
+    return find_identity_mentions(responses=[("TC-001", "A", text)], systems=systems)
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        (
+            "As an AI developed by OpenAI, I cannot give legal advice.",
+            "describes itself as an AI made by a company",
+        ),
+        (
+            "As a large language model trained by Google, I would weigh...",
+            "describes itself as an AI made by a company",
+        ),
+        ("I am ChatGPT, and here is my analysis.", "names the model that wrote it"),
+        ("Hello! I'm Claude. Let me think.", "names the model that wrote it"),
+        ("My name is Gemini.", "names the model that wrote it"),
+        ("I am Llama, an open model.", "names the model that wrote it"),
+        ("I’m GPT-4o; the answer is 3.", "names the model that wrote it"),
+        ("This assistant was built by Anthropic.", "names the company that made it"),
+        ("As an AI language model, I have no opinions.", "describes itself as an AI"),
+        ("The baseline plan is too slow.", "mentions the name of a system in this study"),
+        ("IMPROVED results follow.", "mentions the name of a system in this study"),
+    ],
+)
+def test_self_identification_is_found(text, reason):
+    found = mentions(text)
+    assert reason in [m.reason for m in found], found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Allocate 40% to A and keep a reserve.",
+        "OpenAI and Anthropic both published policies on this.",  # naming vendors as a topic
+        "An improvement of 5% is likely.",  # "improved" only as a whole word
+        "I am confident the staged release is better.",
+    ],
+)
+def test_ordinary_text_passes(text):
+    assert mentions(text) == []
+
+
+def test_one_character_system_names_are_not_searched():
+    assert mentions("A is better than B.", systems=["A", "B"]) == []
+
+
+def test_a_mention_never_says_whether_the_name_is_the_responses_own_system():
+    # Saying "names its own system" would reveal the unblinding key to the reader.
+    responses = [("TC-001", "A", "The baseline view..."), ("TC-001", "B", "The baseline view...")]
+    found = find_identity_mentions(responses=responses, systems=SYSTEMS)
+    assert [(m.label, m.reason) for m in found] == [
+        ("A", "mentions the name of a system in this study"),
+        ("B", "mentions the name of a system in this study"),
+    ]
+    assert "own" not in str(found[0])
+
+
+def test_a_mention_shows_the_words_in_context():
+    text = "x " * 100 + "As an AI developed by OpenAI, I decline." + " y" * 100
+    (found,) = mentions(text)
+    assert found.matched.startswith("As an AI developed by OpenAI")
+    assert found.snippet.startswith("…") and found.snippet.endswith("…")
+    assert str(found).startswith("TC-001, Response A: describes itself as an AI made by a company")

@@ -1,0 +1,99 @@
+"""The protocol fingerprint: what it covers, and that it is stable otherwise."""
+
+import hashlib
+import json
+
+from django.urls import reverse
+
+from studies import selectors, services
+from studies.models import Response, Study
+from studies.protocol import canonical_json, protocol_fingerprint
+
+from ..factories import make_study
+
+
+def fingerprint(study) -> str:
+    return selectors.study_protocol_fingerprint(study=study)
+
+
+def test_canonical_json_is_sorted_compact_utf8():
+    assert canonical_json({"b": "é", "a": [1, {"d": 2, "c": None}]}) == (
+        '{"a":[1,{"c":null,"d":2}],"b":"é"}'.encode()
+    )
+    assert protocol_fingerprint({"a": 1}) == hashlib.sha256(b'{"a":1}').hexdigest()
+
+
+def test_the_document_holds_the_protocol_and_not_the_key(lead):
+    study = make_study(lead=lead, slug="doc", cases=2, status=Study.Status.DRAFT)
+    document = selectors.study_protocol_document(study=study)
+    assert set(document) == {
+        "format", "instructions", "rubric", "test_cases", "blinding", "success_criterion"
+    }  # fmt: skip
+    assert document["format"] == "concord-protocol/1"
+    assert [d["key"] for d in document["rubric"]] == [
+        "depth", "evidence", "alternatives", "structure", "actionability"
+    ]  # fmt: skip
+    assert document["rubric"][0]["config"]["bands"] == [[0, 0], [2, 2], [4, 4], [6, 5]]
+    assert document["rubric"][0]["level"] == "ordinal"
+    first = document["test_cases"][0]
+    assert set(first) == {"id", "prompt", "context", "stratum", "responses"}
+    assert set(first["responses"]) == {"A", "B"}
+    assert document["blinding"] == {
+        "seed": 42, "side_mode": "fixed", "systems": ["baseline", "improved"]
+    }  # fmt: skip
+    assert document["success_criterion"] == {"alpha": "0.700", "min_dimensions": 3}
+    # Labels map to texts only: the document never says which system is A.
+    assert "baseline" not in json.dumps(document["test_cases"])
+
+
+def test_the_fingerprint_is_stable_for_the_same_protocol(lead):
+    one = make_study(lead=lead, slug="one", cases=3, status=Study.Status.DRAFT)
+    two = make_study(lead=lead, slug="two", cases=3, status=Study.Status.DRAFT)
+    assert fingerprint(one) == fingerprint(one) == fingerprint(two)
+    # Neither the name, the description nor the consent are part of the protocol.
+    services.study_update(
+        study=two, actor=lead, changes={"name": "X", "description": "Y", "consent_text": "Z"}
+    )
+    assert fingerprint(two) == fingerprint(one)
+
+
+def test_the_fingerprint_changes_with_a_response_text(lead):
+    study = make_study(lead=lead, slug="fp", cases=3, status=Study.Status.DRAFT)
+    before = fingerprint(study)
+    response = Response.objects.filter(test_case__study=study).first()
+    response.text += " "
+    response.save()
+    assert fingerprint(study) != before
+
+
+def test_the_fingerprint_changes_with_everything_raters_see(lead):
+    study = make_study(lead=lead, slug="fp", cases=3, status=Study.Status.DRAFT)
+    seen = {fingerprint(study)}
+    changes = [
+        lambda: services.study_update(study=study, actor=lead, changes={"blinding_seed": 43}),
+        lambda: services.study_update(study=study, actor=lead, changes={"side_mode": "balanced"}),
+        lambda: services.study_update(study=study, actor=lead, changes={"instructions": "Read."}),
+        lambda: services.dimension_level_set(study=study, actor=lead, key="depth", level="ratio"),
+        lambda: services.dimension_move(study=study, actor=lead, key="depth", offset=1),
+        lambda: study.test_cases.filter(case_id="TC-001").update(prompt="Changed?"),
+        lambda: study.test_cases.filter(case_id="TC-002").update(stratum="other"),
+        lambda: study.test_cases.filter(case_id="TC-003").update(context="Some context"),
+        lambda: services.study_update(
+            study=study, actor=lead, changes={"success_min_dimensions": 4}
+        ),
+    ]
+    for change in changes:
+        change()
+        study.refresh_from_db()
+        seen.add(fingerprint(study))
+    assert len(seen) == len(changes) + 1
+
+
+def test_the_downloaded_document_hashes_to_the_stored_fingerprint(client, lead):
+    study = make_study(lead=lead, slug="proof", cases=3, status=Study.Status.DRAFT)
+    opened = services.study_open(study=study, actor=lead)
+    client.force_login(lead)
+    response = client.get(reverse("studies:protocol", args=[study.slug]))
+    assert response.status_code == 200
+    assert response["Content-Disposition"] == 'attachment; filename="proof-protocol.json"'
+    assert hashlib.sha256(response.content).hexdigest() == opened.protocol_fingerprint

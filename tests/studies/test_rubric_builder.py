@@ -1,0 +1,189 @@
+"""The rubric builder: custom dimensions of every kind, presets, levels, and forms."""
+
+import pytest
+
+from annotation.models import Rating
+from annotation.services import rating_submit
+from studies import services
+from studies.forms import DIMENSION_FORMS
+from studies.models import Rubric, Study, StudyEvent
+from studies.presets import PRESETS
+from studies.services import StudySetupError
+
+from ..factories import make_study
+
+FORM_INPUT = {
+    "counted": {"unit": "risks", "item": "risk", "bands": "0: 0\n1: 1\n3: 3",
+                "half_weight_hint": "Named only"},
+    "checklist": {"criteria": "Cites a source? | Any reference counts\nStates a limit?"},
+    "scale": {"options": "1 | Poor | Misses the point\n2 | Fair\n3 | Good | Nothing missing"},
+    "categorical": {"categories": "None\nUnsafe advice | Could hurt someone\nPersonal data"},
+    "pairwise": {"labels": "A better\nTie\nB better"},
+}  # fmt: skip
+
+
+def form_data(kind, **extra):
+    return {
+        "name": f"My {kind}",
+        "key": "",
+        "measure": "What to look for.",
+        "example": "An example.",
+        "edge_cases": "",
+        "level": "nominal" if kind == "categorical" else "ordinal",
+        **FORM_INPUT[kind],
+        **extra,
+    }
+
+
+@pytest.fixture
+def draft(lead):
+    return make_study(lead=lead, slug="builder", cases=2, status=Study.Status.DRAFT)
+
+
+@pytest.mark.parametrize("kind", sorted(FORM_INPUT))
+def test_a_dimension_of_every_kind_can_be_built_from_the_form(draft, lead, kind):
+    form = DIMENSION_FORMS[kind](form_data(kind))
+    assert form.is_valid(), form.errors
+    data = form.cleaned_data
+    dimension = services.dimension_save(
+        study=draft, actor=lead, key=None, new_key=data["key"], name=data["name"], kind=kind,
+        config=data["config"], level=data["level"],
+    )  # fmt: skip
+    assert dimension.key == f"my_{kind}"
+    assert dimension.position == 5
+    assert dimension.scoring().kind == kind
+    assert dimension.config["measure"] == "What to look for."
+    # The form shows what was saved, so that editing round-trips.
+    again = DIMENSION_FORMS[kind](
+        {**form_data(kind), **DIMENSION_FORMS[kind].initial_from(dimension)}
+    )
+    assert again.is_valid(), again.errors
+    assert again.cleaned_data["config"] == dimension.config
+
+
+def test_the_parsed_configs_read_as_written():
+    def config(kind):
+        form = DIMENSION_FORMS[kind](form_data(kind))
+        assert form.is_valid(), form.errors
+        return form.cleaned_data["config"]
+
+    assert config("counted")["bands"] == [[0, 0], [1, 1], [3, 3]]
+    assert config("checklist")["criteria"][0] == {"label": "Cites a source?",
+                                                 "help": "Any reference counts"}  # fmt: skip
+    assert config("scale")["options"][2] == {"value": 3, "label": "Good",
+                                             "anchor": "Nothing missing"}  # fmt: skip
+    assert [c["value"] for c in config("categorical")["categories"]] == [
+        "none", "unsafe_advice", "personal_data"
+    ]  # fmt: skip
+    assert config("pairwise")["labels"] == ["A better", "Tie", "B better"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "extra", "message"),
+    [
+        ("counted", {"bands": "0: 0\ntwo: 2"}, "Bands, line 2"),
+        ("counted", {"bands": "1: 1"}, "first band must start at 0"),
+        ("scale", {"options": "one | Poor"}, "Options, line 1"),
+        ("scale", {"options": "1 | Only"}, "at least two options"),
+        ("categorical", {"categories": "Only one"}, "at least two categories"),
+        ("categorical", {"categories": "Same\nSame"}, "same code"),
+        ("pairwise", {"labels": "Just one"}, "2 to 9 labels"),
+        ("checklist", {"criteria": ""}, "This field is required"),
+    ],
+)
+def test_the_form_explains_a_bad_definition(kind, extra, message):
+    form = DIMENSION_FORMS[kind](form_data(kind, **extra))
+    assert not form.is_valid()
+    assert message in str(form.errors)
+
+
+def test_categories_only_offer_the_nominal_level():
+    form = DIMENSION_FORMS["categorical"](form_data("categorical", level="ordinal"))
+    assert not form.is_valid()
+    assert [value for value, _ in form.fields["level"].choices] == ["nominal"]
+
+
+def test_keys_are_unique_within_the_rubric(draft, lead):
+    with pytest.raises(StudySetupError, match="already has a dimension with the key 'depth'"):
+        services.dimension_save(
+            study=draft, actor=lead, key=None, new_key="depth", name="Depth again",
+            kind="checklist", config={"criteria": [{"label": "Deep?"}]}, level="ordinal",
+        )  # fmt: skip
+
+
+def test_the_service_checks_the_config_and_level_too(draft, lead):
+    with pytest.raises(StudySetupError, match="at least one criterion"):
+        services.dimension_save(
+            study=draft, actor=lead, key=None, new_key="x", name="X", kind="checklist",
+            config={}, level="ordinal",
+        )  # fmt: skip
+    with pytest.raises(StudySetupError, match="cannot be ordinal"):
+        services.dimension_save(
+            study=draft, actor=lead, key=None, new_key="x", name="X", kind="categorical",
+            config={"categories": [{"value": "a", "label": "A"}, {"value": "b", "label": "B"}]},
+            level="ordinal",
+        )  # fmt: skip
+    with pytest.raises(StudySetupError, match="Unknown kind"):
+        services.dimension_save(
+            study=draft, actor=lead, key=None, new_key="x", name="X", kind="vibes", config={},
+            level="ordinal",
+        )  # fmt: skip
+
+
+def test_editing_a_dimension_can_rename_its_key(draft, lead):
+    services.dimension_save(
+        study=draft, actor=lead, key="evidence", new_key="sources", name="Sources",
+        kind="checklist", config={"criteria": [{"label": "Cited?"}]}, level="ordinal",
+    )  # fmt: skip
+    keys = list(draft.rubric.dimensions.values_list("key", flat=True))
+    assert keys == ["depth", "sources", "alternatives", "structure", "actionability"]
+
+
+def test_dimensions_move_and_are_removed(draft, lead):
+    services.dimension_move(study=draft, actor=lead, key="depth", offset=1)
+    services.dimension_move(study=draft, actor=lead, key="actionability", offset=-1)
+    services.dimension_move(study=draft, actor=lead, key="evidence", offset=-1)  # already first
+    services.dimension_delete(study=draft, actor=lead, key="alternatives")
+    assert list(draft.rubric.dimensions.values_list("key", flat=True)) == [
+        "evidence", "depth", "actionability", "structure"
+    ]  # fmt: skip
+    actions = StudyEvent.objects.filter(study=draft, kind="rubric_changed")
+    # Moving the first dimension up changes nothing and records nothing.
+    assert [e.detail["action"] for e in actions.order_by("pk")] == ["moved", "moved", "removed"]
+
+
+def test_a_preset_replaces_the_rubric_and_the_old_one_goes(draft, lead):
+    old = draft.rubric_id
+    study = services.rubric_replace_with_preset(study=draft, actor=lead, preset="likert")
+    assert [d.key for d in study.rubric.dimensions.all()] == ["helpfulness", "clarity", "accuracy"]
+    assert study.success_min_dimensions == 3
+    assert not Rubric.objects.filter(pk=old).exists()
+    study = services.rubric_replace_with_preset(study=study, actor=lead, preset="harm")
+    assert study.success_min_dimensions == 2
+    with pytest.raises(StudySetupError, match="no preset rubric called"):
+        services.rubric_replace_with_preset(study=study, actor=lead, preset="nope")
+
+
+def test_a_rater_can_submit_answers_to_every_new_kind(lead, rater):
+    study = make_study(lead=lead, slug="kinds", cases=1, raters=[rater], status=Study.Status.DRAFT)
+    study = services.rubric_replace_with_preset(study=study, actor=lead, preset="likert")
+    for preset in ("harm", "pairwise"):
+        for spec in PRESETS[preset]["dimensions"]:
+            services.dimension_save(
+                study=study, actor=lead, key=None, new_key=spec["key"], name=spec["name"],
+                kind=spec["kind"], config=spec["config"], level="nominal"
+                if spec["kind"] == "categorical" else "ordinal",
+            )  # fmt: skip
+    services.study_open(study=study, actor=lead)
+    assignment = study.memberships.get(user=rater).assignments.get()
+    one = {"helpfulness": {"choice": 5}, "clarity": {"choice": "3"}, "accuracy": {},
+           "harmful": {"choice": "yes"}, "harm_category": {"choice": "personal_data"}}  # fmt: skip
+    payload = {"responses": {"A": one, "B": {"helpfulness": {"choice": 1}}},
+               "case": {"preference": {"choice": -1}}, "confidence": "high"}  # fmt: skip
+    rating_submit(assignment=assignment, payload=payload, expected_version=0)
+    totals = dict(Rating.objects.filter(assignment=assignment).values_list("label", "total"))
+    assert totals == {"A": 8, "B": 1}
+    a = Rating.objects.get(assignment=assignment, label="A").scores
+    assert a["accuracy"]["choice"] is None and a["harm_category"]["choice"] == "personal_data"
+    assignment.refresh_from_db()
+    assert assignment.case_scores["preference"]["choice"] == -1

@@ -1,0 +1,406 @@
+"""Import of filled-in worksheets: round trips, every error, all or nothing, the page, the CLI."""
+
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.urls import reverse
+from openpyxl import Workbook
+
+from annotation.models import Assignment, Rating, RatingRevision
+from annotation.services import assignments_create_all
+from studies import exports, worksheets
+from studies.models import Membership, Study, StudyEvent
+from studies.services import membership_add, rubric_replace_with_preset
+
+from ..factories import UserFactory, make_study
+from .results_support import coordinator_of, payload_for, submit, submit_all
+
+pytestmark = pytest.mark.django_db
+
+ROOT = Path(__file__).resolve().parents[2]
+HEADER = "TC-ID,Response,Depth,Evidence,Alternatives,Structure,Actionability,Total,Confidence,Notes"
+
+
+def snapshot() -> str:
+    """Everything an import could write, as one fingerprint."""
+    state = {
+        "assignments": list(
+            Assignment.objects.order_by("pk").values_list(
+                "pk", "status", "version", "confidence", "notes", "flipped", "case_scores"
+            )
+        ),
+        "ratings": list(Rating.objects.order_by("pk").values_list("pk", "scores", "total")),
+        "revisions": RatingRevision.objects.count(),
+        "events": StudyEvent.objects.count(),
+    }
+    return hashlib.sha256(json.dumps(state, default=str).encode()).hexdigest()
+
+
+def csv_bytes(*lines: str) -> bytes:
+    return ("\n".join(lines) + "\n").encode()
+
+
+def run_import(study, data: bytes, *, filename="sheet.csv", rater="R-01", **kwargs):
+    return worksheets.worksheet_import(
+        study=study, pseudonym=rater, filename=filename, data=data, **kwargs
+    )
+
+
+def export_bytes(study, fmt, rater=None) -> bytes:
+    file = io.BytesIO()
+    exports.export_write(study=study, fmt=fmt, file=file, rater=rater)
+    return file.getvalue()
+
+
+def points(study, pseudonym) -> dict:
+    """(case, label) -> (scores' points, total), plus the per-case answers."""
+    out = {}
+    for assignment in Assignment.objects.filter(
+        test_case__study=study, rater__pseudonym=pseudonym, status="submitted"
+    ).select_related("test_case"):
+        for rating in assignment.ratings.all():
+            out[assignment.test_case.case_id, rating.label] = (
+                {k: v["points"] for k, v in rating.scores.items()},
+                rating.total,
+                assignment.confidence,
+                assignment.notes,
+            )
+    return out
+
+
+@pytest.fixture
+def fresh_rater(study):
+    """R-03: in the study, with no assignments yet (e.g. a rater who works offline)."""
+    return membership_add(study=study, user=UserFactory(), role=Membership.Role.RATER)
+
+
+# Round trips -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["worksheet-csv", "worksheet-xlsx"])
+def test_round_trip_into_a_twin_study_gives_the_same_scores(fmt):
+    original = make_study(slug="original", cases=5, raters=[UserFactory()])
+    twin = make_study(slug="twin", cases=5, raters=[UserFactory()])
+    r01 = original.memberships.get(pseudonym="R-01")
+    for n, assignment in enumerate(r01.assignments.order_by("position")):
+        submit(assignment, payload_for(n, notes=f"=note {n}", confidence="high"))
+    data = export_bytes(original, fmt, rater="R-01")
+    result = run_import(twin, data, filename="w." + fmt.split("-")[1])
+    assert (result.cases, result.created, result.updated) == (5, 0, 0)
+    assert points(twin, "R-01") == points(original, "R-01")
+    # The export's quote before "=" was taken off again.
+    assert all(value[3].startswith("=note ") for value in points(twin, "R-01").values())
+    stored = Rating.objects.filter(assignment__test_case__study=twin).first().scores
+    assert all(entry["imported"] is True for entry in stored.values())
+
+
+def test_exporting_an_imported_worksheet_gives_the_same_file(study):
+    submit_all(study, limit=3)
+    before = export_bytes(study, "worksheet-csv", rater="R-02")
+    run_import(study, before, rater="R-02")
+    assert export_bytes(study, "worksheet-csv", rater="R-02") == before
+    # The replaced answers are kept as revisions, as for a resubmission on screen.
+    assert RatingRevision.objects.filter(assignment__rater__pseudonym="R-02").count() == 3
+
+
+def test_round_trip_of_a_pairwise_rubric_on_flipped_screens():
+    """Pairwise answers are exported in key order, so flipped screens survive the trip."""
+    studies = []
+    for slug in ("pair-one", "pair-two"):
+        study = make_study(slug=slug, raters=[UserFactory()], status=Study.Status.DRAFT)
+        Assignment.objects.filter(test_case__study=study).delete()
+        rubric_replace_with_preset(study=study, preset="pairwise", actor=None)
+        Study.objects.filter(pk=study.pk).update(side_mode="balanced", status="open")
+        study.refresh_from_db()
+        studies.append(study)
+    original, twin = studies
+    rater = original.memberships.get(pseudonym="R-01")
+    assignments_create_all(study=original, rater=rater)
+    for n, assignment in enumerate(rater.assignments.order_by("position")):
+        submit(assignment, {"responses": {}, "case": {"preference": {"choice": n % 5 - 2}},
+                            "confidence": "low", "notes": ""})  # fmt: skip
+    assert rater.assignments.filter(flipped=True).exists()
+    data = export_bytes(original, "worksheet-csv", rater="R-01")
+    header = data.decode("utf-8-sig").splitlines()[0]
+    assert header == "Rater,TC-ID,Response,Preference,Total,Confidence,Notes"
+    run_import(twin, data)
+    assert export_bytes(twin, "worksheet-csv", rater="R-01") == data
+    imported = Assignment.objects.filter(test_case__study=twin, rater__pseudonym="R-01")
+    assert not imported.filter(flipped=True).exists()  # read offline, in key order
+    flipped = rater.assignments.filter(flipped=True).first()
+    twin_case = imported.get(test_case__case_id=flipped.test_case.case_id)
+    assert (
+        twin_case.case_scores["preference"]["choice"]
+        == -flipped.case_scores["preference"]["choice"]
+    )
+
+
+def test_the_template_from_the_instructions_imports_and_creates_assignments(study, fresh_rater):
+    """A pipe table as in the validator instructions, with a case left blank."""
+    sheet = "\n".join([
+        "TC-ID | Response | Depth | Evidence | Alternatives | Structure | Actionability | Total | Confidence | Notes",
+        "------|----------|-------|----------|--------------|-----------|---------------|-------|------------|------",
+        "TC-001| A        | 4     | 2        | 4            | 3         | 2             | 15    | High       | Clear premises",
+        "TC-001| B        | 2     | 1        | 2            | 2         | 0             | 7     |            |",
+        "TC-002| A        |       |          |              |           |               |       |            |",
+        "TC-002| B        |       |          |              |           |               |       |            |",
+        "TC-003| A        | 5     | 3        | 5            | 3         | 4             | 20    | low        |",
+        "TC-003| B        | 0     | 0        | 0            | 0         | 0             | 0     | Low        |",
+    ])  # fmt: skip
+    result = run_import(study, sheet.encode(), filename="worksheet.md", rater="R-03")
+    assert (result.cases, result.created, result.skipped) == (2, 2, ["TC-002"])
+    scores = points(study, "R-03")
+    assert scores["TC-001", "A"] == (
+        {"depth": 4, "evidence": 2, "alternatives": 4, "structure": 3, "actionability": 2},
+        15, "high", "Clear premises",
+    )  # fmt: skip
+    assert scores["TC-003", "B"][1] == 0 and scores["TC-003", "B"][2] == "low"
+    assigned = fresh_rater.assignments.order_by("position")
+    assert {a.test_case.case_id for a in assigned} == {"TC-001", "TC-003"}
+    assert {a.status for a in assigned} == {"submitted"}
+    event = StudyEvent.objects.get(kind="worksheet_imported")
+    assert event.membership == fresh_rater and event.detail["cases"] == 2
+
+
+def test_semicolons_and_an_xlsx_from_a_spreadsheet_program_are_read(study, fresh_rater):
+    semicolons = csv_bytes(
+        HEADER.replace(",", ";"),
+        "TC-004;A;2;0;0;1;0;3;Medium;",
+        "TC-004;B;4;3;5;3;4;19;Medium;",
+    )
+    assert run_import(study, semicolons, rater="R-03").cases == 1
+    workbook = Workbook()
+    sheet = workbook.active
+    sheet.append(HEADER.split(","))
+    sheet.append(["TC-001", "A", 5.0, 3, 5, 3, 4, 20, "High", None])  # floats, as Excel stores
+    sheet.append(["TC-001", "B", 0, 0, 0, 0, 0, 0, None, None])
+    file = io.BytesIO()
+    workbook.save(file)
+    assert run_import(study, file.getvalue(), filename="w.xlsx", rater="R-03").cases == 1
+    assert points(study, "R-03")["TC-001", "A"][1] == 20
+
+
+def test_check_only_writes_nothing(study, fresh_rater):
+    before = snapshot()
+    data = csv_bytes(HEADER, "TC-001,A,0,0,0,0,0,0,Low,", "TC-001,B,0,0,0,0,0,0,Low,")
+    result = run_import(study, data, rater="R-03", dry_run=True)
+    assert (result.cases, result.created, result.dry_run) == (1, 1, True)
+    assert snapshot() == before
+
+
+# Every problem, and nothing written ------------------------------------------------------
+
+GOOD_A = "TC-001,A,4,2,4,3,2,15,High,fine"
+GOOD_B = "TC-001,B,2,1,2,2,0,7,High,"
+BAD_FILES = {
+    "unknown column": (csv_bytes(HEADER + ",Mood", GOOD_A + ",x", GOOD_B + ","), (1, "Mood", "Unknown column")),
+    "missing column": (csv_bytes(HEADER.replace("Evidence,", ""), "TC-001,A,4,4,3,2,13,High,"), (1, "Evidence", "missing")),
+    "column twice": (csv_bytes(HEADER + ",Depth", GOOD_A + ",4", GOOD_B + ",2"), (1, "Depth", "twice")),
+    "unknown test case": (csv_bytes(HEADER, GOOD_A, GOOD_B, "TC-999,A,0,0,0,0,0,0,Low,"), (4, "TC-ID", "no test case TC-999")),
+    "empty test case": (csv_bytes(HEADER, GOOD_A, GOOD_B, ",A,0,0,0,0,0,0,Low,"), (4, "TC-ID", "empty")),
+    "unknown label": (csv_bytes(HEADER, GOOD_A, GOOD_B, "TC-001,C,0,0,0,0,0,0,High,"), (4, "Response", "has responses A, B")),
+    "second row": (csv_bytes(HEADER, GOOD_A, GOOD_B, GOOD_B), (4, "Response", "first is row 3")),
+    "missing response": (csv_bytes(HEADER, GOOD_A), (2, "Response", "no row for response B")),
+    "points out of band": (csv_bytes(HEADER, GOOD_A.replace("A,4,2", "A,3,2").replace(",15,", ",14,"), GOOD_B), (2, "Depth", "takes 0, 2, 4, 5")),
+    "points above the maximum": (csv_bytes(HEADER, GOOD_A, GOOD_B.replace("B,2,1", "B,2,4").replace(",7,", ",10,")), (3, "Evidence", "takes 0 to 3")),
+    "not a number": (csv_bytes(HEADER, GOOD_A.replace("A,4,", "A,four,"), GOOD_B), (2, "Depth", "not a whole number")),
+    "fraction": (csv_bytes(HEADER, GOOD_A, GOOD_B.replace("B,2,1,2,2,0", "B,2,1,2,2,0.5")), (3, "Actionability", "not a whole number")),
+    "empty score": (csv_bytes(HEADER, GOOD_A, GOOD_B.replace("B,2,1,2", "B,2,,2")), (3, "Evidence", "empty")),
+    "total off": (csv_bytes(HEADER, GOOD_A.replace(",15,", ",16,"), GOOD_B), (2, "Total", "add up to 15")),
+    "total empty": (csv_bytes(HEADER, GOOD_A.replace(",15,", ",,"), GOOD_B), (2, "Total", "empty")),
+    "confidence unknown": (csv_bytes(HEADER, GOOD_A.replace("High", "Very"), GOOD_B.replace("High", "Very")), (2, "Confidence", "Low, Medium or High")),
+    "confidence missing": (csv_bytes(HEADER, GOOD_A.replace("High", ""), GOOD_B.replace("High", "")), (2, "Confidence", "Low, Medium or High")),
+    "confidence differs": (csv_bytes(HEADER, GOOD_A, GOOD_B.replace("High", "Low")), (3, "Confidence", "different values")),
+    "another rater's row": (csv_bytes("Rater," + HEADER, "R-02," + GOOD_A, "R-01," + GOOD_B), (2, "Rater", "not R-01")),
+    "notes without scores": (csv_bytes(HEADER, GOOD_A, GOOD_B, "TC-002,A,,,,,,,,a note", "TC-002,B,,,,,,,,"), (4, "Notes", "notes but no scores")),
+    "value without heading": (csv_bytes(HEADER + ",", GOOD_A + ",stray", GOOD_B + ","), (2, "#11", "without a heading")),
+    "not utf-8": (HEADER.encode() + b"\nTC-001,A,4,2,4,3,2,15,High,caf\xe9\n", (2, None, "not UTF-8")),
+    "empty file": (b"", (None, None, "no rows")),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FILES))
+def test_every_problem_names_row_and_column_and_writes_nothing(study, case):
+    submit_all(study, limit=1)
+    data, (row, column, text) = BAD_FILES[case]
+    before = snapshot()
+    with pytest.raises(worksheets.WorksheetError) as caught:
+        run_import(study, data)
+    problems = caught.value.problems
+    assert any(
+        p.row == row and p.column == column and text.lower() in p.message.lower() for p in problems
+    ), [str(p) for p in problems]
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize(
+    ("filename", "data", "text"),
+    [
+        ("sheet.pdf", b"%PDF", "as .csv or .xlsx"),
+        ("sheet.xlsx", b"not a zip at all", "Excel workbook"),
+        ("sheet.csv", b"x" * (worksheets.MAX_BYTES + 1), "larger than 5 MB"),
+    ],
+)
+def test_unreadable_files_are_refused(study, filename, data, text):
+    before = snapshot()
+    with pytest.raises(worksheets.WorksheetError) as caught:
+        run_import(study, data, filename=filename)
+    assert text in str(caught.value)
+    assert snapshot() == before
+
+
+def test_a_later_problem_stops_the_whole_file(study, fresh_rater):
+    """Ten good cases and one bad one: not even the good ones are recorded."""
+    lines = [HEADER]
+    for n in range(1, 5):
+        lines += [f"TC-{n:03d},A,0,0,0,0,0,0,Low,", f"TC-{n:03d},B,0,0,0,0,0,0,Low,"]
+    lines[-1] = "TC-004,B,0,0,0,0,0,1,Low,"
+    before = snapshot()
+    with pytest.raises(worksheets.WorksheetError) as caught:
+        run_import(study, csv_bytes(*lines), rater="R-03")
+    assert [str(p) for p in caught.value.problems] == [
+        "Row 9, column Total: The total is 1 but the scores add up to 0."
+    ]
+    assert snapshot() == before
+    assert not fresh_rater.assignments.exists()
+
+
+def test_raters_who_cannot_rate_and_closed_studies_are_refused(study):
+    data = csv_bytes(HEADER, GOOD_A, GOOD_B)
+    with pytest.raises(worksheets.WorksheetError, match="No rater R-09"):
+        run_import(study, data, rater="R-09")
+    Membership.objects.filter(study=study, pseudonym="R-02").update(status="excluded")
+    with pytest.raises(worksheets.WorksheetError, match="R-02 is excluded"):
+        run_import(study, data, rater="R-02")
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED)
+    study.refresh_from_db()
+    with pytest.raises(worksheets.WorksheetError, match="closed"):
+        run_import(study, data)
+    assert not Rating.objects.exists()
+
+
+# The page --------------------------------------------------------------------------------
+
+
+def upload(client, study, data, *, rater="R-01", action="import", name="sheet.csv"):
+    return client.post(
+        reverse("studies:worksheet_import", args=[study.slug]),
+        {"rater": rater, "action": action, "file": SimpleUploadedFile(name, data)},
+    )
+
+
+def test_import_page_permissions(client, study, lead, rater, stranger):
+    data = csv_bytes(HEADER, GOOD_A, GOOD_B)
+    response = upload(client, study, data)
+    assert response.status_code == 302 and reverse("login") in response["Location"]
+    client.force_login(rater)
+    assert upload(client, study, data).status_code == 403
+    client.force_login(stranger)
+    assert upload(client, study, data).status_code == 404
+    client.force_login(coordinator_of(make_study(slug="elsewhere")))
+    assert upload(client, study, data).status_code == 404
+    assert not Rating.objects.exists()
+    client.force_login(coordinator_of(study))
+    assert client.get(reverse("studies:worksheet_import", args=[study.slug])).status_code == 405
+    response = upload(client, study, data)
+    assert response.status_code == 302
+    assert Rating.objects.filter(assignment__rater__pseudonym="R-01").count() == 2
+
+
+def test_import_page_lists_problems_and_checks_before_importing(client, study, lead):
+    client.force_login(lead)
+    response = upload(client, study, BAD_FILES["total off"][0])
+    assert response.status_code == 400
+    assert "Nothing was imported." in response.text
+    assert "Row 2, column Total: The total is 16 but the scores add up to 15." in response.text
+    response = upload(client, study, csv_bytes(HEADER, GOOD_A, GOOD_B), action="check")
+    assert response.status_code == 200 and "The file is fine: 1 test case for R-01" in response.text
+    assert not Rating.objects.exists()
+    response = upload(client, study, csv_bytes(HEADER, GOOD_A, GOOD_B))
+    assert response.status_code == 302
+    page = client.get(response["Location"])
+    assert "Imported 1 test case for R-01" in page.text
+
+
+# Command line ----------------------------------------------------------------------------
+
+
+def test_import_worksheet_command(study, tmp_path, capsys):
+    good = tmp_path / "good.csv"
+    good.write_bytes(csv_bytes(HEADER, GOOD_A, GOOD_B))
+    call_command("import_worksheet", study.slug, str(good), "--rater", "R-01", "--check")
+    assert "Checked 1 test cases for R-01" in capsys.readouterr().out
+    assert not Rating.objects.exists()
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(BAD_FILES["total off"][0])
+    before = snapshot()
+    with pytest.raises(CommandError) as caught:
+        call_command("import_worksheet", study.slug, str(bad), "--rater", "R-01")
+    assert "Row 2, column Total" in str(caught.value)
+    assert "1 problem; nothing was imported" in str(caught.value)
+    assert snapshot() == before
+    with pytest.raises(CommandError, match="no study"):
+        call_command("import_worksheet", "nope", str(good), "--rater", "R-01")
+    with pytest.raises(CommandError, match="no file"):
+        call_command(
+            "import_worksheet", study.slug, str(tmp_path / "missing.csv"), "--rater", "R-01"
+        )
+    call_command("import_worksheet", study.slug, str(good), "--rater", "R-01")
+    assert "Imported 1 test cases for R-01" in capsys.readouterr().out
+    assert Rating.objects.count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_commands_exit_non_zero_with_the_errors_and_write_nothing(tmp_path):
+    """As a script runs them: a real process, its exit status and stderr."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the subprocess reaches the test database by its PostgreSQL URL")
+    study = make_study(slug="cli-results", raters=[UserFactory()])
+    settings = connection.settings_dict
+    url = (
+        f"postgres://{settings['USER']}:{settings['PASSWORD']}@{settings['HOST'] or '127.0.0.1'}:"
+        f"{settings['PORT'] or 5432}/{settings['NAME']}"
+    )
+
+    def manage(*args):
+        return subprocess.run(  # noqa: S603
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env={
+                **os.environ,
+                "DJANGO_SETTINGS_MODULE": "config.settings.test",
+                "DATABASE_URL": url,
+            },
+            check=False,
+        )
+
+    out = tmp_path / "worksheet.csv"
+    exported = manage("export_results", study.slug, "--format", "worksheet-csv", "-o", str(out))
+    assert exported.returncode == 0, exported.stderr
+    key = manage("export_results", study.slug, "--format", "key-csv", "-o", str(tmp_path / "k.csv"))
+    assert key.returncode == 1 and "only after the study is unblinded" in key.stderr
+    assert not (tmp_path / "k.csv").exists()
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(BAD_FILES["confidence differs"][0])
+    failed = manage("import_worksheet", study.slug, str(bad), "--rater", "R-01")
+    assert failed.returncode == 1
+    assert "Row 3, column Confidence" in failed.stderr and "nothing was imported" in failed.stderr
+    assert not Rating.objects.filter(assignment__test_case__study=study).exists()
+    filled = out.read_text(encoding="utf-8-sig").replace(",,,,,,,,", ",0,0,0,0,0,0,Low,")
+    out.write_text(filled, encoding="utf-8")
+    imported = manage("import_worksheet", study.slug, str(out), "--rater", "R-01")
+    assert imported.returncode == 0, imported.stderr
+    assert Rating.objects.filter(assignment__test_case__study=study).count() == 8
