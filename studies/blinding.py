@@ -1,11 +1,13 @@
 """Reproducible assignment of systems to the blinded labels "Response A", "Response B", ...
 
-The procedure depends only on the seed, the test case id and the system names, never on
-Python's ``random`` module, hash randomisation or the platform, so the same study gives
-the same key on any machine and any Python version:
+The procedure depends only on the seed, the study's blinding secret, the test case id and
+the system names, never on Python's ``random`` module, hash randomisation or the platform,
+so the same study gives the same key on any machine and any Python version. The seed is
+public (raters are told it); the secret is not, until unblinding, so that nobody can work
+the key out from the seed and this procedure:
 
 1. Sort the system names (Unicode code point order).
-2. Build a byte stream: SHA-256 of ``"{seed}:{case_id}:{counter}"`` (UTF-8) for
+2. Build a byte stream: SHA-256 of ``"{seed}:{secret}:{case_id}:{counter}"`` (UTF-8) for
    counter = 0, 1, 2, ...; each digest gives eight unsigned 32-bit big-endian integers.
 3. Shuffle the sorted names with the Fisher-Yates algorithm: for i from n-1 down to 1,
    draw j uniformly from 0..i using rejection sampling on the 32-bit integers (reject a
@@ -13,11 +15,12 @@ the same key on any machine and any Python version:
    swap positions i and j.
 4. The shuffled order, read from the front, is shown as A, B, C, ...
 
-The same shuffle, keyed by ``"order:{pseudonym}"`` instead of the case id, gives each
-rater's item order.
+The same shuffle, keyed by ``"order:{pseudonym}"`` in place of ``"{secret}:{case_id}"``,
+gives each rater's item order.
 """
 
 import hashlib
+import secrets
 import string
 from collections.abc import Iterator, Sequence
 
@@ -53,18 +56,33 @@ def seeded_permutation(*, seed: int, key: str, items: Sequence[str]) -> list[str
     return order
 
 
-def blinded_order(*, seed: int, case_id: str, systems: Sequence[str]) -> list[str]:
+def blinded_order(*, seed: int, secret: str, case_id: str, systems: Sequence[str]) -> list[str]:
     """Return the system names in the order they are shown (A first)."""
     if len(systems) > len(LABELS):
         raise ValueError(f"At most {len(LABELS)} systems can be blinded.")
-    return seeded_permutation(seed=seed, key=case_id, items=systems)
+    return seeded_permutation(seed=seed, key=f"{secret}:{case_id}", items=systems)
 
 
-def blinding_key(*, seed: int, case_ids: Sequence[str], systems: Sequence[str]) -> dict:
+def new_secret() -> str:
+    return secrets.token_hex(16)
+
+
+def secret_commitment(secret: str) -> str:
+    """SHA-256 of the secret: published before unblinding, it proves the secret was fixed."""
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def blinding_key(
+    *, seed: int, secret: str, case_ids: Sequence[str], systems: Sequence[str]
+) -> dict:
     """Map each case id to {label: system name}."""
     return {
         case_id: dict(
-            zip(LABELS, blinded_order(seed=seed, case_id=case_id, systems=systems), strict=False)
+            zip(
+                LABELS,
+                blinded_order(seed=seed, secret=secret, case_id=case_id, systems=systems),
+                strict=False,
+            )
         )
         for case_id in case_ids
     }

@@ -320,7 +320,9 @@ def data_dictionary(*, study: Study) -> str:
         lines += [
             f"The study was unblinded on {_timestamp(study.unblinded_at)}; the exports carry "
             f"the system of each response and the key is available (`{study.slug}-key.csv`: "
-            f"TC-ID, Response, System). Blinding seed: {study.blinding_seed}.",
+            f"TC-ID, Response, System). Blinding seed: {study.blinding_seed}; blinding "
+            f"secret: `{study.blinding_secret}` (docs/blinding.md shows how the two give "
+            "the key).",
             "",
         ]
     else:

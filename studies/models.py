@@ -5,6 +5,7 @@ from django.conf import settings
 from django.db import models
 
 from . import rubric as rubric_scoring
+from .blinding import new_secret
 
 
 class Rubric(models.Model):
@@ -81,6 +82,8 @@ class Study(models.Model):
     consent_text = models.TextField(blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     blinding_seed = models.PositiveIntegerField(default=42)
+    # Mixed into the blinding with the seed; revealed only at unblinding (see blinding.py).
+    blinding_secret = models.CharField(max_length=64, default=new_secret, editable=False)
     consent_version = models.PositiveIntegerField(default=1)
     disclosure_question = models.TextField(
         blank=True,

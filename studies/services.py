@@ -233,7 +233,10 @@ def _reblind(study: Study) -> None:
     for case in study.test_cases.prefetch_related("responses__system"):
         by_system = {response.system.name: response for response in case.responses.all()}
         order = blinded_order(
-            seed=study.blinding_seed, case_id=case.case_id, systems=list(by_system)
+            seed=study.blinding_seed,
+            secret=study.blinding_secret,
+            case_id=case.case_id,
+            systems=list(by_system),
         )
         labels += [
             BlindedLabel(test_case=case, label=label, response=by_system[name])
@@ -371,7 +374,12 @@ def test_cases_add(
     )
     responses, orders = [], []
     for test_case, case in zip(created, cases, strict=True):
-        order = blinded_order(seed=study.blinding_seed, case_id=test_case.case_id, systems=systems)
+        order = blinded_order(
+            seed=study.blinding_seed,
+            secret=study.blinding_secret,
+            case_id=test_case.case_id,
+            systems=systems,
+        )
         orders.append(order)
         responses += [
             Response(test_case=test_case, system=system_rows[name], text=case["responses"][name])

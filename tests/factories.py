@@ -41,11 +41,14 @@ def make_cases(count: int, systems=("baseline", "improved")) -> list[dict]:
 
 def make_study(
     *, lead=None, slug=None, cases=4, raters=(), status=Study.Status.OPEN, seed=42,
-    systems=("baseline", "improved"), consented=False,
+    systems=("baseline", "improved"), consented=False, secret=None,
 ) -> Study:  # fmt: skip
     lead = lead or UserFactory()
     slug = slug or f"study-{lead.username}"
     study = study_create(slug=slug, name=f"Study {slug}", lead=lead, blinding_seed=seed)
+    if secret is not None:
+        study.blinding_secret = secret
+        study.save(update_fields=["blinding_secret"])
     test_cases_add(study=study, systems=list(systems), cases=make_cases(cases, systems))
     for user in raters:
         rater = membership_add(study=study, user=user, role=Membership.Role.RATER)

@@ -56,7 +56,10 @@ def test_each_sample_file_imports_and_is_blinded_from_the_seed(draft, lead, samp
         ("TC-001", 0), ("TC-002", 1), ("TC-003", 2)
     ]  # fmt: skip
     assert key_of(draft) == blinding_key(
-        seed=42, case_ids=["TC-001", "TC-002", "TC-003"], systems=["baseline", "improved"]
+        seed=42,
+        secret=draft.blinding_secret,
+        case_ids=["TC-001", "TC-002", "TC-003"],
+        systems=["baseline", "improved"],
     )
     event = StudyEvent.objects.get(study=draft, kind="cases_imported")
     assert event.actor == lead
@@ -69,6 +72,8 @@ def test_import_blinds_exactly_as_test_cases_add(lead):
     by_service = study_create(slug="by-service", name="S", lead=lead, blinding_seed=7)
     services.test_cases_add(study=by_service, systems=["baseline", "improved"], cases=cases)
     by_file = study_create(slug="by-file", name="F", lead=lead, blinding_seed=7)
+    by_file.blinding_secret = by_service.blinding_secret  # same seed and secret: same key
+    by_file.save(update_fields=["blinding_secret"])
     data = "\n".join(json.dumps(c) for c in cases).encode()
     services.test_cases_import(study=by_file, actor=lead, filename="c.jsonl", data=data)
     assert key_of(by_file) == key_of(by_service)

@@ -259,7 +259,12 @@ def test_a_new_seed_reblinds_every_test_case(draft, lead):
             case.case_id: {row.label: row.response.system.name for row in case.labels.all()}
             for case in draft.test_cases.prefetch_related("labels__response__system")
         }
-        assert key == blinding_key(seed=seed, case_ids=case_ids, systems=["baseline", "improved"])
+        assert key == blinding_key(
+            seed=seed,
+            secret=draft.blinding_secret,
+            case_ids=case_ids,
+            systems=["baseline", "improved"],
+        )
 
 
 def test_seed_and_sides_are_fixed_once_raters_have_their_cases(lead, rater):

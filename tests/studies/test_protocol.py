@@ -39,16 +39,21 @@ def test_the_document_holds_the_protocol_and_not_the_key(lead):
     assert set(first) == {"id", "prompt", "context", "stratum", "responses"}
     assert set(first["responses"]) == {"A", "B"}
     assert document["blinding"] == {
-        "seed": 42, "side_mode": "fixed", "systems": ["baseline", "improved"]
+        "seed": 42, "side_mode": "fixed", "systems": ["baseline", "improved"],
+        "secret_sha256": hashlib.sha256(study.blinding_secret.encode()).hexdigest(),
     }  # fmt: skip
+    # The secret that, with the seed, gives the key is committed to, never disclosed.
+    assert study.blinding_secret not in json.dumps(document)
     assert document["success_criterion"] == {"alpha": "0.700", "min_dimensions": 3}
     # Labels map to texts only: the document never says which system is A.
     assert "baseline" not in json.dumps(document["test_cases"])
 
 
 def test_the_fingerprint_is_stable_for_the_same_protocol(lead):
-    one = make_study(lead=lead, slug="one", cases=3, status=Study.Status.DRAFT)
-    two = make_study(lead=lead, slug="two", cases=3, status=Study.Status.DRAFT)
+    one = make_study(lead=lead, slug="one", cases=3, status=Study.Status.DRAFT, secret="s")
+    two = make_study(lead=lead, slug="two", cases=3, status=Study.Status.DRAFT, secret="s")
+    other = make_study(lead=lead, slug="other", cases=3, status=Study.Status.DRAFT)
+    assert fingerprint(other) != fingerprint(one)  # another blinding secret, another key
     assert fingerprint(one) == fingerprint(one) == fingerprint(two)
     # Neither the name, the description nor the consent are part of the protocol.
     services.study_update(
