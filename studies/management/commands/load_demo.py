@@ -1,12 +1,16 @@
 import json
+import random
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from annotation.services import assignments_create_all
-from studies.models import Membership, Study
+from annotation.participation import consent_record
+from annotation.services import assignments_create_all, rating_submit
+from studies.access import COORDINATORS_GROUP
+from studies.models import BlindedLabel, Membership, Study
 from studies.services import membership_add, study_create, study_open, test_cases_add
 
 DEMO_PASSWORD = "concord-demo"  # noqa: S105 - printed for the newcomer; demo accounts only
@@ -33,6 +37,23 @@ and flag ambiguity in your notes rather than guessing.
 """
 
 
+CONSENT = """\
+**Purpose.** This study checks whether external raters agree when they score AI-generated
+answers to strategic reasoning prompts on a fixed rubric.
+
+**What you will do.** Score each pair of responses on five dimensions, rate your confidence,
+and add notes if you wish. This demo has 8 test cases; the full study takes 6-8 hours.
+
+**Content.** The prompts discuss AI policy, health care and public budgets. None contain
+offensive material.
+
+**Pay.** This is a demo; no payment is made.
+
+**Your data.** Your scores are stored under a pseudonym (R-01, R-02, ...) and reported in
+aggregate. You may withdraw at any time without penalty.
+"""
+
+
 class Command(BaseCommand):
     help = "Load the demo study (idempotent): reference rubric, demo cases, five accounts."
 
@@ -54,17 +75,57 @@ class Command(BaseCommand):
                 blinding_seed=42,
                 description="Two systems answer strategic reasoning prompts; raters score both.",
                 instructions=INSTRUCTIONS,
+                consent_text=CONSENT,
             )
             test_cases_add(study=study, systems=data["systems"], cases=data["cases"])
             for name in ("rater1", "rater2", "rater3"):
                 rater = membership_add(study=study, user=users[name], role=Membership.Role.RATER)
                 assignments_create_all(study=study, rater=rater)
             study_open(study=study, actor=users["coordinator"], acknowledge_warnings=True)
+            for name in ("rater2", "rater3"):
+                self._rate_everything(study, study.memberships.get(user=users[name]))
             self.stdout.write(self.style.SUCCESS(f"Loaded the demo study '{study.name}'."))
         self.stdout.write(
-            f"Demo sign-ins (password '{DEMO_PASSWORD}'): rater1, rater2, rater3 (raters), "
-            "coordinator (study lead), admin (administrator)."
+            f"Demo sign-ins (password '{DEMO_PASSWORD}'): rater1 (a rater with nothing rated "
+            "yet), rater2 and rater3 (raters who have scored every case), coordinator (study "
+            "lead), admin (administrator)."
         )
+
+    def _rate_everything(self, study, rater):
+        """Plausible scores for every case, so the coordinator's pages have data to show.
+
+        Stronger responses get more factors, alternatives and recommendations; a seeded
+        random wobble per rater keeps the two demo raters from agreeing perfectly.
+        """
+        consent_record(rater=rater, agreed=True, prior_knowledge=False)
+        wobble = random.Random(f"demo:{rater.pseudonym}")  # noqa: S311 - demo data, not security
+
+        def items(name, base):
+            count = max(0, base + wobble.choice((-1, 0, 0, 0, 1)))
+            return {"items": [{"text": f"{name} {n + 1}"} for n in range(count)]}
+
+        stronger = {
+            row.test_case_id: row.label
+            for row in BlindedLabel.objects.filter(
+                test_case__study=study, response__system__name="improved"
+            )
+        }
+        for assignment in rater.assignments.order_by("position"):
+            responses = {}
+            for label in ("A", "B"):
+                strong = stronger[assignment.test_case_id] == label
+                responses[label] = {
+                    "depth": items("factor", 6 if strong else 3),
+                    "evidence": {"checked": [True, strong, strong or wobble.random() < 0.3]},
+                    "alternatives": items("alternative", 2 if strong else 0),
+                    "structure": {"checked": [True, True, strong]},
+                    "actionability": items("recommendation", 3 if strong else 1),
+                }
+            rating_submit(
+                assignment=assignment,
+                payload={"responses": responses, "confidence": "medium", "notes": ""},
+                expected_version=None,
+            )
 
     def _user(self, username, *, staff):
         user, created = get_user_model().objects.get_or_create(
@@ -73,4 +134,6 @@ class Command(BaseCommand):
         if created:
             user.set_password(DEMO_PASSWORD)
             user.save(update_fields=["password"])
+        if username == "coordinator":
+            user.groups.add(Group.objects.get_or_create(name=COORDINATORS_GROUP)[0])
         return user
