@@ -9,6 +9,7 @@ from studies.models import Membership, Study
 
 from .analysis import DimensionData
 from .models import StudyAgreement
+from .qc import CaseRecord
 
 
 @dataclass(frozen=True)
@@ -117,3 +118,39 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
 
 def study_agreement(*, study: Study) -> StudyAgreement:
     return StudyAgreement.objects.filter(study=study).first() or StudyAgreement(study=study)
+
+
+def qc_case_records(*, study: Study) -> list[CaseRecord]:
+    """Every submitted case with its active time and totals by on-screen position."""
+    rows = (
+        Rating.objects.filter(
+            assignment__test_case__study=study, assignment__status=Assignment.Status.SUBMITTED
+        )
+        .order_by("assignment_id", "shown_label")
+        .values_list(
+            "assignment_id",
+            "assignment__rater__pseudonym",
+            "assignment__active_seconds",
+            "shown_label",
+            "total",
+        )
+    )
+    cases: dict[int, dict] = {}
+    for assignment_id, rater, seconds, shown_label, total in rows:
+        case = cases.setdefault(assignment_id, {"rater": rater, "seconds": seconds, "totals": {}})
+        case["totals"][shown_label] = float(total)
+    return [
+        CaseRecord(
+            rater=case["rater"],
+            active_seconds=case["seconds"],
+            totals_by_position=tuple(case["totals"][label] for label in sorted(case["totals"])),
+        )
+        for case in cases.values()
+    ]
+
+
+def rater_events(*, study: Study, kinds):
+    """The administrators' decisions about raters, newest first."""
+    return study.events.filter(membership__isnull=False, kind__in=kinds).select_related(
+        "membership"
+    )[:200]

@@ -13,7 +13,8 @@ from studies.models import Study
 from . import coalescing
 from .analysis import analyse_study
 from .models import StudyAgreement
-from .selectors import study_ratings
+from .qc import rater_checks
+from .selectors import qc_case_records, study_ratings
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +68,7 @@ def agreement_recompute(*, study_id: int) -> bool:
     )
     result["phase"] = "pilot" if pilot else "main"
     result["left_out"] = data.left_out
+    result["qc"] = rater_checks(cases=qc_case_records(study=study), agreement=result)
     with transaction.atomic():
         StudyAgreement.objects.filter(pk=row.pk).update(runs=F("runs") + 1)
         written = StudyAgreement.objects.filter(pk=row.pk, computed__lt=target).update(

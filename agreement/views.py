@@ -1,11 +1,16 @@
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import JsonResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, redirect, render
 
 from studies import access
+from studies.models import Membership
+from studies.services import StudySetupError, rater_status_change
 
+from . import qc
 from .plot import alpha_chart
-from .selectors import study_agreement
+from .selectors import rater_events, study_agreement
 
 
 @login_required
@@ -34,4 +39,77 @@ def study_agreement_status(request, slug):
             "stale": agreement.is_stale,
             "computed_at": agreement.computed_at.isoformat() if agreement.computed_at else None,
         }
+    )
+
+
+EVENT_LABELS = {
+    "rater_paused": "paused",
+    "rater_sent_to_retraining": "sent to retraining",
+    "rater_excluded": "excluded from the analysis",
+    "rater_reinstated": "reinstated",
+}
+
+
+@login_required
+def study_quality(request, slug):
+    """Quality-control flags per rater; administrators pause, retrain or exclude here."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    form_errors = {}
+    if request.method == "POST":
+        if not request.user.is_staff:
+            raise PermissionDenied
+        membership = get_object_or_404(
+            Membership, study=study, role=Membership.Role.RATER, pseudonym=request.POST.get("rater")
+        )
+        try:
+            changed = rater_status_change(
+                membership=membership,
+                action=request.POST.get("action", ""),
+                reason=request.POST.get("reason", ""),
+                actor=request.user,
+            )
+        except StudySetupError as error:
+            form_errors[membership.pseudonym] = str(error)
+        else:
+            messages.success(
+                request,
+                f"{changed.pseudonym} is now {changed.get_status_display().lower()}; "
+                "the reason is recorded.",
+            )
+            return redirect("agreement:qc", slug=study.slug)
+    agreement = study_agreement(study=study)
+    checks = (agreement.result or {}).get("qc", {})
+    raters = study.memberships.filter(role=Membership.Role.RATER).select_related("user")
+    return render(
+        request,
+        "agreement/quality.html",
+        {
+            "study": study,
+            "agreement": agreement,
+            "rows": [
+                {
+                    "membership": m,
+                    "check": checks.get(m.pseudonym),
+                    "error": form_errors.get(m.pseudonym),
+                }
+                for m in raters.order_by("pseudonym")
+            ],
+            "events": [
+                {
+                    "created_at": event.created_at,
+                    "rater": event.membership.pseudonym,
+                    "label": EVENT_LABELS.get(event.kind, event.kind),
+                    "reason": event.reason,
+                }
+                for event in rater_events(study=study, kinds=EVENT_LABELS)
+            ],
+            "can_act": request.user.is_staff,
+            "thresholds": {
+                "seconds": qc.MIN_MEDIAN_SECONDS,
+                "position": qc.POSITION_BIAS_SHARE,
+                "position_cases": qc.POSITION_BIAS_MIN_CASES,
+                "gap": qc.PEER_GAP,
+            },
+        },
+        status=400 if form_errors else 200,
     )

@@ -609,3 +609,51 @@ def membership_add(*, study: Study, user: AbstractBaseUser, role: str) -> Member
         membership.pseudonym = f"R-{number:02d}"
         membership.save(update_fields=["pseudonym"])
     return membership
+
+
+# What an administrator can do to a rater after reviewing the quality-control flags.
+RATER_ACTIONS = {
+    "pause": (Membership.Status.PAUSED, "rater_paused"),
+    "retrain": (Membership.Status.PAUSED, "rater_sent_to_retraining"),
+    "exclude": (Membership.Status.EXCLUDED, "rater_excluded"),
+    "reinstate": (Membership.Status.ACTIVE, "rater_reinstated"),
+}
+
+
+@transaction.atomic
+def rater_status_change(
+    *, membership: Membership, action: str, reason: str, actor: AbstractBaseUser
+) -> Membership:
+    """Pause, send to retraining, exclude or reinstate a rater, with the reason recorded.
+
+    Excluded raters' ratings are kept but left out of the agreement statistics, which are
+    recomputed once this commits.
+    """
+    from agreement.services import agreement_request_recompute  # agreement reads studies
+
+    if action not in RATER_ACTIONS:
+        raise StudySetupError("Choose pause, retrain, exclude or reinstate.")
+    reason = (reason or "").strip()
+    if not reason:
+        raise StudySetupError("Give the reason; it is kept in the study's history.")
+    if len(reason) > 2000:
+        raise StudySetupError("Keep the reason under 2,000 characters.")
+    locked = Membership.objects.select_for_update().get(pk=membership.pk)
+    if locked.role != Membership.Role.RATER:
+        raise StudySetupError("Only raters can be paused, retrained or excluded.")
+    if locked.status == Membership.Status.WITHDRAWN:
+        raise StudySetupError("This rater has withdrawn from the study.")
+    status, kind = RATER_ACTIONS[action]
+    locked.status = status
+    locked.save(update_fields=["status"])
+    StudyEvent.objects.create(
+        study_id=locked.study_id,
+        actor=actor,
+        kind=kind,
+        membership=locked,
+        reason=reason,
+        detail={"status": status},
+    )
+    study_id = locked.study_id
+    transaction.on_commit(lambda: agreement_request_recompute(study_id=study_id))
+    return locked

@@ -125,6 +125,7 @@ class Command(BaseCommand):
                 assignment=assignment,
                 payload={"responses": responses, "confidence": "medium", "notes": ""},
                 expected_version=None,
+                active_seconds=wobble.randint(600, 1500),
             )
 
     def _user(self, username, *, staff):

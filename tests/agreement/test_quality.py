@@ -1,0 +1,100 @@
+import pytest
+from django.urls import reverse
+
+from agreement.models import StudyAgreement
+from annotation.services import rating_submit
+from studies.models import Membership, StudyEvent
+
+from ..factories import UserFactory, full_marks_payload, make_study
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def rated_study():
+    raters = [UserFactory() for _ in range(3)]
+    study = make_study(slug="qc", cases=3, raters=raters)
+    for membership in study.memberships.filter(role=Membership.Role.RATER):
+        for assignment in membership.assignments.all():
+            rating_submit(assignment=assignment, payload=full_marks_payload(), expected_version=0)
+    return study, raters
+
+
+def url(study):
+    return reverse("agreement:qc", args=[study.slug])
+
+
+def test_admins_see_flags_and_identities(client, rated_study):
+    study, raters = rated_study
+    client.force_login(UserFactory(is_staff=True))
+    page = client.get(url(study))
+    assert page.status_code == 200
+    assert "R-01" in page.text and raters[0].username in page.text
+    # Submitted through the service with no active time: every rater is flagged as fast.
+    assert "median time per case 0 s" in page.text
+
+
+def test_the_lead_sees_flags_by_pseudonym_only_and_cannot_act(client, rated_study):
+    study, raters = rated_study
+    client.force_login(study.lead)
+    page = client.get(url(study))
+    assert page.status_code == 200
+    assert raters[0].username not in page.text
+    response = client.post(url(study), {"rater": "R-01", "action": "exclude", "reason": "x"})
+    assert response.status_code == 403
+    assert Membership.objects.get(study=study, pseudonym="R-01").status == "active"
+
+
+def test_raters_get_403_and_strangers_404(client, rated_study):
+    study, raters = rated_study
+    client.force_login(raters[0])
+    assert client.get(url(study)).status_code == 403
+    client.force_login(UserFactory())
+    assert client.get(url(study)).status_code == 404
+
+
+def test_excluding_a_rater_records_the_reason_and_recomputes_without_them(client, rated_study):
+    study, _ = rated_study
+    admin = UserFactory(is_staff=True)
+    client.force_login(admin)
+    response = client.post(
+        url(study), {"rater": "R-02", "action": "exclude", "reason": "Failed gold items twice"}
+    )
+    assert response.status_code == 302
+    membership = Membership.objects.get(study=study, pseudonym="R-02")
+    assert membership.status == Membership.Status.EXCLUDED
+    event = StudyEvent.objects.get(study=study, kind="rater_excluded")
+    assert (event.actor, event.membership, event.reason) == (
+        admin, membership, "Failed gold items twice"
+    )  # fmt: skip
+    result = StudyAgreement.objects.get(study=study).result
+    assert result["raters"] == ["R-01", "R-03"]
+    assert result["left_out"]["excluded_rater_ratings"] == 6
+    assert "Failed gold items twice" in client.get(url(study)).text
+
+
+def test_a_decision_without_a_reason_changes_nothing(client, rated_study):
+    study, _ = rated_study
+    client.force_login(UserFactory(is_staff=True))
+    response = client.post(url(study), {"rater": "R-01", "action": "pause", "reason": "  "})
+    assert response.status_code == 400
+    assert "Give the reason" in response.text
+    assert Membership.objects.get(study=study, pseudonym="R-01").status == "active"
+    assert not StudyEvent.objects.filter(study=study, kind="rater_paused").exists()
+
+
+def test_a_paused_rater_cannot_submit(rated_study):
+    from annotation.services import RatingClosedError
+    from studies.services import rater_status_change
+
+    study, _ = rated_study
+    membership = Membership.objects.get(study=study, pseudonym="R-03")
+    rater_status_change(
+        membership=membership, action="retrain", reason="Calibration call", actor=study.lead
+    )
+    with pytest.raises(RatingClosedError):
+        rating_submit(
+            assignment=membership.assignments.first(),
+            payload=full_marks_payload(),
+            expected_version=None,
+        )
