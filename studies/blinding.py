@@ -67,11 +67,6 @@ def new_secret() -> str:
     return secrets.token_hex(16)
 
 
-def secret_commitment(secret: str) -> str:
-    """SHA-256 of the secret: published before unblinding, it proves the secret was fixed."""
-    return hashlib.sha256(secret.encode()).hexdigest()
-
-
 def blinding_key(
     *, seed: int, secret: str, case_ids: Sequence[str], systems: Sequence[str]
 ) -> dict:

@@ -11,10 +11,11 @@ coordinator pages offer), so it can be proven what raters were shown. The docume
   full ``config`` (bands, criteria, options and anchors, help texts and examples);
 - ``test_cases``: in order, each with ``id``, ``prompt``, ``context``, ``stratum`` and
   ``responses``, the response texts by blinded label (``{"A": ..., "B": ...}``);
-- ``blinding``: the ``seed``, ``secret_sha256`` (the SHA-256 of the study's blinding
-  secret, which stays hidden until unblinding), the ``side_mode`` and the sorted
-  ``systems``. With the secret and the documented blinding procedure these fix the
-  unblinding key; the hash proves the secret revealed at unblinding is the one used;
+- ``blinding``: the ``seed``, the ``secret`` (the study's blinding secret), the
+  ``side_mode`` and the sorted ``systems``. With the documented blinding procedure these
+  fix the unblinding key. Because the document holds the key, it can be downloaded only
+  after unblinding; before that the fingerprint alone is shown, a commitment that cannot be
+  reversed (the 128-bit secret makes guessing the key from the fingerprint hopeless);
 - ``success_criterion``: ``alpha`` (as a string, e.g. ``"0.700"``) and ``min_dimensions``.
 
 Not included, on purpose: the study's name and description, the consent text and the

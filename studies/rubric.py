@@ -401,7 +401,10 @@ def score_response(dimensions, raw: dict) -> dict:
     raw = raw if isinstance(raw, dict) else {}
     scored = {}
     for dimension in dimensions:
-        value = dimension.clean(raw.get(dimension.key))
+        answer = raw.get(dimension.key)
+        if answer is not None and not isinstance(answer, dict):
+            raise RubricValueError(f"{dimension.name}: the answer could not be read; reload.")
+        value = dimension.clean(answer)
         scored[dimension.key] = {**value, "points": dimension.points(value)}
     return scored
 

@@ -7,7 +7,6 @@ from django.db.models import Count, Q
 from annotation.models import Assignment
 
 from . import protocol
-from .blinding import secret_commitment
 from .identity_check import Mention, find_identity_mentions
 from .importing import ParsedCases, parse_cases
 from .models import BlindedLabel, Membership, Study, StudyEvent
@@ -173,7 +172,9 @@ def study_protocol_document(*, study: Study) -> dict:
         ],
         "blinding": {
             "seed": study.blinding_seed,
-            "secret_sha256": secret_commitment(study.blinding_secret),
+            # The secret itself, not a hash of it: without it the fingerprint could be
+            # brute-forced over the 2^n possible keys by someone who knows the texts.
+            "secret": study.blinding_secret,
             "side_mode": study.side_mode,
             "systems": sorted(study.systems.values_list("name", flat=True)),
         },

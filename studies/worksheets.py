@@ -44,9 +44,17 @@ FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 CHOICE_KINDS = ("scale", "categorical", "pairwise")
 
 
+# A plain number such as "-2" or "-0.5" is a value, not a formula: it is left as it is.
+PLAIN_NUMBER = re.compile(r"-?\d+(\.\d+)?")
+
+
 def neutralise(value: Any) -> Any:
     """Prefix text that a spreadsheet would run as a formula with a single quote."""
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+    if (
+        isinstance(value, str)
+        and value.startswith(FORMULA_PREFIXES)
+        and not PLAIN_NUMBER.fullmatch(value)
+    ):
         return "'" + value
     return value
 

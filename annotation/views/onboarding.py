@@ -1,5 +1,7 @@
 """Before the first item: consent and disclosure, training, practice and qualification."""
 
+import uuid
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
@@ -189,7 +191,8 @@ def study_qualification(request, slug):
                 training.qualification_attempt_start(rater=membership)
             elif attempt is not None:
                 item = study.training_items.filter(
-                    kind=TrainingItem.Kind.QUALIFICATION, uuid=request.POST.get("item")
+                    kind=TrainingItem.Kind.QUALIFICATION,
+                    uuid=_uuid_or_none(request.POST.get("item")),
                 ).first()
                 if item is None:
                     raise training.TrainingError("This item is not part of the test; reload.")
@@ -222,3 +225,10 @@ def study_qualification(request, slug):
     finished = [a for a in state.attempts if a.finished_at is not None]
     context["last"] = finished[-1] if finished else None
     return render(request, "annotation/qualification.html", context, status=400 if error else 200)
+
+
+def _uuid_or_none(raw):
+    try:
+        return uuid.UUID(str(raw))
+    except ValueError:
+        return None

@@ -10,7 +10,6 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.selectors import blinded_responses
 from annotation.views.rating import rating_context
 from studies import access, selectors, services
 from studies.forms import DIMENSION_FORMS, PresetForm
@@ -209,19 +208,25 @@ def _preview_check(study: Study, raw: str, labels: list[str]) -> tuple[str, str]
 
 @login_required
 def rubric_preview(request, slug):
-    """The rating page exactly as raters see it, with the first test case; nothing is saved."""
+    """The rating page exactly as raters see it, with the first test case's prompt.
+
+    The responses are stand-ins: the real ones under their labels would show a coordinator,
+    who knows which system wrote which text, the blinding key. Nothing is saved.
+    """
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     case = study.test_cases.first()
-    if case is not None:
-        responses = blinded_responses(assignment=SimpleNamespace(test_case=case, flipped=False))
-    else:
+    if case is None:
         case = SimpleNamespace(
             case_id="TC-EXAMPLE",
             prompt="*No test cases yet.* The first test case's prompt will appear here.",
             context="",
             stratum="",
         )
-        responses = [(label, label, f"The text of response {label}.") for label in "AB"]
+    labels = list(case.labels.values_list("label", flat=True)) if getattr(case, "pk", None) else []
+    responses = [
+        (label, label, f"*Response {label} of the test case appears here for raters.*")
+        for label in (labels or ["A", "B"])
+    ]
     if request.method == "POST":
         level, text = _preview_check(study, request.POST.get("payload"), [r[1] for r in responses])
         messages.add_message(request, messages.ERROR if level == "error" else messages.INFO, text)

@@ -163,8 +163,14 @@ def study_status(request, slug, action):
 
 @login_required
 def study_protocol(request, slug):
-    """The protocol document whose SHA-256 is the fingerprint (the frozen one once open)."""
+    """The protocol document whose SHA-256 is the fingerprint, once the study is unblinded.
+
+    It holds the response texts by label and the blinding secret, so before unblinding it
+    would give the key to anyone who knows which system wrote which text.
+    """
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    if study.status != study.Status.UNBLINDED:
+        raise PermissionDenied
     body = protocol.canonical_json(selectors.study_protocol_document(study=study))
     response = HttpResponse(body, content_type="application/json; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-protocol.json"'

@@ -228,3 +228,13 @@ def test_withdrawal_page_records_the_choice_and_stops_rating(client, rater, stud
     assert "You withdrew" in client.get(reverse("annotation:assignments", args=[study.slug])).text
     rate = client.get(reverse("annotation:rate", args=[membership.assignments.first().uuid]))
     assert rate.status_code == 302
+
+
+def test_a_garbled_qualification_answer_gets_a_message_not_an_error(client, rater, study):
+    make_item(study, "qualification", full_marks_payload())
+    client.force_login(rater)
+    url = reverse("annotation:qualification", args=[study.slug])
+    client.post(url, {"start": "1"})
+    response = client.post(url, {"item": "not-a-uuid", "payload": "{}"})
+    assert response.status_code in (200, 400)
+    assert "not part of the test" in response.text

@@ -65,3 +65,5 @@ def sign_in(page, live_server, username, password):
     page.fill("#id_username", username)
     page.fill("#id_password", password)
     page.click("button[type=submit]")
+    # Wait until signed in, so the next navigation cannot race the login's redirect.
+    page.wait_for_url(lambda url: "/accounts/login/" not in url)

@@ -23,7 +23,7 @@ def test_canonical_json_is_sorted_compact_utf8():
     assert protocol_fingerprint({"a": 1}) == hashlib.sha256(b'{"a":1}').hexdigest()
 
 
-def test_the_document_holds_the_protocol_and_not_the_key(lead):
+def test_the_document_holds_the_protocol_and_commits_to_the_key(lead):
     study = make_study(lead=lead, slug="doc", cases=2, status=Study.Status.DRAFT)
     document = selectors.study_protocol_document(study=study)
     assert set(document) == {
@@ -38,12 +38,12 @@ def test_the_document_holds_the_protocol_and_not_the_key(lead):
     first = document["test_cases"][0]
     assert set(first) == {"id", "prompt", "context", "stratum", "responses"}
     assert set(first["responses"]) == {"A", "B"}
+    # The secret itself is hashed into the fingerprint, so the fingerprint cannot be
+    # reversed by trying the 2^n possible keys; the document is shown only after unblinding.
     assert document["blinding"] == {
         "seed": 42, "side_mode": "fixed", "systems": ["baseline", "improved"],
-        "secret_sha256": hashlib.sha256(study.blinding_secret.encode()).hexdigest(),
+        "secret": study.blinding_secret,
     }  # fmt: skip
-    # The secret that, with the seed, gives the key is committed to, never disclosed.
-    assert study.blinding_secret not in json.dumps(document)
     assert document["success_criterion"] == {"alpha": "0.700", "min_dimensions": 3}
     # Labels map to texts only: the document never says which system is A.
     assert "baseline" not in json.dumps(document["test_cases"])
@@ -98,7 +98,11 @@ def test_the_downloaded_document_hashes_to_the_stored_fingerprint(client, lead):
     study = make_study(lead=lead, slug="proof", cases=3, status=Study.Status.DRAFT)
     opened = services.study_open(study=study, actor=lead)
     client.force_login(lead)
-    response = client.get(reverse("studies:protocol", args=[study.slug]))
+    url = reverse("studies:protocol", args=[study.slug])
+    # Before unblinding the document would give the key away: refused, even to the lead.
+    assert client.get(url).status_code == 403
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.UNBLINDED)
+    response = client.get(url)
     assert response.status_code == 200
     assert response["Content-Disposition"] == 'attachment; filename="proof-protocol.json"'
     assert hashlib.sha256(response.content).hexdigest() == opened.protocol_fingerprint
