@@ -63,7 +63,8 @@ class Mention:
     snippet: str
 
     def __str__(self) -> str:
-        return f'{self.case_id}, Response {self.label}: {self.reason} ("{self.matched}").'
+        # No label: beside the text, it would tell a coordinator the key.
+        return f'{self.case_id}: {self.reason} ("{self.matched}").'
 
 
 def _snippet(text: str, start: int, end: int) -> str:

@@ -5,6 +5,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
 # between browser steps are still synchronous.
@@ -55,7 +56,14 @@ def screenshot():
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
     def take(page, name):
-        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=False)
+        # Chromium sometimes cannot capture a page that is still settling after a form
+        # post ("Unable to capture screenshot"): let it finish loading and try once more.
+        page.wait_for_load_state("load")
+        try:
+            page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=False)
+        except PlaywrightError:
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=False)
 
     return take
 
