@@ -14,24 +14,13 @@ from .importing import MAX_FILE_BYTES
 from .models import Study
 from .presets import PRESET_CHOICES
 from .rubric import KINDS, RubricValueError, allowed_levels, dimension_from_config
-from .services import ASSIGNMENT_FIELDS, PROTOCOL_FIELDS
+from .services import ASSIGNMENT_FIELDS, PROTOCOL_FIELDS, SETTINGS_FIELDS
 
 
 class StudyForm(forms.ModelForm):
     class Meta:
         model = Study
-        fields = [
-            "name",
-            "description",
-            "instructions",
-            "consent_text",
-            "disclosure_question",
-            "blinding_seed",
-            "raters_per_item",
-            "side_mode",
-            "success_alpha",
-            "success_min_dimensions",
-        ]
+        fields = list(SETTINGS_FIELDS)
         labels = {
             "instructions": "Instructions for raters",
             "consent_text": "Information sheet and consent",
