@@ -7,7 +7,7 @@ from django.utils import timezone
 from agreement.services import agreement_request_recompute
 from studies.blinding import seeded_permutation
 from studies.models import Membership, Study
-from studies.rubric import RubricValueError, score_response, total_points
+from studies.rubric import RubricValueError, score_form, total_points
 
 from .models import Assignment, Rating, RatingRevision
 from .selectors import blinded_responses
@@ -88,21 +88,11 @@ def _clean_active_seconds(value) -> int:
 def _score_all(*, assignment: Assignment, payload: dict) -> tuple[dict, dict]:
     """Per-response scores {label: {key: value}} and per-case scores {key: value}."""
     dimensions = assignment.test_case.study.rubric.scoring_dimensions()
-    per_response = [d for d in dimensions if d.scope == "response"]
-    per_case = [d for d in dimensions if d.scope == "case"]
     labels = list(assignment.test_case.labels.values_list("label", flat=True))
-    responses = payload.get("responses") if isinstance(payload.get("responses"), dict) else {}
-    scored = {}
-    for label in labels:
-        try:
-            scored[label] = score_response(per_response, responses.get(label) or {})
-        except RubricValueError as error:
-            raise RatingInvalidError(f"Response {label}: {error}") from error
     try:
-        case_scored = score_response(per_case, payload.get("case") or {})
+        return score_form(dimensions, payload, labels=labels)
     except RubricValueError as error:
         raise RatingInvalidError(str(error)) from error
-    return scored, case_scored
 
 
 STALE_MESSAGE = (

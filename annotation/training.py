@@ -9,7 +9,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from studies.models import Membership, Study
-from studies.rubric import RubricValueError, score_response
+from studies.rubric import RubricValueError, score_form
 
 from .calibration import compare, pass_rule
 from .models import OnboardingSettings, QualificationAttempt, TrainingAnswer, TrainingItem
@@ -25,15 +25,8 @@ class TrainingError(ValueError):
 
 def answer_score(*, study: Study, payload: dict, labels: list[str]) -> dict:
     """Score a form payload against the study rubric: {"responses": {...}, "case": {...}}."""
-    dimensions = study.rubric.scoring_dimensions()
-    per_response = [d for d in dimensions if d.scope == "response"]
-    per_case = [d for d in dimensions if d.scope == "case"]
-    responses = payload.get("responses") if isinstance(payload.get("responses"), dict) else {}
-    scored = {}
     try:
-        for label in labels:
-            scored[label] = score_response(per_response, responses.get(label) or {})
-        case = score_response(per_case, payload.get("case") or {})
+        scored, case = score_form(study.rubric.scoring_dimensions(), payload, labels=labels)
     except RubricValueError as error:
         raise TrainingError(str(error)) from error
     return {"responses": scored, "case": case}

@@ -409,6 +409,25 @@ def score_response(dimensions, raw: dict) -> dict:
     return scored
 
 
+def score_form(dimensions, payload: dict, *, labels) -> tuple[dict, dict]:
+    """Score a whole rating form: ({label: scored response}, scored per-case dimensions).
+
+    ``payload`` is ``{"responses": {label: {...}}, "case": {...}}``; a problem with one
+    response is raised with its label, e.g. "Response B: Logical Structure: ...".
+    """
+    payload = payload if isinstance(payload, dict) else {}
+    per_response = [d for d in dimensions if d.scope == "response"]
+    per_case = [d for d in dimensions if d.scope == "case"]
+    responses = payload.get("responses") if isinstance(payload.get("responses"), dict) else {}
+    scored = {}
+    for label in labels:
+        try:
+            scored[label] = score_response(per_response, responses.get(label) or {})
+        except RubricValueError as error:
+            raise RubricValueError(f"Response {label}: {error}") from error
+    return scored, score_response(per_case, payload.get("case") or {})
+
+
 def total_points(scored: dict) -> int:
     return sum(entry["points"] for entry in scored.values())
 

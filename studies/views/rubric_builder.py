@@ -14,7 +14,7 @@ from annotation.views.rating import rating_context
 from studies import access, selectors, services
 from studies.forms import DIMENSION_FORMS, PresetForm
 from studies.models import Dimension, Study
-from studies.rubric import RubricValueError, allowed_levels, score_response, total_points
+from studies.rubric import RubricValueError, allowed_levels, score_form, total_points
 
 
 def _level_editable(study: Study) -> bool:
@@ -191,18 +191,12 @@ def rubric_preset(request, slug):
 def _preview_check(study: Study, raw: str, labels: list[str]) -> tuple[str, str]:
     """Score a submitted preview form as the rating service would; nothing is stored."""
     try:
-        payload = json.loads(raw or "{}")
-        dimensions = study.rubric.scoring_dimensions()
-        responses = payload.get("responses") or {}
-        totals = []
-        for label in labels:
-            scored = score_response(
-                [d for d in dimensions if d.scope == "response"], responses.get(label) or {}
-            )
-            totals.append(f"Response {label}: {total_points(scored)}")
-        score_response([d for d in dimensions if d.scope == "case"], payload.get("case") or {})
-    except (ValueError, AttributeError, RubricValueError) as error:
+        scored, _ = score_form(
+            study.rubric.scoring_dimensions(), json.loads(raw or "{}"), labels=labels
+        )
+    except ValueError as error:  # RubricValueError is a ValueError, as is bad JSON
         return "error", f"Preview: this would be refused: {error}"
+    totals = [f"Response {label}: {total_points(s)}" for label, s in scored.items()]
     return "info", "Preview: this would be accepted (" + "; ".join(totals) + "). Nothing was saved."
 
 

@@ -460,7 +460,10 @@ def test_the_preview_is_the_rating_page_with_every_kind(client, lead, draft):
     refused = client.post(
         url, {"payload": json.dumps({"responses": {"A": {"helpfulness": {"choice": 9}}}})}
     )
-    assert "this would be refused: Helpfulness: choose one of the options." in refused.text
+    # The same message the rating service gives, naming the response.
+    assert "this would be refused: Response A: Helpfulness: choose one of the options." in (
+        refused.text
+    )
     assert draft.memberships.get().assignments.filter(status="todo").count() == 2
 
 
