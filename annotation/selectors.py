@@ -5,6 +5,7 @@ from decimal import Decimal
 
 from django.db.models import Count, Q
 
+from studies.activity import RatingActivity
 from studies.blinding import LABELS
 from studies.models import BlindedLabel, Membership, Study, TestCase
 from studies.selectors import rubric_for_display
@@ -20,6 +21,33 @@ from .models import (
     TrainingItem,
     Withdrawal,
 )
+
+
+def rater_progress_table(*, study: Study):
+    """Per rater pseudonym: cases submitted and assigned. No real names."""
+    return (
+        study.memberships.filter(role=Membership.Role.RATER)
+        .annotate(
+            total=Count("assignments"),
+            done=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)),
+        )
+        .order_by("pseudonym")
+    )
+
+
+def case_progress_table(*, study: Study):
+    return study.test_cases.annotate(
+        assigned=Count("assignments"),
+        done=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)),
+    ).order_by("position")
+
+
+def study_rating_activity(*, study: Study) -> RatingActivity:
+    """Registered with ``studies.activity``: what the set-up rules need to know."""
+    counts = Assignment.objects.filter(test_case__study=study).aggregate(
+        assigned=Count("pk"), started=Count("pk", filter=~Q(status=Assignment.Status.TODO))
+    )
+    return RatingActivity(assigned=counts["assigned"], started=counts["started"])
 
 
 @dataclass(frozen=True)

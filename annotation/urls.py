@@ -1,6 +1,7 @@
 from django.urls import path
 
 from . import views
+from .views import overview, people, preview, results
 
 app_name = "annotation"
 
@@ -43,4 +44,21 @@ urlpatterns = [
         views.training_item_delete,
         name="training_item_delete",
     ),
+    # Coordinators: the study at a glance, people, the rubric preview, results.
+    path("s/<slug:slug>/", overview.study_overview, name="overview"),
+    path("s/<slug:slug>/rubric/preview/", preview.rubric_preview, name="rubric_preview"),
+    path("s/<slug:slug>/raters/", people.raters, name="raters"),
+    path("s/<slug:slug>/raters/add/", people.rater_add, name="rater_add"),
+    path("s/<slug:slug>/raters/assign/", people.assign, name="assign"),
+    path("s/<slug:slug>/invitations/", people.invitation_create, name="invitation_create"),
+    path(
+        "s/<slug:slug>/invitations/<str:token_hash>/revoke/",
+        people.invitation_revoke,
+        name="invitation_revoke",
+    ),
+    path("invite/<str:token>/", people.invitation_open, name="invitation"),
+    path("s/<slug:slug>/results/", results.results, name="results"),
+    path("s/<slug:slug>/results/export/<str:fmt>/", results.export, name="export"),
+    path("s/<slug:slug>/results/import/", results.worksheet_import, name="worksheet_import"),
+    path("s/<slug:slug>/unblind/", results.unblind, name="unblind"),
 ]

@@ -2,11 +2,10 @@
 
 from collections import Counter
 
-from django.db.models import Count, Q
-
-from annotation.models import Assignment
+from django.db.models import Q
 
 from . import protocol
+from .activity import rating_activity
 from .identity_check import Mention, find_identity_mentions
 from .importing import ParsedCases, parse_cases
 from .models import BlindedLabel, Membership, Study, StudyEvent
@@ -20,25 +19,6 @@ def coordinated_studies(*, user):
     if user.is_staff:
         scope = Q()
     return Study.objects.filter(scope).distinct().order_by("name")
-
-
-def rater_progress_table(*, study: Study):
-    """Per rater pseudonym: cases submitted and assigned. No real names."""
-    return (
-        study.memberships.filter(role=Membership.Role.RATER)
-        .annotate(
-            total=Count("assignments"),
-            done=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)),
-        )
-        .order_by("pseudonym")
-    )
-
-
-def case_progress_table(*, study: Study):
-    return study.test_cases.annotate(
-        assigned=Count("assignments"),
-        done=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)),
-    ).order_by("position")
 
 
 def rubric_for_display(*, rubric) -> list[dict]:
@@ -90,11 +70,7 @@ FROZEN_STATUSES = (Study.Status.OPEN, Study.Status.CLOSED, Study.Status.UNBLINDE
 
 def study_rating_started_count(*, study: Study) -> int:
     """Test cases a rater has started (a saved draft) or submitted, across all raters."""
-    return (
-        Assignment.objects.filter(test_case__study=study)
-        .exclude(status=Assignment.Status.TODO)
-        .count()
-    )
+    return rating_activity(study=study).started
 
 
 def study_setup_locked_reason(*, study: Study) -> str:
@@ -114,7 +90,7 @@ def study_setup_locked_reason(*, study: Study) -> str:
 
 
 def study_has_assignments(*, study: Study) -> bool:
-    return Assignment.objects.filter(test_case__study=study).exists()
+    return rating_activity(study=study).assigned > 0
 
 
 def study_case_summary(*, study: Study) -> dict:

@@ -1,12 +1,8 @@
 from django.urls import path
 
-from .views import overview
-
 app_name = "studies"
 
-urlpatterns = [
-    path("s/<slug:slug>/", overview.study_overview, name="overview"),
-]
+urlpatterns = []
 
 # Study set-up: create and edit, lifecycle, import of test cases, rubric builder.
 from .views import cases, rubric_builder, setup  # noqa: E402
@@ -26,7 +22,6 @@ urlpatterns += [
     ),
     path("s/<slug:slug>/test-cases/remove/", cases.cases_remove, name="cases_remove"),
     path("s/<slug:slug>/rubric/", rubric_builder.rubric_detail, name="rubric"),
-    path("s/<slug:slug>/rubric/preview/", rubric_builder.rubric_preview, name="rubric_preview"),
     path("s/<slug:slug>/rubric/preset/", rubric_builder.rubric_preset, name="rubric_preset"),
     path(
         "s/<slug:slug>/rubric/add/<str:kind>/", rubric_builder.dimension_add, name="dimension_add"
@@ -49,24 +44,4 @@ urlpatterns += [
         rubric_builder.dimension_level,
         name="dimension_level",
     ),
-]
-
-# People and results: invitations, assignment, exports, worksheet import, unblinding.
-from .views import people, results  # noqa: E402
-
-urlpatterns += [
-    path("s/<slug:slug>/raters/", people.raters, name="raters"),
-    path("s/<slug:slug>/raters/add/", people.rater_add, name="rater_add"),
-    path("s/<slug:slug>/raters/assign/", people.assign, name="assign"),
-    path("s/<slug:slug>/invitations/", people.invitation_create, name="invitation_create"),
-    path(
-        "s/<slug:slug>/invitations/<str:token_hash>/revoke/",
-        people.invitation_revoke,
-        name="invitation_revoke",
-    ),
-    path("invite/<str:token>/", people.invitation_open, name="invitation"),
-    path("s/<slug:slug>/results/", results.results, name="results"),
-    path("s/<slug:slug>/results/export/<str:fmt>/", results.export, name="export"),
-    path("s/<slug:slug>/results/import/", results.worksheet_import, name="worksheet_import"),
-    path("s/<slug:slug>/unblind/", results.unblind, name="unblind"),
 ]

@@ -1,20 +1,15 @@
 """The rubric builder: presets, custom dimensions of every kind, levels, and a preview."""
 
-import json
-import uuid
-from types import SimpleNamespace
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.views.rating import rating_context
 from studies import access, selectors, services
 from studies.forms import DIMENSION_FORMS, PresetForm
 from studies.models import Dimension, Study
-from studies.rubric import RubricValueError, allowed_levels, score_form, total_points
+from studies.rubric import RubricValueError, allowed_levels
 
 
 def _level_editable(study: Study) -> bool:
@@ -185,70 +180,4 @@ def rubric_preset(request, slug):
             study=study, actor=request.user, preset=preset
         ),
         "The rubric was replaced by the preset.",
-    )
-
-
-def _preview_check(study: Study, raw: str, labels: list[str]) -> tuple[str, str]:
-    """Score a submitted preview form as the rating service would; nothing is stored."""
-    try:
-        scored, _ = score_form(
-            study.rubric.scoring_dimensions(), json.loads(raw or "{}"), labels=labels
-        )
-    except ValueError as error:  # RubricValueError is a ValueError, as is bad JSON
-        return "error", f"Preview: this would be refused: {error}"
-    totals = [f"Response {label}: {total_points(s)}" for label, s in scored.items()]
-    return "info", "Preview: this would be accepted (" + "; ".join(totals) + "). Nothing was saved."
-
-
-@login_required
-def rubric_preview(request, slug):
-    """The rating page exactly as raters see it, with the first test case's prompt.
-
-    The responses are stand-ins: the real ones under their labels would show a coordinator,
-    who knows which system wrote which text, the blinding key. Nothing is saved.
-    """
-    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
-    case = study.test_cases.first()
-    if case is None:
-        case = SimpleNamespace(
-            case_id="TC-EXAMPLE",
-            prompt="*No test cases yet.* The first test case's prompt will appear here.",
-            context="",
-            stratum="",
-        )
-    labels = list(case.labels.values_list("label", flat=True)) if getattr(case, "pk", None) else []
-    responses = [
-        (label, label, f"*Response {label} of the test case appears here for raters.*")
-        for label in (labels or ["A", "B"])
-    ]
-    if request.method == "POST":
-        level, text = _preview_check(study, request.POST.get("payload"), [r[1] for r in responses])
-        messages.add_message(request, messages.ERROR if level == "error" else messages.INFO, text)
-    else:
-        messages.info(request, "Preview of the rating page as raters see it. Nothing is saved.")
-    total = study.test_cases.count()
-    return render(
-        request,
-        "studies/rubric_preview.html",
-        {
-            # The rating screen's own context, with a stand-in assignment that saves nothing.
-            **rating_context(dimensions=selectors.rubric_for_display(rubric=study.rubric)),
-            "study": study,
-            "assignment": SimpleNamespace(
-                uuid=uuid.UUID(int=0), test_case=case, status="todo", version=0
-            ),
-            "responses": responses,
-            "payload": {},
-            "version": 0,
-            "current_version": 0,
-            "error": None,
-            "stale": False,
-            "progress": SimpleNamespace(done=0, total=total, percent=0),
-            "number": 1,
-            "previous": None,
-            "next": None,
-            "can_rate": True,
-            "readonly": False,
-            "footer_note": f"Preview · {case.case_id}",
-        },
     )

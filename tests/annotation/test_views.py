@@ -59,17 +59,17 @@ def test_rater_of_another_study_gets_404(client, study, assignment):
 def test_stranger_gets_404_for_study_pages(client, stranger, study):
     client.force_login(stranger)
     assert client.get(reverse("annotation:assignments", args=[study.slug])).status_code == 404
-    assert client.get(reverse("studies:overview", args=[study.slug])).status_code == 404
+    assert client.get(reverse("annotation:overview", args=[study.slug])).status_code == 404
 
 
 def test_rater_gets_403_on_coordinator_pages(client, rater, study):
     client.force_login(rater)
-    assert client.get(reverse("studies:overview", args=[study.slug])).status_code == 403
+    assert client.get(reverse("annotation:overview", args=[study.slug])).status_code == 403
 
 
 def test_lead_sees_progress_by_pseudonym_only(client, lead, rater, study):
     client.force_login(lead)
-    response = client.get(reverse("studies:overview", args=[study.slug]))
+    response = client.get(reverse("annotation:overview", args=[study.slug]))
     assert response.status_code == 200
     assert "R-01" in response.text
     assert rater.username not in response.text

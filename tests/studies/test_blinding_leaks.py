@@ -6,11 +6,11 @@ import io
 import pytest
 from django.urls import reverse
 
+from annotation.exports import csv_lines, long_rows
 from annotation.services import rating_submit
-from studies.exports import csv_lines, long_rows
+from annotation.worksheets import neutralise
 from studies.models import Membership, Response, Study
 from studies.services import membership_add
-from studies.worksheets import neutralise
 
 from ..factories import UserFactory, make_study
 
@@ -26,7 +26,7 @@ def coordinator_study(db):
 def test_the_rubric_preview_never_shows_real_responses_under_labels(client, coordinator_study):
     study, coordinator = coordinator_study
     client.force_login(coordinator)
-    page = client.get(reverse("studies:rubric_preview", args=[study.slug])).text
+    page = client.get(reverse("annotation:rubric_preview", args=[study.slug])).text
     first = study.test_cases.order_by("position").first()
     assert first.prompt in page
     for text in Response.objects.filter(test_case__study=study).values_list("text", flat=True):

@@ -10,9 +10,9 @@ from django.utils import timezone
 
 from studies import invitations
 from studies.models import Invitation, Membership, Study, StudyEvent
+from tests.payloads import coordinator_of
 
 from ..factories import PASSWORD, UserFactory, make_study
-from .results_support import coordinator_of
 
 pytestmark = pytest.mark.django_db
 
@@ -24,7 +24,7 @@ def invite(study, lead):
 
 
 def link(token):
-    return reverse("studies:invitation", args=[token])
+    return reverse("annotation:invitation", args=[token])
 
 
 # The service -----------------------------------------------------------------------------
@@ -135,7 +135,7 @@ def test_a_new_person_signs_up_and_joins(client, study, invite):
     assert response.status_code == 302
     user = get_user_model().objects.get(username="validator-7")
     assert Membership.objects.get(user=user, study=study).role == "rater"
-    assert client.get(reverse("studies:invitation", args=[token])).status_code == 410
+    assert client.get(reverse("annotation:invitation", args=[token])).status_code == 410
     assert int(client.session["_auth_user_id"]) == user.pk
 
 
@@ -177,7 +177,7 @@ def test_a_member_opening_a_link_keeps_it_unused(client, study, rater, invite):
 
 def test_raters_page_shows_pseudonyms_progress_and_invitations(client, study, lead, rater, invite):
     client.force_login(lead)
-    response = client.get(reverse("studies:raters", args=[study.slug]))
+    response = client.get(reverse("annotation:raters", args=[study.slug]))
     assert response.status_code == 200
     assert "R-01" in response.text and "R-02" in response.text and "0 / 4" in response.text
     assert rater.username not in response.text
@@ -189,7 +189,7 @@ def test_raters_page_shows_pseudonyms_progress_and_invitations(client, study, le
 def test_creating_a_link_shows_it_once(client, study, lead):
     client.force_login(lead)
     response = client.post(
-        reverse("studies:invitation_create", args=[study.slug]),
+        reverse("annotation:invitation_create", args=[study.slug]),
         {"note": "for validator 3", "days": "7", "role": "rater"},
     )
     assert response.status_code == 200
@@ -198,23 +198,23 @@ def test_creating_a_link_shows_it_once(client, study, lead):
     token = shown.rstrip("/").rsplit("/", 1)[1]
     assert invitation.token_hash == hashlib.sha256(token.encode()).hexdigest()
     assert shown.startswith("http://testserver/invite/")
-    listing = client.get(reverse("studies:raters", args=[study.slug]))
+    listing = client.get(reverse("annotation:raters", args=[study.slug]))
     assert token not in listing.text
 
 
 def test_only_the_lead_invites_coordinators(client, study, lead):
     coordinator = coordinator_of(study)
     client.force_login(coordinator)
-    page = client.get(reverse("studies:raters", args=[study.slug]))
+    page = client.get(reverse("annotation:raters", args=[study.slug]))
     assert 'name="role"' not in page.text
     client.post(
-        reverse("studies:invitation_create", args=[study.slug]),
+        reverse("annotation:invitation_create", args=[study.slug]),
         {"note": "", "days": "7", "role": "coordinator"},
     )
     assert Invitation.objects.get().role == "rater"
     client.force_login(lead)
     client.post(
-        reverse("studies:invitation_create", args=[study.slug]),
+        reverse("annotation:invitation_create", args=[study.slug]),
         {"note": "", "days": "7", "role": "coordinator"},
     )
     assert Invitation.objects.filter(role="coordinator").count() == 1
@@ -223,21 +223,21 @@ def test_only_the_lead_invites_coordinators(client, study, lead):
 def test_revoking_from_the_page(client, study, lead, invite):
     invitation, token = invite
     client.force_login(lead)
-    url = reverse("studies:invitation_revoke", args=[study.slug, invitation.token_hash])
+    url = reverse("annotation:invitation_revoke", args=[study.slug, invitation.token_hash])
     assert client.post(url).status_code == 302
     assert not Invitation.objects.exists()
     assert client.post(url).status_code == 404
     _, used_token = invitations.invitation_create(study=study, created_by=lead)
     invitations.invitation_accept(token=used_token, user=UserFactory())
     used = Invitation.objects.get()
-    client.post(reverse("studies:invitation_revoke", args=[study.slug, used.token_hash]))
+    client.post(reverse("annotation:invitation_revoke", args=[study.slug, used.token_hash]))
     assert Invitation.objects.filter(pk=used.pk).exists()
 
 
 def test_adding_an_account_from_the_page(client, study, lead):
     UserFactory(username="offline-validator")
     client.force_login(lead)
-    url = reverse("studies:rater_add", args=[study.slug])
+    url = reverse("annotation:rater_add", args=[study.slug])
     response = client.post(url, {"username": "offline-validator"})
     assert response.status_code == 302
     assert "Rater added as R-03." in client.get(response["Location"]).text
@@ -249,7 +249,7 @@ def test_invitation_of_another_study_cannot_be_revoked(client, study, lead, invi
     invitation, _ = invite
     other = make_study(slug="elsewhere")
     client.force_login(other.lead)
-    url = reverse("studies:invitation_revoke", args=[other.slug, invitation.token_hash])
+    url = reverse("annotation:invitation_revoke", args=[other.slug, invitation.token_hash])
     assert client.post(url).status_code == 404
     assert Invitation.objects.filter(pk=invitation.pk).exists()
 
@@ -257,10 +257,10 @@ def test_invitation_of_another_study_cannot_be_revoked(client, study, lead, invi
 @pytest.mark.parametrize(
     ("name", "method", "data"),
     [
-        ("studies:raters", "get", None),
-        ("studies:invitation_create", "post", {"note": "", "days": "7"}),
-        ("studies:rater_add", "post", {"username": "stranger"}),
-        ("studies:assign", "post", {}),
+        ("annotation:raters", "get", None),
+        ("annotation:invitation_create", "post", {"note": "", "days": "7"}),
+        ("annotation:rater_add", "post", {"username": "stranger"}),
+        ("annotation:assign", "post", {}),
     ],
 )
 def test_people_pages_permissions(client, study, lead, rater, stranger, name, method, data):
@@ -278,5 +278,5 @@ def test_people_pages_permissions(client, study, lead, rater, stranger, name, me
     assert study.memberships.count() == 2
     client.force_login(lead)
     assert send(url, data or {}).status_code in (200, 302)
-    if method == "post" and name != "studies:invitation_create":
+    if method == "post" and name != "annotation:invitation_create":
         assert send(url, data or {}).status_code in (302, 400)

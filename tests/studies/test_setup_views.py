@@ -54,8 +54,8 @@ def study_pages(study, upload_uuid):
         ("get", reverse("studies:case_import", args=[slug, upload_uuid])),
         ("post", reverse("studies:cases_remove", args=[slug])),
         ("get", reverse("studies:rubric", args=[slug])),
-        ("get", reverse("studies:rubric_preview", args=[slug])),
-        ("post", reverse("studies:rubric_preview", args=[slug])),
+        ("get", reverse("annotation:rubric_preview", args=[slug])),
+        ("post", reverse("annotation:rubric_preview", args=[slug])),
         ("post", reverse("studies:rubric_preset", args=[slug])),
         ("get", reverse("studies:dimension_add", args=[slug, "scale"])),
         ("get", reverse("studies:dimension_edit", args=[slug, "depth"])),
@@ -266,7 +266,7 @@ def test_the_open_page_shows_warnings_and_the_fingerprint_and_needs_confirmation
     study.refresh_from_db()
     assert study.status == Study.Status.OPEN and study.protocol_fingerprint == fingerprint
     assert fingerprint in client.get(reverse("studies:edit", args=[study.slug])).text
-    assert fingerprint in client.get(reverse("studies:overview", args=[study.slug])).text
+    assert fingerprint in client.get(reverse("annotation:overview", args=[study.slug])).text
 
 
 def test_the_status_page_lists_what_stops_opening(client, lead):
@@ -443,7 +443,7 @@ def test_the_preview_is_the_rating_page_with_every_kind(client, lead, draft):
                 level="nominal" if spec["kind"] == "categorical" else "ordinal",
             )  # fmt: skip
     client.force_login(lead)
-    url = reverse("studies:rubric_preview", args=[draft.slug])
+    url = reverse("annotation:rubric_preview", args=[draft.slug])
     page = client.get(url)
     assert page.status_code == 200
     assert [t.name for t in page.templates][:2] == ["studies/rubric_preview.html",
@@ -470,7 +470,7 @@ def test_the_preview_is_the_rating_page_with_every_kind(client, lead, draft):
 def test_the_preview_works_before_any_test_case_exists(client, lead):
     study = services.study_create(slug="empty", name="Empty", lead=lead)
     client.force_login(lead)
-    page = client.get(reverse("studies:rubric_preview", args=[study.slug]))
+    page = client.get(reverse("annotation:rubric_preview", args=[study.slug]))
     assert page.status_code == 200 and "No test cases yet" in page.text
 
 

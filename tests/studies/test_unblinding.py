@@ -3,12 +3,12 @@
 import pytest
 from django.urls import reverse
 
-from studies import exports
+from annotation import exports
 from studies.models import Study, StudyEvent
 from studies.unblinding import UnblindingError, study_unblind
+from tests.payloads import coordinator_of
 
 from ..factories import UserFactory, make_study
-from .results_support import coordinator_of
 
 pytestmark = pytest.mark.django_db
 
@@ -21,7 +21,7 @@ def closed(study):
 
 
 def unblind_url(study):
-    return reverse("studies:unblind", args=[study.slug])
+    return reverse("annotation:unblind", args=[study.slug])
 
 
 def test_the_lead_unblinds_a_closed_study_and_it_is_recorded(closed, lead):
@@ -59,7 +59,7 @@ def test_confirmation_page_then_unblinding(client, closed, lead):
     closed.refresh_from_db()
     assert closed.status == Study.Status.CLOSED
     response = client.post(unblind_url(closed), {"confirm": "on", "reason": "done"})
-    assert response["Location"] == reverse("studies:results", args=[closed.slug])
+    assert response["Location"] == reverse("annotation:results", args=[closed.slug])
     closed.refresh_from_db()
     assert closed.status == Study.Status.UNBLINDED
     results = client.get(response["Location"])
@@ -97,7 +97,9 @@ def test_unblinding_permissions(client, closed, lead, rater, stranger):
 
 def test_results_page_offers_unblinding_to_the_lead_only(client, closed, lead):
     client.force_login(lead)
-    assert "Unblind the study…" in client.get(reverse("studies:results", args=[closed.slug])).text
+    assert (
+        "Unblind the study…" in client.get(reverse("annotation:results", args=[closed.slug])).text
+    )
     client.force_login(coordinator_of(closed))
-    page = client.get(reverse("studies:results", args=[closed.slug]))
+    page = client.get(reverse("annotation:results", args=[closed.slug]))
     assert "Only the study lead can unblind it." in page.text

@@ -11,12 +11,10 @@ from django.http import StreamingHttpResponse
 from django.urls import reverse
 from openpyxl import load_workbook
 
+from annotation import exports
 from annotation.models import Assignment, Rating
-from studies import exports
 from studies.models import BlindedLabel, Study
-
-from ..factories import UserFactory, make_study
-from .results_support import (
+from tests.payloads import (
     SYSTEMS,
     close_and_unblind,
     coordinator_of,
@@ -25,6 +23,8 @@ from .results_support import (
     submit,
     submit_all,
 )
+
+from ..factories import UserFactory, make_study
 
 pytestmark = pytest.mark.django_db
 
@@ -36,7 +36,7 @@ TEXT_FORMATS = ["worksheet-csv", "long-csv", "dictionary-md"]
 
 
 def export_url(study, fmt, **query):
-    url = reverse("studies:export", args=[study.slug, fmt])
+    url = reverse("annotation:export", args=[study.slug, fmt])
     if query:
         url += "?" + "&".join(f"{k}={v}" for k, v in query.items())
     return url
@@ -361,7 +361,7 @@ def test_export_permissions(client, study, lead, rater, stranger, fmt):
 
 
 def test_results_page_permissions(client, study, lead, rater, stranger):
-    url = reverse("studies:results", args=[study.slug])
+    url = reverse("annotation:results", args=[study.slug])
     assert client.get(url).status_code == 302
     client.force_login(rater)
     assert client.get(url).status_code == 403

@@ -22,10 +22,10 @@ from openpyxl.cell import WriteOnlyCell
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.styles import Font
 
-from annotation.models import Assignment
+from studies.models import BlindedLabel, Membership, Study
 
-from .models import BlindedLabel, Membership, Study
-from .worksheets import (
+from .models import Assignment
+from .worksheets.columns import (
     WORKSHEET_FIXED,
     DimensionColumn,
     cell_value,

@@ -11,9 +11,10 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from studies import access, assignment, invitations
+from annotation import assignment
+from annotation.selectors import rater_progress_table
+from studies import access, invitations
 from studies.models import Membership, Study
-from studies.selectors import rater_progress_table
 
 
 class InvitationForm(forms.Form):
@@ -97,7 +98,7 @@ def invitation_create(request, slug):
         form.add_error(None, str(error))
         return _raters_page(request, study, invitation_form=form, status=400)
     # The token exists only in this response: it is shown once and never stored.
-    link = request.build_absolute_uri(reverse("studies:invitation", args=[token]))
+    link = request.build_absolute_uri(reverse("annotation:invitation", args=[token]))
     response = render(
         request,
         "studies/people/invitation_created.html",
@@ -120,7 +121,7 @@ def invitation_revoke(request, slug, token_hash):
         messages.error(request, str(error))
     else:
         messages.success(request, "Invitation revoked: the link no longer works.")
-    return redirect("studies:raters", slug=study.slug)
+    return redirect("annotation:raters", slug=study.slug)
 
 
 @login_required
@@ -137,7 +138,7 @@ def rater_add(request, slug):
             form.add_error("username", str(error))
         else:
             messages.success(request, f"Rater added as {membership.pseudonym}.")
-            return redirect("studies:raters", slug=study.slug)
+            return redirect("annotation:raters", slug=study.slug)
     return _raters_page(request, study, add_form=form, status=400)
 
 
@@ -159,7 +160,7 @@ def assign(request, slug):
             )
         else:
             messages.info(request, "Every rater already has their cases; nothing changed.")
-    return redirect("studies:raters", slug=study.slug)
+    return redirect("annotation:raters", slug=study.slug)
 
 
 @never_cache
@@ -236,4 +237,4 @@ def _joined(request, membership: Membership):
         messages.success(request, f"Welcome to “{study.name}”.")
         return redirect("annotation:assignments", slug=study.slug)
     messages.success(request, f"You now coordinate “{study.name}”.")
-    return redirect("studies:overview", slug=study.slug)
+    return redirect("annotation:overview", slug=study.slug)

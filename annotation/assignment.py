@@ -46,10 +46,10 @@ from itertools import combinations
 
 from django.db import transaction
 
-from annotation.models import Assignment
-from annotation.services import assignments_create
+from studies.models import Membership, Study, StudyEvent
 
-from .models import Membership, Study, StudyEvent
+from .models import Assignment
+from .services import assignments_create
 
 MAX_ATTEMPTS = 8
 MAX_STEPS = 20_000

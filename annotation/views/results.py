@@ -11,9 +11,10 @@ from django.shortcuts import redirect, render
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_POST
 
-from studies import access, exports, unblinding, worksheets
+from annotation import exports, worksheets
+from annotation.selectors import case_progress_table
+from studies import access, unblinding
 from studies.models import Membership, Study
-from studies.selectors import case_progress_table
 
 CONTENT_TYPES = {
     exports.WORKSHEET_CSV: "text/csv; charset=utf-8",
@@ -73,7 +74,7 @@ def _results_page(request, study, *, form=None, problems=None, checked=None, sta
             "checked": checked,
             "unblinded": exports.is_unblinded(study),
             "is_lead": request.user.pk == study.lead_id,
-            "max_problems": worksheets.MAX_PROBLEMS,
+            "max_problems": worksheets.columns.MAX_PROBLEMS,
             "import_columns": " | ".join(worksheets.worksheet_headings(study=study)),
         },
         status=status,
@@ -151,7 +152,7 @@ def worksheet_import(request, slug):
         f"Imported {result.cases} test case{'s' if result.cases != 1 else ''} for "
         f"{result.rater} ({result.created} newly assigned, {result.updated} replaced).",
     )
-    return redirect("studies:results", slug=study.slug)
+    return redirect("annotation:results", slug=study.slug)
 
 
 @login_required
@@ -170,7 +171,7 @@ def unblind(request, slug):
             messages.success(
                 request, "The study is unblinded: the exports now name the systems, with the key."
             )
-            return redirect("studies:results", slug=study.slug)
+            return redirect("annotation:results", slug=study.slug)
     return render(
         request,
         "studies/results/unblind.html",

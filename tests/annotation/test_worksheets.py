@@ -15,14 +15,14 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 from openpyxl import Workbook
 
+from annotation import exports, worksheets
 from annotation.models import Assignment, Rating, RatingRevision
 from annotation.services import assignments_create_all
-from studies import exports, worksheets
 from studies.models import Membership, Study, StudyEvent
 from studies.services import membership_add, rubric_replace_with_preset
+from tests.payloads import coordinator_of, payload_for, submit, submit_all
 
 from ..factories import UserFactory, make_study
-from .results_support import coordinator_of, payload_for, submit, submit_all
 
 pytestmark = pytest.mark.django_db
 
@@ -293,7 +293,7 @@ def test_raters_who_cannot_rate_and_closed_studies_are_refused(study):
 
 def upload(client, study, data, *, rater="R-01", action="import", name="sheet.csv"):
     return client.post(
-        reverse("studies:worksheet_import", args=[study.slug]),
+        reverse("annotation:worksheet_import", args=[study.slug]),
         {"rater": rater, "action": action, "file": SimpleUploadedFile(name, data)},
     )
 
@@ -310,7 +310,7 @@ def test_import_page_permissions(client, study, lead, rater, stranger):
     assert upload(client, study, data).status_code == 404
     assert not Rating.objects.exists()
     client.force_login(coordinator_of(study))
-    assert client.get(reverse("studies:worksheet_import", args=[study.slug])).status_code == 405
+    assert client.get(reverse("annotation:worksheet_import", args=[study.slug])).status_code == 405
     response = upload(client, study, data)
     assert response.status_code == 302
     assert Rating.objects.filter(assignment__rater__pseudonym="R-01").count() == 2

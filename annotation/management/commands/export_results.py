@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from studies import exports
+from annotation import exports
 from studies.models import Membership, Study
 
 

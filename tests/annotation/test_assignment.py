@@ -5,8 +5,8 @@ from collections import Counter
 import pytest
 from django.urls import reverse
 
+from annotation import assignment
 from annotation.models import Assignment
-from studies import assignment
 from studies.blinding import seeded_permutation
 from studies.models import Membership, Study, StudyEvent
 from studies.services import membership_add
@@ -163,14 +163,14 @@ def test_assign_refuses_closed_studies_and_studies_without_raters():
 def test_assign_button_assigns_and_reports(client):
     study = raters_only_study(raters=4, cases=6, raters_per_item=2)
     client.force_login(study.lead)
-    page = client.get(reverse("studies:raters", args=[study.slug]))
+    page = client.get(reverse("annotation:raters", args=[study.slug]))
     assert "No cases yet for R-01, R-02, R-03, R-04." in page.text
     assert "2 raters per test case, balanced" in page.text
-    response = client.post(reverse("studies:assign", args=[study.slug]), follow=True)
+    response = client.post(reverse("annotation:assign", args=[study.slug]), follow=True)
     assert "12 cases assigned to 4 raters." in response.text
     assert "Every pair of active raters shares" in response.text
     assert "0 / 3" in response.text
-    again = client.post(reverse("studies:assign", args=[study.slug]), follow=True)
+    again = client.post(reverse("annotation:assign", args=[study.slug]), follow=True)
     assert "nothing changed" in again.text
 
 
@@ -178,6 +178,6 @@ def test_assign_button_assigns_and_reports(client):
 def test_assign_button_explains_a_refusal(client):
     study = raters_only_study(raters=1, cases=3, raters_per_item=2)
     client.force_login(study.lead)
-    response = client.post(reverse("studies:assign", args=[study.slug]), follow=True)
+    response = client.post(reverse("annotation:assign", args=[study.slug]), follow=True)
     assert "needs 2 raters per test case but the study has 1 rater." in response.text
     assert not Assignment.objects.exists()

@@ -1,7 +1,8 @@
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
-from studies import access, selectors
+from annotation import selectors
+from studies import access
 
 
 @login_required

@@ -2,8 +2,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.worksheets import MAX_BYTES, WorksheetError, worksheet_import
 from studies.models import Study
-from studies.worksheets import MAX_BYTES, WorksheetError, worksheet_import
 
 
 class Command(BaseCommand):

@@ -5,7 +5,7 @@ from annotation.services import rating_submit
 from studies.models import Membership, Study
 from studies.services import membership_add
 
-from ..factories import UserFactory, make_study
+from .factories import UserFactory, make_study
 
 # Names that cannot turn up in an export by accident, so their absence means something.
 SYSTEMS = ("Zephyr-Alpha-7", "Quokka-Omega-3")

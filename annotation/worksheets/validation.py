@@ -1,0 +1,324 @@
+"""Checking a worksheet against the study's rubric, row by row, before anything is written.
+
+A file with any problem imports nothing, and every problem names its file row and column.
+"""
+
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from annotation.services import MAX_NOTES_LENGTH
+from studies.models import BlindedLabel, Membership, Study
+
+from .columns import (
+    CONFIDENCE,
+    MAX_PROBLEMS,
+    WORKSHEET_FIXED,
+    DimensionColumn,
+    cell_read,
+    dimension_columns,
+    unneutralise,
+)
+from .reading import WorksheetError, WorksheetProblem, read_table
+
+
+@dataclass
+class CaseScores:
+    """One test case of the worksheet, checked."""
+
+    case_id: str
+    test_case_id: int
+    scores: dict[str, dict[str, dict]] = field(default_factory=dict)  # label -> key -> score
+    case_scores: dict[str, dict] = field(default_factory=dict)
+    confidence: str = ""
+    notes: str = ""
+
+
+def _rater(study: Study, pseudonym: str) -> Membership:
+    rater = study.memberships.filter(
+        role=Membership.Role.RATER, pseudonym__iexact=pseudonym.strip()
+    ).first()
+    if rater is None:
+        raise WorksheetError([WorksheetProblem(None, None, f"No rater {pseudonym} in this study.")])
+    problems = []
+    if rater.status != Membership.Status.ACTIVE:
+        problems.append(
+            WorksheetProblem(
+                None, None, f"{rater.pseudonym} is {rater.get_status_display().lower()}."
+            )
+        )
+    if not study.accepts_ratings:
+        problems.append(
+            WorksheetProblem(
+                None,
+                None,
+                f"The study is {study.get_status_display().lower()}; worksheets can be imported "
+                "only while it is in its pilot or open.",
+            )
+        )
+    if problems:
+        raise WorksheetError(problems)
+    return rater
+
+
+def _normal(text: str) -> str:
+    return re.sub(r"[\s_\-]+", "", unneutralise(text).lower())
+
+
+def _header_map(columns: list[DimensionColumn]) -> dict[str, tuple[str, str]]:
+    """Normalised heading -> (field, display name)."""
+    names = {
+        "rater": ("rater", "Rater"),
+        "raterpseudonym": ("rater", "Rater"),
+        "tcid": ("case", "TC-ID"),
+        "testcase": ("case", "TC-ID"),
+        "testcaseid": ("case", "TC-ID"),
+        "caseid": ("case", "TC-ID"),
+        "response": ("label", "Response"),
+        "responselabel": ("label", "Response"),
+        "total": ("total", "Total"),
+        "confidence": ("confidence", "Confidence"),
+        "notes": ("notes", "Notes"),
+        "note": ("notes", "Notes"),
+    }
+    for column in columns:
+        for alias in (column.header, column.key, column.name):
+            names.setdefault(_normal(alias), (f"dim:{column.key}", column.header))
+    return names
+
+
+def worksheet_parse(
+    *, study: Study, rater: Membership, filename: str, data: bytes
+) -> tuple[list[CaseScores], list[str]]:
+    """The checked test cases of a worksheet, and the ids of cases left blank."""
+    rows = [(n, cells) for n, cells in read_table(filename=filename, data=data) if any(cells)]
+    if not rows:
+        raise WorksheetError([WorksheetProblem(None, None, "The file has no rows.")])
+    columns = dimension_columns(study=study)
+    header_number, header = rows[0]
+    fields, problems = _read_header(header_number, header, columns)
+    if problems:
+        raise WorksheetError(problems)
+    body = []
+    for number, cells in rows[1:]:
+        if all(re.fullmatch(r":?-{3,}:?", c) or not c for c in cells):
+            continue  # the separator line of a markdown table
+        for index, cell in enumerate(cells):
+            if cell and index not in fields:
+                problems.append(
+                    WorksheetProblem(
+                        number, f"#{index + 1}", "A value in a column without a heading."
+                    )
+                )
+        body.append((number, {f: cells[i] if i < len(cells) else "" for i, f in fields.items()}))
+    cases, skipped, row_problems = _check_rows(study, rater, columns, body)
+    problems += row_problems
+    if problems:
+        problems.sort(key=lambda p: p.row or 0)
+        raise WorksheetError(problems[:MAX_PROBLEMS])
+    return cases, skipped
+
+
+def _read_header(number: int, header: list[str], columns: list[DimensionColumn]):
+    known = _header_map(columns)
+    fields: dict[int, str] = {}
+    seen: dict[str, int] = {}
+    problems = []
+    for index, heading in enumerate(header):
+        if not heading:
+            continue
+        match = known.get(_normal(heading))
+        if match is None:
+            expected = ", ".join(_expected_headings(columns))
+            problems.append(
+                WorksheetProblem(
+                    number, heading, f"Unknown column. The worksheet's columns are {expected}."
+                )
+            )
+            continue
+        name, _ = match
+        if name in seen:
+            problems.append(WorksheetProblem(number, heading, "This column appears twice."))
+            continue
+        seen[name] = index
+        fields[index] = name
+    required = [("case", "TC-ID"), ("label", "Response")]
+    required += [(f"dim:{c.key}", c.header) for c in columns]
+    required += [("total", "Total"), ("confidence", "Confidence")]
+    for name, display in required:
+        if name not in seen:
+            problems.append(WorksheetProblem(number, display, "This column is missing."))
+    return fields, problems
+
+
+def _expected_headings(columns: list[DimensionColumn]) -> list[str]:
+    return [*WORKSHEET_FIXED[:2], *[c.header for c in columns], *WORKSHEET_FIXED[2:]]
+
+
+def worksheet_headings(*, study: Study) -> list[str]:
+    """The columns of a worksheet to import (without the optional Rater column)."""
+    return _expected_headings(dimension_columns(study=study))
+
+
+def _check_rows(study, rater, columns, body):
+    problems: list[WorksheetProblem] = []
+    cases = {c.case_id: c for c in study.test_cases.only("id", "case_id")}
+    labels: dict[int, list[str]] = {}
+    for test_case_id, label in BlindedLabel.objects.filter(test_case__study=study).values_list(
+        "test_case_id", "label"
+    ):
+        labels.setdefault(test_case_id, []).append(label)
+    response_columns = [c for c in columns if c.scope != "case"]
+    case_columns = [c for c in columns if c.scope == "case"]
+    grouped: dict[str, list[tuple[int, dict]]] = {}
+    first_row: dict[tuple[str, str], int] = {}
+
+    for number, values in body:
+        values = {k: unneutralise(v) for k, v in values.items()}
+        given_rater = values.get("rater", "")
+        if given_rater and given_rater.upper() != rater.pseudonym.upper():
+            problems.append(
+                WorksheetProblem(
+                    number,
+                    "Rater",
+                    f"This row is for {given_rater}, not {rater.pseudonym}. Import one rater's "
+                    "worksheet at a time.",
+                )
+            )
+        case_id = values["case"]
+        label = values["label"].upper().removeprefix("RESPONSE").strip()
+        if not case_id:
+            problems.append(WorksheetProblem(number, "TC-ID", "The test case id is empty."))
+            continue
+        if case_id not in cases:
+            problems.append(
+                WorksheetProblem(number, "TC-ID", f"There is no test case {case_id} in this study.")
+            )
+            continue
+        case_labels = labels.get(cases[case_id].pk, [])
+        if label not in case_labels:
+            shown = values["label"] or "empty"
+            problems.append(
+                WorksheetProblem(
+                    number,
+                    "Response",
+                    f"The response label is {shown}; {case_id} has responses "
+                    f"{', '.join(case_labels)}.",
+                )
+            )
+            continue
+        if (case_id, label) in first_row:
+            problems.append(
+                WorksheetProblem(
+                    number,
+                    "Response",
+                    f"A second row for {case_id} response {label} (the first is row "
+                    f"{first_row[case_id, label]}).",
+                )
+            )
+            continue
+        first_row[case_id, label] = number
+        values["label"] = label
+        grouped.setdefault(case_id, []).append((number, values))
+
+    checked, skipped = [], []
+    for case_id, rows in grouped.items():
+        scored_fields = [f"dim:{c.key}" for c in columns] + ["total", "confidence"]
+        if not any(values.get(f) for _, values in rows for f in scored_fields):
+            if any(values.get("notes") for _, values in rows):
+                problems.append(
+                    WorksheetProblem(rows[0][0], "Notes", f"{case_id} has notes but no scores.")
+                )
+            skipped.append(case_id)
+            continue
+        test_case_id = cases[case_id].pk
+        entry = CaseScores(case_id=case_id, test_case_id=test_case_id)
+        present = {values["label"] for _, values in rows}
+        for missing in [lb for lb in labels[test_case_id] if lb not in present]:
+            problems.append(
+                WorksheetProblem(
+                    rows[0][0], "Response", f"{case_id} has no row for response {missing}."
+                )
+            )
+        for number, values in rows:
+            scores, total_ok = {}, True
+            for column in response_columns:
+                try:
+                    scores[column.key] = cell_read(column, values.get(f"dim:{column.key}", ""))
+                except ValueError as error:
+                    problems.append(WorksheetProblem(number, column.header, str(error)))
+                    total_ok = False
+            points = sum(score["points"] for score in scores.values())
+            raw_total = values.get("total", "")
+            if not raw_total:
+                problems.append(WorksheetProblem(number, "Total", "The total is empty."))
+            elif not re.fullmatch(r"\d+(\.0+)?", raw_total):
+                problems.append(
+                    WorksheetProblem(number, "Total", "The total must be a whole number.")
+                )
+            elif total_ok and int(Decimal(raw_total)) != points:
+                problems.append(
+                    WorksheetProblem(
+                        number,
+                        "Total",
+                        f"The total is {int(Decimal(raw_total))} but the scores add up to "
+                        f"{points}.",
+                    )
+                )
+            entry.scores[values["label"]] = scores
+        confidence = _per_case(rows, "confidence", "Confidence", case_id, problems)
+        if confidence is not None:
+            if not confidence:
+                problems.append(
+                    WorksheetProblem(rows[0][0], "Confidence", "Give Low, Medium or High.")
+                )
+            elif confidence.lower() not in CONFIDENCE:
+                problems.append(
+                    WorksheetProblem(
+                        rows[0][0],
+                        "Confidence",
+                        f"The confidence is {confidence}; give Low, Medium or High.",
+                    )
+                )
+            else:
+                entry.confidence = CONFIDENCE[confidence.lower()]
+        for column in case_columns:
+            raw = _per_case(rows, f"dim:{column.key}", column.header, case_id, problems)
+            if raw is None:
+                continue
+            try:
+                entry.case_scores[column.key] = cell_read(column, raw)
+            except ValueError as error:
+                problems.append(WorksheetProblem(rows[0][0], column.header, str(error)))
+        notes = []
+        for _, values in rows:
+            note = values.get("notes", "")
+            if note and note not in notes:
+                notes.append(note)
+        entry.notes = "\n".join(notes)
+        if len(entry.notes) > MAX_NOTES_LENGTH:
+            problems.append(
+                WorksheetProblem(
+                    rows[0][0], "Notes", f"Notes are limited to {MAX_NOTES_LENGTH} characters."
+                )
+            )
+        checked.append(entry)
+    return checked, skipped, problems
+
+
+def _per_case(rows, name, display, case_id, problems) -> str | None:
+    """The one value a per-case column has across a case's rows ("" when none is given).
+
+    None when the rows disagree (the problem is recorded).
+    """
+    given = [(number, values.get(name, "")) for number, values in rows if values.get(name, "")]
+    distinct = {value.lower() for _, value in given}
+    if len(distinct) > 1:
+        listing = ", ".join(f"{value} on row {number}" for number, value in given)
+        problems.append(
+            WorksheetProblem(
+                given[1][0], display, f"{case_id} has different values on its rows ({listing})."
+            )
+        )
+        return None
+    return given[0][1] if given else ""

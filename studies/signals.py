@@ -1,0 +1,18 @@
+"""Announcements from the lower apps to the ones above them.
+
+``studies`` and ``annotation`` never import ``agreement``; when something the analysis reads
+changes they announce it here, inside their transaction, and ``agreement`` decides what to
+do (it requests a recompute once the transaction commits).
+"""
+
+from django.dispatch import Signal
+
+# Sent with ``study_id`` and ``reason`` (a short word such as "rating" or "level") whenever
+# an input of the study's analysis changes: a rating submitted, revised, imported or
+# withdrawn; a rater excluded or reinstated; a level of measurement, the success criterion,
+# the phase or the test cases changed.
+analysis_inputs_changed = Signal()
+
+
+def analysis_inputs_announce(*, study_id: int, reason: str, sender=None) -> None:
+    analysis_inputs_changed.send(sender=sender, study_id=study_id, reason=reason)
