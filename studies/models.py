@@ -122,9 +122,30 @@ class Study(models.Model):
     def __str__(self):
         return self.name
 
+    # The lifecycle's predicates: every module asks these instead of listing statuses.
     @property
     def accepts_ratings(self) -> bool:
         return self.status in (self.Status.PILOT, self.Status.OPEN)
+
+    @property
+    def is_frozen(self) -> bool:
+        """The protocol (rubric, cases, blinding, instructions, criterion) can no longer change."""
+        return self.status in (self.Status.OPEN, self.Status.CLOSED, self.Status.UNBLINDED)
+
+    def phase_at(self, moment) -> str:
+        """"pilot" or "main": the phase a rating submitted at ``moment`` belongs to.
+
+        Ratings submitted before the study opened are pilot data. A study never opened has
+        only the phase it is in: pilot while in draft or pilot, main otherwise.
+        """
+        if self.opened_at is None:
+            return "pilot" if self.status in (self.Status.DRAFT, self.Status.PILOT) else "main"
+        return "pilot" if moment is not None and moment < self.opened_at else "main"
+
+    @property
+    def current_phase(self) -> str:
+        """The phase whose data the analysis reads now."""
+        return "pilot" if self.status in (self.Status.DRAFT, self.Status.PILOT) else "main"
 
 
 class Membership(models.Model):
