@@ -18,6 +18,10 @@ class Assignment(models.Model):
         MEDIUM = "medium", "Medium"
         HIGH = "high", "High"
 
+    class Source(models.TextChoices):
+        SCREEN = "screen", "Rating screen"
+        WORKSHEET = "worksheet", "Imported worksheet"
+
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     rater = models.ForeignKey(Membership, on_delete=models.CASCADE, related_name="assignments")
     test_case = models.ForeignKey(TestCase, on_delete=models.CASCADE, related_name="assignments")
@@ -33,6 +37,9 @@ class Assignment(models.Model):
     case_scores = models.JSONField(default=dict, blank=True)
     confidence = models.CharField(max_length=10, choices=Confidence.choices, blank=True)
     notes = models.TextField(blank=True)
+    # Where the submitted answers came from: the rating screen, or a worksheet filled in
+    # offline (which records points only for counted dimensions and checklists).
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.SCREEN)
     active_seconds = models.PositiveIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
