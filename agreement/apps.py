@@ -4,3 +4,12 @@ from django.apps import AppConfig
 class AgreementConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "agreement"
+
+    def ready(self):
+        from studies.signals import analysis_inputs_changed
+
+        from .receivers import analysis_inputs_changed_received
+
+        analysis_inputs_changed.connect(
+            analysis_inputs_changed_received, dispatch_uid="agreement.analysis_inputs"
+        )

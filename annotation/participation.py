@@ -6,8 +6,8 @@ Each write also leaves a row in the study's audit trail (``StudyEvent``).
 from django.db import transaction
 from django.utils import timezone
 
-from agreement.services import agreement_request_recompute
 from studies.models import Membership, StudyEvent
+from studies.signals import analysis_inputs_announce
 
 from .models import (
     Assignment,
@@ -165,6 +165,5 @@ def withdrawal_record(*, rater: Membership, data: str | None, reason: str = "") 
         detail={"data": data, "chosen_by_rater": chosen, "ratings_deleted": deleted},
     )
     if deleted:
-        study_id = locked.study_id
-        transaction.on_commit(lambda: agreement_request_recompute(study_id=study_id))
+        analysis_inputs_announce(study_id=locked.study_id, reason="withdrawal")
     return withdrawal

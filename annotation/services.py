@@ -1,13 +1,21 @@
-"""Writes for rating: assignments, autosaved drafts and submitted ratings."""
+"""Writes for rating: assignments, autosaved drafts and submitted ratings.
+
+Every submitted answer is recorded here, whatever its source (the rating screen, a
+worksheet filled in offline, the demo loader): cleaned and scored by the rubric, the
+previous answer kept as a revision, and the change announced to the analysis.
+"""
+
+from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from agreement.services import agreement_request_recompute
 from studies.blinding import seeded_permutation
-from studies.models import Membership, Study
+from studies.errors import ApplicationError
+from studies.models import Membership, Study, StudyEvent
 from studies.rubric import RubricValueError, score_form, total_points
+from studies.signals import analysis_inputs_announce
 
 from .models import Assignment, Rating, RatingRevision
 from .selectors import blinded_responses
@@ -16,15 +24,15 @@ MAX_NOTES_LENGTH = 5000
 MAX_ACTIVE_SECONDS_PER_SAVE = 6 * 60 * 60
 
 
-class StaleVersionError(Exception):
+class StaleVersionError(ApplicationError):
     """The save was based on an older version than the one stored."""
 
 
-class RatingClosedError(Exception):
+class RatingClosedError(ApplicationError):
     """The study does not accept ratings now."""
 
 
-class RatingInvalidError(ValueError):
+class RatingInvalidError(ApplicationError):
     """The submitted form does not fit the rubric; the message says what to fix."""
 
 
@@ -139,15 +147,20 @@ def draft_save(
     return locked
 
 
-def _revision_keep(*, assignment: Assignment, replacing: dict, now) -> RatingRevision | None:
-    """Keep what was submitted before as history, if the new submission changes it."""
+def _submitted_now(assignment: Assignment) -> dict:
     ratings = list(assignment.ratings.all())
-    previous = {
+    return {
         "responses": {rating.label: rating.scores for rating in ratings},
         "case": assignment.case_scores,
         "confidence": assignment.confidence,
         "notes": assignment.notes,
     }
+
+
+def _revision_keep(*, assignment: Assignment, replacing: dict, now) -> RatingRevision | None:
+    """Keep what was submitted before as history, if the new submission changes it."""
+    ratings = list(assignment.ratings.all())
+    previous = _submitted_now(assignment)
     if previous == replacing or not ratings:
         return None
     return RatingRevision.objects.create(
@@ -156,6 +169,48 @@ def _revision_keep(*, assignment: Assignment, replacing: dict, now) -> RatingRev
         submitted_at=assignment.submitted_at or now,
         replaced_at=now,
     )
+
+
+def _submission_clean(*, assignment: Assignment, payload: dict) -> dict:
+    """The whole answer to a case, cleaned and scored by the rubric; raises on bad input."""
+    confidence, notes = _clean_case_fields(payload)
+    if not confidence:
+        raise RatingInvalidError("Choose your confidence (Low, Medium or High) before submitting.")
+    scored, case_scored = _score_all(assignment=assignment, payload=payload)
+    return {"responses": scored, "case": case_scored, "confidence": confidence, "notes": notes}
+
+
+def _submission_store(
+    *, assignment: Assignment, submitted: dict, shown: dict, source: str, now, active_seconds: int
+) -> None:
+    """Record a cleaned answer on a locked assignment: the one write of submitted ratings."""
+    if assignment.status == Assignment.Status.SUBMITTED:
+        _revision_keep(assignment=assignment, replacing=submitted, now=now)
+    responses = {row.label: row.response_id for row in assignment.test_case.labels.all()}
+    for label, scores in submitted["responses"].items():
+        Rating.objects.update_or_create(
+            assignment=assignment,
+            label=label,
+            defaults={
+                "response_id": responses[label],
+                "shown_label": shown[label],
+                "scores": scores,
+                "total": total_points(scores),
+                "submitted_at": now,
+            },
+        )
+    assignment.draft = submitted
+    assignment.case_scores = submitted["case"]
+    assignment.confidence = submitted["confidence"]
+    assignment.notes = submitted["notes"]
+    assignment.source = source
+    assignment.status = Assignment.Status.SUBMITTED
+    assignment.submitted_at = now
+    assignment.version = F("version") + 1
+    assignment.active_seconds = F("active_seconds") + _clean_active_seconds(active_seconds)
+    assignment.save()
+    assignment.refresh_from_db()
+    analysis_inputs_announce(study_id=assignment.test_case.study_id, reason="rating")
 
 
 @transaction.atomic
@@ -168,49 +223,100 @@ def rating_submit(
 ) -> Assignment:
     """Record the rater's scores for every response of the case; repeat submits update."""
     locked = _locked(assignment)
-    confidence, notes = _clean_case_fields(payload)
-    if not confidence:
-        raise RatingInvalidError("Choose your confidence (Low, Medium or High) before submitting.")
-    scored, case_scored = _score_all(assignment=locked, payload=payload)
-    submitted = {
-        "responses": scored,
-        "case": case_scored,
-        "confidence": confidence,
-        "notes": notes,
-    }
+    submitted = _submission_clean(assignment=locked, payload=payload)
     if expected_version is not None and expected_version != locked.version:
         # A double click or a retried request carries the same answers: it is the same
         # submission, already recorded. Anything else is a stale tab and is refused.
         if locked.status == Assignment.Status.SUBMITTED and locked.draft == submitted:
             return locked
         raise StaleVersionError(STALE_MESSAGE)
-    responses = {row.label: row.response_id for row in locked.test_case.labels.all()}
     shown = {label: shown for shown, label, _ in blinded_responses(assignment=locked)}
-    now = timezone.now()
-    if locked.status == Assignment.Status.SUBMITTED:
-        _revision_keep(assignment=locked, replacing=submitted, now=now)
-    for label, scores in scored.items():
-        Rating.objects.update_or_create(
-            assignment=locked,
-            label=label,
-            defaults={
-                "response_id": responses[label],
-                "shown_label": shown[label],
-                "scores": scores,
-                "total": total_points(scores),
-                "submitted_at": now,
-            },
-        )
-    locked.draft = submitted
-    locked.case_scores = case_scored
-    locked.confidence = confidence
-    locked.notes = notes
-    locked.status = Assignment.Status.SUBMITTED
-    locked.submitted_at = now
-    locked.version = F("version") + 1
-    locked.active_seconds = F("active_seconds") + _clean_active_seconds(active_seconds)
-    locked.save()
-    locked.refresh_from_db()
-    study_id = locked.test_case.study_id
-    transaction.on_commit(lambda: agreement_request_recompute(study_id=study_id))
+    _submission_store(
+        assignment=locked,
+        submitted=submitted,
+        shown=shown,
+        source=Assignment.Source.SCREEN,
+        now=timezone.now(),
+        active_seconds=active_seconds,
+    )
     return locked
+
+
+@dataclass(frozen=True)
+class ImportCounts:
+    created: int  # assignments created for cases the rater had not been given
+    updated: int  # cases whose earlier submission was replaced
+
+
+@transaction.atomic
+def ratings_import(
+    *, rater: Membership, answers: dict[int, dict], actor, source_name: str
+) -> ImportCounts:
+    """Record answers given off screen (a worksheet) for one rater: {test case id: payload}.
+
+    All or nothing. Every answer goes through the same cleaning, scoring and revision
+    history as a submission on screen. Offline raters read the responses in key order, so
+    each rating's shown label is its key label and the assignment is not flipped.
+    """
+    # Lock the study, then the rater, then the assignments in id order: a status change
+    # (closing) or a second import for the same rater waits, and what the caller checked
+    # before the locks is checked again under them.
+    study = Study.objects.select_for_update().get(pk=rater.study_id)
+    rater = Membership.objects.select_for_update().get(pk=rater.pk)
+    if not study.accepts_ratings:
+        raise RatingClosedError(
+            f"The study is {study.get_status_display().lower()}; worksheets can be imported "
+            "only while it is in its pilot or open."
+        )
+    if rater.status != Membership.Status.ACTIVE:
+        raise RatingClosedError(f"{rater.pseudonym} is {rater.get_status_display().lower()}.")
+    wanted = list(answers)
+    have = set(
+        rater.assignments.filter(test_case_id__in=wanted).values_list("test_case_id", flat=True)
+    )
+    missing = [test_case_id for test_case_id in wanted if test_case_id not in have]
+    if missing:
+        case_ids = list(study.test_cases.filter(pk__in=missing).values_list("case_id", flat=True))
+        assignments_create(study=study, rater=rater, case_ids=case_ids)
+    assignments = (
+        Assignment.objects.select_for_update()
+        .select_related("test_case__study__rubric")
+        .filter(rater=rater, test_case_id__in=wanted)
+        .order_by("pk")
+    )
+    cleaned = {}
+    for assignment in assignments:
+        try:
+            cleaned[assignment.pk] = (
+                assignment,
+                _submission_clean(assignment=assignment, payload=answers[assignment.test_case_id]),
+            )
+        except RatingInvalidError as error:
+            raise RatingInvalidError(f"{assignment.test_case.case_id}: {error}") from error
+    now = timezone.now()
+    updated = 0
+    for assignment, submitted in cleaned.values():
+        if assignment.status == Assignment.Status.SUBMITTED:
+            updated += 1
+        assignment.flipped = False
+        _submission_store(
+            assignment=assignment,
+            submitted=submitted,
+            shown={label: label for label in submitted["responses"]},
+            source=Assignment.Source.WORKSHEET,
+            now=now,
+            active_seconds=0,
+        )
+    StudyEvent.objects.create(
+        study=study,
+        actor=actor if getattr(actor, "pk", None) else None,
+        kind="worksheet_imported",
+        membership=rater,
+        detail={
+            "file": source_name[:200],
+            "cases": len(answers),
+            "created": len(missing),
+            "updated": updated,
+        },
+    )
+    return ImportCounts(created=len(missing), updated=updated)

@@ -1,0 +1,36 @@
+"""What agreement does when a lower app announces that a study's analysis inputs changed."""
+
+from functools import partial
+
+from django.db import transaction
+
+from .services import agreement_request_recompute
+
+
+def _already_requested(study_id: int) -> bool:
+    """True when this transaction will already request the study's recompute on commit.
+
+    An import of a thousand ratings announces a thousand changes; one request after commit
+    covers them all. A callback registered inside a savepoint that is still open may yet be
+    rolled back, so only one registered at this level or an outer one counts.
+    """
+    connection = transaction.get_connection()
+    if not connection.in_atomic_block:
+        return False
+    open_savepoints = set(connection.savepoint_ids)
+    for sids, callback, *_ in connection.run_on_commit:
+        if getattr(callback, "agreement_study_id", None) == study_id and set(sids) <= (
+            open_savepoints
+        ):
+            return True
+    return False
+
+
+def analysis_inputs_changed_received(sender, *, study_id: int, reason: str = "", **kwargs):
+    # Only enqueue, and only once the change is committed: a worker must read the new
+    # data, and a rolled-back change must not cost a recompute.
+    if _already_requested(study_id):
+        return
+    callback = partial(agreement_request_recompute, study_id=study_id)
+    callback.agreement_study_id = study_id
+    transaction.on_commit(callback)
