@@ -6,8 +6,9 @@ from studies.models import Study
 class StudyAgreement(models.Model):
     """The latest agreement statistics of a study, and how fresh they are.
 
-    ``requested`` is bumped by every change that needs a recompute (a submission, a
-    revision, an exclusion, an import); ``computed`` is the value of ``requested`` the
+    ``requested`` is bumped by every announced change of the analysis inputs (a rating
+    submitted, revised, imported or withdrawn; a rater excluded or reinstated; a level of
+    measurement, the success criterion, the phase or the test cases changed); ``computed`` is the value of ``requested`` the
     stored result reflects. A run only writes its result if it is newer than the stored
     one, so a slow, stale run can never overwrite a fresher result.
     """
@@ -20,10 +21,16 @@ class StudyAgreement(models.Model):
     n_ratings = models.PositiveIntegerField(default=0)
     runs = models.PositiveIntegerField(default=0)
     last_requested_at = models.DateTimeField(null=True, blank=True)
+    # What the stored result was computed from (``selectors.analysis_inputs``): phase,
+    # dimensions and their levels, success criterion, test cases, excluded raters and the
+    # ratings. A result whose inputs differ from the study's current ones is stale, even if
+    # no recompute was requested.
+    inputs = models.JSONField(default=dict, blank=True)
 
     def __str__(self):
         return f"Agreement for {self.study}"
 
     @property
     def is_stale(self) -> bool:
+        """A recompute was requested and has not finished; see also ``selectors``."""
         return self.requested > self.computed

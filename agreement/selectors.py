@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 
 import numpy as np
+from django.db.models import Count, Max
 
 from annotation.models import Assignment, Rating
 from studies.models import Membership, Study
@@ -118,6 +119,45 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
 
 def study_agreement(*, study: Study) -> StudyAgreement:
     return StudyAgreement.objects.filter(study=study).first() or StudyAgreement(study=study)
+
+
+def analysis_inputs(*, study: Study) -> dict:
+    """A small summary of everything the study's analysis reads, to tell a stale result.
+
+    Any change to a rating (submitted, revised, imported, withdrawn), to who is excluded,
+    to the dimensions or their levels, to the success criterion, to the phase or to the test
+    cases changes this summary.
+    """
+    ratings = Rating.objects.filter(
+        assignment__test_case__study=study, assignment__status=Assignment.Status.SUBMITTED
+    ).aggregate(count=Count("pk"), last=Max("submitted_at"), last_id=Max("pk"))
+    cases = study.test_cases.aggregate(count=Count("pk"), last_id=Max("pk"))
+    excluded = study.memberships.filter(status=Membership.Status.EXCLUDED).order_by("pk")
+    return {
+        "phase": study.current_phase,
+        "opened_at": study.opened_at.isoformat() if study.opened_at else None,
+        "dimensions": [
+            list(row)
+            for row in study.rubric.dimensions.order_by("position").values_list(
+                "key", "kind", "level"
+            )
+        ],
+        "success": [str(study.success_alpha), study.success_min_dimensions],
+        "cases": [cases["count"], cases["last_id"]],
+        "excluded": list(excluded.values_list("pk", flat=True)),
+        "ratings": [
+            ratings["count"],
+            ratings["last"].isoformat() if ratings["last"] else None,
+            ratings["last_id"],
+        ],
+    }
+
+
+def agreement_is_stale(*, study: Study, agreement: StudyAgreement) -> bool:
+    """True while the stored result does not reflect the study as it is now."""
+    if agreement.pk is None:
+        return False  # nothing stored: the page says "not computed yet"
+    return agreement.is_stale or agreement.inputs != analysis_inputs(study=study)
 
 
 def qc_case_records(*, study: Study) -> list[CaseRecord]:

@@ -14,7 +14,7 @@ from . import coalescing
 from .analysis import analyse_study
 from .models import StudyAgreement
 from .qc import rater_checks
-from .selectors import qc_case_records, study_ratings
+from .selectors import analysis_inputs, qc_case_records, study_ratings
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +56,8 @@ def agreement_recompute(*, study_id: int) -> bool:
     # Read the request counter before the data: anything committed later bumps it again
     # and gets a run of its own.
     target = StudyAgreement.objects.values_list("requested", flat=True).get(pk=row.pk)
-    pilot = study.status in (Study.Status.DRAFT, Study.Status.PILOT)
+    inputs = analysis_inputs(study=study)
+    pilot = study.current_phase == "pilot"
     data = study_ratings(study=study, pilot=pilot)
     result = analyse_study(
         dimensions=data.dimensions,
@@ -76,6 +77,7 @@ def agreement_recompute(*, study_id: int) -> bool:
             result=result,
             computed_at=timezone.now(),
             n_ratings=data.n_ratings,
+            inputs=inputs,
         )
     return bool(written)
 

@@ -10,17 +10,32 @@ from studies.services import StudySetupError, rater_status_change
 
 from . import qc
 from .plot import alpha_chart
-from .selectors import rater_events, study_agreement
+from .selectors import agreement_is_stale, rater_events, study_agreement
+from .services import agreement_request_recompute
+
+
+def _stale(study, agreement) -> bool:
+    """Whether the stored result is out of date; asks for a recompute if none is coming.
+
+    Every change of the analysis inputs is announced and requests a recompute, so the
+    second case only arises if a change slipped past that (e.g. an edit in the database).
+    """
+    stale = agreement_is_stale(study=study, agreement=agreement)
+    if stale and not agreement.is_stale:
+        agreement_request_recompute(study_id=study.pk)
+    return stale
 
 
 @login_required
 def study_agreement_page(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     agreement = study_agreement(study=study)
+    stale = _stale(study, agreement)
     result = agreement.result or {}
     context = {
         "study": study,
         "agreement": agreement,
+        "stale": stale,
         "result": result,
         "chart": alpha_chart(result) if result.get("dimensions") else None,
     }
@@ -32,11 +47,12 @@ def study_agreement_page(request, slug):
 def study_agreement_status(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     agreement = study_agreement(study=study)
+    stale = _stale(study, agreement)
     return JsonResponse(
         {
             "requested": agreement.requested,
             "computed": agreement.computed,
-            "stale": agreement.is_stale,
+            "stale": stale,
             "computed_at": agreement.computed_at.isoformat() if agreement.computed_at else None,
         }
     )
