@@ -8,9 +8,10 @@ class StudyAgreement(models.Model):
 
     ``requested`` is bumped by every announced change of the analysis inputs (a rating
     submitted, revised, imported or withdrawn; a rater excluded or reinstated; a level of
-    measurement, the success criterion, the phase or the test cases changed); ``computed`` is the value of ``requested`` the
-    stored result reflects. A run only writes its result if it is newer than the stored
-    one, so a slow, stale run can never overwrite a fresher result.
+    measurement, the success criterion, the phase or the test cases changed); ``computed``
+    is the value of ``requested`` the stored result reflects. A run only writes its result
+    if it is newer than the stored one, so a slow, stale run can never overwrite a fresher
+    result.
     """
 
     study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="agreement")
