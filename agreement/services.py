@@ -49,14 +49,8 @@ def agreement_enqueue(*, study_id: int) -> bool:
         return False
 
 
-def agreement_recompute(*, study_id: int) -> bool:
-    """Recompute and store the study's statistics; False if a fresher result was stored."""
-    study = Study.objects.select_related("rubric").get(pk=study_id)
-    row, _ = StudyAgreement.objects.get_or_create(study=study)
-    # Read the request counter before the data: anything committed later bumps it again
-    # and gets a run of its own.
-    target = StudyAgreement.objects.values_list("requested", flat=True).get(pk=row.pk)
-    inputs = analysis_inputs(study=study)
+def agreement_result(*, study: Study) -> tuple[dict, int]:
+    """The study's statistics from its data as they are now, and the ratings they used."""
     pilot = study.current_phase == "pilot"
     data = study_ratings(study=study, pilot=pilot)
     result = analyse_study(
@@ -67,18 +61,32 @@ def agreement_recompute(*, study_id: int) -> bool:
         n_resamples=settings.AGREEMENT_BOOTSTRAP_RESAMPLES,
         seed=study.blinding_seed,
     )
-    result["phase"] = "pilot" if pilot else "main"
+    result["phase"] = study.current_phase
     result["left_out"] = data.left_out
     result["qc"] = rater_checks(cases=qc_case_records(study=study), agreement=result)
+    return result, data.n_ratings
+
+
+def agreement_recompute(*, study_id: int) -> bool:
+    """Recompute and store the study's statistics; False if a fresher result was stored."""
+    logger.info("Agreement run for study %s started", study_id)
+    study = Study.objects.select_related("rubric").get(pk=study_id)
+    row, _ = StudyAgreement.objects.get_or_create(study=study)
+    # Read the request counter and the inputs before the data: anything committed later
+    # bumps the counter again and gets a run of its own.
+    target = StudyAgreement.objects.values_list("requested", flat=True).get(pk=row.pk)
+    inputs = analysis_inputs(study=study)
+    result, n_ratings = agreement_result(study=study)
     with transaction.atomic():
         StudyAgreement.objects.filter(pk=row.pk).update(runs=F("runs") + 1)
         written = StudyAgreement.objects.filter(pk=row.pk, computed__lt=target).update(
             computed=target,
             result=result,
             computed_at=timezone.now(),
-            n_ratings=data.n_ratings,
+            n_ratings=n_ratings,
             inputs=inputs,
         )
+    logger.info("Agreement run for study %s finished (request %s)", study_id, target)
     return bool(written)
 
 

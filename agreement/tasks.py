@@ -1,12 +1,17 @@
 """Celery tasks: thin adapters that take ids and call the agreement services."""
 
+import logging
+
 from celery import shared_task
 
 from . import coalescing, services
 
+logger = logging.getLogger(__name__)
+
 
 @shared_task(acks_late=True, ignore_result=True)
 def recompute_study(study_id: int) -> None:
+    logger.info("Agreement task for study %s picked up", study_id)
     # From here on a new request may enqueue one more run: it will see newer data.
     coalescing.release_pending(study_id)
     with coalescing.running(study_id) as acquired:
