@@ -58,18 +58,3 @@ def make_study(
     study.status = status
     study.save(update_fields=["status"])
     return study
-
-
-def full_marks_payload(labels=("A", "B"), confidence="high") -> dict:
-    """A payload with six factors, three alternatives and three recommendations, all ticked."""
-
-    def one():
-        return {
-            "depth": {"items": [{"text": f"factor {i}", "half": False} for i in range(6)]},
-            "evidence": {"checked": [True, True, True]},
-            "alternatives": {"items": [{"text": f"alt {i}", "half": False} for i in range(3)]},
-            "structure": {"checked": [True, True, True]},
-            "actionability": {"items": [{"text": f"rec {i}", "half": False} for i in range(3)]},
-        }
-
-    return {"responses": {label: one() for label in labels}, "confidence": confidence, "notes": ""}

@@ -1,4 +1,6 @@
-"""Test data for the people and results pages: ratings, coordinators, distinctive systems."""
+"""Answers on the reference rubric for tests, and the studies, ratings and people around them.
+
+Every test builds its rating payloads here, so the shape of a payload is written once."""
 
 from annotation.models import Assignment
 from annotation.services import rating_submit
@@ -77,3 +79,26 @@ def close_and_unblind(study: Study) -> Study:
     Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED)
     study.refresh_from_db()
     return study_unblind(study=study, actor=study.lead)
+
+
+def full_marks_payload(labels=("A", "B"), confidence="high") -> dict:
+    """A payload with six factors, three alternatives and three recommendations, all ticked."""
+
+    def one():
+        return {
+            "depth": {"items": [{"text": f"factor {i}", "half": False} for i in range(6)]},
+            "evidence": {"checked": [True, True, True]},
+            "alternatives": {"items": [{"text": f"alt {i}", "half": False} for i in range(3)]},
+            "structure": {"checked": [True, True, True]},
+            "actionability": {"items": [{"text": f"rec {i}", "half": False} for i in range(3)]},
+        }
+
+    return {"responses": {label: one() for label in labels}, "confidence": confidence, "notes": ""}
+
+
+def zero_payload():
+    empty = {"items": []}
+    unticked = {"checked": [False, False, False]}
+    one = {"depth": empty, "evidence": unticked, "alternatives": empty, "structure": unticked,
+           "actionability": empty}  # fmt: skip
+    return {"responses": {"A": one, "B": dict(one)}}

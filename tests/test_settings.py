@@ -1,22 +1,12 @@
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.processes import manage
 
 
 def run_manage(*args, env, timeout=120):
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return manage(*args, env=env, timeout=timeout)
 
 
 def clean_env(**extra):

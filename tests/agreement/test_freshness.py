@@ -9,8 +9,9 @@ from agreement.selectors import agreement_is_stale
 from annotation.services import rating_submit
 from studies.models import Dimension, Membership, Study
 from studies.services import dimension_level_set, rater_status_change, study_open
+from tests.payloads import full_marks_payload
 
-from ..factories import UserFactory, full_marks_payload, make_study
+from ..factories import UserFactory, make_study
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,8 +11,9 @@ from agreement import services
 from agreement.models import StudyAgreement
 from annotation.services import rating_submit
 from studies.models import Membership
+from tests.payloads import full_marks_payload
 
-from ..factories import UserFactory, full_marks_payload, make_study
+from ..factories import UserFactory, make_study
 
 
 def payload_with_depth(factors_a: int, factors_b: int) -> dict:

@@ -4,8 +4,9 @@ from django.urls import reverse
 from agreement.models import StudyAgreement
 from annotation.services import rating_submit
 from studies.models import Membership, StudyEvent
+from tests.payloads import full_marks_payload
 
-from ..factories import UserFactory, full_marks_payload, make_study
+from ..factories import UserFactory, make_study
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -12,33 +12,27 @@ from pathlib import Path
 import pytest
 import redis
 from django.conf import settings as django_settings
-from django.db import connection
 from django.urls import reverse
 
 from agreement import services
 from agreement.models import StudyAgreement
 from annotation.services import rating_submit
 from config.celery import app as celery_app
+from tests.payloads import full_marks_payload
+from tests.processes import test_database_url
 
-from ..factories import UserFactory, full_marks_payload, make_study
+from ..factories import UserFactory, make_study
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def database_url() -> str:
-    db = connection.settings_dict
-    user = db.get("USER") or "postgres"
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    return f"postgres://{user}{password}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
-
-
 def start_worker(queue: str) -> subprocess.Popen:
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": database_url(),
+        "DATABASE_URL": test_database_url(),
         "CELERY_TASK_ALWAYS_EAGER": "false",
         "CELERY_QUEUE": queue,
         "AGREEMENT_BOOTSTRAP_RESAMPLES": "2000",

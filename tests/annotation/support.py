@@ -23,11 +23,3 @@ def make_item(study, kind="training", key=None, title="Worked example"):
     if key is not None:
         training.training_item_key_save(item=item, payload=key)
     return item
-
-
-def zero_payload():
-    empty = {"items": []}
-    unticked = {"checked": [False, False, False]}
-    one = {"depth": empty, "evidence": unticked, "alternatives": empty, "structure": unticked,
-           "actionability": empty}  # fmt: skip
-    return {"responses": {"A": one, "B": dict(one)}}

@@ -5,8 +5,9 @@ from annotation.models import Assignment, ConsentRecord, Rating, RatingRevision,
 from annotation.selectors import onboarding_state
 from annotation.training import onboarding_settings_save
 from studies.models import Membership, StudyEvent
+from tests.payloads import full_marks_payload
 
-from ..factories import UserFactory, full_marks_payload, make_study
+from ..factories import UserFactory, make_study
 
 
 @pytest.fixture

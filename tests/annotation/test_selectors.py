@@ -1,6 +1,5 @@
 from annotation import selectors, services
-
-from ..factories import full_marks_payload
+from tests.payloads import full_marks_payload
 
 
 def submit(assignment, payload, version=0):

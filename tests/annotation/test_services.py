@@ -3,8 +3,7 @@ import pytest
 from annotation import services
 from annotation.models import Assignment, Rating
 from studies.models import Study
-
-from ..factories import full_marks_payload
+from tests.payloads import full_marks_payload
 
 
 @pytest.fixture

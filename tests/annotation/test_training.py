@@ -4,9 +4,9 @@ from annotation import training
 from annotation.models import QualificationAttempt, Rating, TrainingAnswer
 from annotation.selectors import onboarding_state, qualification_next_item, training_items
 from studies.models import StudyEvent
+from tests.payloads import full_marks_payload, zero_payload
 
-from ..factories import full_marks_payload
-from .support import make_item, zero_payload
+from .support import make_item
 
 
 def test_items_without_a_key_are_not_offered(study):

@@ -5,8 +5,9 @@ from django.urls import reverse
 
 from annotation.models import Rating
 from studies.models import Membership
+from tests.payloads import full_marks_payload
 
-from ..factories import UserFactory, full_marks_payload, make_study
+from ..factories import UserFactory, make_study
 
 
 @pytest.fixture

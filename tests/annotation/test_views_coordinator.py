@@ -4,8 +4,8 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import OnboardingSettings, TrainingItem
+from tests.payloads import full_marks_payload
 
-from ..factories import full_marks_payload
 from .support import make_item
 
 

@@ -8,9 +8,10 @@ from django.urls import reverse
 from annotation import training
 from annotation.models import ConsentRecord, StudyFeedback, TrainingAnswer, Withdrawal
 from studies.models import Membership
+from tests.payloads import full_marks_payload, zero_payload
 
-from ..factories import UserFactory, full_marks_payload, make_study
-from .support import make_item, zero_payload
+from ..factories import UserFactory, make_study
+from .support import make_item
 
 RATER_PAGES = [
     "annotation:assignments",

@@ -3,10 +3,6 @@
 import hashlib
 import io
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -26,7 +22,6 @@ from ..factories import UserFactory, make_study
 
 pytestmark = pytest.mark.django_db
 
-ROOT = Path(__file__).resolve().parents[2]
 HEADER = "TC-ID,Response,Depth,Evidence,Alternatives,Structure,Actionability,Total,Confidence,Notes"
 
 
@@ -366,27 +361,9 @@ def test_the_commands_exit_non_zero_with_the_errors_and_write_nothing(tmp_path):
 
     if connection.vendor != "postgresql":
         pytest.skip("the subprocess reaches the test database by its PostgreSQL URL")
+    from tests.processes import manage
+
     study = make_study(slug="cli-results", raters=[UserFactory()])
-    settings = connection.settings_dict
-    url = (
-        f"postgres://{settings['USER']}:{settings['PASSWORD']}@{settings['HOST'] or '127.0.0.1'}:"
-        f"{settings['PORT'] or 5432}/{settings['NAME']}"
-    )
-
-    def manage(*args):
-        return subprocess.run(  # noqa: S603
-            [sys.executable, "manage.py", *args],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            env={
-                **os.environ,
-                "DJANGO_SETTINGS_MODULE": "config.settings.test",
-                "DATABASE_URL": url,
-            },
-            check=False,
-        )
-
     out = tmp_path / "worksheet.csv"
     exported = manage("export_results", study.slug, "--format", "worksheet-csv", "-o", str(out))
     assert exported.returncode == 0, exported.stderr

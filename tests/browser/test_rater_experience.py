@@ -12,9 +12,10 @@ from annotation import services
 from annotation.models import Assignment, ConsentRecord, Rating
 from annotation.training import training_answer_submit
 from studies.models import Membership
+from tests.payloads import full_marks_payload, zero_payload
 
-from ..annotation.support import consent_all, make_item, zero_payload
-from ..factories import PASSWORD, UserFactory, full_marks_payload, make_study
+from ..annotation.support import consent_all, make_item
+from ..factories import PASSWORD, UserFactory, make_study
 from .accessibility import assert_accessible, assert_fits
 from .conftest import sign_in
 

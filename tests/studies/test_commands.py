@@ -1,8 +1,5 @@
 """create_study and import_cases: exit codes, messages, and nothing written on error."""
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -128,16 +125,7 @@ def test_the_commands_exit_non_zero_with_the_error_list_on_stderr(tmp_path):
         pytest.skip("the subprocess reaches the test database by its PostgreSQL URL")
     UserFactory(username="cli-lead")
 
-    def manage(*args):
-        return subprocess.run(  # noqa: S603
-            [sys.executable, "manage.py", *args],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test",
-                 "DATABASE_URL": _database_url()},
-            check=False,
-        )  # fmt: skip
+    from tests.processes import manage
 
     created = manage("create_study", "proc", "--name", "Proc", "--lead", "cli-lead")
     assert created.returncode == 0, created.stderr
@@ -151,14 +139,3 @@ def test_the_commands_exit_non_zero_with_the_error_list_on_stderr(tmp_path):
     imported = manage("import_cases", "proc", str(SAMPLES / "cases.csv"))
     assert imported.returncode == 0, imported.stderr
     assert Case.objects.filter(study__slug="proc").count() == 3
-
-
-def _database_url() -> str:
-    """The test database this process uses, so the subprocess sees the same rows."""
-    from django.db import connection
-
-    settings = connection.settings_dict
-    return (
-        f"postgres://{settings['USER']}:{settings['PASSWORD']}@{settings['HOST'] or '127.0.0.1'}:"
-        f"{settings['PORT'] or 5432}/{settings['NAME']}"
-    )
