@@ -13,7 +13,8 @@ from studies.rubric import RubricValueError, allowed_levels
 
 
 def _level_editable(study: Study) -> bool:
-    return study.status in (Study.Status.DRAFT, Study.Status.PILOT)
+    # The level of measurement stays open until the protocol freezes (see dimension_level_set).
+    return not study.is_frozen
 
 
 @login_required
