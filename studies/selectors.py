@@ -221,8 +221,12 @@ def _describe(event: StudyEvent) -> str:
     detail = event.detail
     Kind = StudyEvent.Kind
     text = event.get_kind_display()
-    if event.kind in (Kind.SETTINGS_CHANGED, Kind.ADMIN_CHANGED):
-        text += ": " + ", ".join(f.replace("_", " ") for f in detail.get("fields", []))
+    fields = ", ".join(f.replace("_", " ") for f in detail.get("fields", []))
+    if event.kind == Kind.SETTINGS_CHANGED:
+        text += f": {fields}"
+    elif event.kind == Kind.ADMIN_CHANGED:
+        text += f": {detail.get('object', '')} {detail.get('action', '')}"
+        text += f" ({fields})" if fields else ""
     elif event.kind in (Kind.CASES_IMPORTED, Kind.CASES_REMOVED):
         text += f": {detail.get('cases', 0)}"
         if detail.get("filename"):

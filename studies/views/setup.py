@@ -10,6 +10,7 @@ from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import redirect, render
 
 from studies import access, protocol, selectors, services
+from studies.errors import ApplicationError
 from studies.forms import StudyCreateForm, StudyForm
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
@@ -45,7 +46,7 @@ def study_create(request):
                 blinding_seed=data["blinding_seed"],
                 actor=request.user,
             )
-        except services.StudySetupError as error:
+        except ApplicationError as error:
             form.add_error(None, str(error))
         else:
             messages.success(request, f"Study “{study.name}” created. Next: import test cases.")
@@ -68,7 +69,7 @@ def study_edit(request, slug):
         if form.is_valid():
             try:
                 services.study_update(study=study, actor=request.user, changes=form.changes())
-            except services.StudySetupError as error:
+            except ApplicationError as error:
                 form.add_error(None, str(error))
             else:
                 messages.success(request, "Settings saved.")
@@ -101,7 +102,7 @@ def study_status(request, slug, action):
             kwargs["acknowledge_warnings"] = request.POST.get("acknowledge") == "yes"
         try:
             transition.service(**kwargs)
-        except services.StudySetupError as exc:
+        except ApplicationError as exc:
             error = str(exc)
         else:
             messages.success(request, transition.done)
