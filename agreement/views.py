@@ -5,8 +5,9 @@ from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from studies import access
+from studies.errors import ApplicationError
 from studies.models import Membership
-from studies.services import StudySetupError, rater_status_change
+from studies.services import RATER_ACTIONS, rater_status_change
 
 from . import qc
 from .plot import alpha_chart
@@ -58,12 +59,8 @@ def study_agreement_status(request, slug):
     )
 
 
-EVENT_LABELS = {
-    "rater_paused": "paused",
-    "rater_sent_to_retraining": "sent to retraining",
-    "rater_excluded": "excluded from the analysis",
-    "rater_reinstated": "reinstated",
-}
+# The administrators' decisions about raters, as recorded in the audit trail.
+RATER_DECISIONS = [kind for _, kind in RATER_ACTIONS.values()]
 
 
 @login_required
@@ -84,7 +81,7 @@ def study_quality(request, slug):
                 reason=request.POST.get("reason", ""),
                 actor=request.user,
             )
-        except StudySetupError as error:
+        except ApplicationError as error:
             form_errors[membership.pseudonym] = str(error)
         else:
             messages.success(
@@ -114,10 +111,10 @@ def study_quality(request, slug):
                 {
                     "created_at": event.created_at,
                     "rater": event.membership.pseudonym,
-                    "label": EVENT_LABELS.get(event.kind, event.kind),
+                    "label": event.get_kind_display(),
                     "reason": event.reason,
                 }
-                for event in rater_events(study=study, kinds=EVENT_LABELS)
+                for event in rater_events(study=study, kinds=RATER_DECISIONS)
             ],
             "can_act": request.user.is_staff,
             "thresholds": {

@@ -46,6 +46,8 @@ from itertools import combinations
 
 from django.db import transaction
 
+from studies.errors import ApplicationError
+from studies.events import study_event_record
 from studies.models import Membership, Study, StudyEvent
 
 from .models import Assignment
@@ -57,7 +59,7 @@ MAX_STEPS = 20_000
 WORK_BUDGET = 400_000
 
 
-class AssignmentDesignError(ValueError):
+class AssignmentDesignError(ApplicationError):
     """The design cannot be made; the message says why."""
 
 
@@ -301,7 +303,7 @@ def study_assign(*, study: Study, actor=None) -> dict[str, int]:
     """
     # Lock the study so that two clicks on "Assign" cannot plan against the same state.
     study = Study.objects.select_for_update().get(pk=study.pk)
-    if study.status in (Study.Status.CLOSED, Study.Status.UNBLINDED):
+    if study.is_closed:
         raise AssignmentDesignError("The study is closed; assignments can no longer change.")
     memberships = list(
         study.memberships.filter(
@@ -335,14 +337,12 @@ def study_assign(*, study: Study, actor=None) -> dict[str, int]:
             assignments_create(study=study, rater=membership, case_ids=new, cases=cases)
             created[membership.pseudonym] = len(new)
     if created:
-        StudyEvent.objects.create(
+        study_event_record(
             study=study,
             actor=actor,
-            kind="raters_assigned",
-            detail={
-                "design": design_summary(study=study),
-                "side_mode": study.side_mode,
-                "created": created,
-            },
+            kind=StudyEvent.Kind.RATERS_ASSIGNED,
+            design=design_summary(study=study),
+            side_mode=study.side_mode,
+            created=created,
         )
     return created

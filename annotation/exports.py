@@ -22,6 +22,7 @@ from openpyxl.cell import WriteOnlyCell
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.styles import Font
 
+from studies.errors import ApplicationError
 from studies.models import BlindedLabel, Membership, Study
 
 from .models import Assignment
@@ -46,7 +47,7 @@ KEY_CSV = "key-csv"
 FORMATS = (WORKSHEET_CSV, WORKSHEET_XLSX, LONG_CSV, DICTIONARY_MD, KEY_CSV)
 
 
-class ExportNotAllowedError(Exception):
+class ExportNotAllowedError(ApplicationError):
     """The export would reveal the blinding key before the study is unblinded."""
 
 

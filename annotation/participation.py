@@ -6,6 +6,8 @@ Each write also leaves a row in the study's audit trail (``StudyEvent``).
 from django.db import transaction
 from django.utils import timezone
 
+from studies.errors import ApplicationError
+from studies.events import study_event_record
 from studies.models import Membership, StudyEvent
 from studies.signals import analysis_inputs_announce
 
@@ -23,20 +25,21 @@ from .selectors import onboarding_settings
 MAX_TEXT_LENGTH = 5000
 
 
-class ParticipationError(ValueError):
+class ParticipationError(ApplicationError):
     """The request cannot be recorded; the message says why."""
 
 
 def event_record(
-    *, membership: Membership, kind: str, reason: str = "", detail: dict | None = None
+    *, membership: Membership, kind: StudyEvent.Kind, reason: str = "", detail: dict | None = None
 ) -> StudyEvent:
-    return StudyEvent.objects.create(
+    """Record a rater's own step (consent, feedback, withdrawal, qualification)."""
+    return study_event_record(
         study_id=membership.study_id,
-        actor_id=membership.user_id,
+        actor=membership.user,
         kind=kind,
         membership=membership,
         reason=reason,
-        detail=detail or {},
+        **(detail or {}),
     )
 
 
@@ -80,7 +83,7 @@ def consent_record(
     )
     event_record(
         membership=rater,
-        kind="rater_consented",
+        kind=StudyEvent.Kind.RATER_CONSENTED,
         detail={"consent_version": record.version, "prior_knowledge": prior_knowledge},
     )
     return record
@@ -116,7 +119,7 @@ def feedback_submit(
         defaults=fields,
         create_defaults={**fields, "submitted_at": fields["updated_at"]},
     )
-    event_record(membership=rater, kind="rater_feedback", detail={"first": created})
+    event_record(membership=rater, kind=StudyEvent.Kind.RATER_FEEDBACK, detail={"first": created})
     return feedback
 
 
@@ -160,7 +163,7 @@ def withdrawal_record(*, rater: Membership, data: str | None, reason: str = "") 
     locked.save(update_fields=["status"])
     event_record(
         membership=locked,
-        kind="rater_withdrew",
+        kind=StudyEvent.Kind.RATER_WITHDREW,
         reason=withdrawal.reason,
         detail={"data": data, "chosen_by_rater": chosen, "ratings_deleted": deleted},
     )

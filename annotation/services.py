@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from studies.blinding import seeded_permutation
 from studies.errors import ApplicationError
+from studies.events import study_event_record
 from studies.models import Membership, Study, StudyEvent
 from studies.rubric import RubricValueError, score_form, total_points
 from studies.signals import analysis_inputs_announce
@@ -307,16 +308,14 @@ def ratings_import(
             now=now,
             active_seconds=0,
         )
-    StudyEvent.objects.create(
+    study_event_record(
         study=study,
-        actor=actor if getattr(actor, "pk", None) else None,
-        kind="worksheet_imported",
+        actor=actor,
+        kind=StudyEvent.Kind.WORKSHEET_IMPORTED,
         membership=rater,
-        detail={
-            "file": source_name[:200],
-            "cases": len(answers),
-            "created": len(missing),
-            "updated": updated,
-        },
+        file=source_name[:200],
+        cases=len(answers),
+        created=len(missing),
+        updated=updated,
     )
     return ImportCounts(created=len(missing), updated=updated)

@@ -8,7 +8,8 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from studies.models import Membership, Study
+from studies.errors import ApplicationError
+from studies.models import Membership, Study, StudyEvent
 from studies.rubric import RubricValueError, score_form
 
 from .calibration import compare, pass_rule
@@ -19,7 +20,7 @@ from .selectors import onboarding_settings, qualification_next_item, training_it
 MAX_RESPONSES = 4
 
 
-class TrainingError(ValueError):
+class TrainingError(ApplicationError):
     """The answer or item cannot be stored; the message says what to fix."""
 
 
@@ -185,6 +186,8 @@ def _attempt_score(*, rater: Membership, attempt: QualificationAttempt) -> None:
     attempt.save()
     event_record(
         membership=rater,
-        kind="qualification_passed" if passed else "qualification_failed",
+        kind=StudyEvent.Kind.QUALIFICATION_PASSED
+        if passed
+        else StudyEvent.Kind.QUALIFICATION_FAILED,
         detail={"attempt": attempt.number, "percent": str(percent)},
     )

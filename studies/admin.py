@@ -1,6 +1,30 @@
 from django.contrib import admin
 
-from .models import Membership, Study
+from . import selectors
+from .events import study_event_record
+from .models import Membership, Study, StudyEvent
+from .services import ANALYSIS_FIELDS
+from .signals import analysis_inputs_announce
+
+# Part of the protocol raters saw or the analysis was registered with: read-only here once
+# the study's set-up is locked (open, or rating has started), as it is in the app.
+PROTOCOL_FIELDS = [
+    "instructions", "success_alpha", "success_min_dimensions", "raters_per_item", "side_mode",
+    "consent_text", "consent_version", "disclosure_question",
+]  # fmt: skip
+
+
+def _record_admin_change(request, *, study_id: int, action: str, fields, membership=None, **extra):
+    # The admin is an unaudited way around the app's services unless it leaves a trace too.
+    study_event_record(
+        study_id=study_id,
+        actor=request.user,
+        kind=StudyEvent.Kind.ADMIN_CHANGED,
+        membership=membership,
+        action=action,
+        fields=sorted(fields),
+        **extra,
+    )
 
 
 @admin.register(Study)
@@ -15,8 +39,62 @@ class StudyAdmin(admin.ModelAdmin):
         "unblinded_at", "rubric",
     ]  # fmt: skip
 
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        if obj is not None and selectors.study_setup_locked_reason(study=obj):
+            fields += [name for name in PROTOCOL_FIELDS if name not in fields]
+        return fields
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if form.changed_data or not change:
+            _record_admin_change(
+                request,
+                study_id=obj.pk,
+                action="changed" if change else "added",
+                fields=form.changed_data,
+                object="study",
+            )
+        if change and ANALYSIS_FIELDS & set(form.changed_data):
+            analysis_inputs_announce(study_id=obj.pk, reason="success_criterion")
+
 
 @admin.register(Membership)
 class MembershipAdmin(admin.ModelAdmin):
     list_display = ["study", "user", "role", "pseudonym", "status"]
     list_filter = ["role", "status"]
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if form.changed_data or not change:
+            _record_admin_change(
+                request,
+                study_id=obj.study_id,
+                membership=obj,
+                action="changed" if change else "added",
+                fields=form.changed_data,
+                object="membership",
+            )
+            # Who is a rater, and their status, decide whose ratings the analysis reads.
+            analysis_inputs_announce(study_id=obj.study_id, reason="rater_status")
+
+    def delete_model(self, request, obj):
+        self._record_deleted(request, obj)
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request, queryset):
+        for membership in queryset:
+            self._record_deleted(request, membership)
+        super().delete_queryset(request, queryset)
+
+    def _record_deleted(self, request, membership: Membership) -> None:
+        _record_admin_change(
+            request,
+            study_id=membership.study_id,
+            action="deleted",
+            fields=[],
+            object="membership",
+            pseudonym=membership.pseudonym,
+            role=membership.role,
+        )
+        analysis_inputs_announce(study_id=membership.study_id, reason="rater_status")

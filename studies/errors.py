@@ -13,3 +13,18 @@ class ApplicationError(Exception):
         super().__init__(message)
         self.message = message
         self.problems = list(problems or [])
+
+
+class StudySetupError(ApplicationError):
+    """A set-up or lifecycle change was refused; the message says why."""
+
+
+class CaseImportError(StudySetupError):
+    """The file has problems; ``problems`` lists each with its row and column."""
+
+    def __init__(self, problems: list[str]):
+        count = len(problems)
+        super().__init__(
+            f"The file has {count} problem{'s' if count != 1 else ''}; nothing was imported.",
+            problems=problems,
+        )

@@ -14,6 +14,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from .errors import ApplicationError
+from .events import study_event_record
 from .models import Invitation, Membership, Study, StudyEvent
 from .services import membership_add
 
@@ -21,7 +23,7 @@ DEFAULT_DAYS = 14
 MAX_DAYS = 90
 
 
-class InvitationError(Exception):
+class InvitationError(ApplicationError):
     """The invitation cannot be used or the person cannot be added; the message says why."""
 
     def __init__(self, message: str, *, reason: str):
@@ -84,11 +86,12 @@ def invitation_create(
         created_by=created_by,
         expires_at=timezone.now() + timedelta(days=days),
     )
-    StudyEvent.objects.create(
+    study_event_record(
         study=study,
         actor=created_by,
-        kind="invitation_created",
-        detail={"role": role, "expires_at": invitation.expires_at.isoformat()},
+        kind=StudyEvent.Kind.INVITATION_CREATED,
+        role=role,
+        expires_at=invitation.expires_at.isoformat(),
     )
     return invitation, token
 
@@ -145,12 +148,12 @@ def _use(invitation: Invitation, user: AbstractBaseUser) -> Membership:
     invitation.used_at = timezone.now()
     invitation.used_by = user
     invitation.save(update_fields=["used_at", "used_by"])
-    StudyEvent.objects.create(
+    study_event_record(
         study=study,
         actor=user,
-        kind="invitation_used",
+        kind=StudyEvent.Kind.INVITATION_USED,
         membership=membership,
-        detail={"role": invitation.role},
+        role=invitation.role,
     )
     return membership
 
@@ -161,11 +164,12 @@ def invitation_revoke(*, invitation: Invitation, actor: AbstractBaseUser) -> Non
     invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
     if invitation.used_at is not None:
         raise InvitationError("This invitation has been used and cannot be revoked.", reason="used")
-    StudyEvent.objects.create(
+    study_event_record(
         study_id=invitation.study_id,
         actor=actor,
-        kind="invitation_revoked",
-        detail={"role": invitation.role, "created_at": invitation.created_at.isoformat()},
+        kind=StudyEvent.Kind.INVITATION_REVOKED,
+        role=invitation.role,
+        created_at=invitation.created_at.isoformat(),
     )
     invitation.delete()
 
@@ -186,8 +190,8 @@ def rater_add_existing(
     _require_newcomer(study, user)
     _require_not_closed(study)
     membership = membership_add(study=study, user=user, role=Membership.Role.RATER)
-    StudyEvent.objects.create(
-        study=study, actor=actor, kind="rater_added", membership=membership, detail={}
+    study_event_record(
+        study=study, actor=actor, kind=StudyEvent.Kind.RATER_ADDED, membership=membership
     )
     return membership
 
@@ -198,5 +202,5 @@ def _require_newcomer(study: Study, user: AbstractBaseUser) -> None:
 
 
 def _require_not_closed(study: Study) -> None:
-    if study.status in (Study.Status.CLOSED, Study.Status.UNBLINDED):
+    if study.is_closed:
         raise InvitationError("The study is closed; no one can join it now.", reason="closed")

@@ -132,6 +132,11 @@ class Study(models.Model):
         """The protocol (rubric, cases, blinding, instructions, criterion) can no longer change."""
         return self.status in (self.Status.OPEN, self.Status.CLOSED, self.Status.UNBLINDED)
 
+    @property
+    def is_closed(self) -> bool:
+        """Rating is over (closed, or closed and unblinded): no one joins, nothing is assigned."""
+        return self.status in (self.Status.CLOSED, self.Status.UNBLINDED)
+
     def phase_at(self, moment) -> str:
         """ "pilot" or "main": the phase a rating submitted at ``moment`` belongs to.
 
@@ -281,13 +286,48 @@ class Invitation(models.Model):
 
 
 class StudyEvent(models.Model):
-    """The study's audit trail: lifecycle changes, unblinding, rater decisions, imports."""
+    """The study's audit trail: lifecycle changes, unblinding, rater decisions, imports.
+
+    Written only by ``studies.events.study_event_record``.
+    """
+
+    class Kind(models.TextChoices):
+        # Set-up and lifecycle
+        CREATED = "created", "Study created"
+        SETTINGS_CHANGED = "settings_changed", "Settings changed"
+        CASES_IMPORTED = "cases_imported", "Test cases imported"
+        CASES_REMOVED = "cases_removed", "Test cases removed"
+        RUBRIC_CHANGED = "rubric_changed", "Rubric changed"
+        PILOT_STARTED = "pilot_started", "Pilot started"
+        OPENED = "opened", "Study opened"
+        CLOSED = "closed", "Study closed"
+        REOPENED = "reopened", "Study reopened"
+        UNBLINDED = "unblinded", "Study unblinded"
+        ADMIN_CHANGED = "admin_changed", "Changed in the admin"
+        # People
+        INVITATION_CREATED = "invitation_created", "Invitation created"
+        INVITATION_USED = "invitation_used", "Invitation used"
+        INVITATION_REVOKED = "invitation_revoked", "Invitation revoked"
+        RATER_ADDED = "rater_added", "Rater added"
+        RATERS_ASSIGNED = "raters_assigned", "Test cases assigned to raters"
+        # A rater's own steps
+        RATER_CONSENTED = "rater_consented", "Rater consented"
+        QUALIFICATION_PASSED = "qualification_passed", "Qualification test passed"
+        QUALIFICATION_FAILED = "qualification_failed", "Qualification test failed"
+        RATER_FEEDBACK = "rater_feedback", "Rater sent feedback"
+        RATER_WITHDREW = "rater_withdrew", "Rater withdrew"
+        WORKSHEET_IMPORTED = "worksheet_imported", "Worksheet imported"
+        # Administrators' decisions about a rater
+        RATER_PAUSED = "rater_paused", "Paused"
+        RATER_SENT_TO_RETRAINING = "rater_sent_to_retraining", "Sent to retraining"
+        RATER_EXCLUDED = "rater_excluded", "Excluded from the analysis"
+        RATER_REINSTATED = "rater_reinstated", "Reinstated"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="events")
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    kind = models.CharField(max_length=40)
+    kind = models.CharField(max_length=40, choices=Kind.choices)
     membership = models.ForeignKey(
         Membership, null=True, blank=True, on_delete=models.SET_NULL, related_name="events"
     )

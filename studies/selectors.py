@@ -64,9 +64,6 @@ def _options_for_display(kind: str, scoring) -> list[dict]:
 
 # --- Study set-up ------------------------------------------------------------------------
 
-# Statuses in which the protocol (rubric, test cases, blinding, instructions) is frozen.
-FROZEN_STATUSES = (Study.Status.OPEN, Study.Status.CLOSED, Study.Status.UNBLINDED)
-
 
 def study_rating_started_count(*, study: Study) -> int:
     """Test cases a rater has started (a saved draft) or submitted, across all raters."""
@@ -75,7 +72,7 @@ def study_rating_started_count(*, study: Study) -> int:
 
 def study_setup_locked_reason(*, study: Study) -> str:
     """Why what raters see can no longer change, in plain words; "" while it still can."""
-    if study.status in FROZEN_STATUSES:
+    if study.is_frozen:
         return (
             f"The study is {study.get_status_display().lower()}, so its rubric, test cases, "
             "blinding and instructions are frozen."
@@ -205,36 +202,43 @@ def study_open_problems(*, study: Study) -> list[str]:
     return problems
 
 
-SETUP_EVENTS = {
-    "created": "Study created",
-    "settings_changed": "Settings changed",
-    "cases_imported": "Test cases imported",
-    "cases_removed": "Test cases removed",
-    "rubric_changed": "Rubric changed",
-    "pilot_started": "Pilot started",
-    "opened": "Study opened",
-    "closed": "Study closed",
-    "reopened": "Study reopened",
-}
+# The part of the audit trail shown on the settings page.
+SETUP_EVENTS = (
+    StudyEvent.Kind.CREATED,
+    StudyEvent.Kind.SETTINGS_CHANGED,
+    StudyEvent.Kind.CASES_IMPORTED,
+    StudyEvent.Kind.CASES_REMOVED,
+    StudyEvent.Kind.RUBRIC_CHANGED,
+    StudyEvent.Kind.PILOT_STARTED,
+    StudyEvent.Kind.OPENED,
+    StudyEvent.Kind.CLOSED,
+    StudyEvent.Kind.REOPENED,
+    StudyEvent.Kind.ADMIN_CHANGED,
+)
 
 
 def _describe(event: StudyEvent) -> str:
     detail = event.detail
-    text = SETUP_EVENTS[event.kind]
-    if event.kind == "settings_changed":
-        text += ": " + ", ".join(f.replace("_", " ") for f in detail.get("fields", []))
-    elif event.kind in ("cases_imported", "cases_removed"):
+    Kind = StudyEvent.Kind
+    text = event.get_kind_display()
+    fields = ", ".join(f.replace("_", " ") for f in detail.get("fields", []))
+    if event.kind == Kind.SETTINGS_CHANGED:
+        text += f": {fields}"
+    elif event.kind == Kind.ADMIN_CHANGED:
+        text += f": {detail.get('object', '')} {detail.get('action', '')}"
+        text += f" ({fields})" if fields else ""
+    elif event.kind in (Kind.CASES_IMPORTED, Kind.CASES_REMOVED):
         text += f": {detail.get('cases', 0)}"
         if detail.get("filename"):
             text += f" from {detail['filename']} (SHA-256 {detail.get('sha256', '')[:12]}…)"
-    elif event.kind == "rubric_changed":
+    elif event.kind == Kind.RUBRIC_CHANGED:
         if detail.get("preset"):
             text += f": preset {detail['preset']}"
         else:
             text += f": {detail.get('dimension', '')} {detail.get('action', '')}"
             if detail.get("level"):
                 text += f" ({detail['level']})"
-    elif event.kind in ("opened", "pilot_started") and detail.get("fingerprint"):
+    elif event.kind in (Kind.OPENED, Kind.PILOT_STARTED) and detail.get("fingerprint"):
         text += f"; fingerprint {detail['fingerprint'][:12]}…"
     return text
 

@@ -4,10 +4,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from .errors import ApplicationError
+from .events import study_event_record
 from .models import Study, StudyEvent
 
 
-class UnblindingError(Exception):
+class UnblindingError(ApplicationError):
     """The study cannot be unblinded now; the message says why."""
 
 
@@ -26,14 +28,12 @@ def study_unblind(*, study: Study, actor: AbstractBaseUser, reason: str = "") ->
     study.status = Study.Status.UNBLINDED
     study.unblinded_at = timezone.now()
     study.save(update_fields=["status", "unblinded_at"])
-    StudyEvent.objects.create(
+    study_event_record(
         study=study,
         actor=actor,
-        kind="unblinded",
+        kind=StudyEvent.Kind.UNBLINDED,
         reason=reason.strip(),
-        detail={
-            "protocol_fingerprint": study.protocol_fingerprint,
-            "unblinded_at": study.unblinded_at.isoformat(),
-        },
+        protocol_fingerprint=study.protocol_fingerprint,
+        unblinded_at=study.unblinded_at.isoformat(),
     )
     return study

@@ -7,6 +7,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from studies import access
+from studies.errors import ApplicationError
 from studies.selectors import rubric_for_display
 
 from .. import selectors, training
@@ -108,7 +109,7 @@ def training_item_key(request, slug, item_uuid):
         try:
             payload = parse_payload(request.POST.get("payload"))
             training.training_item_key_save(item=item, payload=payload)
-        except ValueError as exc:
+        except ApplicationError as exc:
             error = str(exc)
         else:
             messages.success(request, f"Answer key of “{item.title}” saved.")

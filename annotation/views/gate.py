@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.shortcuts import redirect
 
 from studies import access
+from studies.errors import ApplicationError
 from studies.models import Membership, Study
 
 from .. import selectors
@@ -38,14 +39,18 @@ def blocking_redirect(request, *, rater: Membership, state=None):
     return redirect("annotation:assignments", slug=slug)
 
 
+class PayloadError(ApplicationError):
+    """The rating form's data could not be read (a broken page or a tampered request)."""
+
+
 def parse_payload(raw: str) -> dict:
-    """The rating form's JSON, or ValueError with a message for the rater."""
+    """The rating form's JSON, or ``PayloadError`` with a message for the rater."""
     try:
         payload = json.loads(raw or "{}")
     except json.JSONDecodeError:
-        raise ValueError("The form could not be read; reload the page.") from None
+        raise PayloadError("The form could not be read; reload the page.") from None
     if not isinstance(payload, dict):
-        raise ValueError("The form could not be read; reload the page.")
+        raise PayloadError("The form could not be read; reload the page.")
     return payload
 
 

@@ -7,6 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 
 from studies import access
+from studies.errors import ApplicationError
 from studies.selectors import rubric_for_display
 
 from .. import participation, selectors, training
@@ -139,7 +140,7 @@ def training_item_answer(request, slug, item_uuid):
         try:
             payload = parse_payload(request.POST.get("payload"))
             training.training_answer_submit(rater=membership, item=item, payload=payload)
-        except ValueError as exc:
+        except ApplicationError as exc:
             error = str(exc)
         else:
             return redirect("annotation:training_item", slug=slug, item_uuid=item.uuid)
@@ -202,7 +203,7 @@ def study_qualification(request, slug):
                 )
                 if attempt.finished_at is not None:
                     messages.info(request, "You have answered every item. Your result is below.")
-        except ValueError as exc:
+        except ApplicationError as exc:
             error = str(exc)
         else:
             return redirect("annotation:qualification", slug=slug)

@@ -63,7 +63,7 @@ def _raters_page(request, study, *, invitation_form=None, add_form=None, status=
             "overlap_min": min(overlaps.values()) if overlaps else None,
             "overlap_max": max(overlaps.values()) if overlaps else None,
             "design": assignment.design_summary(study=study),
-            "can_assign": study.status not in (Study.Status.CLOSED, Study.Status.UNBLINDED),
+            "can_assign": not study.is_closed,
             "invitations": invitations.invitations_for_study(study=study),
             "invitation_form": invitation_form or _invitation_form(study, request.user),
             "add_form": add_form or AddAccountForm(),

@@ -7,13 +7,14 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from studies.errors import ApplicationError
 from studies.models import Membership
 from studies.selectors import coordinated_studies, rubric_for_display
 
 from .. import selectors, services
 from ..access import get_assignment_for_rater
 from ..models import Assignment
-from .gate import blocking_redirect, parse_int, parse_payload, rater_study
+from .gate import PayloadError, blocking_redirect, parse_int, parse_payload, rater_study
 
 SESSION_EXPIRED = (
     "Your session has expired, so this draft was not saved. Sign in again in another tab: "
@@ -106,7 +107,12 @@ def assignment_rate(request, assignment_uuid):
             # Keep the tab's answers and its old version, so that a second click is refused
             # too; the page offers to replace the newer version deliberately.
             error, stale = str(exc), True
-        except (ValueError, services.RatingClosedError) as exc:
+        except (
+            ApplicationError,
+            # Named until annotation.services makes them ApplicationErrors.
+            services.RatingClosedError,
+            services.RatingInvalidError,
+        ) as exc:
             error = str(exc)
             version = assignment.version
         else:
@@ -172,7 +178,7 @@ def assignment_draft(request, assignment_uuid):
         )
     try:
         body = parse_payload(request.body.decode("utf-8", "replace"))
-    except ValueError:
+    except PayloadError:
         return JsonResponse({"error": "The draft could not be read."}, status=400)
     try:
         assignment = services.draft_save(

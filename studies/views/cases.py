@@ -8,6 +8,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from studies import access, importing, selectors, services
+from studies.errors import ApplicationError
 from studies.forms import CaseUploadForm
 
 CASES_PER_PAGE = 50
@@ -36,7 +37,7 @@ def case_list(request, slug):
                     pending = services.case_upload_create(
                         study=study, actor=request.user, filename=upload.name, data=data
                     )
-                except services.StudySetupError as error:
+                except ApplicationError as error:
                     messages.error(request, str(error))
                     return redirect("studies:cases", slug=study.slug)
                 return redirect("studies:case_import", slug=study.slug, upload_uuid=pending.uuid)
@@ -78,7 +79,7 @@ def case_import(request, slug, upload_uuid):
             )
         except services.CaseImportError as error:
             problems = error.problems
-        except services.StudySetupError as error:
+        except ApplicationError as error:
             messages.error(request, str(error))
             return redirect("studies:cases", slug=study.slug)
         else:
@@ -109,7 +110,7 @@ def cases_remove(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     try:
         count = services.test_cases_remove_all(study=study, actor=request.user)
-    except services.StudySetupError as error:
+    except ApplicationError as error:
         messages.error(request, str(error))
     else:
         messages.success(request, f"Removed {count} test case{'s' if count != 1 else ''}.")

@@ -7,13 +7,15 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from studies import access, selectors, services
+from studies.errors import ApplicationError
 from studies.forms import DIMENSION_FORMS, PresetForm
 from studies.models import Dimension, Study
 from studies.rubric import RubricValueError, allowed_levels
 
 
 def _level_editable(study: Study) -> bool:
-    return study.status in (Study.Status.DRAFT, Study.Status.PILOT)
+    # The level of measurement stays open until the protocol freezes (see dimension_level_set).
+    return not study.is_frozen
 
 
 @login_required
@@ -70,7 +72,7 @@ def _save_dimension(request, study: Study, form_class, dimension: Dimension | No
                 config=data["config"],
                 level=data["level"],
             )
-        except services.StudySetupError as error:
+        except ApplicationError as error:
             form.add_error(None, str(error))
         else:
             messages.success(request, f"Dimension “{data['name']}” saved.")
@@ -121,7 +123,7 @@ def _post_change(request, slug, change, done: str):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     try:
         change(study)
-    except services.StudySetupError as error:
+    except ApplicationError as error:
         messages.error(request, str(error))
     else:
         if done:

@@ -10,8 +10,8 @@ from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import redirect, render
 
 from studies import access, protocol, selectors, services
+from studies.errors import ApplicationError
 from studies.forms import StudyCreateForm, StudyForm
-from studies.models import Study
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 SAMPLE_FILES = ("cases.csv", "cases.jsonl", "cases.xlsx")
@@ -46,45 +46,12 @@ def study_create(request):
                 blinding_seed=data["blinding_seed"],
                 actor=request.user,
             )
-        except services.StudySetupError as error:
+        except ApplicationError as error:
             form.add_error(None, str(error))
         else:
             messages.success(request, f"Study “{study.name}” created. Next: import test cases.")
             return redirect("studies:cases", slug=study.slug)
     return render(request, "studies/create.html", {"form": form})
-
-
-# The status changes a coordinator can make, in the order they usually come.
-ACTIONS = {
-    "pilot": {
-        "service": services.study_pilot_start,
-        "from": (Study.Status.DRAFT,),
-        "title": "Start the pilot",
-        "done": "The pilot has started: raters can rate.",
-    },
-    "open": {
-        "service": services.study_open,
-        "from": (Study.Status.DRAFT, Study.Status.PILOT),
-        "title": "Open the study",
-        "done": "The study is open. Its protocol is frozen under the fingerprint shown.",
-    },
-    "close": {
-        "service": services.study_close,
-        "from": (Study.Status.OPEN,),
-        "title": "Close the study",
-        "done": "The study is closed: raters can no longer change their ratings.",
-    },
-    "reopen": {
-        "service": services.study_reopen,
-        "from": (Study.Status.CLOSED,),
-        "title": "Reopen the study",
-        "done": "The study is open again.",
-    },
-}
-
-
-def available_actions(study: Study) -> list[tuple[str, str]]:
-    return [(name, spec["title"]) for name, spec in ACTIONS.items() if study.status in spec["from"]]
 
 
 @login_required
@@ -102,7 +69,7 @@ def study_edit(request, slug):
         if form.is_valid():
             try:
                 services.study_update(study=study, actor=request.user, changes=form.changes())
-            except services.StudySetupError as error:
+            except ApplicationError as error:
                 form.add_error(None, str(error))
             else:
                 messages.success(request, "Settings saved.")
@@ -115,7 +82,7 @@ def study_edit(request, slug):
             "study": study,
             "form": form,
             "frozen": frozen,
-            "actions": available_actions(study),
+            "actions": [(name, t.title) for name, t in services.transitions_available(study=study)],
             "events": selectors.study_setup_events(study=study),
         },
         status=status,
@@ -125,8 +92,8 @@ def study_edit(request, slug):
 @login_required
 def study_status(request, slug, action):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
-    spec = ACTIONS.get(action)
-    if spec is None:
+    transition = services.TRANSITIONS.get(action)
+    if transition is None:
         raise Http404
     error = ""
     if request.method == "POST":
@@ -134,11 +101,11 @@ def study_status(request, slug, action):
         if action == "open":
             kwargs["acknowledge_warnings"] = request.POST.get("acknowledge") == "yes"
         try:
-            spec["service"](**kwargs)
-        except services.StudySetupError as exc:
+            transition.service(**kwargs)
+        except ApplicationError as exc:
             error = str(exc)
         else:
-            messages.success(request, spec["done"])
+            messages.success(request, transition.done)
             return redirect("studies:edit", slug=study.slug)
     starting = action in ("pilot", "open")
     return render(
@@ -147,8 +114,8 @@ def study_status(request, slug, action):
         {
             "study": study,
             "action": action,
-            "title": spec["title"],
-            "allowed": study.status in spec["from"],
+            "title": transition.title,
+            "allowed": transition.allowed_from(study),
             "error": error,
             "problems": selectors.study_open_problems(study=study) if starting else [],
             "mentions": selectors.study_identity_mentions(study=study) if starting else [],

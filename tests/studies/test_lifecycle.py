@@ -295,3 +295,35 @@ def test_coordinators_and_staff_may_create_studies(db):
     assert can_create_studies(UserFactory(is_staff=True))
     assert not can_create_studies(UserFactory())
     assert not can_create_studies(AnonymousUser())
+
+
+# --- The transition table -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(services.TRANSITIONS))
+@pytest.mark.parametrize("status", Study.Status.values)
+def test_each_status_change_is_made_exactly_from_the_statuses_in_the_table(lead, name, status):
+    study = make_study(lead=lead, slug="table", cases=2, status=status)
+    if status in (Study.Status.OPEN, Study.Status.CLOSED, Study.Status.UNBLINDED):
+        study.protocol_fingerprint = selectors.study_protocol_fingerprint(study=study)
+        study.save(update_fields=["protocol_fingerprint"])
+    transition = services.TRANSITIONS[name]
+    kwargs = {"acknowledge_warnings": True} if name == "open" else {}
+    if status in transition.sources:
+        changed = transition.service(study=study, actor=lead, **kwargs)
+        assert changed.status == transition.target
+    else:
+        with pytest.raises(StudySetupError, match="cannot"):
+            transition.service(study=study, actor=lead, **kwargs)
+        study.refresh_from_db()
+        assert study.status == status
+
+
+def test_the_settings_page_offers_the_changes_the_table_allows(client, lead):
+    from django.urls import reverse
+
+    study = make_study(lead=lead, slug="offers", cases=2, status=Study.Status.DRAFT)
+    client.force_login(lead)
+    page = client.get(reverse("studies:edit", args=[study.slug])).text
+    offered = {name for name in services.TRANSITIONS if f"/status/{name}/" in page}
+    assert offered == {"pilot", "open"}

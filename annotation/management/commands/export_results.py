@@ -3,6 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation import exports
+from studies.errors import ApplicationError
 from studies.models import Membership, Study
 
 
@@ -38,4 +39,7 @@ class Command(BaseCommand):
         except OSError as error:
             partial.unlink(missing_ok=True)
             raise CommandError(f"Could not write {output}: {error.strerror}.") from None
+        except ApplicationError as error:
+            partial.unlink(missing_ok=True)
+            raise CommandError(str(error)) from None
         self.stdout.write(f"Wrote {fmt} of '{target.slug}' to {path}.")

@@ -1,0 +1,174 @@
+"""The study lifecycle: draft -> pilot -> open -> closed (-> open again) -> unblinded.
+
+``TRANSITIONS`` is the one table of the status changes a coordinator makes: which statuses
+each starts from, the service that makes it, and the words the pages use. The services
+check the table; the set-up views read it to offer the changes. Unblinding, the study
+lead's one-way step, lives in ``studies.unblinding``.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from studies import selectors
+from studies.errors import StudySetupError
+from studies.events import study_event_record
+from studies.models import Study, StudyEvent
+from studies.signals import analysis_inputs_announce
+
+from .guards import locked_study
+
+
+@dataclass(frozen=True)
+class Transition:
+    sources: tuple[str, ...]  # the statuses it starts from
+    target: str
+    service: Callable[..., Study]
+    refusal: str  # "A study that is closed cannot <refusal>."
+    title: str
+    done: str
+
+    def allowed_from(self, study: Study) -> bool:
+        return study.status in self.sources
+
+
+def _refuse_unless_allowed(study: Study, name: str) -> None:
+    transition = TRANSITIONS[name]
+    if not transition.allowed_from(study):
+        raise StudySetupError(
+            f"A study that is {study.get_status_display().lower()} cannot {transition.refusal}."
+        )
+
+
+def _refuse_unless_ready(study: Study) -> None:
+    problems = selectors.study_open_problems(study=study)
+    if problems:
+        raise StudySetupError(" ".join(problems))
+
+
+@transaction.atomic
+def study_pilot_start(*, study: Study, actor: AbstractBaseUser | None) -> Study:
+    """Draft -> pilot: raters can rate, to try the rubric and the interface."""
+    study = locked_study(study)
+    _refuse_unless_allowed(study, "pilot")
+    _refuse_unless_ready(study)
+    study.status = Study.Status.PILOT
+    study.save(update_fields=["status"])
+    study_event_record(
+        study=study,
+        actor=actor,
+        kind=StudyEvent.Kind.PILOT_STARTED,
+        fingerprint=selectors.study_protocol_fingerprint(study=study),
+    )
+    analysis_inputs_announce(study_id=study.pk, reason="pilot")
+    return study
+
+
+@transaction.atomic
+def study_open(
+    *, study: Study, actor: AbstractBaseUser | None, acknowledge_warnings: bool = False
+) -> Study:
+    """Draft or pilot -> open: freezes the protocol and stores its fingerprint."""
+    study = locked_study(study)
+    _refuse_unless_allowed(study, "open")
+    _refuse_unless_ready(study)
+    mentions = selectors.study_identity_mentions(study=study)
+    if mentions and not acknowledge_warnings:
+        responses = len({(mention.case_id, mention.label) for mention in mentions})
+        raise StudySetupError(
+            f"The blinding check found {responses} response{'s' if responses != 1 else ''} "
+            "that may say which system or model wrote them. Review them and confirm before "
+            "opening."
+        )
+    previous = study.status
+    study.protocol_fingerprint = selectors.study_protocol_fingerprint(study=study)
+    study.status = Study.Status.OPEN
+    study.opened_at = timezone.now()
+    study.save(update_fields=["protocol_fingerprint", "status", "opened_at"])
+    study_event_record(
+        study=study,
+        actor=actor,
+        kind=StudyEvent.Kind.OPENED,
+        previous_status=previous,
+        fingerprint=study.protocol_fingerprint,
+        blinding_warnings_acknowledged=len(mentions),
+    )
+    # The analysis now reads the main phase, not the pilot.
+    analysis_inputs_announce(study_id=study.pk, reason="open")
+    return study
+
+
+@transaction.atomic
+def study_close(*, study: Study, actor: AbstractBaseUser | None) -> Study:
+    """Open -> closed: no more ratings; the study lead may then unblind."""
+    study = locked_study(study)
+    _refuse_unless_allowed(study, "close")
+    study.status = Study.Status.CLOSED
+    study.closed_at = timezone.now()
+    study.save(update_fields=["status", "closed_at"])
+    study_event_record(study=study, actor=actor, kind=StudyEvent.Kind.CLOSED)
+    analysis_inputs_announce(study_id=study.pk, reason="close")
+    return study
+
+
+@transaction.atomic
+def study_reopen(*, study: Study, actor: AbstractBaseUser | None) -> Study:
+    """Closed (not yet unblinded) -> open, e.g. to let a late rater finish."""
+    study = locked_study(study)
+    _refuse_unless_allowed(study, "reopen")
+    if selectors.study_protocol_fingerprint(study=study) != study.protocol_fingerprint:
+        raise StudySetupError(
+            "The protocol no longer matches the fingerprint stored when the study opened; "
+            "it cannot be reopened. Ask an administrator to investigate."
+        )
+    study.status = Study.Status.OPEN
+    study.closed_at = None
+    study.save(update_fields=["status", "closed_at"])
+    study_event_record(study=study, actor=actor, kind=StudyEvent.Kind.REOPENED)
+    analysis_inputs_announce(study_id=study.pk, reason="reopen")
+    return study
+
+
+# The status changes a coordinator can make, in the order they usually come.
+TRANSITIONS: dict[str, Transition] = {
+    "pilot": Transition(
+        sources=(Study.Status.DRAFT,),
+        target=Study.Status.PILOT,
+        service=study_pilot_start,
+        refusal="start a pilot",
+        title="Start the pilot",
+        done="The pilot has started: raters can rate.",
+    ),
+    "open": Transition(
+        sources=(Study.Status.DRAFT, Study.Status.PILOT),
+        target=Study.Status.OPEN,
+        service=study_open,
+        refusal="be opened",
+        title="Open the study",
+        done="The study is open. Its protocol is frozen under the fingerprint shown.",
+    ),
+    "close": Transition(
+        sources=(Study.Status.OPEN,),
+        target=Study.Status.CLOSED,
+        service=study_close,
+        refusal="be closed",
+        title="Close the study",
+        done="The study is closed: raters can no longer change their ratings.",
+    ),
+    "reopen": Transition(
+        sources=(Study.Status.CLOSED,),
+        target=Study.Status.OPEN,
+        service=study_reopen,
+        refusal="be reopened",
+        title="Reopen the study",
+        done="The study is open again.",
+    ),
+}
+
+
+def transitions_available(*, study: Study) -> list[tuple[str, Transition]]:
+    """The status changes the study can make from where it is, in the table's order."""
+    return [(name, t) for name, t in TRANSITIONS.items() if t.allowed_from(study)]

@@ -1,0 +1,74 @@
+"""Who takes part in a study: adding people, and administrators' decisions about raters."""
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from studies.errors import StudySetupError
+from studies.events import study_event_record
+from studies.models import Membership, Study, StudyEvent
+from studies.signals import analysis_inputs_announce
+
+
+@transaction.atomic
+def membership_add(*, study: Study, user: AbstractBaseUser, role: str) -> Membership:
+    """Add a person to a study; raters get the next free pseudonym (R-01, R-02, ...)."""
+    # Joins to one study run one at a time, so two people joining at once cannot both
+    # read the same free pseudonym. (SQLite has no row locks, but it lets one transaction
+    # write at a time, which serialises the joins just the same.)
+    Study.objects.select_for_update().only("pk").get(pk=study.pk)
+    membership, created = Membership.objects.get_or_create(
+        study=study, user=user, defaults={"role": role}
+    )
+    if created and role == Membership.Role.RATER:
+        taken = set(study.memberships.exclude(pseudonym="").values_list("pseudonym", flat=True))
+        number = 1
+        while f"R-{number:02d}" in taken:
+            number += 1
+        membership.pseudonym = f"R-{number:02d}"
+        membership.save(update_fields=["pseudonym"])
+    return membership
+
+
+# What an administrator can do to a rater after reviewing the quality-control flags.
+RATER_ACTIONS = {
+    "pause": (Membership.Status.PAUSED, StudyEvent.Kind.RATER_PAUSED),
+    "retrain": (Membership.Status.PAUSED, StudyEvent.Kind.RATER_SENT_TO_RETRAINING),
+    "exclude": (Membership.Status.EXCLUDED, StudyEvent.Kind.RATER_EXCLUDED),
+    "reinstate": (Membership.Status.ACTIVE, StudyEvent.Kind.RATER_REINSTATED),
+}
+
+
+@transaction.atomic
+def rater_status_change(
+    *, membership: Membership, action: str, reason: str, actor: AbstractBaseUser
+) -> Membership:
+    """Pause, send to retraining, exclude or reinstate a rater, with the reason recorded.
+
+    Excluded raters' ratings are kept but left out of the agreement statistics; the change
+    is announced as a change of the analysis' inputs.
+    """
+    if action not in RATER_ACTIONS:
+        raise StudySetupError("Choose pause, retrain, exclude or reinstate.")
+    reason = (reason or "").strip()
+    if not reason:
+        raise StudySetupError("Give the reason; it is kept in the study's history.")
+    if len(reason) > 2000:
+        raise StudySetupError("Keep the reason under 2,000 characters.")
+    locked = Membership.objects.select_for_update().get(pk=membership.pk)
+    if locked.role != Membership.Role.RATER:
+        raise StudySetupError("Only raters can be paused, retrained or excluded.")
+    if locked.status == Membership.Status.WITHDRAWN:
+        raise StudySetupError("This rater has withdrawn from the study.")
+    status, kind = RATER_ACTIONS[action]
+    locked.status = status
+    locked.save(update_fields=["status"])
+    study_event_record(
+        study_id=locked.study_id,
+        actor=actor,
+        kind=kind,
+        membership=locked,
+        reason=reason,
+        status=status,
+    )
+    analysis_inputs_announce(study_id=locked.study_id, reason="rater_status")
+    return locked

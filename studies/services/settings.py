@@ -1,0 +1,166 @@
+"""Creating a study and changing its settings."""
+
+from decimal import Decimal
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from studies import selectors
+from studies.blinding import LABELS, blinded_order
+from studies.errors import StudySetupError
+from studies.events import study_event_record
+from studies.models import BlindedLabel, Study, StudyEvent
+from studies.signals import analysis_inputs_announce
+
+from .guards import locked_study, refuse_if_frozen
+from .rubric import rubric_create_from_preset
+
+
+@transaction.atomic
+def study_create(
+    *,
+    slug: str,
+    name: str,
+    lead: AbstractBaseUser,
+    rubric_preset: str = "reference",
+    blinding_seed: int = 42,
+    description: str = "",
+    instructions: str = "",
+    consent_text: str = "",
+    raters_per_item: int | None = None,
+    side_mode: str = "fixed",
+    success_alpha: Decimal = Decimal("0.700"),
+    success_min_dimensions: int | None = None,
+    actor: AbstractBaseUser | None = None,
+) -> Study:
+    """A draft study led by ``lead``, with its own copy of a preset rubric."""
+    if Study.objects.filter(slug=slug).exists():
+        raise StudySetupError(f"A study with the short name '{slug}' already exists.")
+    rubric = rubric_create_from_preset(preset=rubric_preset)
+    dimensions = rubric.dimensions.count()
+    if success_min_dimensions is None:
+        # The reference criterion is "alpha >= 0.70 on at least 3 of 5 dimensions".
+        success_min_dimensions = min(3, dimensions)
+    study = Study.objects.create(
+        slug=slug,
+        name=name,
+        lead=lead,
+        rubric=rubric,
+        blinding_seed=blinding_seed,
+        description=description,
+        instructions=instructions,
+        consent_text=consent_text,
+        raters_per_item=raters_per_item,
+        side_mode=side_mode,
+        success_alpha=success_alpha,
+        success_min_dimensions=success_min_dimensions,
+    )
+    study_event_record(
+        study=study,
+        actor=actor,
+        kind=StudyEvent.Kind.CREATED,
+        rubric_preset=rubric_preset,
+        blinding_seed=blinding_seed,
+        lead=lead.get_username(),
+    )
+    return study
+
+
+# Settings a coordinator edits on the settings page.
+SETTINGS_FIELDS = (
+    "name",
+    "description",
+    "instructions",
+    "consent_text",
+    "disclosure_question",
+    "blinding_seed",
+    "raters_per_item",
+    "side_mode",
+    "success_alpha",
+    "success_min_dimensions",
+)
+# Frozen once the study is open or rating has started: what raters see, how they are
+# assigned, and the pre-registered success criterion.
+PROTOCOL_FIELDS = frozenset(
+    {
+        "instructions",
+        "blinding_seed",
+        "raters_per_item",
+        "side_mode",
+        "success_alpha",
+        "success_min_dimensions",
+    }
+)
+# These also fix each rater's item order and flipped screens, chosen when cases are assigned.
+ASSIGNMENT_FIELDS = frozenset({"blinding_seed", "side_mode"})
+# The analysis reads these: changing them makes a stored result stale.
+ANALYSIS_FIELDS = frozenset({"success_alpha", "success_min_dimensions"})
+PROTOCOL_FIELD_LABELS = {
+    "instructions": "instructions",
+    "blinding_seed": "blinding seed",
+    "raters_per_item": "raters per test case",
+    "side_mode": "A/B side design",
+    "success_alpha": "success criterion",
+    "success_min_dimensions": "success criterion",
+}
+
+
+@transaction.atomic
+def study_update(*, study: Study, actor: AbstractBaseUser | None, changes: dict) -> Study:
+    """Change settings; refuses protocol fields once frozen. Returns the updated study."""
+    unknown = set(changes) - set(SETTINGS_FIELDS)
+    if unknown:
+        raise ValueError(f"Not a study setting: {', '.join(sorted(unknown))}.")
+    study = locked_study(study)
+    changed = {field: value for field, value in changes.items() if getattr(study, field) != value}
+    if not changed:
+        return study
+    frozen = sorted(PROTOCOL_FIELDS & set(changed))
+    if frozen:
+        labels = ", ".join(sorted({PROTOCOL_FIELD_LABELS[field] for field in frozen}))
+        refuse_if_frozen(study, f"These settings can no longer change: {labels}.")
+    if ASSIGNMENT_FIELDS & set(changed) and selectors.study_has_assignments(study=study):
+        raise StudySetupError(
+            "Raters already have their cases, in an order (and, in the balanced design, "
+            "screen sides) drawn from the blinding seed and side design, so these cannot "
+            "change now."
+        )
+    for field, value in changed.items():
+        setattr(study, field, value)
+    update_fields = list(changed)
+    if "consent_text" in changed:
+        # Raters who agreed to an earlier text are asked to consent again.
+        study.consent_version += 1
+        update_fields.append("consent_version")
+    study.save(update_fields=update_fields)
+    if "blinding_seed" in changed:
+        _reblind(study)
+    study_event_record(
+        study=study,
+        actor=actor,
+        kind=StudyEvent.Kind.SETTINGS_CHANGED,
+        fields=sorted(changed),
+        consent_version=study.consent_version,
+    )
+    if ANALYSIS_FIELDS & set(changed):
+        analysis_inputs_announce(study_id=study.pk, reason="success_criterion")
+    return study
+
+
+def _reblind(study: Study) -> None:
+    """Relabel every test case from the study's (new) seed, as ``test_cases_add`` would."""
+    BlindedLabel.objects.filter(test_case__study=study).delete()
+    labels = []
+    for case in study.test_cases.prefetch_related("responses__system"):
+        by_system = {response.system.name: response for response in case.responses.all()}
+        order = blinded_order(
+            seed=study.blinding_seed,
+            secret=study.blinding_secret,
+            case_id=case.case_id,
+            systems=list(by_system),
+        )
+        labels += [
+            BlindedLabel(test_case=case, label=label, response=by_system[name])
+            for label, name in zip(LABELS, order, strict=False)
+        ]
+    BlindedLabel.objects.bulk_create(labels)
