@@ -10,8 +10,9 @@ from annotation import services as annotation_services
 from studies import services
 from studies.errors import ApplicationError
 from studies.models import Study
+from tests.payloads import full_marks_payload
 
-from ..factories import full_marks_payload, make_study
+from ..factories import make_study
 
 
 @pytest.fixture
