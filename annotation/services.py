@@ -202,6 +202,7 @@ def rating_submit(
             },
         )
     locked.draft = submitted
+    locked.source = Assignment.Source.SCREEN
     locked.case_scores = case_scored
     locked.confidence = confidence
     locked.notes = notes

@@ -22,7 +22,6 @@ from .columns import (
     DimensionColumn,
     cell_read,
     cell_value,
-    choice_in_key_order,
     dimension_columns,
     neutralise,
     unneutralise,
@@ -38,7 +37,6 @@ __all__ = [
     "WorksheetProblem",
     "cell_read",
     "cell_value",
-    "choice_in_key_order",
     "dimension_columns",
     "neutralise",
     "read_table",
@@ -167,6 +165,7 @@ def _record(*, study: Study, rater: Membership, cases: list[CaseScores], filenam
         # The rater read the responses in key order, off screen: record that, so the shown
         # labels and any pairwise sign are read the right way round.
         assignment.flipped = False
+        assignment.source = Assignment.Source.WORKSHEET
         assignment.case_scores = case.case_scores
         assignment.confidence = case.confidence
         assignment.notes = case.notes
