@@ -128,7 +128,7 @@ class Study(models.Model):
         return self.status in (self.Status.OPEN, self.Status.CLOSED, self.Status.UNBLINDED)
 
     def phase_at(self, moment) -> str:
-        """"pilot" or "main": the phase a rating submitted at ``moment`` belongs to.
+        """ "pilot" or "main": the phase a rating submitted at ``moment`` belongs to.
 
         Ratings submitted before the study opened are pilot data. A study never opened has
         only the phase it is in: pilot while in draft or pilot, main otherwise.

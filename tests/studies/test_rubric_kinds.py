@@ -195,9 +195,14 @@ def test_categories_can_only_be_nominal():
     assert KINDS["categorical"].levels == ("nominal",)
 
 
-def test_the_kind_choices_and_their_labels_come_from_the_kinds():
-    assert Dimension.KIND_CHOICES == [(kind, cls.label) for kind, cls in KINDS.items()]
-    assert dict(Dimension.KIND_CHOICES)["counted"] == "Counted with bands"
+def test_the_kind_choices_come_from_the_kinds_with_the_labels_the_migrations_hold():
+    assert Dimension.KIND_CHOICES == [
+        ("counted", "Counted with bands"),
+        ("checklist", "Checklist"),
+        ("scale", "Ordinal scale with anchors"),
+        ("categorical", "Nominal categories"),
+        ("pairwise", "Pairwise preference"),
+    ]
 
 
 # --- Reading answers back: one owner for the recorded answer ------------------------------
@@ -326,9 +331,7 @@ def test_a_worksheet_gives_only_points_for_counted_dimensions_and_checklists():
         (PREFERENCE, "3", "3 is not allowed; Depth takes -2 to 2."),
     ],
 )
-def test_a_worksheet_cell_that_does_not_fit_is_refused_with_what_it_takes(
-    dimension, text, message
-):
+def test_a_worksheet_cell_that_does_not_fit_is_refused_with_what_it_takes(dimension, text, message):
     with pytest.raises(RubricValueError) as refused:
         dimension.read_cell(text, header="Depth")
     assert str(refused.value) == message
