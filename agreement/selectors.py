@@ -21,31 +21,6 @@ class StudyRatings:
     left_out: dict
 
 
-def _agreement_value(entry, *, categories: dict, flip: bool) -> float | None:
-    """The number alpha sees for one recorded answer; None when it was not answered.
-
-    Single-choice kinds store ``choice`` (a scale value, a category, a preference from -2 to
-    2); the others store ``points``. Categories get a stable number in order of appearance
-    (only their identity matters at the nominal level). A preference is recorded as the rater
-    saw the screen, so a flipped screen's preference is turned back to the key's A/B order.
-    """
-    if not isinstance(entry, dict):
-        return None
-    if "choice" in entry:
-        choice = entry["choice"]
-        if choice is None or choice == "":
-            return None
-        if isinstance(choice, bool):
-            return float(choice)
-        if isinstance(choice, int | float):
-            return -float(choice) if flip else float(choice)
-        return float(categories.setdefault(str(choice), len(categories)))
-    points = entry.get("points")
-    if isinstance(points, int | float) and not isinstance(points, bool):
-        return float(points)
-    return None
-
-
 def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
     """The submitted ratings that count: main-study (or pilot) data of raters not excluded.
 
@@ -80,10 +55,10 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
 
     dimensions = []
     for dimension in study.rubric.dimensions.all():
-        per_case = dimension.scoring().scope == "case"
+        scoring = dimension.scoring()
+        per_case = scoring.scope == "case"
         units = case_units if per_case else response_units
         matrix = np.full((len(raters), len(units)), np.nan)
-        categories: dict = {}
         seen_assignments = set()
         for rating in rows:
             assignment = rating.assignment
@@ -96,8 +71,8 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
             else:
                 entry = (rating.scores or {}).get(dimension.key)
                 column = units[(assignment.test_case_id, rating.label)]
-            flip = per_case and dimension.kind == "pairwise" and assignment.flipped
-            value = _agreement_value(entry, categories=categories, flip=flip)
+            # The kind turns the answer into a number in key order (a flip undone).
+            value = scoring.agreement_value(entry, flipped=assignment.flipped)
             if value is not None:
                 matrix[rater_index[assignment.rater.pseudonym], column] = value
         dimensions.append(

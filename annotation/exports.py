@@ -13,7 +13,6 @@ a temporary file) and is never held in memory whole.
 import csv
 from collections.abc import Iterable, Iterator
 from datetime import UTC
-from decimal import Decimal
 from typing import IO, Any
 
 from django.utils import timezone
@@ -30,14 +29,11 @@ from .worksheets.columns import (
     WORKSHEET_FIXED,
     DimensionColumn,
     cell_value,
-    choice_in_key_order,
     dimension_columns,
     neutralise,
 )
 
 CHUNK = 500
-HALF_MARK = "½ "
-ITEM_SEPARATOR = " | "
 
 WORKSHEET_CSV = "worksheet-csv"
 WORKSHEET_XLSX = "worksheet-xlsx"
@@ -177,7 +173,11 @@ LONG_COLUMNS = [
     ),
     ("flagged", "yes when the rater flagged the dimension as hard to apply."),
     ("flag_note", "The rater's note on the flag."),
-    ("imported", "yes when the rating came from an imported worksheet (points only)."),
+    (
+        "imported",
+        "yes when the rating came from an imported worksheet (counted dimensions and "
+        "checklists then record points only).",
+    ),
     ("response_total", "Total points of the response (sum over per-response dimensions)."),
     ("confidence", "The rater's confidence for the test case: Low, Medium or High."),
     ("active_seconds", "Seconds the rater actively spent on the test case (all visits)."),
@@ -214,6 +214,7 @@ def long_rows(*, study: Study) -> Iterator[list]:
             "active_seconds": assignment.active_seconds,
             "version": assignment.version,
             "flipped": "yes" if assignment.flipped else "no",
+            "imported": assignment.source == Assignment.Source.WORKSHEET,
         }
         for rating in ratings:
             for column in per_response:
@@ -232,7 +233,7 @@ def long_rows(*, study: Study) -> Iterator[list]:
 
 def _long_row(study, common, column, entry, systems, *, test_case_id, label, shown, total, at):
     entry = entry or {}
-    items, value = recorded_value(column, entry, flipped=common["flipped"] == "yes")
+    items, value = column.scoring.long_text(entry, flipped=common["flipped"] == "yes")
     row = {
         **common,
         "phase": _phase(study, at),
@@ -246,7 +247,7 @@ def _long_row(study, common, column, entry, systems, *, test_case_id, label, sho
         "points": entry.get("points", ""),
         "flagged": "yes" if entry.get("flagged") else "",
         "flag_note": entry.get("flag_note", ""),
-        "imported": "yes" if entry.get("imported") else "",
+        "imported": "yes" if common["imported"] else "",
         "response_total": total,
         "submitted_at": _timestamp(at),
     }
@@ -254,25 +255,6 @@ def _long_row(study, common, column, entry, systems, *, test_case_id, label, sho
     if systems is not None:
         values.append(systems.get((test_case_id, label), "") if label else "")
     return values
-
-
-def recorded_value(column: DimensionColumn, entry: dict, *, flipped: bool) -> tuple[str, str]:
-    """(items, value) as text for the long table; see LONG_COLUMNS."""
-    if isinstance(entry.get("items"), list):
-        items = entry["items"]
-        count = sum(
-            (Decimal("0.5") if item.get("half") else Decimal(1) for item in items), Decimal(0)
-        )
-        text = ITEM_SEPARATOR.join(
-            (HALF_MARK if item.get("half") else "") + str(item.get("text", "")) for item in items
-        )
-        return text, f"{count.normalize():f}"
-    if isinstance(entry.get("checked"), list):
-        return "", ";".join("yes" if checked else "no" for checked in entry["checked"])
-    if "choice" in entry:
-        choice = choice_in_key_order(column, entry["choice"], flipped=flipped)
-        return "", "" if choice is None else str(choice)
-    return "", ""
 
 
 def _phase(study: Study, submitted_at) -> str:
@@ -339,14 +321,7 @@ def data_dictionary(*, study: Study) -> str:
     ]
     for c in columns:
         rated = "once per test case" if c.scope == "case" else "per response"
-        if c.kind == "pairwise":
-            cell = f"preference {c.describe_choices()} (negative prefers key label A)"
-        elif c.kind == "categorical":
-            cell = f"category code: {c.describe_choices()}"
-        elif c.kind == "scale":
-            cell = f"option value (= points): {c.describe_choices()}"
-        else:
-            cell = f"points: {c.describe_choices()}"
+        cell = c.describe_cell()
         lines.append(f"| {c.header} | `{c.key}` | {c.name} | {c.kind} | {rated} | {cell} |")
     header = worksheet_header(study=study, columns=columns)
     lines += [

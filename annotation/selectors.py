@@ -1,7 +1,6 @@
 """Reads for raters. Nothing here joins the system of a response."""
 
 from dataclasses import dataclass, field
-from decimal import Decimal
 
 from django.db.models import Count, Q
 
@@ -273,35 +272,21 @@ def onboarding_overview(*, study: Study) -> list[RaterOnboardingRow]:
     return rows
 
 
-def answer_view(*, value: dict | None, dim: dict) -> dict:
-    """A recorded answer to one dimension, shaped for display whatever its kind."""
-    value = value if isinstance(value, dict) else {}
-    view = {
-        "points": value.get("points"),
-        "max": dim["max"],
-        "flagged": bool(value.get("flagged")),
-        "note": value.get("flag_note", ""),
-        "shape": "",
-    }
-    if isinstance(value.get("items"), list):
-        view.update(shape="items", items=value["items"])
-    elif isinstance(value.get("checked"), list):
-        labels = [str(c.get("label", "")) for c in dim.get("criteria") or []]
-        labels += [""] * (len(value["checked"]) - len(labels))
-        view.update(shape="checked", criteria=list(zip(labels, value["checked"], strict=False)))
-    elif "choice" in value:
-        view.update(shape="choice", choice=value["choice"])
-    return view
-
-
 # --- After the last item: the self-check --------------------------------------------------
 
 
-def _count(value: dict) -> Decimal:
-    return sum(
-        (Decimal("0.5") if i.get("half") else Decimal(1) for i in value.get("items") or []),
-        Decimal(0),
-    )
+def _listed_side_by_side(rows: list[dict], scoring, labels: list[str]) -> list[dict]:
+    """Per submitted case, what the rater listed for one dimension under each screen label
+    (the kind's ``display``: items and count, or points alone when counted offline)."""
+    cases = []
+    for row in rows:
+        by_label = {
+            rating.shown_label: scoring.display(rating.scores.get(scoring.key))
+            for rating in row["assignment"].ratings.all()
+        }
+        cells = [by_label.get(label) for label in labels]
+        cases.append({"assignment": row["assignment"], "cells": cells})
+    return cases
 
 
 @dataclass(frozen=True)
@@ -309,7 +294,7 @@ class SelfCheck:
     dimensions: list[dict]  # per-response dimensions, as rubric_for_display gives them
     case_dimensions: list[dict]
     rows: list[dict]  # one per submitted case, in the rater's order
-    counted: list[dict]  # per counted dimension: the items of every case side by side
+    counted: list[dict]  # per dimension that lists items: every case's items side by side
     labels: list[str]
     flags: list[dict]
     findings: list[tuple[Finding, Assignment | None]]
@@ -381,31 +366,19 @@ def self_check(*, rater: Membership) -> SelfCheck:
             }
         )
     ordered_labels = sorted(labels)
-    counted = []
-    for dimension in per_response:
-        if dimension["kind"] != "counted":
-            continue
-        cases = []
-        for entry_row in rows:
-            cells = {}
-            for rating in entry_row["assignment"].ratings.all():
-                value = rating.scores.get(dimension["key"]) or {}
-                cells[rating.shown_label] = {
-                    "items": value.get("items") or [],
-                    "count": f"{_count(value).normalize():f}",
-                    "points": value.get("points"),
-                }
-            cases.append(
-                {
-                    "assignment": entry_row["assignment"],
-                    "cells": [cells.get(label) for label in ordered_labels],
-                }
-            )
-        counted.append({"dimension": dimension, "cases": cases})
+    listing = [d for d in per_response if d["lists_items"]]
+    kinds = {d.key: d for d in rater.study.rubric.scoring_dimensions()}
+    counted = [
+        {
+            "dimension": dimension,
+            "cases": _listed_side_by_side(rows, kinds[dimension["key"]], ordered_labels),
+        }
+        for dimension in listing
+    ]
     by_case = {a.test_case.case_id: a for a in assignments}
     findings = find_inconsistencies(
         entries=entries,
-        counted=[(d["key"], d["name"]) for d in per_response if d["kind"] == "counted"],
+        counted=[(d["key"], d["name"]) for d in listing],
         max_total=sum(d["max"] for d in per_response),
     )
     return SelfCheck(

@@ -29,13 +29,8 @@ class Rubric(models.Model):
 
 
 class Dimension(models.Model):
-    KIND_CHOICES = [
-        ("counted", "Counted with bands"),
-        ("checklist", "Checklist"),
-        ("scale", "Ordinal scale with anchors"),
-        ("categorical", "Nominal categories"),
-        ("pairwise", "Pairwise preference"),
-    ]
+    # The kinds of dimension are the classes in ``studies.rubric.KINDS``.
+    KIND_CHOICES = [(kind, kind_class.label) for kind, kind_class in rubric_scoring.KINDS.items()]
     LEVEL_CHOICES = [(level, level.title()) for level in rubric_scoring.LEVELS]
 
     rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="dimensions")

@@ -1,42 +1,81 @@
-"""Scoring of rubric dimensions: turns what a rater recorded into points.
+"""Rubric dimensions: each kind cleans, scores and reads back its own answers.
 
-Each kind of dimension is a small class with the same interface (``clean`` a raw value
-into its canonical form and ``points`` for it), so new kinds are added by writing one
-class and registering it in ``KINDS``. Nothing here touches the database.
+Each kind of dimension is a small class registered in ``KINDS``; nothing else branches on
+a kind's name, so a new kind is one class here, a template under
+``templates/annotation/dimensions/`` and an entry in ``static/js/dimension-kinds.js``.
+Nothing here touches the database.
 
-Counted dimensions and fractional counts: items marked half-weight count 0.5. Bands are
-read as "at least the lower bound", so a count falls in the highest band whose lower
-bound it reaches: with the reference depth bands (0-1 -> 0, 2-3 -> 2, 4-5 -> 4, 6+ -> 5),
-1.5 factors score 0, 2 score 2, 5.5 score 4 and 6 score 5. Half-weight items therefore
-never lift a response into a band it has not fully reached.
+Every kind has the class attributes ``kind``, ``label`` (its name in the rubric builder),
+``scope`` ("response" or "case"), ``default_level``, ``levels`` (the levels of measurement
+it allows), ``lists_items`` (the self-check sets what was listed side by side) and
+``compares_two`` (it needs exactly two responses per case), and these methods:
 
-Kinds, their stored value and their points (``points`` feed the response total):
+- writing: ``clean(raw) -> value`` (the stored shape, raising ``RubricValueError``) and
+  ``points(value) -> int`` (they feed the response total); ``score(raw)`` is both, giving
+  the stored answer ``{...value, "points": p}``.
+- reading back, from a stored value (``None`` when nothing was recorded):
+  ``agreement_value(value, *, flipped) -> float | None``: the number Krippendorff's alpha
+  sees, in key order; None when unanswered.
+  ``cell_out(value, *, flipped)``: what a worksheet cell shows ("" when nothing), and
+  ``cell_in(text, *, header) -> raw answer`` for ``clean`` (``read_cell`` does both steps);
+  ``cell_choices``/``cell_aliases``/``describe_choices()``/``describe_cell()`` say what a
+  cell may hold.
+  ``long_text(value, *, flipped) -> (items, value)``: the long table's text columns.
+  ``display(value) -> dict``: the self-check and review pages (``shape`` picks the
+  template's part); ``display_options()``: the options shown on the rating form.
 
-- ``counted``: ``{"items": [{"text", "half"}]}``; points from the bands.
-- ``checklist``: ``{"checked": [bool, ...]}``; one point per criterion met.
+``flipped`` says the rater's screen showed the responses in reverse key order (balanced
+side design); only a pairwise preference depends on it.
+
+Counted dimensions and fractional counts: items marked half-weight count 0.5
+(``CountedDimension.count`` is the one place this is written in Python;
+``dimension-kinds.js`` has it for the live total). Bands are read as "at least the lower
+bound", so a count falls in the highest band whose lower bound it reaches: with the
+reference depth bands (0-1 -> 0, 2-3 -> 2, 4-5 -> 4, 6+ -> 5), 1.5 factors score 0, 2
+score 2, 5.5 score 4 and 6 score 5. Half-weight items therefore never lift a response into
+a band it has not fully reached.
+
+One stored shape for an answer, whatever recorded it (the rating screen, a worksheet, the
+demo): the kind's own fields plus ``flagged``, ``flag_note`` and ``points``.
+
+- ``counted``: ``{"items": [{"text", "half"}]}``; points from the bands. ``items`` is
+  ``None`` when only the points were recorded (a worksheet filled in offline holds points
+  only): ``clean`` accepts ``{"points": p}`` for that, p being one of the bands' points.
+- ``checklist``: ``{"checked": [bool, ...]}``; one point per criterion met. ``checked`` is
+  ``None`` when only the points (0 to the number of criteria) were recorded.
 - ``scale`` (ordinal scale with anchor texts, e.g. Likert 1-5, correct/partly/incorrect):
   ``{"choice": value or None}``; points are the chosen option's value, so a scale counts
-  in the total. Unanswered is stored as ``None`` and scores 0; analysis must read it as
+  in the total. Unanswered is stored as ``None`` and scores 0; analysis reads it as
   missing, not as the lowest option.
 - ``categorical`` (nominal categories, e.g. harm yes/no, harm category):
   ``{"choice": code or None}``. Categories have no order, so they give no points and are
-  not part of the total (``max_points`` is 0).
+  not part of the total (``max_points`` is 0). For agreement a category is numbered by
+  its position in the configuration.
 - ``pairwise`` (preference between the two responses, rated once per test case, scope
   "case"): ``{"choice": v or None}`` with v a signed integer: negative prefers the response
   shown first on the rater's screen ("Response A"), positive the second, 0 is a tie; with
   five labels v runs -2..2. Like categories it is not part of any response total. On a
-  flipped screen (balanced side design) the first response shown is the key's label B,
-  so analysis reads the sign together with ``Assignment.flipped``.
-
-Every value also carries ``flagged``/``flag_note``.
+  flipped screen the first response shown is the key's label B, so every reader turns
+  the sign back to key order (``in_key_order``).
 """
 
+import re
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
+from typing import ClassVar
 
 MAX_ITEMS = 60
 MAX_ITEM_LENGTH = 500
 MAX_NOTE_LENGTH = 2000
+
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+
+# The long table's text for a counted dimension's items: "½ " marks a half-weight item.
+HALF_MARK = "½ "
+ITEM_SEPARATOR = " | "
+
+# A worksheet cell with a whole number in it; longer text is not read as a number.
+WHOLE_NUMBER = re.compile(r"[+-]?\d{1,9}(\.0*)?")
 
 
 class RubricValueError(ValueError):
@@ -61,16 +100,133 @@ def _clean_flag(raw: dict) -> dict:
     return {"flagged": bool(raw.get("flagged")), "flag_note": note}
 
 
+def _whole_number(value) -> int:
+    """An int, or its decimal text; anything else (2.5, True, "two") is refused."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    raise ValueError(value)
+
+
+def _cell_number(text: str) -> int | None:
+    """A worksheet cell's whole number ("4", "4.0", "-2"); None when it holds none."""
+    if not WHOLE_NUMBER.fullmatch(text):
+        return None
+    try:
+        return int(Decimal(text))
+    except InvalidOperation:  # pragma: no cover - the pattern admits only numbers
+        return None
+
+
+class DimensionKind:
+    """What every kind shares; each subclass is a frozen dataclass with its configuration."""
+
+    kind: ClassVar[str]
+    label: ClassVar[str]
+    scope: ClassVar[str] = "response"
+    default_level: ClassVar[str] = "ordinal"
+    levels: ClassVar[tuple[str, ...]] = LEVELS
+    lists_items: ClassVar[bool] = False
+    compares_two: ClassVar[bool] = False
+
+    key: str
+    name: str
+
+    def score(self, raw: dict | None) -> dict:
+        """The stored answer for a raw one: cleaned, with its points."""
+        value = self.clean(raw)
+        return {**value, "points": self.points(value)}
+
+    # --- the worksheet ---------------------------------------------------------------
+
+    @property
+    def cell_choices(self) -> tuple:
+        """The values a worksheet cell may hold."""
+        raise NotImplementedError
+
+    @property
+    def cell_aliases(self) -> dict:
+        """Lower-case text a rater may type instead of a value (option labels, codes)."""
+        return {}
+
+    def describe_choices(self) -> str:
+        choices = self.cell_choices
+        if all(isinstance(v, int) for v in choices) and len(choices) > 2:
+            ints = sorted(choices)
+            if ints == list(range(ints[0], ints[-1] + 1)):
+                return f"{ints[0]} to {ints[-1]}"
+        return ", ".join(str(v) for v in choices)
+
+    def describe_cell(self) -> str:
+        """What the worksheet cell holds, for the data dictionary."""
+        return f"points: {self.describe_choices()}"
+
+    def _cell_value(self, text: str, *, header: str, numeric: bool = True):
+        """A worksheet cell's value, one of ``cell_choices``; a clear message otherwise."""
+        value = self.cell_aliases.get(text.lower())
+        if value is None and numeric:
+            value = _cell_number(text)
+            if value is None:
+                raise RubricValueError(
+                    f"{text} is not a whole number; {header} takes {self.describe_choices()}."
+                )
+        if value not in self.cell_choices:
+            raise RubricValueError(
+                f"{text} is not allowed; {header} takes {self.describe_choices()}."
+            )
+        return value
+
+    def cell_in(self, text: str, *, header: str = "") -> dict:
+        """The raw answer a worksheet cell gives, for ``clean``."""
+        raise NotImplementedError
+
+    def read_cell(self, text: str, *, header: str = "") -> dict:
+        """The stored answer for a worksheet cell; RubricValueError says what is wrong."""
+        return self.score(self.cell_in(text.strip(), header=header or self.name))
+
+    # --- display -----------------------------------------------------------------------
+
+    def display(self, value: dict | None) -> dict:
+        """A recorded answer shaped for the self-check and review pages."""
+        if not isinstance(value, dict):
+            return {"points": None, "max": self.max_points, "flagged": False, "note": ""}
+        return {
+            "points": value.get("points"),
+            "max": self.max_points,
+            "flagged": bool(value.get("flagged")),
+            "note": value.get("flag_note", ""),
+        }
+
+    def display_options(self) -> list[dict]:
+        """The options of a single-choice kind: [{"value", "label", "anchor"}]."""
+        return []
+
+
+def _points_only(dimension, raw: dict, allowed) -> int:
+    """Points recorded without the details behind them (a worksheet filled in offline)."""
+    try:
+        points = _whole_number(raw.get("points"))
+    except ValueError:
+        points = None
+    if points not in allowed:
+        raise RubricValueError(
+            f"{dimension.name}: {raw.get('points')} points is not a possible score; "
+            f"it takes {dimension.describe_choices()}."
+        )
+    return points
+
+
 @dataclass(frozen=True)
-class CountedDimension:
+class CountedDimension(DimensionKind):
     """The rater lists what they counted; points come from bands over the count."""
 
     key: str
     name: str
     bands: tuple[Band, ...]
-    kind: str = "counted"
-    scope: str = "response"
-    default_level: str = "ordinal"
+    kind = "counted"
+    label = "Counted with bands"
+    lists_items = True
 
     @classmethod
     def from_config(cls, *, key: str, name: str, config: dict) -> "CountedDimension":
@@ -104,7 +260,11 @@ class CountedDimension:
 
     def clean(self, raw: dict | None) -> dict:
         raw = raw or {}
-        items = raw.get("items") or []
+        items = raw.get("items")
+        if items is None and "points" in raw:
+            points = _points_only(self, raw, self.cell_choices)
+            return {"items": None, "points": points, **_clean_flag(raw)}
+        items = items or []
         if not isinstance(items, list):
             raise RubricValueError(f"{self.name}: items must be a list.")
         cleaned = []
@@ -124,10 +284,13 @@ class CountedDimension:
         return {"items": cleaned, **_clean_flag(raw)}
 
     @staticmethod
-    def count(value: dict) -> Decimal:
+    def count(value: dict) -> Decimal | None:
+        """The count of the listed items, a half-weight item counting 0.5; None if unlisted."""
+        items = value.get("items")
+        if items is None:
+            return None
         return sum(
-            (Decimal("0.5") if item["half"] else Decimal(1) for item in value["items"]),
-            Decimal(0),
+            (Decimal("0.5") if item.get("half") else Decimal(1) for item in items), Decimal(0)
         )
 
     def points_for_count(self, count: Decimal) -> int:
@@ -138,19 +301,59 @@ class CountedDimension:
         return points
 
     def points(self, value: dict) -> int:
-        return self.points_for_count(self.count(value))
+        count = self.count(value)
+        if count is None:
+            return int(value.get("points") or 0)
+        return self.points_for_count(count)
+
+    def agreement_value(self, value: dict | None, *, flipped: bool = False) -> float | None:
+        return float(self.points(value)) if isinstance(value, dict) else None
+
+    @property
+    def cell_choices(self) -> tuple:
+        return tuple(sorted({band.points for band in self.bands}))
+
+    def cell_out(self, value: dict | None, *, flipped: bool = False):
+        return self.points(value) if value else ""
+
+    def cell_in(self, text: str, *, header: str = "") -> dict:
+        if not text:
+            raise RubricValueError("The score is empty.")
+        return {"points": self._cell_value(text, header=header or self.name)}
+
+    def long_text(self, value: dict | None, *, flipped: bool = False) -> tuple[str, str]:
+        count = self.count(value) if isinstance(value, dict) else None
+        if count is None:
+            return "", ""
+        text = ITEM_SEPARATOR.join(
+            (HALF_MARK if item.get("half") else "") + str(item.get("text", ""))
+            for item in value["items"]
+        )
+        return text, _format_count(count)
+
+    def display(self, value: dict | None) -> dict:
+        view = super().display(value)
+        if not isinstance(value, dict):
+            return {**view, "shape": ""}
+        count = self.count(value)
+        return {
+            **view,
+            "shape": "items",
+            "items": value["items"] if count is not None else [],
+            "count": "" if count is None else _format_count(count),
+            "offline": count is None,
+        }
 
 
 @dataclass(frozen=True)
-class ChecklistDimension:
+class ChecklistDimension(DimensionKind):
     """Yes/no criteria, one point for each criterion met."""
 
     key: str
     name: str
     criteria: tuple[str, ...] = field(default_factory=tuple)
-    kind: str = "checklist"
-    scope: str = "response"
-    default_level: str = "ordinal"
+    kind = "checklist"
+    label = "Checklist"
 
     @classmethod
     def from_config(cls, *, key: str, name: str, config: dict) -> "ChecklistDimension":
@@ -166,6 +369,9 @@ class ChecklistDimension:
     def clean(self, raw: dict | None) -> dict:
         raw = raw or {}
         checked = raw.get("checked")
+        if checked is None and "points" in raw:
+            points = _points_only(self, raw, self.cell_choices)
+            return {"checked": None, "points": points, **_clean_flag(raw)}
         if checked is None:
             checked = [False] * len(self.criteria)
         if not isinstance(checked, list) or len(checked) != len(self.criteria):
@@ -175,7 +381,42 @@ class ChecklistDimension:
         return {"checked": [bool(c) for c in checked], **_clean_flag(raw)}
 
     def points(self, value: dict) -> int:
-        return sum(1 for c in value["checked"] if c)
+        checked = value.get("checked")
+        if checked is None:
+            return int(value.get("points") or 0)
+        return sum(1 for c in checked if c)
+
+    def agreement_value(self, value: dict | None, *, flipped: bool = False) -> float | None:
+        return float(self.points(value)) if isinstance(value, dict) else None
+
+    @property
+    def cell_choices(self) -> tuple:
+        return tuple(range(self.max_points + 1))
+
+    def cell_out(self, value: dict | None, *, flipped: bool = False):
+        return self.points(value) if value else ""
+
+    def cell_in(self, text: str, *, header: str = "") -> dict:
+        if not text:
+            raise RubricValueError("The score is empty.")
+        return {"points": self._cell_value(text, header=header or self.name)}
+
+    def long_text(self, value: dict | None, *, flipped: bool = False) -> tuple[str, str]:
+        checked = value.get("checked") if isinstance(value, dict) else None
+        if checked is None:
+            return "", ""
+        return "", ";".join("yes" if c else "no" for c in checked)
+
+    def display(self, value: dict | None) -> dict:
+        view = super().display(value)
+        if not isinstance(value, dict):
+            return {**view, "shape": ""}
+        checked = value.get("checked")
+        criteria = None
+        if checked is not None:
+            labels = list(self.criteria) + [""] * (len(checked) - len(self.criteria))
+            criteria = list(zip(labels, checked, strict=False))
+        return {**view, "shape": "checked", "criteria": criteria, "offline": checked is None}
 
 
 def _clean_text(value, *, what: str, name: str, limit: int = 500, required: bool = True) -> str:
@@ -187,30 +428,81 @@ def _clean_text(value, *, what: str, name: str, limit: int = 500, required: bool
     return text
 
 
-def _whole_number(value) -> int:
-    """An int, or its decimal text; anything else (2.5, True, "two") is refused."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
-    raise ValueError(value)
+class SingleChoice(DimensionKind):
+    """Shared by the single-choice kinds: ``{"choice": one of the options or None}``."""
 
+    def _allowed(self) -> tuple:
+        return self.cell_choices
 
-def _clean_choice(raw: dict | None, allowed: dict, *, name: str, convert) -> dict:
-    """Shared by the single-choice kinds: ``{"choice": one of allowed or None}``."""
-    raw = raw or {}
-    if not isinstance(raw, dict):
-        raise RubricValueError(f"{name}: choose one of the options.")
-    choice = raw.get("choice")
-    if choice is None or choice == "":
-        return {"choice": None, **_clean_flag(raw)}
-    try:
-        choice = convert(choice)
-    except (TypeError, ValueError):
-        raise RubricValueError(f"{name}: choose one of the options.") from None
-    if choice not in allowed:
-        raise RubricValueError(f"{name}: choose one of the options.")
-    return {"choice": choice, **_clean_flag(raw)}
+    @staticmethod
+    def _convert(choice):
+        return _whole_number(choice)
+
+    def clean(self, raw: dict | None) -> dict:
+        raw = raw or {}
+        if not isinstance(raw, dict):
+            raise RubricValueError(f"{self.name}: choose one of the options.")
+        choice = raw.get("choice")
+        if choice is None or choice == "":
+            return {"choice": None, **_clean_flag(raw)}
+        try:
+            choice = self._convert(choice)
+        except (TypeError, ValueError):
+            raise RubricValueError(f"{self.name}: choose one of the options.") from None
+        if choice not in self._allowed():
+            raise RubricValueError(f"{self.name}: choose one of the options.")
+        return {"choice": choice, **_clean_flag(raw)}
+
+    def points(self, value: dict) -> int:
+        return 0
+
+    def in_key_order(self, choice, *, flipped: bool):
+        """The recorded choice as the key orders the responses (only pairwise differs)."""
+        return choice
+
+    def _choice(self, value: dict | None, *, flipped: bool):
+        choice = value.get("choice") if isinstance(value, dict) else None
+        return None if choice is None else self.in_key_order(choice, flipped=flipped)
+
+    def agreement_value(self, value: dict | None, *, flipped: bool = False) -> float | None:
+        choice = self._choice(value, flipped=flipped)
+        return None if choice is None else float(choice)
+
+    def cell_out(self, value: dict | None, *, flipped: bool = False):
+        choice = self._choice(value, flipped=flipped)
+        return "" if choice is None else choice
+
+    def cell_in(self, text: str, *, header: str = "") -> dict:
+        if not text:  # an unanswered choice, as on the rating screen
+            return {"choice": None}
+        return {"choice": self._cell_value(text, header=header or self.name)}
+
+    def long_text(self, value: dict | None, *, flipped: bool = False) -> tuple[str, str]:
+        choice = self._choice(value, flipped=flipped)
+        return "", "" if choice is None else str(choice)
+
+    def display(self, value: dict | None) -> dict:
+        view = super().display(value)
+        if not isinstance(value, dict):
+            return {**view, "shape": ""}
+        return {**view, "shape": "choice", "choice": value.get("choice")}
+
+    def display_options(self) -> list[dict]:
+        return [
+            {"value": value, "label": label, "anchor": anchor}
+            for value, label, anchor in self._option_rows()
+        ]
+
+    def _option_rows(self) -> list[tuple]:
+        raise NotImplementedError
+
+    @property
+    def cell_aliases(self) -> dict:
+        return {label.lower(): value for value, label, _ in self._option_rows()}
+
+    @property
+    def cell_choices(self) -> tuple:
+        return tuple(value for value, _, _ in self._option_rows())
 
 
 @dataclass(frozen=True)
@@ -221,15 +513,14 @@ class ScaleOption:
 
 
 @dataclass(frozen=True)
-class ScaleDimension:
+class ScaleDimension(SingleChoice):
     """An ordinal scale: one option per level, each with a label and an anchor text."""
 
     key: str
     name: str
     options: tuple[ScaleOption, ...]
-    kind: str = "scale"
-    scope: str = "response"
-    default_level: str = "ordinal"
+    kind = "scale"
+    label = "Ordinal scale with anchors"
 
     @classmethod
     def from_config(cls, *, key: str, name: str, config: dict) -> "ScaleDimension":
@@ -267,12 +558,14 @@ class ScaleDimension:
     def max_points(self) -> int:
         return max(option.value for option in self.options)
 
-    def clean(self, raw: dict | None) -> dict:
-        allowed = {option.value: option for option in self.options}
-        return _clean_choice(raw, allowed, name=self.name, convert=_whole_number)
-
     def points(self, value: dict) -> int:
-        return value["choice"] if value["choice"] is not None else 0
+        return value["choice"] if value.get("choice") is not None else 0
+
+    def _option_rows(self) -> list[tuple]:
+        return [(o.value, o.label, o.anchor) for o in self.options]
+
+    def describe_cell(self) -> str:
+        return f"option value (= points): {self.describe_choices()}"
 
 
 @dataclass(frozen=True)
@@ -283,15 +576,17 @@ class Category:
 
 
 @dataclass(frozen=True)
-class CategoricalDimension:
+class CategoricalDimension(SingleChoice):
     """Nominal categories: the rater picks one; no order, so no points."""
 
     key: str
     name: str
     categories: tuple[Category, ...]
-    kind: str = "categorical"
-    scope: str = "response"
-    default_level: str = "nominal"
+    kind = "categorical"
+    label = "Nominal categories"
+    default_level = "nominal"
+    # Categories have no order, so they can only be nominal.
+    levels = ("nominal",)
 
     @classmethod
     def from_config(cls, *, key: str, name: str, config: dict) -> "CategoricalDimension":
@@ -319,12 +614,32 @@ class CategoricalDimension:
     def max_points(self) -> int:
         return 0
 
-    def clean(self, raw: dict | None) -> dict:
-        allowed = {category.value: category for category in self.categories}
-        return _clean_choice(raw, allowed, name=self.name, convert=str)
+    @staticmethod
+    def _convert(choice):
+        return str(choice)
 
-    def points(self, value: dict) -> int:
-        return 0
+    def agreement_value(self, value: dict | None, *, flipped: bool = False) -> float | None:
+        """The category's position in the configuration: only its identity matters."""
+        choice = self._choice(value, flipped=flipped)
+        codes = self.cell_choices
+        return float(codes.index(choice)) if choice in codes else None
+
+    def _option_rows(self) -> list[tuple]:
+        return [(c.value, c.label, c.help) for c in self.categories]
+
+    @property
+    def cell_aliases(self) -> dict:
+        aliases = super().cell_aliases
+        aliases.update({c.value.lower(): c.value for c in self.categories})
+        return aliases
+
+    def cell_in(self, text: str, *, header: str = "") -> dict:
+        if not text:
+            return {"choice": None}
+        return {"choice": self._cell_value(text, header=header or self.name, numeric=False)}
+
+    def describe_cell(self) -> str:
+        return f"category code: {self.describe_choices()}"
 
 
 def pairwise_values(count: int) -> list[int]:
@@ -336,15 +651,16 @@ def pairwise_values(count: int) -> list[int]:
 
 
 @dataclass(frozen=True)
-class PairwiseDimension:
+class PairwiseDimension(SingleChoice):
     """A preference between the two responses of a test case, rated once per case."""
 
     key: str
     name: str
     labels: tuple[str, ...]
-    kind: str = "pairwise"
-    scope: str = "case"
-    default_level: str = "ordinal"
+    kind = "pairwise"
+    label = "Pairwise preference"
+    scope = "case"
+    compares_two = True
 
     @classmethod
     def from_config(cls, *, key: str, name: str, config: dict) -> "PairwiseDimension":
@@ -365,27 +681,32 @@ class PairwiseDimension:
     def options(self) -> list[tuple[int, str]]:
         return list(zip(pairwise_values(len(self.labels)), self.labels, strict=True))
 
-    def clean(self, raw: dict | None) -> dict:
-        return _clean_choice(raw, dict(self.options()), name=self.name, convert=_whole_number)
+    def in_key_order(self, choice, *, flipped: bool):
+        """Recorded as the rater's screen showed the pair; a flipped screen's sign turns."""
+        return -choice if flipped else choice
 
-    def points(self, value: dict) -> int:
-        return 0
+    def _option_rows(self) -> list[tuple]:
+        return [(value, label, "") for value, label in self.options()]
+
+    def describe_cell(self) -> str:
+        return f"preference {self.describe_choices()} (negative prefers key label A)"
 
 
 KINDS = {
-    "counted": CountedDimension,
-    "checklist": ChecklistDimension,
-    "scale": ScaleDimension,
-    "categorical": CategoricalDimension,
-    "pairwise": PairwiseDimension,
+    kind_class.kind: kind_class
+    for kind_class in (
+        CountedDimension,
+        ChecklistDimension,
+        ScaleDimension,
+        CategoricalDimension,
+        PairwiseDimension,
+    )
 }
-
-LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
 def allowed_levels(kind: str) -> tuple[str, ...]:
-    """Categories have no order, so they can only be nominal; the other kinds can be any."""
-    return ("nominal",) if kind == "categorical" else LEVELS
+    """The levels of measurement a kind allows (its ``levels``)."""
+    return KINDS[kind].levels
 
 
 def dimension_from_config(*, key: str, name: str, kind: str, config: dict):
@@ -404,8 +725,7 @@ def score_response(dimensions, raw: dict) -> dict:
         answer = raw.get(dimension.key)
         if answer is not None and not isinstance(answer, dict):
             raise RubricValueError(f"{dimension.name}: the answer could not be read; reload.")
-        value = dimension.clean(answer)
-        scored[dimension.key] = {**value, "points": dimension.points(value)}
+        scored[dimension.key] = dimension.score(answer)
     return scored
 
 

@@ -44,22 +44,13 @@ def rubric_for_display(*, rubric) -> list[dict]:
                 "band_labels": scoring.band_labels() if hasattr(scoring, "band_labels") else [],
                 "criteria": config.get("criteria", []),
                 # Scales, categories and pairwise labels: [{"value", "label", "anchor"}].
-                "options": _options_for_display(dimension.kind, scoring),
+                "options": scoring.display_options(),
                 "counts_in_total": scoring.max_points > 0,
+                "lists_items": scoring.lists_items,
                 "level": dimension.level,
             }
         )
     return dimensions
-
-
-def _options_for_display(kind: str, scoring) -> list[dict]:
-    if kind == "scale":
-        return [{"value": o.value, "label": o.label, "anchor": o.anchor} for o in scoring.options]
-    if kind == "categorical":
-        return [{"value": c.value, "label": c.label, "anchor": c.help} for c in scoring.categories]
-    if kind == "pairwise":
-        return [{"value": v, "label": label, "anchor": ""} for v, label in scoring.options()]
-    return []
 
 
 # --- Study set-up ------------------------------------------------------------------------
@@ -190,7 +181,7 @@ def study_open_problems(*, study: Study) -> list[str]:
         except RubricValueError as error:
             problems.append(f"Rubric: {error}")
             continue
-        if scoring.kind == "pairwise" and systems and systems != 2:
+        if scoring.compares_two and systems and systems != 2:
             problems.append(
                 f"{dimension.name} compares two responses, but this study has {systems} systems."
             )

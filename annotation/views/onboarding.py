@@ -89,21 +89,22 @@ def study_training(request, slug):
     return render(request, "annotation/training_list.html", {"study": study, "items": items})
 
 
-def _comparison(*, dimensions, answer: dict, key: dict, labels: list[str]) -> list[tuple]:
+def _comparison(*, study, dimensions, answer: dict, key: dict, labels: list[str]) -> list[tuple]:
     """Per response ("" for the case): rows of (dimension, the rater's, the coordinator's)."""
+    kinds = {kind.key: kind for kind in study.rubric.scoring_dimensions()}
     groups = []
     for label in labels:
         mine = (answer.get("responses") or {}).get(label) or {}
         theirs = (key.get("responses") or {}).get(label) or {}
         rows = [
-            _row(label, dim, mine.get(dim["key"]), theirs.get(dim["key"]))
+            _row(label, dim, mine.get(dim["key"]), theirs.get(dim["key"]), kinds)
             for dim in dimensions
             if dim["scope"] == "response"
         ]
         groups.append((label, rows))
     mine, theirs = answer.get("case") or {}, key.get("case") or {}
     rows = [
-        _row("", dim, mine.get(dim["key"]), theirs.get(dim["key"]))
+        _row("", dim, mine.get(dim["key"]), theirs.get(dim["key"]), kinds)
         for dim in dimensions
         if dim["scope"] == "case"
     ]
@@ -112,9 +113,9 @@ def _comparison(*, dimensions, answer: dict, key: dict, labels: list[str]) -> li
     return groups
 
 
-def _row(label, dim, mine, theirs) -> dict:
-    mine = selectors.answer_view(value=mine, dim=dim)
-    theirs = selectors.answer_view(value=theirs, dim=dim)
+def _row(label, dim, mine, theirs, kinds) -> dict:
+    mine = kinds[dim["key"]].display(mine)
+    theirs = kinds[dim["key"]].display(theirs)
     return {
         "label": label,
         "dim": dim,
@@ -160,6 +161,7 @@ def training_item_answer(request, slug, item_uuid):
             "error": error,
             "show_answer": show_answer,
             "comparison": _comparison(
+                study=study,
                 dimensions=dimensions,
                 answer=answer.answer if answer else {},
                 key=item.key,

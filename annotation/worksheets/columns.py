@@ -6,7 +6,6 @@ column optional). The exports write these columns and the import reads them back
 
 import re
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from studies.models import Study
@@ -29,10 +28,6 @@ WORKSHEET_FIXED = ("TC-ID", "Response", "Total", "Confidence", "Notes")
 
 # A cell starting with one of these is read as a formula by spreadsheet programs.
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-
-
-# Kinds whose cell holds the rater's choice rather than points derived from what they noted.
-CHOICE_KINDS = ("scale", "categorical", "pairwise")
 
 
 # A plain number such as "-2" or "-0.5" is a value, not a formula: it is left as it is.
@@ -59,33 +54,37 @@ def unneutralise(text: str) -> str:
 
 @dataclass(frozen=True)
 class DimensionColumn:
-    """A rubric dimension as a worksheet column.
-
-    Counted dimensions and checklists hold points; scales hold the chosen option's value
-    (which is also its points); categories hold the category code; pairwise preferences
-    hold the signed preference in key order (negative prefers key label A).
-    """
+    """A rubric dimension as a worksheet column; its kind (``scoring``) reads and writes
+    the cells: counted dimensions and checklists hold points, scales the chosen option's
+    value (also its points), categories the category code, pairwise preferences the signed
+    preference in key order (negative prefers key label A)."""
 
     key: str
     name: str
     header: str
-    kind: str
-    scope: str
-    max_points: int
-    choices: tuple  # the values a cell may hold
-    aliases: dict = field(default_factory=dict, compare=False)  # lower-case label -> value
+    scoring: Any = field(compare=False)  # the kind instance, from ``studies.rubric.KINDS``
 
     @property
-    def holds_choice(self) -> bool:
-        return self.kind in CHOICE_KINDS
+    def kind(self) -> str:
+        return self.scoring.kind
+
+    @property
+    def scope(self) -> str:
+        return self.scoring.scope
+
+    @property
+    def max_points(self) -> int:
+        return self.scoring.max_points
+
+    @property
+    def choices(self) -> tuple:
+        return self.scoring.cell_choices
 
     def describe_choices(self) -> str:
-        values = [str(v) for v in self.choices]
-        if all(isinstance(v, int) for v in self.choices) and len(values) > 2:
-            ints = sorted(self.choices)
-            if ints == list(range(ints[0], ints[-1] + 1)):
-                return f"{ints[0]} to {ints[-1]}"
-        return ", ".join(values)
+        return self.scoring.describe_choices()
+
+    def describe_cell(self) -> str:
+        return self.scoring.describe_cell()
 
 
 def dimension_header(dimension) -> str:
@@ -95,84 +94,23 @@ def dimension_header(dimension) -> str:
 
 
 def dimension_columns(*, study: Study) -> list[DimensionColumn]:
-    columns = []
-    for dimension in study.rubric.dimensions.all():
-        scoring = dimension.scoring()
-        aliases: dict = {}
-        if dimension.kind == "scale":
-            choices = tuple(option.value for option in scoring.options)
-            aliases = {option.label.lower(): option.value for option in scoring.options}
-        elif dimension.kind == "categorical":
-            choices = tuple(category.value for category in scoring.categories)
-            aliases = {category.label.lower(): category.value for category in scoring.categories}
-            aliases.update(
-                {category.value.lower(): category.value for category in scoring.categories}
-            )
-        elif dimension.kind == "pairwise":
-            choices = tuple(value for value, _ in scoring.options())
-            aliases = {label.lower(): value for value, label in scoring.options()}
-        elif getattr(scoring, "bands", None):
-            choices = tuple(sorted({band.points for band in scoring.bands}))
-        else:
-            choices = tuple(range(scoring.max_points + 1))
-        columns.append(
-            DimensionColumn(
-                key=dimension.key,
-                name=dimension.name,
-                header=dimension_header(dimension),
-                kind=dimension.kind,
-                scope=getattr(scoring, "scope", "response"),
-                max_points=scoring.max_points,
-                choices=choices,
-                aliases=aliases,
-            )
+    return [
+        DimensionColumn(
+            key=dimension.key,
+            name=dimension.name,
+            header=dimension_header(dimension),
+            scoring=dimension.scoring(),
         )
-    return columns
-
-
-def choice_in_key_order(column: DimensionColumn, choice, *, flipped: bool):
-    """A pairwise choice is recorded relative to the rater's screen; give it in key order."""
-    if column.kind == "pairwise" and flipped and isinstance(choice, int):
-        return -choice
-    return choice
+        for dimension in study.rubric.dimensions.all()
+    ]
 
 
 def cell_value(column: DimensionColumn, entry: dict | None, *, flipped: bool):
-    """What a worksheet cell shows for a stored score ("" when there is none)."""
-    if not entry:
-        return ""
-    if column.holds_choice:
-        choice = choice_in_key_order(column, entry.get("choice"), flipped=flipped)
-        return "" if choice is None else choice
-    return entry.get("points", "")
+    """What a worksheet cell shows for a stored answer ("" when there is none)."""
+    return column.scoring.cell_out(entry, flipped=flipped)
 
 
-def cell_read(column: DimensionColumn, raw: str) -> dict:
-    """The stored score for a worksheet cell, marked imported; ValueError says what is wrong."""
-    if not raw:
-        if column.holds_choice:  # an unanswered choice, as on the rating screen
-            return {"choice": None, "points": 0, "imported": True}
-        raise ValueError("The score is empty.")
-    value = column.aliases.get(raw.lower())
-    if value is None:
-        try:
-            number = Decimal(raw)
-        except InvalidOperation:
-            number = None
-        if number is not None and number == number.to_integral_value():
-            value = int(number)
-        elif column.kind != "categorical":
-            raise ValueError(
-                f"{raw} is not a whole number; {column.header} takes {column.describe_choices()}."
-            )
-        else:
-            value = raw
-    if value not in column.choices:
-        raise ValueError(
-            f"{raw} is not allowed; {column.header} takes {column.describe_choices()}."
-        )
-    if column.kind == "scale":
-        return {"choice": value, "points": value, "imported": True}
-    if column.holds_choice:
-        return {"choice": value, "points": 0, "imported": True}
-    return {"points": value, "imported": True}
+def cell_read(column: DimensionColumn, text: str) -> dict:
+    """The stored answer for a worksheet cell; a RubricValueError (a ValueError) says what
+    is wrong, e.g. "3 is not allowed; Depth takes 0, 2, 4, 5."."""
+    return column.scoring.read_cell(text, header=column.header)

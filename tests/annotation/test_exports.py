@@ -188,6 +188,28 @@ def test_long_table_records_flags_and_the_label_shown_on_flipped_screens():
     assert flagged and flagged[0][column["flag_note"]] == "Hard to separate factors."
 
 
+def test_long_table_marks_answers_from_a_worksheet_and_gives_their_points():
+    from annotation.worksheets import worksheet_import
+
+    study = make_study(cases=2, raters=[UserFactory(), UserFactory()])
+    submit_all(study, limit=1)
+    sheet = "".join(exports.export_text(study=study, fmt="worksheet-csv", rater="R-02"))
+    worksheet_import(study=study, pseudonym="R-02", filename="r02.csv", data=sheet.encode())
+    rows = list(exports.long_rows(study=study))
+    column = {name: i for i, name in enumerate(rows[0])}
+    by_rater = {}
+    for row in rows[1:]:
+        by_rater.setdefault(row[column["rater"]], []).append(row)
+    assert {row[column["imported"]] for row in by_rater["R-01"]} == {""}
+    assert {row[column["imported"]] for row in by_rater["R-02"]} == {"yes"}
+    depth = [row for row in by_rater["R-02"] if row[column["dimension"]] in ("depth", "evidence")]
+    # Only the points came back from the worksheet: what was counted is not known.
+    assert {(row[column["items"]], row[column["value"]]) for row in depth} == {("", "")}
+    assert all(isinstance(row[column["points"]], int) for row in depth)
+    screen = [row for row in by_rater["R-01"] if row[column["dimension"]] == "evidence"]
+    assert all(row[column["value"]].count(";") == 2 for row in screen)
+
+
 def test_data_dictionary_describes_every_column(rated):
     text = exports.data_dictionary(study=rated)
     for name, _ in exports.LONG_COLUMNS:

@@ -45,15 +45,22 @@ def test_self_check_shows_screen_labels_on_a_flipped_screen(membership):
     assert totals == {"A": 20, "B": 17}
 
 
-def test_answer_view_shapes_each_kind():
-    dim = {"max": 3, "criteria": [{"label": "Cited?"}, {"label": "Credible?"}]}
-    checked = selectors.answer_view(value={"checked": [True, False], "points": 1}, dim=dim)
-    assert checked["criteria"] == [("Cited?", True), ("Credible?", False)]
-    items = selectors.answer_view(value={"items": [], "points": 0, "flagged": True}, dim=dim)
-    assert items["shape"] == "items" and items["flagged"]
-    choice = selectors.answer_view(value={"choice": None, "points": 0}, dim=dim)
-    assert choice["shape"] == "choice"
-    assert selectors.answer_view(value=None, dim=dim)["points"] is None
+def test_self_check_shows_answers_counted_offline_by_their_points(membership):
+    """A worksheet records points alone for counted dimensions and checklists."""
+    assignment = membership.assignments.order_by("position").first()
+    submit(assignment, full_marks_payload())
+    rating = assignment.ratings.get(label="A")
+    rating.scores["depth"] = {"items": None, "points": 4, "flagged": False, "flag_note": ""}
+    rating.scores["evidence"] = {"checked": None, "points": 2, "flagged": False, "flag_note": ""}
+    rating.save()
+
+    check = selectors.self_check(rater=membership)
+    depth = next(block for block in check.counted if block["dimension"]["key"] == "depth")
+    offline, listed = depth["cases"][0]["cells"]  # screen labels A and B
+    assert offline["offline"] and offline["points"] == 4 and offline["items"] == []
+    assert not listed["offline"] and listed["count"] == "6"
+    assert check.rows[0]["responses"][0]["points"][:2] == [4, 2]
+    assert not [f for f, _ in check.findings if f.kind in ("weight", "duplicate")]
 
 
 def test_case_position_and_next_unrated_follow_the_raters_order(membership):

@@ -190,6 +190,20 @@ def test_self_check_lists_the_raters_counted_items(client, rater, study, members
         assert name not in page
 
 
+def test_self_check_page_shows_points_counted_offline(client, rater, study, membership):
+    assignment = membership.assignments.first()
+    client.force_login(rater)
+    client.post(
+        reverse("annotation:rate", args=[assignment.uuid]),
+        {"payload": json.dumps(full_marks_payload()), "version": "0"},
+    )
+    rating = assignment.ratings.get(label="A")
+    rating.scores["depth"] = {"items": None, "points": 4, "flagged": False, "flag_note": ""}
+    rating.save()
+    page = client.get(reverse("annotation:self_check", args=[study.slug])).text
+    assert "4 points (counted offline)" in page
+
+
 def test_the_last_submit_leads_to_the_self_check(client, rater, study, membership):
     client.force_login(rater)
     for version, assignment in enumerate(membership.assignments.order_by("position")):

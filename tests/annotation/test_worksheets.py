@@ -94,8 +94,18 @@ def test_round_trip_into_a_twin_study_gives_the_same_scores(fmt):
     assert points(twin, "R-01") == points(original, "R-01")
     # The export's quote before "=" was taken off again.
     assert all(value[3].startswith("=note ") for value in points(twin, "R-01").values())
-    stored = Rating.objects.filter(assignment__test_case__study=twin).first().scores
-    assert all(entry["imported"] is True for entry in stored.values())
+    # One stored shape: the kind's fields, with None for the items and criteria a
+    # worksheet does not carry; the assignment, not the answer, says where it came from.
+    rating = Rating.objects.filter(assignment__test_case__study=twin).first()
+    assert rating.assignment.source == Assignment.Source.WORKSHEET
+    assert rating.scores["depth"] == {
+        "items": None,
+        "points": rating.scores["depth"]["points"],
+        "flagged": False,
+        "flag_note": "",
+    }
+    assert rating.scores["evidence"]["checked"] is None
+    assert all("imported" not in entry for entry in rating.scores.values())
 
 
 def test_exporting_an_imported_worksheet_gives_the_same_file(study):

@@ -1,5 +1,6 @@
 """The kinds of dimension added for the rubric builder, the presets, and their wiring."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -191,3 +192,236 @@ def test_every_kind_is_a_model_choice_with_a_template_a_script_entry_and_a_form(
 def test_categories_can_only_be_nominal():
     assert allowed_levels("categorical") == ("nominal",)
     assert allowed_levels("scale") == LEVELS
+    assert KINDS["categorical"].levels == ("nominal",)
+
+
+def test_the_kind_choices_come_from_the_kinds_with_the_labels_the_migrations_hold():
+    assert Dimension.KIND_CHOICES == [
+        ("counted", "Counted with bands"),
+        ("checklist", "Checklist"),
+        ("scale", "Ordinal scale with anchors"),
+        ("categorical", "Nominal categories"),
+        ("pairwise", "Pairwise preference"),
+    ]
+
+
+# --- Reading answers back: one owner for the recorded answer ------------------------------
+
+DEPTH, EVIDENCE = preset_dimensions("reference")[:2]
+SCALE = dimension_from_config(key="q", name="Quality", kind="scale", config=LIKERT)
+HARM = dimension_from_config(
+    key="h",
+    name="Harm",
+    kind="categorical",
+    config={"categories": [*CATEGORIES["categories"], {"value": "maybe", "label": "Maybe"}]},
+)
+PREFERENCE = dimension_from_config(key="p", name="P", kind="pairwise", config={"labels": FIVE})
+EVERY_KIND = [DEPTH, EVIDENCE, SCALE, HARM, PREFERENCE]
+
+
+def test_every_kind_reads_its_answers_back():
+    for kind_class in KINDS.values():
+        for method in (
+            "score", "agreement_value", "cell_out", "cell_in", "read_cell", "cell_choices",
+            "describe_cell", "long_text", "display", "display_options", "label", "levels",
+            "lists_items", "compares_two",
+        ):  # fmt: skip
+            assert hasattr(kind_class, method), (kind_class.kind, method)
+
+
+def test_a_pairwise_preference_is_read_in_key_order_whatever_the_screen_showed():
+    prefers_first_shown = PREFERENCE.score({"choice": -2})
+    # Not flipped: the first response shown is key label A.
+    assert PREFERENCE.agreement_value(prefers_first_shown, flipped=False) == -2.0
+    assert PREFERENCE.cell_out(prefers_first_shown, flipped=False) == -2
+    assert PREFERENCE.long_text(prefers_first_shown, flipped=False) == ("", "-2")
+    # Flipped: the first response shown was key label B, so the preference is for B.
+    assert PREFERENCE.agreement_value(prefers_first_shown, flipped=True) == 2.0
+    assert PREFERENCE.cell_out(prefers_first_shown, flipped=True) == 2
+    assert PREFERENCE.long_text(prefers_first_shown, flipped=True) == ("", "2")
+    unanswered = PREFERENCE.score({})
+    assert PREFERENCE.agreement_value(unanswered, flipped=True) is None
+    assert PREFERENCE.cell_out(unanswered, flipped=True) == ""
+
+
+def test_only_a_pairwise_preference_depends_on_the_screen_order():
+    for dimension, raw in [(SCALE, {"choice": 4}), (HARM, {"choice": "yes"})]:
+        value = dimension.score(raw)
+        assert dimension.agreement_value(value, flipped=True) == dimension.agreement_value(
+            value, flipped=False
+        )
+        assert dimension.cell_out(value, flipped=True) == dimension.cell_out(value, flipped=False)
+
+
+def test_categories_are_numbered_by_their_place_in_the_configuration():
+    # "maybe" is third in the configuration: it is 2 whatever was answered first.
+    assert HARM.agreement_value(HARM.score({"choice": "maybe"})) == 2.0
+    assert HARM.agreement_value(HARM.score({"choice": "no"})) == 0.0
+    assert HARM.agreement_value(HARM.score({"choice": "yes"})) == 1.0
+    assert HARM.agreement_value(HARM.score({})) is None
+    assert HARM.agreement_value(None) is None
+
+
+def test_counted_and_checklist_answers_are_their_points_for_agreement():
+    four_factors = DEPTH.score({"items": [{"text": str(i)} for i in range(4)]})
+    assert DEPTH.agreement_value(four_factors) == 4.0
+    assert DEPTH.agreement_value(DEPTH.score({"points": 5})) == 5.0
+    assert EVIDENCE.agreement_value(EVIDENCE.score({"checked": [True, False, True]})) == 2.0
+    assert SCALE.agreement_value(SCALE.score({"choice": 3})) == 3.0
+    assert SCALE.agreement_value(SCALE.score({})) is None
+    assert DEPTH.agreement_value(None) is None
+
+
+@pytest.mark.parametrize(
+    ("dimension", "raw"),
+    [
+        (DEPTH, {"items": [{"text": str(i), "half": i == 0} for i in range(6)]}),  # 5.5 -> 4
+        (DEPTH, {"items": []}),
+        (EVIDENCE, {"checked": [True, True, False]}),
+        (SCALE, {"choice": 5}),
+        (SCALE, {}),
+        (HARM, {"choice": "maybe"}),
+        (HARM, {}),
+        (PREFERENCE, {"choice": -1}),
+        (PREFERENCE, {"choice": 0}),
+        (PREFERENCE, {}),
+    ],
+)
+@pytest.mark.parametrize("flipped", [False, True])
+def test_a_worksheet_cell_reads_back_what_it_shows(dimension, raw, flipped):
+    stored = dimension.score(raw)
+    cell = dimension.cell_out(stored, flipped=flipped)
+    read = dimension.read_cell(str(cell))  # a worksheet is read in key order, never flipped
+    assert dimension.cell_out(read, flipped=False) == cell
+    assert read["points"] == (stored["points"] if dimension.scope == "response" else 0)
+    assert dimension.agreement_value(read, flipped=False) == dimension.agreement_value(
+        stored, flipped=flipped
+    )
+    assert set(read) == set(stored)  # the one stored shape
+
+
+def test_a_worksheet_gives_only_points_for_counted_dimensions_and_checklists():
+    assert DEPTH.read_cell("4") == {"items": None, "points": 4, "flagged": False, "flag_note": ""}
+    assert EVIDENCE.read_cell("2.0") == {
+        "checked": None,
+        "points": 2,
+        "flagged": False,
+        "flag_note": "",
+    }
+    assert DEPTH.cell_in("5") == {"points": 5}
+    assert SCALE.cell_in("L4") == {"choice": 4}  # an option's label
+    assert HARM.cell_in("Yes") == {"choice": "yes"}  # a category's label or code
+    assert PREFERENCE.cell_in("B much better") == {"choice": 2}
+    assert SCALE.cell_in("") == {"choice": None}
+
+
+@pytest.mark.parametrize(
+    ("dimension", "text", "message"),
+    [
+        (DEPTH, "3", "3 is not allowed; Depth takes 0, 2, 4, 5."),
+        (DEPTH, "6", "6 is not allowed; Depth takes 0, 2, 4, 5."),
+        (DEPTH, "four", "four is not a whole number; Depth takes 0, 2, 4, 5."),
+        (DEPTH, "2.5", "2.5 is not a whole number; Depth takes 0, 2, 4, 5."),
+        (DEPTH, "inf", "inf is not a whole number; Depth takes 0, 2, 4, 5."),
+        (DEPTH, "", "The score is empty."),
+        (EVIDENCE, "4", "4 is not allowed; Depth takes 0 to 3."),
+        (EVIDENCE, "", "The score is empty."),
+        (SCALE, "0", "0 is not allowed; Depth takes 1 to 5."),
+        (HARM, "2", "2 is not allowed; Depth takes no, yes, maybe."),
+        (PREFERENCE, "3", "3 is not allowed; Depth takes -2 to 2."),
+    ],
+)
+def test_a_worksheet_cell_that_does_not_fit_is_refused_with_what_it_takes(dimension, text, message):
+    with pytest.raises(RubricValueError) as refused:
+        dimension.read_cell(text, header="Depth")
+    assert str(refused.value) == message
+
+
+def test_points_alone_are_accepted_only_at_the_scores_a_dimension_can_give():
+    for points in (0, 2, 4, 5, "4"):
+        value = DEPTH.clean({"points": points})
+        assert value["items"] is None and DEPTH.points(value) == int(points)
+    for points in (1, 3, 6, -2, 2.5, True, None, "x"):
+        with pytest.raises(RubricValueError, match="is not a possible score; it takes 0, 2, 4, 5"):
+            DEPTH.clean({"points": points})
+    for points in range(4):
+        value = EVIDENCE.clean({"points": points, "flagged": True, "flag_note": " why "})
+        assert value == {"checked": None, "points": points, "flagged": True, "flag_note": "why"}
+    for points in (-1, 4):
+        with pytest.raises(RubricValueError, match="it takes 0 to 3"):
+            EVIDENCE.clean({"points": points})
+    # Listed items or answered criteria are the answer; points beside them are recomputed.
+    assert DEPTH.score({"items": [], "points": 5})["points"] == 0
+    assert EVIDENCE.score({"checked": [True, True, True], "points": 0})["points"] == 3
+    # Nothing at all is still an empty list or no criterion met, as on the rating screen.
+    assert DEPTH.clean({})["items"] == [] and EVIDENCE.clean({})["checked"] == [False] * 3
+
+
+def test_a_stored_answer_cleans_to_itself():
+    for dimension, raw in [
+        (DEPTH, {"items": [{"text": "a", "half": True}], "flagged": True, "flag_note": "n"}),
+        (DEPTH, {"points": 4}),
+        (EVIDENCE, {"points": 1}),
+        (SCALE, {"choice": 2}),
+        (PREFERENCE, {"choice": 1}),
+    ]:
+        stored = dimension.score(raw)
+        assert dimension.score(stored) == stored
+
+
+def test_the_long_table_text_of_each_kind():
+    counted = DEPTH.score({"items": [{"text": "cost", "half": True}, {"text": "risk"}]})
+    assert DEPTH.long_text(counted) == ("½ cost | risk", "1.5")
+    assert DEPTH.long_text(DEPTH.score({"points": 4})) == ("", "")
+    assert EVIDENCE.long_text(EVIDENCE.score({"checked": [True, False, True]})) == (
+        "",
+        "yes;no;yes",
+    )
+    assert EVIDENCE.long_text(EVIDENCE.score({"points": 2})) == ("", "")
+    assert SCALE.long_text(SCALE.score({"choice": 3})) == ("", "3")
+    assert HARM.long_text(HARM.score({})) == ("", "")
+    assert HARM.long_text(None) == ("", "")
+
+
+def test_the_display_of_each_kind():
+    criteria = list(EVIDENCE.criteria)
+    checked = EVIDENCE.display(EVIDENCE.score({"checked": [True, False, False]}))
+    assert checked["shape"] == "checked" and checked["points"] == 1 and checked["max"] == 3
+    assert checked["criteria"] == list(zip(criteria, [True, False, False], strict=True))
+    listed = DEPTH.display(DEPTH.score({"items": [{"text": "a", "half": True}], "flagged": True}))
+    assert listed["shape"] == "items" and listed["flagged"] and not listed["offline"]
+    assert (listed["count"], listed["points"]) == ("0.5", 0)
+    choice = SCALE.display(SCALE.score({}))
+    assert choice["shape"] == "choice" and choice["choice"] is None
+    assert SCALE.display(None)["points"] is None and SCALE.display(None)["shape"] == ""
+    assert [o["label"] for o in PREFERENCE.display_options()] == FIVE
+    assert DEPTH.display_options() == []
+
+
+def test_answers_counted_offline_show_their_points_alone():
+    offline = DEPTH.display(DEPTH.score({"points": 4}))
+    assert offline["offline"] and offline["points"] == 4 and offline["items"] == []
+    offline = EVIDENCE.display(EVIDENCE.score({"points": 2}))
+    assert offline["offline"] and offline["points"] == 2 and offline["criteria"] is None
+
+
+# The rule of issue 8: readers ask the kind; nothing else compares a dimension kind's name.
+KIND_BRANCH = re.compile(
+    r"""kind["'\]]*\s*(==|!=|\bin\b)\s*[(\[]?\s*["'](counted|checklist|scale|categorical|pairwise)"""
+)
+
+
+def test_no_module_outside_the_kinds_branches_on_a_kind_name():
+    found = []
+    for app in ("studies", "annotation", "agreement"):
+        for path in (ROOT / app).rglob("*.py"):
+            if path == ROOT / "studies" / "rubric.py" or "migrations" in path.parts:
+                continue
+            for number, line in enumerate(path.read_text().splitlines(), start=1):
+                if KIND_BRANCH.search(line):
+                    found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    for path in (ROOT / "templates").rglob("*.html"):
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            if KIND_BRANCH.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not found, "\n".join(found)
