@@ -8,8 +8,8 @@ from django.utils import timezone
 
 from annotation.models import Assignment, Rating, RatingRevision
 from studies.models import Dimension
+from tests.payloads import full_marks_payload
 
-from ..factories import full_marks_payload
 from ..payloads import submit
 
 pytestmark = pytest.mark.django_db
