@@ -27,8 +27,8 @@ import zipfile
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import NoReturn
 from datetime import date, datetime, time, timedelta
+from typing import NoReturn
 from xml.etree.ElementTree import ParseError
 from xml.parsers import expat
 
@@ -107,7 +107,7 @@ def column_letter(number: int) -> str:
 
 
 def table_format(filename: str) -> str | None:
-    """"text", "excel", or None for a file this module does not read."""
+    """The kind of table a file name says: "text", "excel", or None (not one read here)."""
     name = filename.lower()
     if name.endswith(TEXT_EXTENSIONS):
         return "text"
@@ -142,7 +142,8 @@ def read_table(
 
 def decode_text(data: bytes) -> str:
     """UTF-8 (a BOM or not) or UTF-16 with its BOM; anything else is refused with its line."""
-    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+    # UTF-32, or UTF-16 without its BOM (a NUL in the first two bytes), would read as UTF-8.
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)) or b"\x00" in data[:2]:
         _refuse(None, None, NOT_UTF8, line=1)
     encoding = "utf-16" if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else None
     try:
@@ -226,7 +227,7 @@ def _text_rows(text: str, delimiter: str, bounds: _Bounds) -> Iterator[TableRow]
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     number = 0
     last_line = 0
-    kept = 0
+    header_seen = rule_may_follow = False
     while True:
         try:
             cells = next(reader, None)
@@ -239,11 +240,13 @@ def _text_rows(text: str, delimiter: str, bounds: _Bounds) -> Iterator[TableRow]
         first_line, last_line = last_line + 1, reader.line_num
         if delimiter == "|":
             cells = _markdown_cells(cells)
-            if kept == 1 and _is_rule_line(cells):
+            if rule_may_follow and _is_rule_line(cells):
+                rule_may_follow = False
                 continue  # the |---|---| line under a markdown table's header
         row = bounds.row(number, first_line, cells)
         if row is not None:
-            kept += 1
+            rule_may_follow = not header_seen
+            header_seen = True
             yield row
 
 
@@ -295,8 +298,8 @@ def _read_excel(
         sheet.reset_dimensions()
         rows = []
         for number, values in enumerate(sheet.iter_rows(values_only=True), start=1):
-            if number > EXCEL_ROWS:
-                _refuse(None, None, NOT_A_WORKBOOK)
+            if not values:
+                continue  # a row missing from the file (Excel leaves blank rows out)
             row = bounds.row(number, number, [_excel_text(value) for value in values])
             if row is not None:
                 rows.append(row)
@@ -343,27 +346,31 @@ def _check_archive(data: bytes, max_unpacked: int) -> None:
         _refuse(None, None, NOT_A_WORKBOOK)
 
 
-class _TooWide(Exception):
-    pass
+class _Impossible(Exception):
+    """A part no spreadsheet program writes: a row past Excel's last, too wide, a DTD."""
 
 
 def _scan_part(part) -> None:
-    """Stream one part: no DTD (entity tricks), at most Excel's columns in a row."""
+    """Stream one part: no DTD (entity tricks), rows and columns within Excel's limits."""
     parser = expat.ParserCreate(namespace_separator="}")
     cells = 0
 
-    def start(name, _attributes):
+    def start(name, attributes):
         nonlocal cells
         local = name.rpartition("}")[2]
         if local == "row":
             cells = 0
+            # openpyxl fills the gap up to a row's number with blank rows, one by one.
+            number = attributes.get("r", "")
+            if number.isdigit() and int(number) > EXCEL_ROWS:
+                raise _Impossible
         elif local == "c":
             cells += 1
             if cells > EXCEL_COLUMNS:
-                raise _TooWide
+                raise _Impossible
 
     def doctype(*_args):
-        raise _TooWide
+        raise _Impossible
 
     parser.StartElementHandler = start
     parser.StartDoctypeDeclHandler = doctype
@@ -373,7 +380,7 @@ def _scan_part(part) -> None:
         parser.Parse(b"", True)
     except expat.ExpatError:
         return  # not XML (an image, say): openpyxl reads only the parts it needs
-    except _TooWide:
+    except _Impossible:
         _refuse(None, None, NOT_A_WORKBOOK)
 
 
