@@ -177,18 +177,25 @@ class _Bounds:
     columns: int
     cell_chars: int
 
-    def row(self, number: int, line: int, cells: list[str]) -> TableRow | None:
-        """The row checked against the bounds, or None when it is blank."""
+    def row(self, number: int, line: int, cells: Sequence[str]) -> TableRow | None:
+        """The row checked against the bounds, or None when it is blank.
+
+        Every row the file holds counts, blank or not, so that the work stays bounded; the
+        empty cells at the end of a row do not count.
+        """
+        if number > self.rows:
+            _refuse(number, None, f"The file has more than {self.rows:,} rows.", line=line)
+        if len(cells) > self.columns:
+            beyond = cells[self.columns :]
+            if any(cell.strip() for cell in beyond):
+                message = f"This row has more than {self.columns:,} columns."
+                _refuse(number, self.columns + 1, message, line=line)
+            cells = cells[: self.columns]
         cells = [cell.replace("\r\n", "\n").replace("\r", "\n").strip() for cell in cells]
         while cells and not cells[-1]:
             cells.pop()
         if not cells:
             return None
-        if number > self.rows:
-            _refuse(number, None, f"The file has more than {self.rows:,} rows.", line=line)
-        if len(cells) > self.columns:
-            message = f"This row has more than {self.columns:,} columns."
-            _refuse(number, self.columns + 1, message, line=line)
         for index, cell in enumerate(cells, start=1):
             if len(cell) > self.cell_chars:
                 message = f"This cell holds more than {self.cell_chars:,} characters."
@@ -300,6 +307,11 @@ def _read_excel(
         for number, values in enumerate(sheet.iter_rows(values_only=True), start=1):
             if not values:
                 continue  # a row missing from the file (Excel leaves blank rows out)
+            # A row is as wide as its last cell, up to Excel's 16,384 columns: the empty
+            # cells past the bound are counted in C rather than converted one by one.
+            beyond = values[bounds.columns :]
+            if beyond.count(None) == len(beyond):
+                values = values[: bounds.columns]
             row = bounds.row(number, number, [_excel_text(value) for value in values])
             if row is not None:
                 rows.append(row)

@@ -213,11 +213,25 @@ def test_each_bound_is_named_with_the_row_and_column_it_is_exceeded_on():
     )  # fmt: skip
 
 
-def test_bounds_count_only_what_holds_text():
-    data = b"a,b,,,,\n1,2,,,,\n\n\n\n"
+def test_empty_cells_at_the_end_of_a_row_do_not_count_as_columns():
+    data = b"a,b,,,,\n1,2,,,,\n"
     assert rows_of("t.csv", data, max_rows=2, max_columns=2) == [(1, ["a", "b"]), (2, ["1", "2"])]
     sheet = xlsx({"S": [["a", "b", None, None], ["1", "2"], [], [], []]})
     assert rows_of("w.xlsx", sheet, max_rows=2, max_columns=2) == [(1, ["a", "b"]), (2, ["1", "2"])]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"a,b\n" + b"\n" * 10_000_000, b"a,b\n" + b",,,,\n" * 2_000_000, b"a,b\n" + b"," * 10_000_000],
+    ids=["blank lines", "empty cells", "one wide row"],
+)
+def test_a_text_file_full_of_nothing_is_refused_or_read_quickly(data):
+    started = time.monotonic()
+    try:
+        assert rows_of("t.csv", data, max_bytes=len(data)) == [(1, ["a", "b"])]
+    except TableError as error:
+        assert "more than 20,000 rows" in str(error)
+    assert time.monotonic() - started < 5
 
 
 def test_excel_bounds_are_the_same():
