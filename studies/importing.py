@@ -162,9 +162,7 @@ def _add_table_problems(error: tabular.TableError, problems: _Collector) -> None
         if problem.row is None:
             where = "File" if problem.line is None else f"Line {problem.line}"
         else:
-            where = f"Row {problem.row}"
-            if problem.line is not None and problem.line != problem.row:
-                where += f" (line {problem.line})"
+            where = _row_where(problem.row, problem.line)
         column = f"column {tabular.column_letter(problem.column)}" if problem.column else ""
         problems.add(where, problem.message[0].lower() + problem.message[1:], column)
 
@@ -184,13 +182,14 @@ def _table_rows(filename: str, data: bytes, problems: _Collector) -> list[tuple[
     except tabular.TableError as error:
         _add_table_problems(error, problems)
         return []
-    table = []
-    for row in rows:
-        where = f"Row {row.number}"
-        if row.line != row.number:
-            where += f" (line {row.line})"
-        table.append((where, row.cells))
-    return table
+    return [(_row_where(row.number, row.line), row.cells) for row in rows]
+
+
+def _row_where(number: int, line: int | None) -> str:
+    """Where a row is: "Row 3", or "Row 3 (line 5)" when a cell above spans lines."""
+    if line is None or line == number:
+        return f"Row {number}"
+    return f"Row {number} (line {line})"
 
 
 def _table_records(rows, problems: _Collector) -> Iterator[tuple]:
