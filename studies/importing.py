@@ -7,8 +7,10 @@ problems, all at once (``studies.services.test_cases_import``).
 
 The formats (also in docs/coordinator.md and on the test cases page):
 
-- **CSV** (``.csv``, UTF-8, comma-separated, first row names the columns) and **Excel**
-  (``.xlsx``, first worksheet, first row names the columns). Columns, in any order:
+- **CSV** (``.csv``, UTF-8 or UTF-16, separated by commas, semicolons, tabs or pipes, first
+  row names the columns) and **Excel** (``.xlsx``, first worksheet, first row names the
+  columns), both read by ``studies.tabular`` as the worksheet import reads them. Columns,
+  in any order:
   ``id`` and ``prompt`` (required), ``context`` and ``stratum`` (optional), and one
   ``response:<system>`` column per system, e.g. ``response:baseline``. Blank rows are
   skipped. Rows are numbered as a spreadsheet shows them: the column names are row 1.
@@ -18,17 +20,13 @@ The formats (also in docs/coordinator.md and on the test cases page):
   be left out. Blank lines are skipped.
 """
 
-import csv
-import io
 import json
-import math
 import re
-import zipfile
 from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, time
 
+from . import tabular
 from .blinding import LABELS
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -146,8 +144,7 @@ def parse_cases(
     if file_type == "JSONL":
         records = _jsonl_records(data, problems)
     else:
-        rows = _csv_rows(data, problems) if file_type == "CSV" else _xlsx_rows(data, problems)
-        records = _table_records(rows, problems)
+        records = _table_records(_table_rows(filename, data, problems), problems)
     _check_records(records, problems, result, existing_ids, study_systems)
     # Reading and checking happen in two passes; report in the order of the file.
     result.problems = sorted(problems.problems, key=_position)
@@ -159,89 +156,46 @@ def parse_cases(
 # --- Reading each format into records: (where, {field: text}, {system: text}, columns) --
 
 
+def _add_table_problems(error: tabular.TableError, problems: _Collector) -> None:
+    """The reader's problems in this module's words: "Row 3 (line 5), column B: the ..."."""
+    for problem in error.problems:
+        if problem.row is None:
+            where = "File" if problem.line is None else f"Line {problem.line}"
+        else:
+            where = _row_where(problem.row, problem.line)
+        column = f"column {tabular.column_letter(problem.column)}" if problem.column else ""
+        problems.add(where, problem.message[0].lower() + problem.message[1:], column)
+
+
 def _decode(data: bytes, problems: _Collector) -> str | None:
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        problems.add(
-            f"Line {line}",
-            f"the file is not UTF-8 text (byte {data[error.start]:#04x} cannot be read). "
-            "Save it with the encoding 'UTF-8' (in Excel: 'CSV UTF-8').",
-        )
+        return tabular.decode_text(data)
+    except tabular.TableError as error:
+        _add_table_problems(error, problems)
         return None
 
 
-def _column_letter(index: int) -> str:
-    letters = ""
-    index += 1
-    while index:
-        index, remainder = divmod(index - 1, 26)
-        letters = chr(ord("A") + remainder) + letters
-    return letters
-
-
-def _csv_rows(data: bytes, problems: _Collector) -> Iterator[tuple[str, list[str]]]:
-    text = _decode(data, problems)
-    if text is None:
-        return
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    row_number = 0
-    last_line = 0
+def _table_rows(filename: str, data: bytes, problems: _Collector) -> list[tuple[str, list[str]]]:
+    """(where, cells) for each non-blank row; the same reader as the worksheet import's."""
     try:
-        for cells in reader:
-            row_number += 1
-            first_line = last_line + 1
-            last_line = reader.line_num
-            where = f"Row {row_number}"
-            if first_line != row_number:
-                where += f" (line {first_line})"
-            yield where, cells
-    except csv.Error as error:
-        problems.add(
-            f"Row {row_number + 1} (line {last_line + 1})",
-            f"the CSV cannot be read ({error}); check the quotes in this row.",
-        )
+        rows = tabular.read_table(filename=filename, data=data, max_bytes=MAX_FILE_BYTES)
+    except tabular.TableError as error:
+        _add_table_problems(error, problems)
+        return []
+    return [(_row_where(row.number, row.line), row.cells) for row in rows]
 
 
-def _cell_text(value) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, float):
-        if math.isfinite(value) and value.is_integer():
-            return str(int(value))
-        return repr(value)
-    if isinstance(value, datetime | date | time):
-        return value.isoformat()
-    return str(value)
-
-
-def _xlsx_rows(data: bytes, problems: _Collector) -> Iterator[tuple[str, list[str]]]:
-    from openpyxl import load_workbook
-
-    try:
-        workbook = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
-    except (zipfile.BadZipFile, KeyError, OSError, ValueError):
-        problems.add(
-            "File",
-            "the file cannot be read as an Excel workbook (.xlsx). Save it from Excel as "
-            "'Excel Workbook (.xlsx)' or export it as CSV UTF-8.",
-        )
-        return
-    try:
-        sheet = workbook.worksheets[0]
-        for number, values in enumerate(sheet.iter_rows(values_only=True), start=1):
-            yield f"Row {number}", [_cell_text(value) for value in values]
-    finally:
-        workbook.close()
+def _row_where(number: int, line: int | None) -> str:
+    """Where a row is: "Row 3", or "Row 3 (line 5)" when a cell above spans lines."""
+    if line is None or line == number:
+        return f"Row {number}"
+    return f"Row {number} (line {line})"
 
 
 def _table_records(rows, problems: _Collector) -> Iterator[tuple]:
     """Turn a header row and data rows into records; reports column problems on row 1."""
     rows = iter(rows)
-    first = next(((w, cells) for w, cells in rows if any(c.strip() for c in cells)), None)
+    first = next(rows, None)
     if first is None:
         if not problems.problems:
             problems.add("File", "the file has no rows.")
@@ -253,21 +207,18 @@ def _table_records(rows, problems: _Collector) -> Iterator[tuple]:
     for where, cells in rows:
         if problems.full:
             return
-        if not any(cell.strip() for cell in cells):
-            continue
         # A short row (fewer cells than column names) reads as empty cells.
         fields = {}
         responses = {entry[1]: "" for entry in columns if entry and entry[0] == "response"}
-        for index, cell in enumerate(cells):
-            text = cell.replace("\r\n", "\n").replace("\r", "\n")
+        for index, text in enumerate(cells):
             if index < len(columns) and columns[index] and columns[index][0] == "unknown":
                 continue  # reported once, on row 1
             if index >= len(columns) or columns[index] is None:
-                if text.strip():
+                if text:
                     problems.add(
                         where,
                         "this cell has a value but its column has no name in row 1.",
-                        f"column {_column_letter(index)}",
+                        f"column {tabular.column_letter(index + 1)}",
                     )
                 continue
             kind, name = columns[index]
@@ -277,18 +228,11 @@ def _table_records(rows, problems: _Collector) -> Iterator[tuple]:
 
 def _read_header(where: str, header: list[str], problems: _Collector):
     """Each column as ("field", name), ("response", system), ("unknown", name) or None."""
-    if len(header) == 1 and ";" in header[0]:
-        problems.add(
-            where,
-            "the columns seem to be separated by semicolons. Save the file as CSV with "
-            "commas (in Excel: 'CSV UTF-8 (comma delimited)').",
-        )
-        return None
     columns = []
     seen = {}
     for index, raw in enumerate(header):
         name = raw.strip()
-        letter = _column_letter(index)
+        letter = tabular.column_letter(index + 1)
         if not name:
             columns.append(None)
             continue
@@ -486,7 +430,7 @@ def _column_name(columns, name: str, *, kind: str = "field") -> str:
     header = name if kind == "field" else RESPONSE_PREFIX + name
     for index, entry in enumerate(columns):
         if entry == (kind, name):
-            return f"column {_column_letter(index)} '{header}'"
+            return f"column {tabular.column_letter(index + 1)} '{header}'"
     return f"column '{header}'"
 
 

@@ -1,11 +1,14 @@
-"""Reading a worksheet file (.csv or .xlsx) into rows of text, with clear problems."""
+"""Reading a worksheet file into rows of text: ``studies.tabular`` with the worksheet's bounds."""
 
-import csv
-import io
-import zipfile
 from dataclasses import dataclass
 
+from studies import tabular
+from studies.errors import ApplicationError
+
 from .columns import MAX_BYTES, MAX_ROWS
+
+# A workbook with several sheets is read from the one named so, else from its first sheet.
+SHEET_NAMES = ("Worksheet",)
 
 
 @dataclass(frozen=True)
@@ -26,98 +29,33 @@ class WorksheetProblem:
         return f"{place[0].upper()}{place[1:]}: {self.message}"
 
 
-class WorksheetError(Exception):
+class WorksheetError(ApplicationError):
     """The worksheet cannot be imported; ``problems`` lists every reason found."""
 
     def __init__(self, problems: list[WorksheetProblem]):
-        super().__init__("\n".join(str(p) for p in problems))
-        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems), problems=problems)
 
 
 def read_table(*, filename: str, data: bytes) -> list[tuple[int, list[str]]]:
-    """(file row number, cells as text) for every row of a .csv or .xlsx file."""
-    if len(data) > MAX_BYTES:
-        raise WorksheetError(
-            [WorksheetProblem(None, None, f"The file is larger than {MAX_BYTES // 2**20} MB.")]
-        )
-    name = filename.lower()
-    if name.endswith(".csv") or name.endswith(".txt") or name.endswith(".md"):
-        rows = _read_csv(data)
-    elif name.endswith(".xlsx"):
-        rows = _read_xlsx(data)
-    else:
+    """(row number, cells as text) for every non-blank row of a .csv, .md or .xlsx file."""
+    if tabular.table_format(filename) is None:
         raise WorksheetError(
             [WorksheetProblem(None, None, "Upload the worksheet as .csv or .xlsx.")]
         )
-    if len(rows) > MAX_ROWS:
-        raise WorksheetError(
-            [WorksheetProblem(None, None, f"The file has more than {MAX_ROWS} rows.")]
+    try:
+        rows = tabular.read_table(
+            filename=filename,
+            data=data,
+            sheet_names=SHEET_NAMES,
+            max_bytes=MAX_BYTES,
+            max_rows=MAX_ROWS,
         )
-    return rows
+    except tabular.TableError as error:
+        raise WorksheetError([_problem(p) for p in error.problems]) from None
+    return [(row.number, row.cells) for row in rows]
 
 
-def _read_csv(data: bytes) -> list[tuple[int, list[str]]]:
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        raise WorksheetError(
-            [
-                WorksheetProblem(
-                    line,
-                    None,
-                    'The file is not UTF-8 text. Save it as "CSV UTF-8" and upload it again.',
-                )
-            ]
-        ) from None
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    # Excel in some locales writes semicolons; the instructions show a table with pipes.
-    delimiter = max([",", ";", "\t", "|"], key=first.count)
-    if not first.count(delimiter):
-        delimiter = ","
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    rows = []
-    try:
-        for cells in reader:
-            if delimiter == "|" and cells and not cells[0].strip():
-                cells = cells[1:]  # a markdown table's leading pipe
-            if delimiter == "|" and cells and not cells[-1].strip():
-                cells = cells[:-1]
-            rows.append((reader.line_num, [c.strip() for c in cells]))
-            if len(rows) > MAX_ROWS:
-                break
-    except csv.Error as error:
-        raise WorksheetError(
-            [WorksheetProblem(reader.line_num, None, f"The CSV could not be read: {error}.")]
-        ) from None
-    return rows
-
-
-def _read_xlsx(data: bytes) -> list[tuple[int, list[str]]]:
-    from openpyxl import load_workbook
-
-    try:
-        workbook = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError):
-        raise WorksheetError(
-            [WorksheetProblem(None, None, "The file could not be read as an Excel workbook.")]
-        ) from None
-    try:
-        names = workbook.sheetnames
-        sheet = workbook["Worksheet"] if "Worksheet" in names else workbook[names[0]]
-        rows = []
-        for number, values in enumerate(sheet.iter_rows(values_only=True), start=1):
-            rows.append((number, [_xlsx_text(v) for v in values]))
-            if len(rows) > MAX_ROWS:
-                break
-    finally:
-        workbook.close()
-    return rows
-
-
-def _xlsx_text(value) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value).strip()
+def _problem(problem: tabular.TableProblem) -> WorksheetProblem:
+    row = problem.row if problem.row is not None else problem.line
+    column = tabular.column_letter(problem.column) if problem.column else None
+    return WorksheetProblem(row, column, problem.message)

@@ -194,6 +194,33 @@ def test_semicolons_and_an_xlsx_from_a_spreadsheet_program_are_read(study, fresh
     assert points(study, "R-03")["TC-001", "A"][1] == 20
 
 
+def test_files_are_read_as_the_test_case_import_reads_them(study, fresh_rater):
+    """One reader for both imports: a named sheet, UTF-16 tabs and semicolons read alike."""
+    rows = [HEADER.split(","), ["TC-001", "A", 5.0, 3, 5, 3, 4, 20, "High", None],
+            ["TC-001", "B", 0, 0, 0, 0, 0, 0, None, None]]  # fmt: skip
+    workbook = Workbook()
+    workbook.active.title = "Instructions"
+    workbook.active.append(["Fill in the sheet named Worksheet."])
+    sheet = workbook.create_sheet("Worksheet")
+    for row in rows:
+        sheet.append(row)
+    file = io.BytesIO()
+    workbook.save(file)
+    shown = [["" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+              for value in row] for row in rows]  # fmt: skip
+    text = "\n".join("\t".join(row) for row in shown)
+    for name, data in [
+        ("w.xlsx", file.getvalue()),
+        ("w.txt", text.encode("utf-16")),  # Excel's "Unicode Text"
+        ("w.csv", text.replace("\t", ";").encode()),
+    ]:
+        assert run_import(study, data, filename=name, rater="R-03").cases == 1, name
+        assert points(study, "R-03")["TC-001", "A"][:3] == (
+            {"depth": 5, "evidence": 3, "alternatives": 5, "structure": 3, "actionability": 4},
+            20, "high",
+        ), name  # fmt: skip
+
+
 def test_check_only_writes_nothing(study, fresh_rater):
     before = snapshot()
     data = csv_bytes(HEADER, "TC-001,A,0,0,0,0,0,0,Low,", "TC-001,B,0,0,0,0,0,0,Low,")

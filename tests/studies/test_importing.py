@@ -101,6 +101,36 @@ def test_xlsx_numbers_become_text():
     assert result.cases[0]["responses"] == {"a": "1", "b": "2.5"}
 
 
+def test_files_are_read_as_the_worksheet_import_reads_them():
+    """One reader for both imports: semicolons, tabs in UTF-16, pipes, a
+    workbook whose only sheet has its own name, all give the cases of the comma CSV."""
+    rows = [HEADER.split(","), ["TC-1", "Why?", "", "s", "Yes, **bold**", "No."],
+            ["TC-2", "How?", "", "s", "Later; maybe", "Now."]]  # fmt: skip
+    expected = parse_cases(filename="x.csv", data=csv_file("TC-1,Why?,,s,\"Yes, **bold**\",No.",
+                           "TC-2,How?,,s,Later; maybe,Now."))  # fmt: skip
+    assert expected.ok and len(expected.cases) == 2
+
+    def text(delimiter):
+        return "\n".join(delimiter.join(f'"{c}"' if delimiter in c else c for c in row)
+                         for row in rows)  # fmt: skip
+
+    workbook = Workbook()
+    workbook.active.title = "Test cases"
+    for row in rows:
+        workbook.active.append(row)
+    buffer = io.BytesIO()
+    workbook.save(buffer)
+    for name, data in [
+        ("x.csv", text(";").encode()),
+        ("x.csv", text("\t").encode("utf-16")),
+        ("x.csv", text("|").encode()),
+        ("x.xlsx", buffer.getvalue()),
+    ]:
+        result = parse_cases(filename=name, data=data)
+        assert result.ok, result.problem_lines()
+        assert result.cases == expected.cases, name
+
+
 def test_systems_are_checked_against_the_study():
     data = csv_file("TC-1,P,,,a,b")
     assert parse_cases(filename="x.csv", data=data, study_systems=["improved", "baseline"]).ok
@@ -129,8 +159,7 @@ def test_systems_are_checked_against_the_study():
         (
             "cases.csv",
             csv_file("TC-1,Caf\xe9,,,a,b").replace(b"\xc3\xa9", b"\xe9"),
-            "Line 2: the file is not UTF-8 text (byte 0xe9 cannot be read). Save it with the "
-            "encoding 'UTF-8' (in Excel: 'CSV UTF-8').",
+            'Line 2: the file is not UTF-8 text. Save it as "CSV UTF-8" and upload it again.',
         ),
         (
             "cases.jsonl",
@@ -196,13 +225,8 @@ def test_systems_are_checked_against_the_study():
         ),
         (
             "cases.csv",
-            b"id;prompt;response:a\nTC-1;P;a\n",
-            "Row 1: the columns seem to be separated by semicolons.",
-        ),
-        (
-            "cases.csv",
             csv_file('TC-1,"P,,,a,b'),
-            "Row 2 (line 2): the CSV cannot be read",
+            "Row 2: the CSV cannot be read (unexpected end of data); check the quotes",
         ),
         (
             "cases.csv",
