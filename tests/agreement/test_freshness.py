@@ -45,12 +45,12 @@ def test_a_level_change_during_the_pilot_is_recomputed(pilot):
 
 def test_opening_the_study_recomputes_it_as_the_main_phase(pilot):
     assert StudyAgreement.objects.get(study=pilot).result["phase"] == "pilot"
-    study_open(study=pilot, actor=pilot.lead, acknowledge_warnings=True)
+    opened = study_open(study=pilot, actor=pilot.lead, acknowledge_warnings=True)
     agreement = StudyAgreement.objects.get(study=pilot)
     assert agreement.result["phase"] == "main"
     # The pilot's ratings are left out of the main study, and said to be.
     assert agreement.result["left_out"]["other_phase_ratings"] == 12
-    assert not agreement_is_stale(study=pilot, agreement=agreement)
+    assert not agreement_is_stale(study=opened, agreement=agreement)
 
 
 def test_excluding_a_rater_is_recomputed(pilot):
