@@ -10,7 +10,7 @@ from django.db import connection
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_database_url() -> str:
+def subprocess_database_url() -> str:
     """The URL of the database this test runs against, for a process of its own."""
     db = connection.settings_dict
     user = db.get("USER") or "postgres"
@@ -25,7 +25,7 @@ def manage(*args: str, env: dict | None = None, timeout: float = 120):
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "config.settings.test",
-            "DATABASE_URL": test_database_url(),
+            "DATABASE_URL": subprocess_database_url(),
         }
     return subprocess.run(  # noqa: S603 - our own manage.py with arguments the test chose
         [sys.executable, "manage.py", *args],

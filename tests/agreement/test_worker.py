@@ -19,7 +19,7 @@ from agreement.models import StudyAgreement
 from annotation.services import rating_submit
 from config.celery import app as celery_app
 from tests.payloads import full_marks_payload
-from tests.processes import test_database_url
+from tests.processes import subprocess_database_url
 
 from ..factories import UserFactory, make_study
 
@@ -32,7 +32,7 @@ def start_worker(queue: str) -> subprocess.Popen:
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": test_database_url(),
+        "DATABASE_URL": subprocess_database_url(),
         "CELERY_TASK_ALWAYS_EAGER": "false",
         "CELERY_QUEUE": queue,
         "AGREEMENT_BOOTSTRAP_RESAMPLES": "2000",
