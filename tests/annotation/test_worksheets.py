@@ -19,6 +19,7 @@ from studies.services import membership_add, rubric_replace_with_preset
 from tests.payloads import coordinator_of, payload_for, submit, submit_all
 
 from ..factories import UserFactory, make_study
+from .support import consent_all
 
 pytestmark = pytest.mark.django_db
 
@@ -418,3 +419,93 @@ def test_the_commands_exit_non_zero_with_the_errors_and_write_nothing(tmp_path):
     imported = manage("import_worksheet", study.slug, str(out), "--rater", "R-01")
     assert imported.returncode == 0, imported.stderr
     assert Rating.objects.filter(assignment__test_case__study=study).count() == 8
+
+
+# One write path -------------------------------------------------------------------------
+
+
+def answers_for(study, n: int) -> dict:
+    """A payload choosing, per dimension, the option that ``n`` picks among its choices."""
+    responses, case = {}, {}
+    for dimension in study.rubric.dimensions.all():
+        kind = dimension.scoring()
+        choices = list(kind.cell_choices)
+        answer = {"choice": choices[n % len(choices)]}
+        if kind.scope == "case":
+            case[dimension.key] = answer
+        else:
+            for offset, label in enumerate(("A", "B")):
+                answer = {"choice": choices[(n + offset) % len(choices)]}
+                responses.setdefault(label, {})[dimension.key] = answer
+    return {"responses": responses, "case": case, "confidence": "medium", "notes": f"n{n}"}
+
+
+def recorded(study) -> list:
+    """Every stored row of the study's ratings, by case and label, without ids or times."""
+    rows = []
+    for assignment in Assignment.objects.filter(test_case__study=study).order_by(
+        "test_case__case_id"
+    ):
+        rows.append(
+            (
+                assignment.test_case.case_id,
+                assignment.status,
+                assignment.flipped,
+                assignment.case_scores,
+                assignment.confidence,
+                assignment.notes,
+                assignment.draft,
+                [
+                    (r.label, r.shown_label, r.scores, r.total)
+                    for r in assignment.ratings.order_by("label")
+                ],
+                [revision.submitted for revision in assignment.revisions.order_by("pk")],
+            )
+        )
+    return rows
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("preset", ["likert", "harm", "pairwise", "correctness"])
+def test_the_screen_and_a_worksheet_store_the_same_answers_identically(client, preset):
+    """Answers given on screen in one study and by worksheet in its twin are stored alike,
+    revisions included, and give the same agreement result."""
+    from agreement.services import agreement_result
+
+    twins = []
+    for slug in (f"{preset}-screen", f"{preset}-sheet"):
+        users = [UserFactory(), UserFactory()]
+        study = make_study(slug=slug, cases=4, raters=users, status=Study.Status.DRAFT)
+        Assignment.objects.filter(test_case__study=study).delete()
+        rubric_replace_with_preset(study=study, preset=preset, actor=None)
+        Study.objects.filter(pk=study.pk).update(status=Study.Status.OPEN)
+        study.refresh_from_db()
+        for rater in study.memberships.filter(role=Membership.Role.RATER):
+            assignments_create_all(study=study, rater=rater)
+        twins.append((study, users))
+    (screen, screen_users), (sheet, _) = twins
+    consent_all(screen)
+
+    for round_ in range(2):  # the second round revises every answer
+        for pseudonym, user in zip(("R-01", "R-02"), screen_users, strict=True):
+            rater = screen.memberships.get(pseudonym=pseudonym)
+            client.force_login(user)
+            for n, assignment in enumerate(rater.assignments.order_by("test_case__case_id")):
+                response = client.post(
+                    reverse("annotation:rate", args=[assignment.uuid]),
+                    {
+                        "payload": json.dumps(answers_for(screen, n + round_ + len(pseudonym))),
+                        "version": str(Assignment.objects.get(pk=assignment.pk).version),
+                    },
+                )
+                assert response.status_code == 302, response.content[:500]
+        for pseudonym in ("R-01", "R-02"):
+            data = export_bytes(screen, "worksheet-csv", rater=pseudonym)
+            run_import(sheet, data, rater=pseudonym)
+
+    assert recorded(sheet) == recorded(screen)
+    assert RatingRevision.objects.filter(assignment__test_case__study=sheet).count() == 8
+    assert set(
+        Assignment.objects.filter(test_case__study=sheet).values_list("source", flat=True)
+    ) == {Assignment.Source.WORKSHEET}
+    assert agreement_result(study=sheet) == agreement_result(study=screen)
