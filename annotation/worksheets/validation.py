@@ -161,6 +161,7 @@ def worksheet_headings(*, study: Study) -> list[str]:
 
 
 def _check_rows(study, rater, columns, body):
+    """The checked cases, the ids of cases left blank, and every problem found."""
     problems: list[WorksheetProblem] = []
     cases = {c.case_id: c for c in study.test_cases.only("id", "case_id")}
     labels: dict[int, list[str]] = {}
@@ -168,13 +169,30 @@ def _check_rows(study, rater, columns, body):
         "test_case_id", "label"
     ):
         labels.setdefault(test_case_id, []).append(label)
-    response_columns = [c for c in columns if c.scope != "case"]
-    case_columns = [c for c in columns if c.scope == "case"]
+    grouped = _group_rows(body, rater=rater, cases=cases, labels=labels, problems=problems)
+    scored_fields = [f"dim:{c.key}" for c in columns] + ["total", "confidence"]
+    checked, skipped = [], []
+    for case_id, rows in grouped.items():
+        if not any(values.get(f) for _, values in rows for f in scored_fields):
+            if any(values.get("notes") for _, values in rows):
+                problems.append(
+                    WorksheetProblem(rows[0][0], "Notes", f"{case_id} has notes but no scores.")
+                )
+            skipped.append(case_id)
+            continue
+        test_case_id = cases[case_id].pk
+        checked.append(
+            _check_case(case_id, test_case_id, rows, columns, labels[test_case_id], problems)
+        )
+    return checked, skipped, problems
+
+
+def _group_rows(body, *, rater, cases, labels, problems) -> dict[str, list[tuple[int, dict]]]:
+    """The rows of each known test case, one per response label; the others are problems."""
     grouped: dict[str, list[tuple[int, dict]]] = {}
     first_row: dict[tuple[str, str], int] = {}
-
-    for number, values in body:
-        values = {k: unneutralise(v) for k, v in values.items()}
+    for number, raw_values in body:
+        values = {k: unneutralise(v) for k, v in raw_values.items()}
         given_rater = values.get("rater", "")
         if given_rater and given_rater.upper() != rater.pseudonym.upper():
             problems.append(
@@ -185,125 +203,128 @@ def _check_rows(study, rater, columns, body):
                     "worksheet at a time.",
                 )
             )
-        case_id = values["case"]
-        label = values["label"].upper().removeprefix("RESPONSE").strip()
-        if not case_id:
-            problems.append(WorksheetProblem(number, "TC-ID", "The test case id is empty."))
+        problem = _row_place_problem(number, values, cases, labels, first_row)
+        if problem:
+            problems.append(problem)
             continue
-        if case_id not in cases:
-            problems.append(
-                WorksheetProblem(number, "TC-ID", f"There is no test case {case_id} in this study.")
-            )
-            continue
-        case_labels = labels.get(cases[case_id].pk, [])
-        if label not in case_labels:
-            shown = values["label"] or "empty"
-            problems.append(
-                WorksheetProblem(
-                    number,
-                    "Response",
-                    f"The response label is {shown}; {case_id} has responses "
-                    f"{', '.join(case_labels)}.",
-                )
-            )
-            continue
-        if (case_id, label) in first_row:
-            problems.append(
-                WorksheetProblem(
-                    number,
-                    "Response",
-                    f"A second row for {case_id} response {label} (the first is row "
-                    f"{first_row[case_id, label]}).",
-                )
-            )
-            continue
+        case_id, label = values["case"], _label(values["label"])
         first_row[case_id, label] = number
         values["label"] = label
         grouped.setdefault(case_id, []).append((number, values))
+    return grouped
 
-    checked, skipped = [], []
-    for case_id, rows in grouped.items():
-        scored_fields = [f"dim:{c.key}" for c in columns] + ["total", "confidence"]
-        if not any(values.get(f) for _, values in rows for f in scored_fields):
-            if any(values.get("notes") for _, values in rows):
-                problems.append(
-                    WorksheetProblem(rows[0][0], "Notes", f"{case_id} has notes but no scores.")
-                )
-            skipped.append(case_id)
+
+def _label(text: str) -> str:
+    return text.upper().removeprefix("RESPONSE").strip()
+
+
+def _row_place_problem(number, values, cases, labels, first_row) -> WorksheetProblem | None:
+    """What is wrong with the test case and response a row names, if anything."""
+    case_id, label = values["case"], _label(values["label"])
+    if not case_id:
+        return WorksheetProblem(number, "TC-ID", "The test case id is empty.")
+    if case_id not in cases:
+        return WorksheetProblem(number, "TC-ID", f"There is no test case {case_id} in this study.")
+    case_labels = labels.get(cases[case_id].pk, [])
+    if label not in case_labels:
+        shown = values["label"] or "empty"
+        return WorksheetProblem(
+            number,
+            "Response",
+            f"The response label is {shown}; {case_id} has responses {', '.join(case_labels)}.",
+        )
+    if (case_id, label) in first_row:
+        return WorksheetProblem(
+            number,
+            "Response",
+            f"A second row for {case_id} response {label} (the first is row "
+            f"{first_row[case_id, label]}).",
+        )
+    return None
+
+
+def _check_case(case_id, test_case_id, rows, columns, case_labels, problems) -> CaseScores:
+    """One test case's rows read against the rubric: scores, totals, confidence, notes."""
+    entry = CaseScores(case_id=case_id, test_case_id=test_case_id)
+    present = {values["label"] for _, values in rows}
+    for missing in [lb for lb in case_labels if lb not in present]:
+        problems.append(
+            WorksheetProblem(
+                rows[0][0], "Response", f"{case_id} has no row for response {missing}."
+            )
+        )
+    response_columns = [c for c in columns if c.scope != "case"]
+    for number, values in rows:
+        entry.scores[values["label"]] = _check_response_row(
+            number, values, response_columns, problems
+        )
+    entry.confidence = _check_confidence(rows, case_id, problems)
+    for column in (c for c in columns if c.scope == "case"):
+        raw = _per_case(rows, f"dim:{column.key}", column.header, case_id, problems)
+        if raw is None:
             continue
-        test_case_id = cases[case_id].pk
-        entry = CaseScores(case_id=case_id, test_case_id=test_case_id)
-        present = {values["label"] for _, values in rows}
-        for missing in [lb for lb in labels[test_case_id] if lb not in present]:
-            problems.append(
-                WorksheetProblem(
-                    rows[0][0], "Response", f"{case_id} has no row for response {missing}."
-                )
+        try:
+            entry.case_scores[column.key] = cell_read(column, raw)
+        except ValueError as error:
+            problems.append(WorksheetProblem(rows[0][0], column.header, str(error)))
+    notes = []
+    for _, values in rows:
+        note = values.get("notes", "")
+        if note and note not in notes:
+            notes.append(note)
+    entry.notes = "\n".join(notes)
+    if len(entry.notes) > MAX_NOTES_LENGTH:
+        problems.append(
+            WorksheetProblem(
+                rows[0][0], "Notes", f"Notes are limited to {MAX_NOTES_LENGTH} characters."
             )
-        for number, values in rows:
-            scores, total_ok = {}, True
-            for column in response_columns:
-                try:
-                    scores[column.key] = cell_read(column, values.get(f"dim:{column.key}", ""))
-                except ValueError as error:
-                    problems.append(WorksheetProblem(number, column.header, str(error)))
-                    total_ok = False
-            points = sum(score["points"] for score in scores.values())
-            raw_total = values.get("total", "")
-            if not raw_total:
-                problems.append(WorksheetProblem(number, "Total", "The total is empty."))
-            elif not re.fullmatch(r"\d+(\.0+)?", raw_total):
-                problems.append(
-                    WorksheetProblem(number, "Total", "The total must be a whole number.")
-                )
-            elif total_ok and int(Decimal(raw_total)) != points:
-                problems.append(
-                    WorksheetProblem(
-                        number,
-                        "Total",
-                        f"The total is {int(Decimal(raw_total))} but the scores add up to "
-                        f"{points}.",
-                    )
-                )
-            entry.scores[values["label"]] = scores
-        confidence = _per_case(rows, "confidence", "Confidence", case_id, problems)
-        if confidence is not None:
-            if not confidence:
-                problems.append(
-                    WorksheetProblem(rows[0][0], "Confidence", "Give Low, Medium or High.")
-                )
-            elif confidence.lower() not in CONFIDENCE:
-                problems.append(
-                    WorksheetProblem(
-                        rows[0][0],
-                        "Confidence",
-                        f"The confidence is {confidence}; give Low, Medium or High.",
-                    )
-                )
-            else:
-                entry.confidence = CONFIDENCE[confidence.lower()]
-        for column in case_columns:
-            raw = _per_case(rows, f"dim:{column.key}", column.header, case_id, problems)
-            if raw is None:
-                continue
-            try:
-                entry.case_scores[column.key] = cell_read(column, raw)
-            except ValueError as error:
-                problems.append(WorksheetProblem(rows[0][0], column.header, str(error)))
-        notes = []
-        for _, values in rows:
-            note = values.get("notes", "")
-            if note and note not in notes:
-                notes.append(note)
-        entry.notes = "\n".join(notes)
-        if len(entry.notes) > MAX_NOTES_LENGTH:
-            problems.append(
-                WorksheetProblem(
-                    rows[0][0], "Notes", f"Notes are limited to {MAX_NOTES_LENGTH} characters."
-                )
+        )
+    return entry
+
+
+def _check_response_row(number, values, columns, problems) -> dict:
+    """One response's cells read against the rubric, and its total checked against them."""
+    scores, total_ok = {}, True
+    for column in columns:
+        try:
+            scores[column.key] = cell_read(column, values.get(f"dim:{column.key}", ""))
+        except ValueError as error:
+            problems.append(WorksheetProblem(number, column.header, str(error)))
+            total_ok = False
+    points = sum(score["points"] for score in scores.values())
+    raw_total = values.get("total", "")
+    if not raw_total:
+        problems.append(WorksheetProblem(number, "Total", "The total is empty."))
+    elif not re.fullmatch(r"\d+(\.0+)?", raw_total):
+        problems.append(WorksheetProblem(number, "Total", "The total must be a whole number."))
+    elif total_ok and int(Decimal(raw_total)) != points:
+        problems.append(
+            WorksheetProblem(
+                number,
+                "Total",
+                f"The total is {int(Decimal(raw_total))} but the scores add up to {points}.",
             )
-        checked.append(entry)
-    return checked, skipped, problems
+        )
+    return scores
+
+
+def _check_confidence(rows, case_id, problems) -> str:
+    confidence = _per_case(rows, "confidence", "Confidence", case_id, problems)
+    if confidence is None:
+        return ""
+    if not confidence:
+        problems.append(WorksheetProblem(rows[0][0], "Confidence", "Give Low, Medium or High."))
+        return ""
+    if confidence.lower() not in CONFIDENCE:
+        problems.append(
+            WorksheetProblem(
+                rows[0][0],
+                "Confidence",
+                f"The confidence is {confidence}; give Low, Medium or High.",
+            )
+        )
+        return ""
+    return CONFIDENCE[confidence.lower()]
 
 
 def _per_case(rows, name, display, case_id, problems) -> str | None:
