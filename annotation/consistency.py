@@ -47,10 +47,18 @@ def find_inconsistencies(
     *, entries: list[Entry], counted: list[tuple[str, str]], max_total: int
 ) -> list[Finding]:
     """Findings in case order; ``counted`` is [(dimension key, dimension name)]."""
-    findings = []
-    names = dict(counted)
+    findings = _weight_findings(entries, counted)
+    for entry in entries:
+        findings += _entry_findings(entry, counted)
+    findings += _gap_findings(entries, max_total)
+    # A stable sort: within a case, findings keep the order they were found in.
+    order = {entry.case: index for index, entry in enumerate(entries)}
+    return sorted(findings, key=lambda f: order.get(f.case, 0))
 
-    # The same item counted at full weight in one place and at half weight in another.
+
+def _weight_findings(entries: list[Entry], counted: list[tuple[str, str]]) -> list[Finding]:
+    """The same item counted at full weight in one place and at half weight in another."""
+    findings = []
     for key, name in counted:
         weights = defaultdict(lambda: {False: [], True: []})
         for entry in entries:
@@ -68,35 +76,46 @@ def find_inconsistencies(
                         f"but at half weight in {', '.join(by_weight[True])}.",
                     )
                 )
+    return findings
 
-    for entry in entries:
-        where = f"{entry.case} Response {entry.label}"
-        seen_in = defaultdict(list)
-        for key, name in counted:
-            texts = [normalise(i["text"]) for i in _items(entry, key)]
-            for text in sorted({t for t in texts if texts.count(t) > 1}):
-                findings.append(
-                    Finding("duplicate", entry.case, f"{where}, {name}: “{text}” is listed twice.")
-                )
-            for text in set(texts):
-                seen_in[text].append(key)
-        for text, keys in seen_in.items():
-            if len(keys) > 1:
-                listed = " and ".join(names[k] for k in keys)
-                findings.append(
-                    Finding(
-                        "two-dimensions",
-                        entry.case,
-                        f"{where}: “{text}” is counted under both {listed}; "
-                        "check this is intended.",
-                    )
-                )
 
+def _entry_findings(entry: Entry, counted: list[tuple[str, str]]) -> list[Finding]:
+    """One response's items listed twice in a dimension, then those counted in two."""
+    names = dict(counted)
+    where = f"{entry.case} Response {entry.label}"
+    findings = []
+    seen_in = defaultdict(list)
+    for key, name in counted:
+        texts = [normalise(i["text"]) for i in _items(entry, key)]
+        for text in sorted({t for t in texts if texts.count(t) > 1}):
+            findings.append(
+                Finding("duplicate", entry.case, f"{where}, {name}: “{text}” is listed twice.")
+            )
+        for text in set(texts):
+            seen_in[text].append(key)
+    for text, keys in seen_in.items():
+        if len(keys) > 1:
+            listed = " and ".join(names[k] for k in keys)
+            findings.append(
+                Finding(
+                    "two-dimensions",
+                    entry.case,
+                    f"{where}: “{text}” is counted under both {listed}; check this is intended.",
+                )
+            )
+    return findings
+
+
+def _gap_findings(entries: list[Entry], max_total: int) -> list[Finding]:
+    """Cases whose highest and lowest response totals are far apart."""
+    if not max_total:
+        return []
     by_case = defaultdict(list)
     for entry in entries:
         by_case[entry.case].append(entry)
+    findings = []
     for case, group in by_case.items():
-        if len(group) < 2 or not max_total:
+        if len(group) < 2:
             continue
         high = max(group, key=lambda e: e.total)
         low = min(group, key=lambda e: e.total)
@@ -110,6 +129,4 @@ def find_inconsistencies(
                     "a gap this large.",
                 )
             )
-
-    order = {entry.case: index for index, entry in enumerate(entries)}
-    return sorted(findings, key=lambda f: order.get(f.case, 0))
+    return findings

@@ -233,32 +233,42 @@ def _read_header(where: str, header: list[str], problems: _Collector):
     for index, raw in enumerate(header):
         name = raw.strip()
         letter = tabular.column_letter(index + 1)
-        if not name:
-            columns.append(None)
-            continue
         column = f"column {letter} '{name}'"
-        if name.lower().startswith(RESPONSE_PREFIX):
-            system = name[len(RESPONSE_PREFIX) :].strip()
-            if not system:
-                problems.add(where, "a response column needs a system name, e.g. "
-                             "'response:baseline'.", column)  # fmt: skip
-                columns.append(None)
-                continue
-            if len(system) > MAX_SYSTEM_CHARS:
-                problems.add(
-                    where, f"system names are limited to {MAX_SYSTEM_CHARS} characters.", column
-                )
-            entry = ("response", system)
-        elif name.lower() in REQUIRED_COLUMNS + OPTIONAL_COLUMNS:
-            entry = ("field", name.lower())
-        else:
-            problems.add(where, f"unknown column. {COLUMN_HINT}", column)
-            columns.append(("unknown", name))
-            continue
-        if entry in seen:
-            problems.add(where, f"this column repeats column {seen[entry]}.", column)
-        seen.setdefault(entry, letter)
+        entry = _header_column(where, name, column, problems)
+        if entry is not None and entry[0] != "unknown":
+            if entry in seen:
+                problems.add(where, f"this column repeats column {seen[entry]}.", column)
+            seen.setdefault(entry, letter)
         columns.append(entry)
+    # Unknown or repeated columns are reported, and the rows are still checked, so that
+    # one upload shows every problem; without the required columns there is nothing to check.
+    return columns if _has_required_columns(where, seen, problems) else None
+
+
+def _header_column(where: str, name: str, column: str, problems: _Collector):
+    """What one column name means; reports a name that cannot be used as it is."""
+    if not name:
+        return None
+    if name.lower().startswith(RESPONSE_PREFIX):
+        system = name[len(RESPONSE_PREFIX) :].strip()
+        if not system:
+            problems.add(
+                where, "a response column needs a system name, e.g. 'response:baseline'.", column
+            )
+            return None
+        if len(system) > MAX_SYSTEM_CHARS:
+            problems.add(
+                where, f"system names are limited to {MAX_SYSTEM_CHARS} characters.", column
+            )
+        return ("response", system)
+    if name.lower() in REQUIRED_COLUMNS + OPTIONAL_COLUMNS:
+        return ("field", name.lower())
+    problems.add(where, f"unknown column. {COLUMN_HINT}", column)
+    return ("unknown", name)
+
+
+def _has_required_columns(where: str, seen: dict, problems: _Collector) -> bool:
+    """Whether the header has the required columns and a response column; reports which not."""
     usable = True
     for required in REQUIRED_COLUMNS:
         if ("field", required) not in seen:
@@ -271,12 +281,11 @@ def _read_header(where: str, header: list[str], problems: _Collector):
             "'response:<system name>', e.g. 'response:baseline'.",
         )
         usable = False
-    # Unknown or repeated columns are reported, and the rows are still checked, so that
-    # one upload shows every problem; without the required columns there is nothing to check.
-    return columns if usable else None
+    return usable
 
 
 def _jsonl_records(data: bytes, problems: _Collector) -> Iterator[tuple]:
+    """One record per non-blank line that holds a JSON object."""
     text = _decode(data, problems)
     if text is None:
         return
@@ -286,63 +295,84 @@ def _jsonl_records(data: bytes, problems: _Collector) -> Iterator[tuple]:
         if not line.strip():
             continue
         where = f"Line {number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            problems.add(
-                where,
-                f"this line is not valid JSON ({error.msg} at character {error.colno}). "
-                "Each line must be one complete JSON object.",
-            )
+        record = _jsonl_object(where, line, problems)
+        if record is None:
             continue
-        if not isinstance(record, dict):
-            problems.add(where, "each line must be a JSON object, {...}.")
-            continue
-        fields = {}
-        for key, value in record.items():
-            if key not in JSONL_FIELDS:
-                problems.add(
-                    where,
-                    "unknown field. Use id, prompt, context, stratum and responses.",
-                    f"field '{key}'",
-                )
-            elif key == "responses":
-                continue
-            elif value is None:
-                fields[key] = ""
-            elif isinstance(value, str) or (key == "id" and isinstance(value, int)):
-                fields[key] = str(value)
-            else:
-                problems.add(where, "must be text (in double quotes).", f"field '{key}'")
-        # A missing "responses" is reported per system by the shared checks.
-        responses = record.get("responses") or {}
-        if not isinstance(responses, dict):
-            problems.add(
-                where,
-                'must be an object with one text per system: {"<system>": "<text>", ...}.',
-                "field 'responses'",
-            )
-            responses = {}
-        texts = {}
-        for system, value in responses.items():
-            column = f"field 'responses.{system}'"
-            if not system.strip():
-                problems.add(where, "a response needs a system name as its key.", column)
-            elif len(system) > MAX_SYSTEM_CHARS:
-                problems.add(
-                    where, f"system names are limited to {MAX_SYSTEM_CHARS} characters.", column
-                )
-            elif not isinstance(value, str | None):
-                problems.add(where, "must be text (in double quotes).", column)
-            else:
-                texts[system.strip()] = value or ""
+        fields = _jsonl_fields(where, record, problems)
+        texts = _jsonl_responses(where, record, problems)
         yield where, fields, texts, None
+
+
+def _jsonl_object(where: str, line: str, problems: _Collector) -> dict | None:
+    """The line's JSON object, or None when it is not valid JSON or not an object."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as error:
+        problems.add(
+            where,
+            f"this line is not valid JSON ({error.msg} at character {error.colno}). "
+            "Each line must be one complete JSON object.",
+        )
+        return None
+    if not isinstance(record, dict):
+        problems.add(where, "each line must be a JSON object, {...}.")
+        return None
+    return record
+
+
+def _jsonl_fields(where: str, record: dict, problems: _Collector) -> dict:
+    """The line's fields other than "responses", as text; reports unknown or non-text ones."""
+    fields = {}
+    for key, value in record.items():
+        if key not in JSONL_FIELDS:
+            problems.add(
+                where,
+                "unknown field. Use id, prompt, context, stratum and responses.",
+                f"field '{key}'",
+            )
+        elif key == "responses":
+            continue
+        elif value is None:
+            fields[key] = ""
+        elif isinstance(value, str) or (key == "id" and isinstance(value, int)):
+            fields[key] = str(value)
+        else:
+            problems.add(where, "must be text (in double quotes).", f"field '{key}'")
+    return fields
+
+
+def _jsonl_responses(where: str, record: dict, problems: _Collector) -> dict:
+    """The line's responses as {system: text}; reports a malformed object or entry."""
+    # A missing "responses" is reported per system by the shared checks.
+    responses = record.get("responses") or {}
+    if not isinstance(responses, dict):
+        problems.add(
+            where,
+            'must be an object with one text per system: {"<system>": "<text>", ...}.',
+            "field 'responses'",
+        )
+        responses = {}
+    texts = {}
+    for system, value in responses.items():
+        column = f"field 'responses.{system}'"
+        if not system.strip():
+            problems.add(where, "a response needs a system name as its key.", column)
+        elif len(system) > MAX_SYSTEM_CHARS:
+            problems.add(
+                where, f"system names are limited to {MAX_SYSTEM_CHARS} characters.", column
+            )
+        elif not isinstance(value, str | None):
+            problems.add(where, "must be text (in double quotes).", column)
+        else:
+            texts[system.strip()] = value or ""
+    return texts
 
 
 # --- Checks shared by every format -------------------------------------------------------
 
 
 def _check_records(records, problems, result, existing_ids, study_systems) -> None:
+    """Check every record into ``result.cases``; stops at too many problems or cases."""
     existing_ids = set(existing_ids)
     study_systems = sorted(study_systems)
     systems: list[str] | None = None
@@ -356,44 +386,55 @@ def _check_records(records, problems, result, existing_ids, study_systems) -> No
         if problems.full:
             return
         case = _check_fields(where, fields, columns, problems)
-        case["responses"] = {}
-        for system in systems:
-            column = _column_name(columns, system, kind="response")
-            if system not in responses:
-                problems.add(where, f"there is no response for system '{system}'.", column)
-                continue
-            text = responses[system].strip()
-            if not text:
-                problems.add(where, f"the response of system '{system}' is empty.", column)
-            elif _check_text(where, text, column, problems):
-                case["responses"][system] = text
-        for system in sorted(set(responses) - set(systems)):
-            problems.add(
-                where,
-                f"system '{system}' is not one of the systems of the first test case; "
-                f"every line must have responses for the same systems ({', '.join(systems)}).",
-                f"field 'responses.{system}'",
-            )
-        case_id = case["id"]
-        if case_id:
-            if case_id in first_seen:
-                problems.add(
-                    where,
-                    f"the id '{case_id}' is used twice (also {first_seen[case_id].lower()}).",
-                    _column_name(columns, "id"),
-                )
-            elif case_id in existing_ids:
-                problems.add(
-                    where,
-                    f"the study already has a test case with the id '{case_id}'.",
-                    _column_name(columns, "id"),
-                )
-            first_seen.setdefault(case_id, where)
+        case["responses"] = _check_responses(where, responses, systems, columns, problems)
+        _check_case_id(where, case["id"], columns, first_seen, existing_ids, problems)
         result.cases.append(case)
         if len(result.cases) > MAX_CASES:
             problems.add(where, f"a file can hold at most {MAX_CASES} test cases.")
             return
     result.systems = systems or []
+
+
+def _check_responses(where, responses, systems, columns, problems) -> dict[str, str]:
+    """The usable response of each of the file's systems; reports missing and extra ones."""
+    checked = {}
+    for system in systems:
+        column = _column_name(columns, system, kind="response")
+        if system not in responses:
+            problems.add(where, f"there is no response for system '{system}'.", column)
+            continue
+        text = responses[system].strip()
+        if not text:
+            problems.add(where, f"the response of system '{system}' is empty.", column)
+        elif _check_text(where, text, column, problems):
+            checked[system] = text
+    for system in sorted(set(responses) - set(systems)):
+        problems.add(
+            where,
+            f"system '{system}' is not one of the systems of the first test case; "
+            f"every line must have responses for the same systems ({', '.join(systems)}).",
+            f"field 'responses.{system}'",
+        )
+    return checked
+
+
+def _check_case_id(where, case_id, columns, first_seen, existing_ids, problems) -> None:
+    """Reports an id used earlier in the file or already in the study; notes where it was."""
+    if not case_id:
+        return
+    if case_id in first_seen:
+        problems.add(
+            where,
+            f"the id '{case_id}' is used twice (also {first_seen[case_id].lower()}).",
+            _column_name(columns, "id"),
+        )
+    elif case_id in existing_ids:
+        problems.add(
+            where,
+            f"the study already has a test case with the id '{case_id}'.",
+            _column_name(columns, "id"),
+        )
+    first_seen.setdefault(case_id, where)
 
 
 def _systems_of_file(records, study_systems, problems) -> list[str] | None:
