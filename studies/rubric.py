@@ -217,8 +217,20 @@ def _points_only(dimension, raw: dict, allowed) -> int:
     return points
 
 
+class PointsInCell(DimensionKind):
+    """Kinds whose worksheet cell holds points: what was counted or ticked stays off paper."""
+
+    def cell_out(self, value: dict | None, *, flipped: bool = False):
+        return self.points(value) if value else ""
+
+    def cell_in(self, text: str, *, header: str = "") -> dict:
+        if not text:
+            raise RubricValueError("The score is empty.")
+        return {"points": self._cell_value(text, header=header or self.name)}
+
+
 @dataclass(frozen=True)
-class CountedDimension(DimensionKind):
+class CountedDimension(PointsInCell):
     """The rater lists what they counted; points come from bands over the count."""
 
     key: str
@@ -313,14 +325,6 @@ class CountedDimension(DimensionKind):
     def cell_choices(self) -> tuple:
         return tuple(sorted({band.points for band in self.bands}))
 
-    def cell_out(self, value: dict | None, *, flipped: bool = False):
-        return self.points(value) if value else ""
-
-    def cell_in(self, text: str, *, header: str = "") -> dict:
-        if not text:
-            raise RubricValueError("The score is empty.")
-        return {"points": self._cell_value(text, header=header or self.name)}
-
     def long_text(self, value: dict | None, *, flipped: bool = False) -> tuple[str, str]:
         count = self.count(value) if isinstance(value, dict) else None
         if count is None:
@@ -346,7 +350,7 @@ class CountedDimension(DimensionKind):
 
 
 @dataclass(frozen=True)
-class ChecklistDimension(DimensionKind):
+class ChecklistDimension(PointsInCell):
     """Yes/no criteria, one point for each criterion met."""
 
     key: str
@@ -392,14 +396,6 @@ class ChecklistDimension(DimensionKind):
     @property
     def cell_choices(self) -> tuple:
         return tuple(range(self.max_points + 1))
-
-    def cell_out(self, value: dict | None, *, flipped: bool = False):
-        return self.points(value) if value else ""
-
-    def cell_in(self, text: str, *, header: str = "") -> dict:
-        if not text:
-            raise RubricValueError("The score is empty.")
-        return {"points": self._cell_value(text, header=header or self.name)}
 
     def long_text(self, value: dict | None, *, flipped: bool = False) -> tuple[str, str]:
         checked = value.get("checked") if isinstance(value, dict) else None
