@@ -1,0 +1,85 @@
+"""The embedded default (SQLite, in-process tasks) under concurrent raters loses nothing."""
+
+import json
+import os
+import sys
+
+import pytest
+
+from tests.processes import ROOT, manage
+
+SCRIPT = r"""
+import json, threading
+import django
+django.setup()
+from django.db import connection
+from annotation.models import Assignment, Rating
+from annotation.services import draft_save, rating_submit
+from studies.models import Membership
+from tests.factories import UserFactory, make_study
+from tests.payloads import full_marks_payload
+
+study = make_study(slug="busy", cases=6, raters=[UserFactory() for _ in range(8)])
+raters = list(study.memberships.filter(role=Membership.Role.RATER))
+errors = []
+start = threading.Barrier(len(raters))
+
+def rate(rater):
+    try:
+        start.wait()
+        for assignment in Assignment.objects.filter(rater=rater):
+            saved = draft_save(
+                assignment=assignment, payload=full_marks_payload(), expected_version=0
+            )
+            rating_submit(
+                assignment=saved, payload=full_marks_payload(), expected_version=saved.version
+            )
+    except Exception as error:
+        errors.append(repr(error))
+    finally:
+        connection.close()
+
+threads = [threading.Thread(target=rate, args=(rater,)) for rater in raters]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(json.dumps({
+    "errors": errors,
+    "ratings": Rating.objects.filter(assignment__test_case__study=study).count(),
+    "submitted": Assignment.objects.filter(
+        test_case__study=study, status="submitted").count(),
+}))
+"""
+
+
+@pytest.mark.integration
+def test_eight_raters_at_once_on_sqlite_lose_nothing(tmp_path):
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("DJANGO_", "DATABASE_", "CELERY_"))
+    }
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings.local",
+        DATABASE_URL=f"sqlite:///{tmp_path / 'concord.sqlite3'}",
+        AGREEMENT_BOOTSTRAP_RESAMPLES="200",
+    )
+    migrated = manage("migrate", "--no-input", env=env)
+    assert migrated.returncode == 0, migrated.stderr
+    import subprocess
+
+    run = subprocess.run(  # noqa: S603 - our own script, in our own interpreter
+        [sys.executable, "-c", SCRIPT],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    outcome = json.loads(run.stdout.strip().splitlines()[-1])
+    assert outcome["errors"] == []
+    assert outcome["submitted"] == 8 * 6
+    assert outcome["ratings"] == 8 * 6 * 2
