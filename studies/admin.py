@@ -1,9 +1,10 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 
 from . import selectors
+from .errors import ApplicationError
 from .events import study_event_record
 from .models import Membership, Study, StudyEvent
-from .services import ANALYSIS_FIELDS
+from .services import SETTINGS_FIELDS, study_update
 from .signals import analysis_inputs_announce
 
 # Part of the protocol raters saw or the analysis was registered with: read-only here once
@@ -34,9 +35,10 @@ class StudyAdmin(admin.ModelAdmin):
     search_fields = ["name", "slug"]
     # Status changes, unblinding and the frozen protocol go through the recorded services
     # in the app (studies.services, studies.unblinding), never through a form here.
+    # The consent version is the settings service's to bump when the consent text changes.
     readonly_fields = [
         "status", "lead", "blinding_seed", "protocol_fingerprint", "opened_at", "closed_at",
-        "unblinded_at", "rubric",
+        "unblinded_at", "rubric", "consent_version",
     ]  # fmt: skip
 
     def get_readonly_fields(self, request, obj=None):
@@ -46,6 +48,19 @@ class StudyAdmin(admin.ModelAdmin):
         return fields
 
     def save_model(self, request, obj, form, change):
+        settings = {f: form.cleaned_data[f] for f in form.changed_data if f in SETTINGS_FIELDS}
+        if change and settings:
+            # The study's settings have one owner, whatever the form: it refuses what the
+            # lifecycle forbids, bumps the consent version, records and announces.
+            try:
+                updated = study_update(
+                    study=Study.objects.get(pk=obj.pk), actor=request.user, changes=settings
+                )
+            except ApplicationError as error:
+                messages.error(request, f"Nothing was saved: {error}")
+                return
+            for field in [*settings, "consent_version"]:
+                setattr(obj, field, getattr(updated, field))
         super().save_model(request, obj, form, change)
         if form.changed_data or not change:
             _record_admin_change(
@@ -55,8 +70,6 @@ class StudyAdmin(admin.ModelAdmin):
                 fields=form.changed_data,
                 object="study",
             )
-        if change and ANALYSIS_FIELDS & set(form.changed_data):
-            analysis_inputs_announce(study_id=obj.pk, reason="success_criterion")
 
 
 @admin.register(Membership)

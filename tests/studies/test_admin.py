@@ -134,3 +134,16 @@ def test_raters_and_coordinators_cannot_reach_the_admin(client, lead, rater):
     assert response.status_code == 302 and "/admin/login/" in response.url
     study.refresh_from_db()
     assert study.name != "Mine now" and admin_events(study) == []
+
+
+def test_a_consent_change_in_the_admin_asks_raters_to_consent_again(client, staff, lead):
+    study = make_study(lead=lead, slug="consent", cases=1, status=Study.Status.DRAFT)
+    data = study_post(study, consent_text="New information sheet.")
+    data.pop("consent_version")  # the service's to bump, read-only here
+    assert client.post(change_url(study), data).status_code == 302
+    study.refresh_from_db()
+    assert (study.consent_text, study.consent_version) == ("New information sheet.", 2)
+    settings_event = study.events.get(kind=StudyEvent.Kind.SETTINGS_CHANGED)
+    assert settings_event.detail["consent_version"] == 2
+    assert settings_event.actor == staff
+    assert [e.detail["fields"] for e in admin_events(study)] == [["consent_text"]]
