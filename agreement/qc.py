@@ -22,23 +22,30 @@ class CaseRecord:
     rater: str
     active_seconds: int
     totals_by_position: tuple[float, ...]
+    # False for answers recorded off screen (an imported worksheet): no time was measured.
+    timed: bool = True
 
 
 def rater_checks(*, cases: list[CaseRecord], agreement: dict | None) -> dict:
-    """{pseudonym: {"cases", "median_seconds", "first_preferred", "decided", "peer_gaps",
-    "flags": [...]}} for every rater with a submitted case."""
+    """{pseudonym: {"cases", "median_seconds", "untimed", "first_preferred", "decided",
+    "peer_gaps", "flags": [...]}} for every rater with a submitted case.
+
+    Time per case is judged on timed cases only: a case imported from a worksheet has no
+    measured time, so it is counted in "untimed" and never makes the median look fast.
+    """
     by_rater: dict[str, list[CaseRecord]] = {}
     for case in cases:
         by_rater.setdefault(case.rater, []).append(case)
     per_rater_agreement = _peer_gaps(agreement or {})
     checks = {}
     for rater, records in sorted(by_rater.items()):
-        median_seconds = statistics.median(r.active_seconds for r in records)
+        timed = [r.active_seconds for r in records if r.timed]
+        median_seconds = statistics.median(timed) if timed else None
         decided = [r for r in records if len(set(r.totals_by_position[:2])) == 2]
         first = sum(1 for r in decided if r.totals_by_position[0] > r.totals_by_position[1])
         share = first / len(decided) if decided else None
         flags = []
-        if median_seconds < MIN_MEDIAN_SECONDS:
+        if median_seconds is not None and median_seconds < MIN_MEDIAN_SECONDS:
             flags.append(
                 f"median time per case {median_seconds:.0f} s (under {MIN_MEDIAN_SECONDS} s)"
             )
@@ -56,6 +63,7 @@ def rater_checks(*, cases: list[CaseRecord], agreement: dict | None) -> dict:
         checks[rater] = {
             "cases": len(records),
             "median_seconds": median_seconds,
+            "untimed": len(records) - len(timed),
             "first_preferred": share,
             "decided": len(decided),
             "peer_gaps": [{"dimension": name, "gap": gap} for name, gap in gaps],

@@ -146,19 +146,23 @@ def qc_case_records(*, study: Study) -> list[CaseRecord]:
             "assignment_id",
             "assignment__rater__pseudonym",
             "assignment__active_seconds",
+            "assignment__source",
             "shown_label",
             "total",
         )
     )
     cases: dict[int, dict] = {}
-    for assignment_id, rater, seconds, shown_label, total in rows:
-        case = cases.setdefault(assignment_id, {"rater": rater, "seconds": seconds, "totals": {}})
+    for assignment_id, rater, seconds, source, shown_label, total in rows:
+        case = cases.setdefault(
+            assignment_id, {"rater": rater, "seconds": seconds, "source": source, "totals": {}}
+        )
         case["totals"][shown_label] = float(total)
     return [
         CaseRecord(
             rater=case["rater"],
             active_seconds=case["seconds"],
             totals_by_position=tuple(case["totals"][label] for label in sorted(case["totals"])),
+            timed=case["source"] == Assignment.Source.SCREEN,
         )
         for case in cases.values()
     ]

@@ -51,3 +51,15 @@ def test_a_rater_the_group_agrees_better_without_is_flagged():
     assert checks["R-01"]["flags"] == []
     assert checks["R-05"]["peer_gaps"] == [{"dimension": "Depth of Analysis", "gap": 0.26}]
     assert any("Depth of Analysis" in flag for flag in checks["R-05"]["flags"])
+
+
+def test_cases_from_worksheets_are_untimed_and_never_look_fast():
+    offline = [CaseRecord("R-01", 0, (10.0, 12.0), timed=False) for _ in range(5)]
+    checks = rater_checks(cases=offline, agreement=None)["R-01"]
+    assert checks["median_seconds"] is None and checks["untimed"] == 5
+    assert not any("median time" in flag for flag in checks["flags"])
+    # Timed cases are judged alone, whatever the untimed ones say.
+    mixed = offline + [CaseRecord("R-01", 5, (10.0, 12.0)) for _ in range(3)]
+    checks = rater_checks(cases=mixed, agreement=None)["R-01"]
+    assert (checks["median_seconds"], checks["untimed"]) == (5, 5)
+    assert any("median time per case 5 s" in flag for flag in checks["flags"])

@@ -509,3 +509,15 @@ def test_the_screen_and_a_worksheet_store_the_same_answers_identically(client, p
         Assignment.objects.filter(test_case__study=sheet).values_list("source", flat=True)
     ) == {Assignment.Source.WORKSHEET}
     assert agreement_result(study=sheet) == agreement_result(study=screen)
+
+
+def test_cases_imported_from_a_worksheet_are_untimed_in_quality_control(study, fresh_rater):
+    from agreement.qc import rater_checks
+    from agreement.selectors import qc_case_records
+
+    submit_all(study, limit=2)
+    data = export_bytes(study, "worksheet-csv", rater="R-01").replace(b"R-01", b"R-03")
+    run_import(study, data, rater="R-03")
+    checks = rater_checks(cases=qc_case_records(study=study), agreement=None)
+    assert (checks["R-03"]["median_seconds"], checks["R-03"]["untimed"]) == (None, 2)
+    assert checks["R-01"]["untimed"] == 0 and checks["R-01"]["median_seconds"] > 0
