@@ -126,6 +126,9 @@ AGREEMENT_BOOTSTRAP_RESAMPLES = env.int("AGREEMENT_BOOTSTRAP_RESAMPLES", default
 # A recompute starts this long after the first request of a burst, so a burst of
 # submissions is folded into one run.
 AGREEMENT_DEBOUNCE_SECONDS = env.float("AGREEMENT_DEBOUNCE_SECONDS", default=1.0)
+# With in-process tasks (no broker): "background" recomputes in a thread after the
+# response, as the embedded default does; "inline" runs it at once (the tests' choice).
+AGREEMENT_IN_PROCESS = env("AGREEMENT_IN_PROCESS", default="background")
 
 LOGGING = {
     "version": 1,
