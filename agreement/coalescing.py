@@ -2,18 +2,38 @@
 
 A request claims the study's "pending" key in Redis before it enqueues a task; while the
 key is held, later requests only bump the study's ``requested`` counter, which the pending
-run will read when it starts. The running run holds a lock, so a second worker cannot run
-the same study at once. With in-process tasks (the embedded default) there is no Redis and
-nothing to coalesce.
+run will read when it starts. The claim holds a token that travels with the task, so only
+that task releases it (a message redelivered from a dead worker cannot free a newer claim).
+
+The running run holds a lock, so a second worker cannot run the same study at once. The
+lock lives only a few seconds unless a heartbeat thread of the run renews it: a run whose
+process dies loses its lock within ``RUNNING_SECONDS``, not after the run's whole time limit.
+With in-process tasks (the embedded default) there is no Redis and nothing to coalesce.
 """
 
+import logging
+import secrets
+import threading
 from contextlib import contextmanager, suppress
 
 import redis
 from django.conf import settings
 
-PENDING_SECONDS = 120
-RUNNING_SECONDS = 600
+logger = logging.getLogger(__name__)
+
+# A claim whose task was lost with its worker blocks new enqueues (and the sweep) this long.
+# It must outlast the normal wait from enqueue to pickup (a countdown of a few seconds).
+PENDING_SECONDS = 60
+# A dead run's lock is gone at most this long after the run's last heartbeat.
+RUNNING_SECONDS = 8
+HEARTBEAT_SECONDS = 2
+IN_PROCESS_CLAIM = "in-process"
+
+# Delete the key only if it still holds this claim's token.
+_RELEASE_OWN = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0
+"""
 
 
 def _in_process() -> bool:
@@ -35,30 +55,74 @@ def _running_key(study_id: int) -> str:
     return f"concord:agreement:{study_id}:running"
 
 
-def claim_pending(study_id: int) -> bool:
-    """True when this caller should enqueue a run (no run is pending yet)."""
+def claim_pending(study_id: int) -> str | None:
+    """The claim's token when this caller should enqueue a run (none is pending), else None."""
     if _in_process():
-        return True
-    return bool(_client().set(_pending_key(study_id), "1", nx=True, ex=PENDING_SECONDS))
+        return IN_PROCESS_CLAIM
+    token = secrets.token_hex(8)
+    if _client().set(_pending_key(study_id), token, nx=True, ex=PENDING_SECONDS):
+        return token
+    return None
 
 
-def release_pending(study_id: int) -> None:
-    if not _in_process():
+def release_pending(study_id: int, claim: str | None) -> None:
+    """Free the study's pending claim if it is still ``claim``; a None claim (a task sent
+    before claims carried tokens) frees whatever claim is held."""
+    if _in_process():
+        return
+    if claim is None:
         _client().delete(_pending_key(study_id))
+    else:
+        _client().eval(_RELEASE_OWN, 1, _pending_key(study_id), claim)
+
+
+def running_seconds_left(study_id: int) -> float:
+    """How long the study's running lock lives unless it is renewed; 0 when none is held."""
+    if _in_process():
+        return 0.0
+    milliseconds = _client().pttl(_running_key(study_id))
+    return max(milliseconds, 0) / 1000
 
 
 @contextmanager
 def running(study_id: int):
-    """Yield True when this run holds the study's running lock, False if another does."""
+    """Yield True when this run holds the study's running lock, False if another does.
+
+    While the block runs, a heartbeat thread renews the lock; when the process dies the
+    heartbeat stops with it and the lock expires.
+    """
     if _in_process():
         yield True
         return
-    lock = _client().lock(_running_key(study_id), timeout=RUNNING_SECONDS, blocking=False)
-    acquired = lock.acquire(blocking=False)
+    # thread_local=False: the heartbeat thread must see the token this thread acquired.
+    lock = _client().lock(
+        _running_key(study_id), timeout=RUNNING_SECONDS, blocking=False, thread_local=False
+    )
+    if not lock.acquire(blocking=False):
+        yield False
+        return
+    stop = threading.Event()
+    heartbeat = threading.Thread(
+        target=_renew, args=(lock, stop, study_id), name=f"agreement-lock-{study_id}", daemon=True
+    )
+    heartbeat.start()
     try:
-        yield acquired
+        yield True
     finally:
-        if acquired:
-            # The lock may have expired during a very long run: nothing to release then.
-            with suppress(redis.exceptions.LockError):
-                lock.release()
+        stop.set()
+        heartbeat.join()
+        # The lock may have been lost (e.g. Redis restarted): nothing to release then.
+        with suppress(redis.exceptions.LockError):
+            lock.release()
+
+
+def _renew(lock, stop: threading.Event, study_id: int) -> None:
+    while not stop.wait(HEARTBEAT_SECONDS):
+        try:
+            lock.reacquire()
+        except redis.exceptions.LockNotOwnedError:
+            # Another run may start now; the counter check keeps its result and ours apart.
+            logger.warning("Agreement run for study %s lost its running lock", study_id)
+            return
+        except redis.exceptions.RedisError:
+            logger.warning("Could not renew the running lock of study %s; retrying", study_id)

@@ -135,6 +135,12 @@ def agreement_is_stale(*, study: Study, agreement: StudyAgreement) -> bool:
     return agreement.is_stale or agreement.inputs != analysis_inputs(study=study)
 
 
+def agreement_awaits_run(*, study_id: int) -> bool:
+    """True while a request of the study's statistics has no run that covers it yet."""
+    row = StudyAgreement.objects.filter(study_id=study_id).values("requested", "computed").first()
+    return row is None or row["requested"] > row["computed"]
+
+
 def qc_case_records(*, study: Study) -> list[CaseRecord]:
     """Every submitted case with its active time and totals by on-screen position."""
     rows = (

@@ -15,7 +15,7 @@ from .analysis import analyse_study
 from .background import background_schedule
 from .models import StudyAgreement
 from .qc import rater_checks
-from .selectors import analysis_inputs, qc_case_records, study_ratings
+from .selectors import agreement_awaits_run, analysis_inputs, qc_case_records, study_ratings
 
 logger = logging.getLogger(__name__)
 
@@ -41,16 +41,28 @@ def agreement_enqueue(*, study_id: int) -> bool:
     if settings.CELERY_TASK_ALWAYS_EAGER and settings.AGREEMENT_IN_PROCESS == "background":
         background_schedule(study_id=study_id)
         return True
+    claim = None
     try:
-        if not coalescing.claim_pending(study_id):
+        claim = coalescing.claim_pending(study_id)
+        if not claim:
             return False
-        recompute_study.apply_async(args=[study_id], countdown=settings.AGREEMENT_DEBOUNCE_SECONDS)
+        recompute_study.apply_async(
+            args=[study_id], kwargs={"claim": claim}, countdown=settings.AGREEMENT_DEBOUNCE_SECONDS
+        )
         return True
     except Exception:  # noqa: BLE001 - any broker failure must leave the submit unharmed
         logger.warning("Could not enqueue the agreement recompute of study %s", study_id)
-        with suppress(Exception):
-            coalescing.release_pending(study_id)
+        if claim:
+            with suppress(Exception):
+                coalescing.release_pending(study_id, claim)
         return False
+
+
+def agreement_enqueue_if_stale(*, study_id: int) -> bool:
+    """Enqueue a recompute if the study is stale and none is pending."""
+    if not agreement_awaits_run(study_id=study_id):
+        return False
+    return agreement_enqueue(study_id=study_id)
 
 
 def agreement_result(*, study: Study) -> tuple[dict, int]:

@@ -4,23 +4,46 @@ import logging
 
 from celery import shared_task
 
-from . import coalescing, services
+from . import coalescing, selectors, services
 
 logger = logging.getLogger(__name__)
 
 
 @shared_task(acks_late=True, ignore_result=True)
-def recompute_study(study_id: int) -> None:
+def recompute_study(study_id: int, claim: str | None = None, recheck: bool = False) -> None:
+    """Recompute the study unless its result is current or another run holds it.
+
+    ``claim`` is the pending claim this task was enqueued under; ``recheck`` marks the one
+    follow-up of a task that found the study running.
+    """
     logger.info("Agreement task for study %s picked up", study_id)
     # From here on a new request may enqueue one more run: it will see newer data.
-    coalescing.release_pending(study_id)
+    coalescing.release_pending(study_id, claim)
+    if not selectors.agreement_awaits_run(study_id=study_id):
+        # E.g. a message redelivered after its worker died, once another run caught up.
+        logger.info("Agreement task for study %s: the result is current", study_id)
+        return
     with coalescing.running(study_id) as acquired:
         if acquired:
             services.agreement_recompute(study_id=study_id)
-            return
-    # Another worker is running this study; come back once as the pending run.
-    if coalescing.claim_pending(study_id):
-        recompute_study.apply_async(args=[study_id], countdown=2)
+    if acquired:
+        # Requests that came during the run may have had their tasks give way to it: look
+        # once more now that the lock is free, and enqueue one run if anything is left.
+        services.agreement_enqueue_if_stale(study_id=study_id)
+        return
+    if recheck:
+        # The lock was renewed since the first look, so its run is alive and will enqueue
+        # what is left when it ends: no chain of re-queues.
+        logger.info("Agreement task for study %s: a live run holds the study", study_id)
+        return
+    # Another run holds the study. Look once more just after its lock would have expired
+    # without a heartbeat, in case that run's process died.
+    countdown = coalescing.running_seconds_left(study_id) + 1
+    new_claim = coalescing.claim_pending(study_id)
+    if new_claim:
+        recompute_study.apply_async(
+            args=[study_id], kwargs={"claim": new_claim, "recheck": True}, countdown=countdown
+        )
 
 
 @shared_task(ignore_result=True)

@@ -94,7 +94,8 @@ CRISPY_ALLOWED_TEMPLATE_PACKS = "bootstrap5"
 CRISPY_TEMPLATE_PACK = "bootstrap5"
 
 # Celery: JSON only, bounded run time, acknowledged after the task ran so a
-# worker killed mid-run gives the task back to the broker.
+# worker killed mid-run gives the task back to the broker (at once when only a pool
+# process dies: reject_on_worker_lost; after visibility_timeout when the whole worker does).
 REDIS_URL = env("REDIS_URL", default="redis://127.0.0.1:6379/0")
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
 CELERY_RESULT_BACKEND = None
@@ -109,7 +110,15 @@ CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_EAGER_PROPAGATES = True
 # A submit must stay fast when the broker is down: fail fast instead of retrying.
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
-CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 0, "socket_connect_timeout": 2}
+# With Redis, a message taken by a worker that then dies (no ack) goes back to the queue
+# only after visibility_timeout; it must exceed a task's hard time limit plus its countdown,
+# or a live run's message would be handed out twice (harmless, but wasted work). Freshness
+# after a dead worker does not wait for it: see "Freshness" in docs/statistics.md.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "max_retries": 0,
+    "socket_connect_timeout": 2,
+    "visibility_timeout": 300,
+}
 CELERY_TASK_PUBLISH_RETRY = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Celery beat recomputes studies left stale, e.g. because the broker was down at submit time.

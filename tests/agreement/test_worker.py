@@ -3,8 +3,10 @@
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -28,14 +30,14 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def start_worker(queue: str) -> subprocess.Popen:
+def start_worker(queue: str, *, resamples: int = 2000) -> subprocess.Popen:
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
         "DATABASE_URL": subprocess_database_url(),
         "CELERY_TASK_ALWAYS_EAGER": "false",
         "CELERY_QUEUE": queue,
-        "AGREEMENT_BOOTSTRAP_RESAMPLES": "2000",
+        "AGREEMENT_BOOTSTRAP_RESAMPLES": str(resamples),
     }
     return subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "config", "worker", "-P", "solo", "-Q", queue,
@@ -56,28 +58,40 @@ def stop_worker(process: subprocess.Popen) -> str:
 
 
 @pytest.fixture
-def workers(settings, request):
-    """Start workers (one, or ``request.param``) on a queue of their own, against the test
-    database; route tasks to them. Yields the processes; their output is kept on them."""
-    count = getattr(request, "param", 1)
-    queue = f"concord-test-{uuid.uuid4().hex[:8]}"
+def queue(settings):
+    """A queue of the test's own, against the test database, that tasks are routed to."""
+    name = f"concord-test-{uuid.uuid4().hex[:8]}"
     client = redis.Redis.from_url(django_settings.REDIS_URL)
     for key in client.scan_iter("concord:agreement:*"):
         client.delete(key)
-    processes = [start_worker(queue) for _ in range(count)]
     settings.CELERY_TASK_ALWAYS_EAGER = False
     settings.AGREEMENT_BOOTSTRAP_RESAMPLES = 2000
     previous = (celery_app.conf.task_always_eager, celery_app.conf.task_default_queue)
     celery_app.conf.task_always_eager = False
-    celery_app.conf.task_default_queue = queue
+    celery_app.conf.task_default_queue = name
+    try:
+        yield name
+    finally:
+        celery_app.conf.task_always_eager, celery_app.conf.task_default_queue = previous
+        client.delete(name)
+        # A killed worker's message waits in the broker's unacked set: drop it with the queue.
+        for tag, message in client.hgetall("unacked").items():
+            if json.loads(message)[2] == name:
+                client.hdel("unacked", tag)
+                client.zrem("unacked_index", tag)
+
+
+@pytest.fixture
+def workers(queue, request):
+    """Start workers (one, or ``request.param``) on the test's queue. Yields the processes;
+    their output is kept on them."""
+    processes = [start_worker(queue) for _ in range(getattr(request, "param", 1))]
     try:
         yield processes
     finally:
-        celery_app.conf.task_always_eager, celery_app.conf.task_default_queue = previous
         for process in processes:
             process.output = stop_worker(process)
             print(process.output[-4000:])
-        client.delete(queue)
 
 
 @pytest.fixture
@@ -204,3 +218,65 @@ def test_nothing_is_lost_when_the_broker_is_down_at_submit_time(worker, settings
     assert services.agreement_sweep() == [study.pk]
     agreement = wait_until_fresh(study)
     assert agreement.n_ratings == 4
+
+
+class LiveOutput:
+    """The worker's output as it comes, read by a thread so the test can wait for a line."""
+
+    def __init__(self, process: subprocess.Popen):
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, args=(process,), daemon=True)
+        self._reader.start()
+
+    def _read(self, process: subprocess.Popen) -> None:
+        for line in process.stdout:
+            self.lines.append(line)
+
+    def wait_for(self, text: str, *, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(text in line for line in self.lines):
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"no {text!r} within {timeout} s:\n{''.join(self.lines)[-4000:]}")
+
+    def text(self) -> str:
+        self._reader.join(timeout=20)
+        return "".join(self.lines)
+
+
+def test_a_worker_killed_mid_recompute_leaves_the_study_stale_only_briefly(queue):
+    rater = UserFactory()
+    study = make_study(slug="worker-killed", cases=10, raters=[rater, UserFactory()])
+    for assignment in study.memberships.get(user=rater).assignments.all():
+        rating_submit(assignment=assignment, payload=full_marks_payload(), expected_version=0)
+    # Every request is in before a worker runs; a bootstrap this large keeps the run busy
+    # until it is killed.
+    doomed = start_worker(queue, resamples=50_000_000)
+    doomed_output = LiveOutput(doomed)
+    try:
+        doomed_output.wait_for(f"Agreement run for study {study.pk} started")
+    finally:
+        doomed.send_signal(signal.SIGKILL)
+        doomed.wait(timeout=20)
+    assert f"Agreement run for study {study.pk} finished" not in doomed_output.text()
+    agreement = StudyAgreement.objects.get(study=study)
+    assert agreement.is_stale and agreement.runs == 0
+
+    successor = start_worker(queue)
+    try:
+        # Celery beat's sweep finds the study stale: its pending claim is gone with the run.
+        assert services.agreement_sweep() == [study.pk]
+        agreement = wait_until_fresh(study, timeout=120)
+    finally:
+        successor.output = stop_worker(successor)
+        print(doomed_output.text()[-3000:], successor.output[-4000:])
+    assert agreement.computed == agreement.requested
+    expected, n_ratings = services.agreement_result(study=study)
+    assert agreement.result == json.loads(json.dumps(expected))
+    assert agreement.n_ratings == n_ratings
+    # The dead run did not set off a stream of re-queued tasks: a constant few, however
+    # long its lock took to expire.
+    events = timeline([doomed_output.text(), successor.output], study.pk)
+    assert sum(1 for _, event in events if event == "received") <= 5
+    assert sum(1 for _, event in events if event == "start") == 2  # the killed run and one more
