@@ -64,9 +64,10 @@ def queue(settings):
     client = redis.Redis.from_url(django_settings.REDIS_URL)
     for key in client.scan_iter("concord:agreement:*"):
         client.delete(key)
+    # Read before changing the settings: Celery's configuration reads them lazily.
+    previous = (celery_app.conf.task_always_eager, celery_app.conf.task_default_queue)
     settings.CELERY_TASK_ALWAYS_EAGER = False
     settings.AGREEMENT_BOOTSTRAP_RESAMPLES = 2000
-    previous = (celery_app.conf.task_always_eager, celery_app.conf.task_default_queue)
     celery_app.conf.task_always_eager = False
     celery_app.conf.task_default_queue = name
     try:
