@@ -11,10 +11,10 @@ COPY agreement ./agreement
 RUN pip install --no-cache-dir .
 COPY . .
 # collectstatic needs settings that import; the real values come from the environment at run time.
-RUN SECRET_KEY=collectstatic-only-placeholder-value-000000 ALLOWED_HOSTS=localhost \
+RUN SECRET_KEY=collectstatic-only-placeholder-not-a-secret-0123456789abcdef ALLOWED_HOSTS=localhost \
     python manage.py collectstatic --no-input
 
 RUN useradd --create-home concord && chown -R concord /app
 USER concord
 EXPOSE 8000
-CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]
+CMD ["gunicorn", "-c", "config/gunicorn.py", "config.wsgi:application"]

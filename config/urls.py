@@ -3,13 +3,19 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from annotation import views as annotation_views
+from config import health, throttle
+
+sign_in_throttled = throttle.sign_in_throttled(username_fields=["username"])
 
 urlpatterns = [
     path("", annotation_views.home, name="home"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", sign_in_throttled(auth_views.LoginView.as_view()), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("annotation.urls")),
     path("", include("studies.urls")),
     path("", include("agreement.urls")),
+    path("healthz", health.healthz, name="healthz"),
+    # The admin's own sign-in page, throttled like the others.
+    path("admin/login/", sign_in_throttled(admin.site.login)),
     path("admin/", admin.site.urls),
 ]

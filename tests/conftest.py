@@ -5,6 +5,14 @@ from studies.models import Membership
 from .factories import UserFactory, make_study
 
 
+@pytest.fixture(autouse=True)
+def _no_sign_in_failures_counted():
+    """The sign-in throttle counts failures in the cache: every test starts with none."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def rater(db):
     return UserFactory(username="rater-owner")

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 
 from annotation import assignment
 from annotation.selectors import rater_progress_table
+from config import throttle
 from studies import access, invitations
 from studies.models import Membership, Study
 
@@ -164,6 +165,7 @@ def assign(request, slug):
 
 
 @never_cache
+@throttle.sign_in_throttled(username_fields=["signin-username", "signup-username"])
 def invitation_open(request, token):
     """The page behind an invitation link: join as the signed-in user, sign in or sign up.
 
