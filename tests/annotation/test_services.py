@@ -3,7 +3,7 @@ import pytest
 from annotation import services
 from annotation.models import Assignment, Rating
 from studies.models import Study
-from tests.payloads import full_marks_payload
+from tests.payloads import full_marks_payload, worked
 
 
 @pytest.fixture
@@ -12,6 +12,7 @@ def assignment(membership):
 
 
 def test_submit_records_one_rating_per_response_with_points_and_total(assignment):
+    worked(assignment, 30)
     services.rating_submit(
         assignment=assignment, payload=full_marks_payload(), expected_version=0, active_seconds=30
     )
