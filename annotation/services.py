@@ -325,22 +325,22 @@ class ImportCounts:
     updated: int  # cases whose earlier submission was replaced
 
 
-def _assignments_add_within_design(*, study: Study, rater: Membership, test_case_ids: list) -> None:
-    """Give the rater these cases, unless one would get more raters than the design allows."""
+def design_room_check(*, study: Study, rater: Membership, test_case_ids: list) -> None:
+    """Refuse to give the rater these cases if one would get more raters than the design
+    allows (``Study.raters_per_item``); the message names the cases. In a transaction."""
     # annotation.assignment (the designs) builds on this module, so it is imported here.
     from .assignment import cases_beyond_design
 
     full = cases_beyond_design(study=study, rater=rater, test_case_ids=test_case_ids)
-    if full:
-        raise RatingInvalidError(
-            f"The study's design gives each test case {study.raters_per_item} raters, and "
-            f"{', '.join(full)} already {'has' if len(full) == 1 else 'have'} them; "
-            f"{rater.pseudonym} was not assigned "
-            f"{'this case' if len(full) == 1 else 'these cases'}. Remove "
-            f"{'it' if len(full) == 1 else 'them'} from the worksheet, or change the design."
-        )
-    case_ids = list(study.test_cases.filter(pk__in=test_case_ids).values_list("case_id", flat=True))
-    assignments_create(study=study, rater=rater, case_ids=case_ids)
+    if not full:
+        return
+    one = len(full) == 1
+    raise RatingInvalidError(
+        f"The study's design gives each test case {study.raters_per_item} raters, and "
+        f"{', '.join(full)} already {'has' if one else 'have'} them; {rater.pseudonym} was "
+        f"not assigned {'this case' if one else 'these cases'}. Remove "
+        f"{'it' if one else 'them'} from the worksheet, or change the design."
+    )
 
 
 @transaction.atomic
@@ -373,7 +373,9 @@ def ratings_import(
     )
     missing = [test_case_id for test_case_id in wanted if test_case_id not in have]
     if missing:
-        _assignments_add_within_design(study=study, rater=rater, test_case_ids=missing)
+        design_room_check(study=study, rater=rater, test_case_ids=missing)
+        case_ids = study.test_cases.filter(pk__in=missing).values_list("case_id", flat=True)
+        assignments_create(study=study, rater=rater, case_ids=list(case_ids))
     assignments = (
         Assignment.objects.select_for_update(of=("self",), no_key=True)
         .select_related("test_case")
