@@ -98,8 +98,22 @@ def invitation_create(
 
 @transaction.atomic
 def invitation_accept(*, token: str, user: AbstractBaseUser) -> Membership:
-    """Use an invitation: add the person to the study and mark the link used."""
-    return _use(_usable(token), user)
+    """Use an invitation: add the person to the study and mark the link used.
+
+    The person who used the link, using it again (a double click), gets their membership.
+    """
+    try:
+        invitation = _usable(token)
+    except InvitationError as error:
+        again = Membership.objects.filter(
+            study__invitations__token_hash=token_hash(token),
+            study__invitations__used_by=user,
+            user=user,
+        ).first()
+        if error.reason != "used" or again is None:
+            raise
+        return again
+    return _use(invitation, user)
 
 
 @transaction.atomic

@@ -293,3 +293,16 @@ def test_the_same_worksheet_imported_twice_at_once_is_recorded_once(busy_study):
     assert Rating.objects.filter(assignment__rater=r01).count() == 30 * 2
     assert StudyEvent.objects.filter(study=study, kind="worksheet_imported").count() == 2
     assert not r01.assignments.filter(revisions__isnull=False).exists()
+
+
+def test_a_double_clicked_invitation_join_adds_the_person_once():
+    study = make_study(slug="join-twice", cases=1)
+    token = invitations.invitation_create(study=study, created_by=study.lead)[1]
+    person = UserFactory()
+    runs = together(*[lambda: invitations.invitation_accept(token=token, user=person)] * 2)
+    assert [run.error for run in runs] == [None, None]
+    assert runs[0].result.pk == runs[1].result.pk
+    assert study.memberships.get(user=person).pseudonym == "R-01"
+    # Someone else cannot use the spent link.
+    with pytest.raises(invitations.InvitationError):
+        invitations.invitation_accept(token=token, user=UserFactory())
