@@ -151,6 +151,12 @@ def test_closing_the_study_waits_for_a_running_import_and_no_rating_follows_it(
         # The import holds the study shared: the close cannot have gone through.
         assert closing.is_alive()
         assert Study.objects.get(pk=study.pk).status == Study.Status.OPEN
+        # A close waiting its turn does not hold raters up either.
+        case = r02.assignments.last()
+        saving = Run(lambda: services.draft_save(assignment=case, payload={}, expected_version=0))
+        saving.start()
+        saving.join(timeout=JOIN)
+        assert not saving.is_alive() and saving.error is None
     finally:
         release.set()
         importing.join(timeout=JOIN)
