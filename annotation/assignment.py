@@ -41,6 +41,7 @@ service that applies a plan to a study.
 """
 
 import random
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from itertools import combinations
 
@@ -48,6 +49,7 @@ from django.db import transaction
 
 from studies.errors import ApplicationError
 from studies.events import study_event_record
+from studies.locks import study_lock
 from studies.models import Membership, Study, StudyEvent
 
 from .models import Assignment
@@ -278,6 +280,38 @@ def _worse(change: tuple[int, int]) -> bool:
     return change > (0, 0)
 
 
+# Raters whose assignments count towards a case's k: active ones, and paused ones (who may
+# be reinstated). Withdrawn and excluded raters' cases are given to others.
+KEEPS_CASES = (Membership.Status.ACTIVE, Membership.Status.PAUSED)
+
+
+def cases_beyond_design(*, study: Study, rater: Membership, test_case_ids) -> list[str]:
+    """The case ids, of the test cases named, that already have their k raters besides ``rater``.
+
+    Empty in the full design. Called under the study and rater locks; the test cases named
+    are locked here (in id order, after the rater: ``studies.locks``), so two raters cannot
+    both take a case's last place.
+    """
+    k = study.raters_per_item
+    if not k:
+        return []
+    cases = list(
+        study.test_cases.select_for_update(of=("self",), no_key=True)
+        .filter(pk__in=test_case_ids)
+        .order_by("pk")
+    )
+    taken = Counter(
+        Assignment.objects.filter(
+            test_case__in=cases,
+            rater__role=Membership.Role.RATER,
+            rater__status__in=KEEPS_CASES,
+        )
+        .exclude(rater=rater)
+        .values_list("test_case_id", flat=True)
+    )
+    return sorted(case.case_id for case in cases if taken[case.pk] >= k)
+
+
 def design_summary(*, study: Study) -> str:
     if study.raters_per_item:
         return f"{study.raters_per_item} raters per test case, balanced"
@@ -302,13 +336,13 @@ def study_assign(*, study: Study, actor=None) -> dict[str, int]:
     Idempotent: cases already assigned are kept, so a second run creates nothing.
     """
     # Lock the study so that two clicks on "Assign" cannot plan against the same state.
-    study = Study.objects.select_for_update().get(pk=study.pk)
+    study = study_lock(study.pk, exclusive=True)
     if study.is_closed:
         raise AssignmentDesignError("The study is closed; assignments can no longer change.")
     memberships = list(
         study.memberships.filter(
             role=Membership.Role.RATER,
-            status__in=[Membership.Status.ACTIVE, Membership.Status.PAUSED],
+            status__in=KEEPS_CASES,
         ).order_by("pseudonym")
     )
     active = [m for m in memberships if m.status == Membership.Status.ACTIVE]

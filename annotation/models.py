@@ -41,6 +41,9 @@ class Assignment(models.Model):
     # offline (which records points only for counted dimensions and checklists).
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.SCREEN)
     active_seconds = models.PositiveIntegerField(default=0)
+    # When a draft or a submission was last saved: a save credits at most the active time
+    # that has passed since.
+    last_saved_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
 

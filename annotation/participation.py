@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from studies.errors import ApplicationError
 from studies.events import study_event_record
+from studies.locks import membership_lock
 from studies.models import Membership, StudyEvent
 from studies.signals import analysis_inputs_announce
 
@@ -56,8 +57,12 @@ def consent_record(
 ) -> ConsentRecord:
     """Record consent to the study's current information sheet, with the disclosure answer.
 
-    Consenting again to the same version changes nothing: the first record stands.
+    Consenting again to the same version changes nothing: the first record stands, and
+    the repeat (a double click, a second tab) is answered with it.
     """
+    # Consents of one rater are recorded one at a time, so two at once cannot both find
+    # no record and both create one.
+    rater = membership_lock(rater.pk, exclusive=True)
     study = rater.study
     if rater.status == Membership.Status.WITHDRAWN:
         raise ParticipationError("You have withdrawn from this study.")
@@ -130,7 +135,9 @@ def withdrawal_record(*, rater: Membership, data: str | None, reason: str = "") 
     When the data are deleted, the rater's submitted ratings, their revision history and
     their drafts go; the withdrawal itself and the audit trail stay.
     """
-    locked = Membership.objects.select_for_update().select_related("study").get(pk=rater.pk)
+    # The membership alone (a rating write of this rater waits, then reads the new status),
+    # then its assignments: the order of ``studies.locks``.
+    locked = membership_lock(rater.pk, exclusive=True)
     if locked.status == Membership.Status.WITHDRAWN:
         raise ParticipationError("You have already withdrawn from this study.")
     policy = onboarding_settings(study=locked.study).withdrawal_data

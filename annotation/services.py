@@ -5,6 +5,7 @@ worksheet filled in offline, the demo loader): cleaned and scored by the rubric,
 previous answer kept as a revision, and the change announced to the analysis.
 """
 
+import json
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -14,6 +15,7 @@ from django.utils import timezone
 from studies.blinding import seeded_permutation
 from studies.errors import ApplicationError
 from studies.events import study_event_record
+from studies.locks import membership_lock, study_lock
 from studies.models import Membership, Study, StudyEvent
 from studies.rubric import RubricValueError, score_form, total_points
 from studies.signals import analysis_inputs_announce
@@ -23,6 +25,8 @@ from .selectors import blinded_responses
 
 MAX_NOTES_LENGTH = 5000
 MAX_ACTIVE_SECONDS_PER_SAVE = 6 * 60 * 60
+# A draft holds one form: a few hundred answers and notes at most.
+MAX_DRAFT_BYTES = 256 * 1024
 
 
 class StaleVersionError(ApplicationError):
@@ -86,12 +90,20 @@ def _clean_case_fields(payload: dict) -> tuple[str, str]:
     return confidence, notes
 
 
-def _clean_active_seconds(value) -> int:
+def _active_seconds_credit(*, assignment: Assignment, claimed, now) -> int:
+    """The active time a save may add: what the page claims, never more than has passed.
+
+    The page counts the seconds it was in use; a claim is credited up to the wall time
+    since this case was last saved (or, the first time, since it was assigned), so no
+    request can claim more time than has passed.
+    """
     try:
-        seconds = int(value or 0)
+        seconds = int(claimed or 0)
     except (TypeError, ValueError):
         return 0
-    return max(0, min(seconds, MAX_ACTIVE_SECONDS_PER_SAVE))
+    since = assignment.last_saved_at or assignment.updated_at
+    elapsed = (now - since).total_seconds() if since else MAX_ACTIVE_SECONDS_PER_SAVE
+    return max(0, min(seconds, MAX_ACTIVE_SECONDS_PER_SAVE, int(elapsed)))
 
 
 def _score_all(*, assignment: Assignment, payload: dict) -> tuple[dict, dict]:
@@ -104,6 +116,15 @@ def _score_all(*, assignment: Assignment, payload: dict) -> tuple[dict, dict]:
         raise RatingInvalidError(str(error)) from error
 
 
+NO_VERSION_MESSAGE = (
+    "The form did not say which version of this case it was opened at, so it was not "
+    "saved. Reload the page and submit again."
+)
+DRAFT_TOO_LARGE = (
+    "This draft is too large to save. Shorten the listed items or notes; your answers "
+    "are kept in this tab."
+)
+
 STALE_MESSAGE = (
     "This case was saved from another tab or device after you opened it. "
     "Reload to see the newer version; your unsaved answers are kept in this tab."
@@ -111,16 +132,63 @@ STALE_MESSAGE = (
 
 
 def _locked(assignment: Assignment) -> Assignment:
+    """The assignment locked for a rating write, once the study and rater allow it.
+
+    The study and the membership are held shared and only the assignment row exclusively
+    (the order and strengths of ``studies.locks``): raters never wait for one another, and
+    closing the study or pausing the rater waits for this write, or this write for it.
+    """
+    study_id, rater_id = Assignment.objects.values_list("test_case__study_id", "rater_id").get(
+        pk=assignment.pk
+    )
+    study = study_lock(study_id)
+    if not study.accepts_ratings:
+        raise RatingClosedError("This study is not accepting ratings at the moment.")
+    rater = membership_lock(rater_id)
+    if rater.status != Membership.Status.ACTIVE:
+        raise RatingClosedError("Your participation in this study is on hold.")
     locked = (
-        Assignment.objects.select_for_update()
-        .select_related("rater", "test_case__study__rubric")
+        Assignment.objects.select_for_update(of=("self",), no_key=True)
+        .select_related("test_case")
         .get(pk=assignment.pk)
     )
-    if not locked.test_case.study.accepts_ratings:
-        raise RatingClosedError("This study is not accepting ratings at the moment.")
-    if locked.rater.status != Membership.Status.ACTIVE:
-        raise RatingClosedError("Your participation in this study is on hold.")
+    locked.rater = rater
+    locked.test_case.study = study
     return locked
+
+
+def _answers_known(dimensions, raw) -> dict:
+    """The answers of a draft to the given dimensions, each cleaned by its kind."""
+    raw = raw if isinstance(raw, dict) else {}
+    return {d.key: d.clean(raw[d.key]) for d in dimensions if isinstance(raw.get(d.key), dict)}
+
+
+def _draft_clean(*, assignment: Assignment, payload: dict) -> dict:
+    """The form as the rater left it, keeping only what the rubric defines; raises on bad input.
+
+    Unknown labels, unknown dimension keys and fields a kind does not have are dropped,
+    and a draft larger than ``MAX_DRAFT_BYTES`` is refused.
+    """
+    _score_all(assignment=assignment, payload=payload)  # reject what could never be submitted
+    confidence, notes = _clean_case_fields(payload)
+    dimensions = assignment.test_case.study.rubric.scoring_dimensions()
+    per_response = [d for d in dimensions if d.scope == "response"]
+    per_case = [d for d in dimensions if d.scope == "case"]
+    responses = payload.get("responses") if isinstance(payload.get("responses"), dict) else {}
+    labels = assignment.test_case.labels.values_list("label", flat=True)
+    draft = {
+        "responses": {
+            label: _answers_known(per_response, responses[label])
+            for label in labels
+            if isinstance(responses.get(label), dict)
+        },
+        "case": _answers_known(per_case, payload.get("case")),
+        "confidence": confidence,
+        "notes": notes,
+    }
+    if len(json.dumps(draft)) > MAX_DRAFT_BYTES:
+        raise RatingInvalidError(DRAFT_TOO_LARGE)
+    return draft
 
 
 @transaction.atomic
@@ -131,18 +199,15 @@ def draft_save(
     locked = _locked(assignment)
     if expected_version != locked.version:
         raise StaleVersionError(STALE_MESSAGE)
-    _score_all(assignment=locked, payload=payload)  # reject what could never be submitted
-    confidence, notes = _clean_case_fields(payload)
-    locked.draft = {
-        "responses": payload.get("responses") or {},
-        "case": payload.get("case") or {},
-        "confidence": confidence,
-        "notes": notes,
-    }
+    locked.draft = _draft_clean(assignment=locked, payload=payload)
     if locked.status == Assignment.Status.TODO:
         locked.status = Assignment.Status.DRAFT
+    now = timezone.now()
     locked.version = F("version") + 1
-    locked.active_seconds = F("active_seconds") + _clean_active_seconds(active_seconds)
+    locked.active_seconds = F("active_seconds") + _active_seconds_credit(
+        assignment=locked, claimed=active_seconds, now=now
+    )
+    locked.last_saved_at = now
     locked.save()
     locked.refresh_from_db()
     return locked
@@ -208,7 +273,10 @@ def _submission_store(
     assignment.status = Assignment.Status.SUBMITTED
     assignment.submitted_at = now
     assignment.version = F("version") + 1
-    assignment.active_seconds = F("active_seconds") + _clean_active_seconds(active_seconds)
+    assignment.active_seconds = F("active_seconds") + _active_seconds_credit(
+        assignment=assignment, claimed=active_seconds, now=now
+    )
+    assignment.last_saved_at = now
     assignment.save()
     assignment.refresh_from_db()
     analysis_inputs_announce(study_id=assignment.test_case.study_id, reason="rating")
@@ -219,10 +287,18 @@ def rating_submit(
     *,
     assignment: Assignment,
     payload: dict,
-    expected_version: int | None,
+    expected_version: int | None = None,
+    any_version: bool = False,
     active_seconds: int = 0,
 ) -> Assignment:
-    """Record the rater's scores for every response of the case; repeat submits update."""
+    """Record the rater's scores for every response of the case; repeat submits update.
+
+    ``expected_version`` is the version the form was opened at; a submit from the screen
+    must carry it, so that a stale tab cannot overwrite a newer answer. Only a caller
+    that writes on the rater's behalf (the demo loader) may pass ``any_version=True``.
+    """
+    if expected_version is None and not any_version:
+        raise RatingInvalidError(NO_VERSION_MESSAGE)
     locked = _locked(assignment)
     submitted = _submission_clean(assignment=locked, payload=payload)
     if expected_version is not None and expected_version != locked.version:
@@ -249,6 +325,24 @@ class ImportCounts:
     updated: int  # cases whose earlier submission was replaced
 
 
+def design_room_check(*, study: Study, rater: Membership, test_case_ids: list) -> None:
+    """Refuse to give the rater these cases if one would get more raters than the design
+    allows (``Study.raters_per_item``); the message names the cases. In a transaction."""
+    # annotation.assignment (the designs) builds on this module, so it is imported here.
+    from .assignment import cases_beyond_design
+
+    full = cases_beyond_design(study=study, rater=rater, test_case_ids=test_case_ids)
+    if not full:
+        return
+    one = len(full) == 1
+    raise RatingInvalidError(
+        f"The study's design gives each test case {study.raters_per_item} raters, and "
+        f"{', '.join(full)} already {'has' if one else 'have'} them; {rater.pseudonym} was "
+        f"not assigned {'this case' if one else 'these cases'}. Remove "
+        f"{'it' if one else 'them'} from the worksheet, or change the design."
+    )
+
+
 @transaction.atomic
 def ratings_import(
     *, rater: Membership, answers: dict[int, dict], actor, source_name: str
@@ -259,16 +353,18 @@ def ratings_import(
     history as a submission on screen. Offline raters read the responses in key order, so
     each rating's shown label is its key label and the assignment is not flipped.
     """
-    # Lock the study, then the rater, then the assignments in id order: a status change
-    # (closing) or a second import for the same rater waits, and what the caller checked
-    # before the locks is checked again under them.
-    study = Study.objects.select_for_update().get(pk=rater.study_id)
-    rater = Membership.objects.select_for_update().get(pk=rater.pk)
+    # The order of ``studies.locks``. The study is held shared: raters keep saving while a
+    # long import runs, and closing the study waits for the import (or the import, begun
+    # after a close, waits and then reads the study closed). The rater is held exclusively:
+    # a second import for them, or a pause, waits. Then the cases that gain a rater, then
+    # the assignments, in id order.
+    study = study_lock(rater.study_id)
     if not study.accepts_ratings:
         raise RatingClosedError(
             f"The study is {study.get_status_display().lower()}; worksheets can be imported "
             "only while it is in its pilot or open."
         )
+    rater = membership_lock(rater.pk, exclusive=True)
     if rater.status != Membership.Status.ACTIVE:
         raise RatingClosedError(f"{rater.pseudonym} is {rater.get_status_display().lower()}.")
     wanted = list(answers)
@@ -277,16 +373,19 @@ def ratings_import(
     )
     missing = [test_case_id for test_case_id in wanted if test_case_id not in have]
     if missing:
-        case_ids = list(study.test_cases.filter(pk__in=missing).values_list("case_id", flat=True))
-        assignments_create(study=study, rater=rater, case_ids=case_ids)
+        design_room_check(study=study, rater=rater, test_case_ids=missing)
+        case_ids = study.test_cases.filter(pk__in=missing).values_list("case_id", flat=True)
+        assignments_create(study=study, rater=rater, case_ids=list(case_ids))
     assignments = (
-        Assignment.objects.select_for_update()
-        .select_related("test_case__study__rubric")
+        Assignment.objects.select_for_update(of=("self",), no_key=True)
+        .select_related("test_case")
         .filter(rater=rater, test_case_id__in=wanted)
         .order_by("pk")
     )
     cleaned = {}
     for assignment in assignments:
+        assignment.rater = rater
+        assignment.test_case.study = study
         try:
             cleaned[assignment.pk] = (
                 assignment,

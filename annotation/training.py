@@ -9,6 +9,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from studies.errors import ApplicationError
+from studies.locks import membership_lock
 from studies.models import Membership, Study, StudyEvent
 from studies.rubric import RubricValueError, score_form
 
@@ -116,7 +117,7 @@ def training_answer_submit(
 @transaction.atomic
 def qualification_attempt_start(*, rater: Membership) -> QualificationAttempt:
     """Open an attempt, or return the one already open."""
-    locked = Membership.objects.select_for_update().get(pk=rater.pk)
+    locked = membership_lock(rater.pk, exclusive=True)
     attempts = list(locked.qualification_attempts.all())
     open_attempt = next((a for a in attempts if a.finished_at is None), None)
     if open_attempt is not None:
@@ -135,7 +136,9 @@ def qualification_answer_submit(
     *, rater: Membership, attempt: QualificationAttempt, item: TrainingItem, payload: dict
 ) -> QualificationAttempt:
     """Record one answer of an open attempt; the last answer scores the attempt."""
-    attempt = QualificationAttempt.objects.select_for_update().get(pk=attempt.pk, rater=rater)
+    attempt = QualificationAttempt.objects.select_for_update(of=("self",), no_key=True).get(
+        pk=attempt.pk, rater=rater
+    )
     if attempt.finished_at is not None:
         raise TrainingError("This attempt is already finished.")
     if item.kind != TrainingItem.Kind.QUALIFICATION or item.study_id != rater.study_id:

@@ -123,7 +123,7 @@ def pipeline_section(samples: int = 12) -> None:
                 }
                 start = time.perf_counter()
                 with transaction.atomic():
-                    rating_submit(assignment=assignment, payload=payload, expected_version=None)
+                    rating_submit(assignment=assignment, payload=payload, any_version=True)
                 latencies.append(_wait_fresh(study.pk) - start)
             runs = StudyAgreement.objects.get(study=study).runs
             print(

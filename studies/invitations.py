@@ -98,8 +98,22 @@ def invitation_create(
 
 @transaction.atomic
 def invitation_accept(*, token: str, user: AbstractBaseUser) -> Membership:
-    """Use an invitation: add the person to the study and mark the link used."""
-    return _use(_usable(token), user)
+    """Use an invitation: add the person to the study and mark the link used.
+
+    The person who used the link, using it again (a double click), gets their membership.
+    """
+    try:
+        invitation = _usable(token)
+    except InvitationError as error:
+        again = Membership.objects.filter(
+            study__invitations__token_hash=token_hash(token),
+            study__invitations__used_by=user,
+            user=user,
+        ).first()
+        if error.reason != "used" or again is None:
+            raise
+        return again
+    return _use(invitation, user)
 
 
 @transaction.atomic
@@ -115,7 +129,7 @@ def _usable(token: str) -> Invitation:
     """The invitation, locked, or an error saying why it cannot be used."""
     # The row lock makes the link single-use even when it is opened twice at once.
     invitation = (
-        Invitation.objects.select_for_update()
+        Invitation.objects.select_for_update(of=("self",), no_key=True)
         .select_related("study")
         .filter(token_hash=token_hash(token))
         .first()
@@ -161,7 +175,7 @@ def _use(invitation: Invitation, user: AbstractBaseUser) -> Membership:
 @transaction.atomic
 def invitation_revoke(*, invitation: Invitation, actor: AbstractBaseUser) -> None:
     """Withdraw an unused link; the audit trail keeps a record of it."""
-    invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
+    invitation = Invitation.objects.select_for_update(of=("self",)).get(pk=invitation.pk)
     if invitation.used_at is not None:
         raise InvitationError("This invitation has been used and cannot be revoked.", reason="used")
     study_event_record(

@@ -16,7 +16,7 @@ class UnblindingError(ApplicationError):
 @transaction.atomic
 def study_unblind(*, study: Study, actor: AbstractBaseUser, reason: str = "") -> Study:
     """Move a closed study to "unblinded" and record who did it and when."""
-    study = Study.objects.select_for_update().get(pk=study.pk)
+    study = Study.objects.select_for_update(of=("self",), no_key=True).get(pk=study.pk)
     if actor.pk != study.lead_id:
         raise UnblindingError("Only the study lead can unblind the study.")
     if study.status == Study.Status.UNBLINDED:

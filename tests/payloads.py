@@ -2,6 +2,10 @@
 
 Every test builds its rating payloads here, so the shape of a payload is written once."""
 
+from datetime import timedelta
+
+from django.utils import timezone
+
 from annotation.models import Assignment
 from annotation.services import rating_submit
 from studies.models import Membership, Study
@@ -45,7 +49,15 @@ def payload_for(n: int, *, notes: str = "", confidence: str = "medium") -> dict:
     }
 
 
+def worked(assignment: Assignment, seconds: int) -> None:
+    """Let ``seconds`` pass since the case was last saved, so that a save may claim them."""
+    since = timezone.now() - timedelta(seconds=seconds + 1)
+    Assignment.objects.filter(pk=assignment.pk).update(last_saved_at=since)
+
+
 def submit(assignment: Assignment, payload: dict, active_seconds: int = 0) -> Assignment:
+    if active_seconds:
+        worked(assignment, active_seconds)
     assignment.refresh_from_db()
     return rating_submit(
         assignment=assignment,

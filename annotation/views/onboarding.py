@@ -23,7 +23,10 @@ def study_consent(request, slug):
     study, membership = rater_study(request, slug)
     state = selectors.onboarding_state(rater=membership)
     form = ConsentForm(request.POST or None, study=study)
-    if request.method == "POST" and state.consent is None and form.is_valid():
+    if request.method == "POST" and state.consent is not None:
+        # Sent again (a double click, a second tab): the first answers stand.
+        return redirect("annotation:assignments", slug=study.slug)
+    if request.method == "POST" and form.is_valid():
         try:
             participation.consent_record(
                 rater=membership,

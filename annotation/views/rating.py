@@ -176,6 +176,8 @@ def assignment_draft(request, assignment_uuid):
         return JsonResponse(
             {"error": "Complete the steps before rating first; reload the page."}, status=403
         )
+    if len(request.body) > services.MAX_DRAFT_BYTES:
+        return JsonResponse({"error": services.DRAFT_TOO_LARGE}, status=400)
     try:
         body = parse_payload(request.body.decode("utf-8", "replace"))
     except PayloadError:

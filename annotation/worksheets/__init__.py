@@ -6,10 +6,17 @@ nothing. Offline raters read the responses in key order, so each rating's shown 
 key label and the assignment is recorded as not flipped.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from django.db import transaction
 
 from annotation.models import Assignment
-from annotation.services import RatingClosedError, RatingInvalidError, ratings_import
+from annotation.services import (
+    RatingClosedError,
+    RatingInvalidError,
+    design_room_check,
+    ratings_import,
+)
 from studies.models import Study
 
 from .columns import (
@@ -84,7 +91,9 @@ def worksheet_import(
         skipped=skipped,
         dry_run=dry_run,
     )
-    if not dry_run:
+    if dry_run:
+        _design_check(study=study, rater=rater, cases=cases, assigned=assigned)
+    else:
         answers = {
             case.test_case_id: {
                 "responses": case.scores,
@@ -95,7 +104,19 @@ def worksheet_import(
             for case in cases
         }
         try:
-            ratings_import(rater=rater, answers=answers, actor=actor, source_name=filename)
+            counts = ratings_import(rater=rater, answers=answers, actor=actor, source_name=filename)
         except (RatingClosedError, RatingInvalidError) as error:
             raise WorksheetError([WorksheetProblem(None, None, str(error))]) from error
+        # What the import did under its locks (a second import at once finds the first done).
+        result = replace(result, created=counts.created, updated=counts.updated)
     return result
+
+
+def _design_check(*, study: Study, rater, cases, assigned: set) -> None:
+    """A dry run refuses what the import would: a case beyond the k-raters design."""
+    new = [c.test_case_id for c in cases if c.test_case_id not in assigned]
+    try:
+        with transaction.atomic():  # the check locks the cases it counts
+            design_room_check(study=study, rater=rater, test_case_ids=new)
+    except RatingInvalidError as error:
+        raise WorksheetError([WorksheetProblem(None, None, str(error))]) from error

@@ -7,8 +7,13 @@ from studies.models import Study
 
 def locked_study(study: Study) -> Study:
     # Set-up writes and status changes of one study run one at a time: a status change
-    # cannot slip between an edit's check and its write.
-    return Study.objects.select_for_update().select_related("rubric").get(pk=study.pk)
+    # cannot slip between an edit's check and its write. The study row only, exclusively
+    # (see ``studies.locks`` for the order and strengths); its rubric is read, not locked.
+    return (
+        Study.objects.select_for_update(of=("self",), no_key=True)
+        .select_related("rubric")
+        .get(pk=study.pk)
+    )
 
 
 def refuse_if_frozen(study: Study, what: str) -> None:

@@ -5,6 +5,7 @@ from django.db import transaction
 
 from studies.errors import StudySetupError
 from studies.events import study_event_record
+from studies.locks import membership_lock, study_lock
 from studies.models import Membership, Study, StudyEvent
 from studies.signals import analysis_inputs_announce
 
@@ -12,10 +13,10 @@ from studies.signals import analysis_inputs_announce
 @transaction.atomic
 def membership_add(*, study: Study, user: AbstractBaseUser, role: str) -> Membership:
     """Add a person to a study; raters get the next free pseudonym (R-01, R-02, ...)."""
-    # Joins to one study run one at a time, so two people joining at once cannot both
-    # read the same free pseudonym. (SQLite has no row locks, but it lets one transaction
-    # write at a time, which serialises the joins just the same.)
-    Study.objects.select_for_update().only("pk").get(pk=study.pk)
+    # Joins to one study run one at a time (the study locked exclusively), so two people
+    # joining at once cannot both read the same free pseudonym, and the same person added
+    # twice at once (a double click, two coordinators) gets the one membership.
+    study_lock(study.pk, exclusive=True)
     membership, created = Membership.objects.get_or_create(
         study=study, user=user, defaults={"role": role}
     )
@@ -54,7 +55,7 @@ def rater_status_change(
         raise StudySetupError("Give the reason; it is kept in the study's history.")
     if len(reason) > 2000:
         raise StudySetupError("Keep the reason under 2,000 characters.")
-    locked = Membership.objects.select_for_update().get(pk=membership.pk)
+    locked = membership_lock(membership.pk, exclusive=True)
     if locked.role != Membership.Role.RATER:
         raise StudySetupError("Only raters can be paused, retrained or excluded.")
     if locked.status == Membership.Status.WITHDRAWN:

@@ -1,9 +1,12 @@
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from annotation import services
 from annotation.models import Assignment, Rating
 from studies.models import Study
-from tests.payloads import full_marks_payload
+from tests.payloads import full_marks_payload, worked
 
 
 @pytest.fixture
@@ -12,6 +15,7 @@ def assignment(membership):
 
 
 def test_submit_records_one_rating_per_response_with_points_and_total(assignment):
+    worked(assignment, 30)
     services.rating_submit(
         assignment=assignment, payload=full_marks_payload(), expected_version=0, active_seconds=30
     )
@@ -139,3 +143,78 @@ def test_flags_and_notes_are_kept_with_the_rating(assignment):
     assert depth["flagged"] is True
     assert depth["flag_note"] == "Are sub-factors separate?"
     assert depth["points"] == 5
+
+
+# What a save may store and claim --------------------------------------------------------
+
+
+def test_a_draft_keeps_only_what_the_rubric_defines(assignment):
+    payload = full_marks_payload()
+    payload["responses"]["A"]["depth"]["colour"] = "red"  # not a field of the kind
+    payload["responses"]["A"]["depth"]["items"][0]["extra"] = "x" * 100
+    payload["responses"]["A"]["mood"] = {"choice": 3}  # not a dimension of the rubric
+    payload["responses"]["Z"] = {"depth": {"items": []}}  # not a label of the case
+    payload["case"] = {"unknown": {"choice": 1}}
+    payload["tracking"] = {"anything": ["at", "all"]}
+    saved = services.draft_save(assignment=assignment, payload=payload, expected_version=0)
+    assert set(saved.draft) == {"responses", "case", "confidence", "notes"}
+    assert set(saved.draft["responses"]) == {"A", "B"}
+    assert set(saved.draft["responses"]["A"]) == set(full_marks_payload()["responses"]["A"])
+    assert set(saved.draft["responses"]["A"]["depth"]) == {"items", "flagged", "flag_note"}
+    assert saved.draft["responses"]["A"]["depth"]["items"][0] == {"text": "factor 0", "half": False}
+    assert saved.draft["case"] == {}
+    assert saved.draft["confidence"] == "high"
+
+
+def test_a_partial_draft_keeps_the_answers_given_so_far(assignment):
+    payload = {"responses": {"B": {"structure": {"checked": [True, False, True]}}}, "notes": "hm"}
+    saved = services.draft_save(assignment=assignment, payload=payload, expected_version=0)
+    assert saved.draft["responses"] == {
+        "B": {"structure": {"checked": [True, False, True], "flagged": False, "flag_note": ""}}
+    }
+    assert saved.draft["notes"] == "hm"
+
+
+def test_an_oversized_draft_is_refused_and_changes_nothing(assignment, monkeypatch):
+    monkeypatch.setattr(services, "MAX_DRAFT_BYTES", 2000)
+    payload = full_marks_payload()
+    payload["notes"] = "n" * 2500
+    with pytest.raises(services.RatingInvalidError, match="too large"):
+        services.draft_save(assignment=assignment, payload=payload, expected_version=0)
+    assignment.refresh_from_db()
+    assert (assignment.version, assignment.draft) == (0, {})
+
+
+def test_a_submit_without_its_version_is_refused_unless_deliberately_unchecked(assignment):
+    with pytest.raises(services.RatingInvalidError, match="which version"):
+        services.rating_submit(assignment=assignment, payload=full_marks_payload())
+    assert not Rating.objects.exists()
+    services.draft_save(assignment=assignment, payload={}, expected_version=0)
+    # The demo loader writes on the rater's behalf, whatever the version.
+    services.rating_submit(assignment=assignment, payload=full_marks_payload(), any_version=True)
+    assert Rating.objects.filter(assignment=assignment).count() == 2
+
+
+def test_active_time_is_credited_only_as_far_as_wall_time_has_passed(assignment, monkeypatch):
+    """One save cannot claim more than the time since the case was last saved (the first
+    save: since it was assigned)."""
+    clock = [timezone.now()]
+    monkeypatch.setattr(timezone, "now", lambda: clock[0])
+    Assignment.objects.filter(pk=assignment.pk).update(updated_at=clock[0] - timedelta(seconds=40))
+
+    def save(version, claimed, *, after):
+        clock[0] += timedelta(seconds=after)
+        services.draft_save(
+            assignment=assignment, payload={}, expected_version=version, active_seconds=claimed
+        )
+        return Assignment.objects.get(pk=assignment.pk).active_seconds
+
+    assert save(0, 10**12, after=0) == 40  # assigned 40 s ago
+    assert save(1, 10**12, after=90) == 40 + 90
+    assert save(2, 25, after=3600) == 40 + 90 + 25  # a smaller claim is credited as made
+    assert save(3, 10**12, after=0) == 40 + 90 + 25  # nothing has passed, nothing credited
+    clock[0] += timedelta(seconds=30)
+    services.rating_submit(
+        assignment=assignment, payload=full_marks_payload(), expected_version=4, active_seconds=99
+    )
+    assert Assignment.objects.get(pk=assignment.pk).active_seconds == 40 + 90 + 25 + 30

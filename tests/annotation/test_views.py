@@ -221,3 +221,29 @@ def test_rate_page_query_count_stays_flat(client, rater, assignment, django_asse
     client.force_login(rater)
     with django_assert_max_num_queries(30):
         assert client.get(rate_url(assignment)).status_code == 200
+
+
+def test_a_submit_without_its_version_is_refused_clearly(client, rater, assignment):
+    client.force_login(rater)
+    response = client.post(rate_url(assignment), {"payload": json.dumps(full_marks_payload())})
+    assert response.status_code == 400
+    assert "which version" in response.text
+    assert not Rating.objects.exists()
+    assignment.refresh_from_db()
+    assert assignment.version == 0
+
+
+def test_an_oversized_draft_is_refused_clearly(client, rater, assignment):
+    from annotation.services import MAX_DRAFT_BYTES
+
+    client.force_login(rater)
+    payload = {**full_marks_payload(), "padding": "x" * MAX_DRAFT_BYTES}
+    response = client.post(
+        reverse("annotation:draft", args=[assignment.uuid]),
+        json.dumps({"payload": payload, "version": 0}),
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    assert "too large" in response.json()["error"]
+    assignment.refresh_from_db()
+    assert (assignment.version, assignment.draft) == (0, {})

@@ -3,6 +3,7 @@
 import hashlib
 import io
 import json
+from collections import Counter
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -508,7 +509,13 @@ def test_the_screen_and_a_worksheet_store_the_same_answers_identically(client, p
     assert set(
         Assignment.objects.filter(test_case__study=sheet).values_list("source", flat=True)
     ) == {Assignment.Source.WORKSHEET}
-    assert agreement_result(study=sheet) == agreement_result(study=screen)
+    # The same statistics; only quality control differs: worksheet cases have no time.
+    (from_sheet, n_sheet), (from_screen, n_screen) = (
+        agreement_result(study=sheet),
+        agreement_result(study=screen),
+    )
+    assert n_sheet == n_screen
+    assert {**from_sheet, "qc": None} == {**from_screen, "qc": None}
 
 
 def test_cases_imported_from_a_worksheet_are_untimed_in_quality_control(study, fresh_rater):
@@ -521,3 +528,51 @@ def test_cases_imported_from_a_worksheet_are_untimed_in_quality_control(study, f
     checks = rater_checks(cases=qc_case_records(study=study), agreement=None)
     assert (checks["R-03"]["median_seconds"], checks["R-03"]["untimed"]) == (None, 2)
     assert checks["R-01"]["untimed"] == 0 and checks["R-01"]["median_seconds"] > 0
+
+
+# The k-raters design -------------------------------------------------------------------
+
+
+def test_an_import_that_would_give_a_case_more_raters_than_the_design_is_refused():
+    """k = 2: a worksheet naming a case that already has its two raters imports nothing,
+    and the message names the cases; the check-only run says the same."""
+    from annotation.assignment import study_assign
+
+    study = make_study(cases=4, raters=[], status=Study.Status.OPEN)
+    Study.objects.filter(pk=study.pk).update(raters_per_item=2)
+    study.refresh_from_db()
+    for _ in range(3):
+        membership_add(study=study, user=UserFactory(), role=Membership.Role.RATER)
+    study_assign(study=study, actor=study.lead)
+    r01 = study.memberships.get(pseudonym="R-01")
+    theirs = set(r01.assignments.values_list("test_case__case_id", flat=True))
+    others = sorted({f"TC-00{n}" for n in range(1, 5)} - theirs)
+    assert others  # every case has two of the three raters, so R-01 lacks some
+    rows = [HEADER]
+    for case_id in [*sorted(theirs)[:1], *others]:
+        rows += [f"{case_id},A,4,2,4,3,2,15,High,", f"{case_id},B,2,1,2,2,0,7,High,"]
+    before = snapshot()
+    for dry_run in (True, False):
+        with pytest.raises(worksheets.WorksheetError) as caught:
+            run_import(study, csv_bytes(*rows), rater="R-01", dry_run=dry_run)
+        message = str(caught.value)
+        assert "2 raters" in message and all(case_id in message for case_id in others)
+        assert sorted(theirs)[0] not in message
+        assert snapshot() == before
+    per_case = Counter(
+        Assignment.objects.filter(test_case__study=study).values_list("test_case_id", flat=True)
+    )
+    assert set(per_case.values()) == {2}
+    # The rater's own cases import as before.
+    own = [HEADER] + [row for row in rows[1:] if row.split(",")[0] in theirs]
+    assert run_import(study, csv_bytes(*own), rater="R-01").created == 0
+
+
+def test_an_import_may_add_a_case_that_has_room_in_the_design(fresh_rater):
+    """A withdrawn rater's place is free again: the import takes it."""
+    study = fresh_rater.study
+    Study.objects.filter(pk=study.pk).update(raters_per_item=2)
+    study.refresh_from_db()
+    study.memberships.filter(pseudonym="R-02").update(status=Membership.Status.WITHDRAWN)
+    data = csv_bytes(HEADER, "TC-001,A,0,0,0,0,0,0,Low,", "TC-001,B,0,0,0,0,0,0,Low,")
+    assert run_import(study, data, rater="R-03").created == 1
