@@ -59,8 +59,9 @@ def two_keys(db):
     studies = [_flagged_study("key-one", first, lead), _flagged_study("key-two", second, lead)]
     labels = [
         dict(
-            BlindedLabel.objects.filter(test_case__study=s, test_case__case_id="TC-001")
-            .values_list("response__system__name", "label")
+            BlindedLabel.objects.filter(
+                test_case__study=s, test_case__case_id="TC-001"
+            ).values_list("response__system__name", "label")
         )
         for s in studies
     ]
