@@ -57,6 +57,11 @@ urlpatterns = [
         name="invitation_revoke",
     ),
     path("invite/<str:token>/", people.invitation_open, name="invitation"),
+    path(
+        "invitations/<str:token_hash>/respond/",
+        people.invitation_respond,
+        name="invitation_respond",
+    ),
     path("s/<slug:slug>/results/", results.results, name="results"),
     path("s/<slug:slug>/results/export/<str:fmt>/", results.export, name="export"),
     path("s/<slug:slug>/results/import/", results.worksheet_import, name="worksheet_import"),

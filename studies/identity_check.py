@@ -8,9 +8,12 @@ to edit the response before importing it again. Matched, case-insensitively:
 - the name of any system of the study, as a whole word (names of one character are
   skipped: "A" would match everywhere).
 
-A match says which response mentions which name, never whether the name is the
-response's own system: that would reveal the unblinding key to whoever reads the check.
-Nothing here touches the database.
+A match names the case and the system whose response it is in (the coordinator uploaded
+the texts, so that is no secret to them), never the blinded label, and never whether a
+matched name is the response's own system: either would reveal the unblinding key to
+whoever reads the check. Mentions come out in the order the responses go in; callers pass
+them in an order that does not depend on the key (case, then system). Nothing here
+touches the database.
 """
 
 import re
@@ -57,14 +60,14 @@ SNIPPET_RADIUS = 60
 @dataclass(frozen=True)
 class Mention:
     case_id: str
-    label: str
+    system: str
     reason: str
     matched: str
     snippet: str
 
     def __str__(self) -> str:
         # No label: beside the text, it would tell a coordinator the key.
-        return f'{self.case_id}: {self.reason} ("{self.matched}").'
+        return f'{self.case_id}, {self.system}: {self.reason} ("{self.matched}").'
 
 
 def _snippet(text: str, start: int, end: int) -> str:
@@ -85,10 +88,10 @@ def _system_pattern(systems: Sequence[str]) -> re.Pattern | None:
 def find_identity_mentions(
     *, responses: Iterable[tuple[str, str, str]], systems: Sequence[str]
 ) -> list[Mention]:
-    """``responses`` are (case id, blinded label, text); one mention per reason and response."""
+    """``responses`` are (case id, system name, text); one mention per reason and response."""
     system_pattern = _system_pattern(systems)
     mentions = []
-    for case_id, label, text in responses:
+    for case_id, system, text in responses:
         found_spans = []
         for reason, pattern in SELF_DESCRIPTIONS:
             match = pattern.search(text)
@@ -98,7 +101,7 @@ def find_identity_mentions(
                 mentions.append(
                     Mention(
                         case_id=case_id,
-                        label=label,
+                        system=system,
                         reason=reason,
                         matched=" ".join(match.group(0).split()),
                         snippet=_snippet(text, *match.span()),
@@ -110,7 +113,7 @@ def find_identity_mentions(
                 mentions.append(
                     Mention(
                         case_id=case_id,
-                        label=label,
+                        system=system,
                         reason="mentions the name of a system in this study",
                         matched=match.group(0),
                         snippet=_snippet(text, *match.span()),

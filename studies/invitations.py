@@ -1,7 +1,12 @@
-"""Invitations and adding raters: single-use, expiring links, or existing accounts.
+"""Invitations: single-use, expiring links, or personal invitations of existing accounts.
 
 The link carries a random token; only its SHA-256 is stored, so the link is shown once,
 when it is made, and a copy of the database cannot be used to join a study.
+
+An existing account is never added by a coordinator alone: naming it makes a personal
+invitation that the person sees when signed in and accepts or declines. The coordinator is
+told the same whether or not the name belongs to an account that can join, so the form
+cannot be used to find out who has an account or who takes part in a study.
 """
 
 import hashlib
@@ -36,9 +41,11 @@ def token_hash(token: str) -> str:
 
 
 def invitation_state(invitation: Invitation, *, now=None) -> str:
-    """ "used", "expired" or "pending"."""
+    """ "used", "declined", "expired" or "pending"."""
     if invitation.used_at is not None:
         return "used"
+    if invitation.declined_at is not None:
+        return "declined"
     if invitation.expires_at <= (now or timezone.now()):
         return "expired"
     return "pending"
@@ -59,7 +66,19 @@ def invitations_for_study(*, study: Study) -> list[InvitationRow]:
 
 
 def invitation_find(*, token: str) -> Invitation | None:
-    return Invitation.objects.select_related("study").filter(token_hash=token_hash(token)).first()
+    links = Invitation.objects.select_related("study").filter(invitee_name="")
+    return links.filter(token_hash=token_hash(token)).first()
+
+
+def invitations_for_user(*, user: AbstractBaseUser) -> list[Invitation]:
+    """The personal invitations waiting for the person's answer."""
+    pending = (
+        Invitation.objects.filter(invitee=user, used_at=None, declined_at=None)
+        .filter(expires_at__gt=timezone.now())
+        .select_related("study")
+        .order_by("created_at")
+    )
+    return [i for i in pending if not i.study.is_closed]
 
 
 @transaction.atomic
@@ -134,11 +153,16 @@ def _usable(token: str) -> Invitation:
         .filter(token_hash=token_hash(token))
         .first()
     )
-    if invitation is None:
+    # A personal invitation's token was never shown to anyone; refuse it all the same.
+    if invitation is None or invitation.is_personal:
         raise InvitationError(
             "This invitation link is not valid. It may have been mistyped or withdrawn.",
             reason="invalid",
         )
+    return _require_pending(invitation)
+
+
+def _require_pending(invitation: Invitation) -> Invitation:
     state = invitation_state(invitation)
     if state == "used":
         raise InvitationError(
@@ -151,6 +175,8 @@ def _usable(token: str) -> Invitation:
             "This invitation link has expired. Ask the coordinator for a new one.",
             reason="expired",
         )
+    if state == "declined":
+        raise InvitationError("This invitation has been declined.", reason="used")
     return invitation
 
 
@@ -189,25 +215,83 @@ def invitation_revoke(*, invitation: Invitation, actor: AbstractBaseUser) -> Non
 
 
 @transaction.atomic
-def rater_add_existing(
-    *, study: Study, username: str, actor: AbstractBaseUser | None
-) -> Membership:
-    """Add an existing account to the study as a rater."""
-    User = get_user_model()
+def rater_invite_account(*, study: Study, username: str, actor: AbstractBaseUser) -> None:
+    """Invite an existing account to rate; it joins only if the person accepts.
+
+    Returns nothing and does the same visible things (one invitation row, one event) whether
+    or not the name belongs to an account that can join: the invitation simply names no
+    one who could accept it. A second invitation of the same name while one waits is not
+    made.
+    """
+    _require_not_closed(study)
     username = username.strip()
+    if not username:
+        raise InvitationError("Enter a username.", reason="username")
+    waiting = Invitation.objects.filter(
+        study=study, invitee_name__iexact=username, used_at=None, declined_at=None,
+        expires_at__gt=timezone.now(),
+    )  # fmt: skip
+    if waiting.exists():
+        return
+    invitation = Invitation.objects.create(
+        study=study,
+        role=Membership.Role.RATER,
+        # No link: the token is thrown away, and personal invitations refuse links anyway.
+        token_hash=token_hash(secrets.token_urlsafe(32)),
+        invitee_name=username[:150],
+        invitee=_account_that_may_join(study, username),
+        created_by=actor,
+        expires_at=timezone.now() + timedelta(days=DEFAULT_DAYS),
+    )
+    study_event_record(
+        study=study,
+        actor=actor,
+        kind=StudyEvent.Kind.INVITATION_CREATED,
+        role=invitation.role,
+        expires_at=invitation.expires_at.isoformat(),
+        personal=True,
+    )
+
+
+def _account_that_may_join(study: Study, username: str) -> AbstractBaseUser | None:
+    User = get_user_model()
     user = User.objects.filter(**{User.USERNAME_FIELD: username}).first()
     if user is None:
         matches = list(User.objects.filter(**{f"{User.USERNAME_FIELD}__iexact": username})[:2])
         user = matches[0] if len(matches) == 1 else None
     if user is None or not user.is_active:
-        raise InvitationError("There is no account with that username.", reason="unknown")
-    _require_newcomer(study, user)
-    _require_not_closed(study)
-    membership = membership_add(study=study, user=user, role=Membership.Role.RATER)
-    study_event_record(
-        study=study, actor=actor, kind=StudyEvent.Kind.RATER_ADDED, membership=membership
+        return None
+    if user.pk == study.lead_id or Membership.objects.filter(study=study, user=user).exists():
+        return None
+    return user
+
+
+def _personal_invitation(invitation_hash: str, user: AbstractBaseUser) -> Invitation:
+    """The person's own invitation, locked; anyone else's is "invalid" (the view's 404)."""
+    invitation = (
+        Invitation.objects.select_for_update()
+        .select_related("study")
+        .filter(token_hash=invitation_hash, invitee=user)
+        .exclude(invitee_name="")
+        .first()
     )
-    return membership
+    if invitation is None:
+        raise InvitationError("There is no such invitation.", reason="invalid")
+    return _require_pending(invitation)
+
+
+@transaction.atomic
+def invitation_accept_personal(*, invitation_hash: str, user: AbstractBaseUser) -> Membership:
+    """The invited person accepts: they join the study with the next pseudonym."""
+    return _use(_personal_invitation(invitation_hash, user), user)
+
+
+@transaction.atomic
+def invitation_decline(*, invitation_hash: str, user: AbstractBaseUser) -> None:
+    """The invited person declines: the invitation is closed and they are not added."""
+    invitation = _personal_invitation(invitation_hash, user)
+    invitation.declined_at = timezone.now()
+    invitation.save(update_fields=["declined_at"])
 
 
 def _require_newcomer(study: Study, user: AbstractBaseUser) -> None:

@@ -259,7 +259,11 @@ class BlindedLabel(models.Model):
 
 
 class Invitation(models.Model):
-    """A single-use, expiring link that adds whoever opens it to a study in a role."""
+    """A single-use, expiring invitation to join a study in a role.
+
+    Either a link that adds whoever opens it, or, when a coordinator names an existing
+    account, a personal invitation that only that account sees and can accept or decline.
+    """
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="invitations")
     role = models.CharField(max_length=20, choices=Membership.Role.choices)
@@ -275,9 +279,25 @@ class Invitation(models.Model):
     used_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # A personal invitation: the username the coordinator typed, and the account it named
+    # if there is one that may join (empty otherwise, so nobody can accept it; the
+    # coordinator is told the same either way).
+    invitee_name = models.CharField(max_length=150, blank=True)
+    invitee = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="study_invitations",
+    )
+    declined_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self):
         return f"Invitation to {self.study} as {self.role}"
+
+    @property
+    def is_personal(self) -> bool:
+        return bool(self.invitee_name)
 
 
 class StudyEvent(models.Model):

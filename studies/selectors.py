@@ -8,7 +8,7 @@ from . import protocol
 from .activity import rating_activity
 from .identity_check import Mention, find_identity_mentions
 from .importing import ParsedCases, parse_cases
-from .models import BlindedLabel, Membership, Study, StudyEvent
+from .models import BlindedLabel, Membership, Response, Study, StudyEvent
 from .rubric import RubricValueError
 
 
@@ -154,14 +154,19 @@ def study_protocol_fingerprint(*, study: Study) -> str:
 
 
 def study_identity_mentions(*, study: Study) -> list[Mention]:
-    """Responses that may name their system or model (see ``studies.identity_check``)."""
+    """Responses that may name their system or model (see ``studies.identity_check``).
+
+    Read by case and system name, never through the blinded labels: listed in label order,
+    the first warning of a case would always be Response A's, and the coordinator knows
+    which system wrote each text.
+    """
     rows = (
-        BlindedLabel.objects.filter(test_case__study=study)
-        .select_related("test_case", "response")
-        .order_by("test_case__position", "label")
+        Response.objects.filter(test_case__study=study)
+        .select_related("test_case", "system")
+        .order_by("test_case__position", "system__name")
     )
     return find_identity_mentions(
-        responses=((row.test_case.case_id, row.label, row.response.text) for row in rows),
+        responses=((row.test_case.case_id, row.system.name, row.text) for row in rows),
         systems=list(study.systems.values_list("name", flat=True)),
     )
 

@@ -33,7 +33,11 @@ class InvitationForm(forms.Form):
 
 
 class AddAccountForm(forms.Form):
-    username = forms.CharField(max_length=150, help_text="An existing account's username.")
+    username = forms.CharField(
+        max_length=150,
+        help_text="An existing account's username. The person is invited and joins once they "
+        "accept.",
+    )
 
 
 def _invitation_form(study: Study, user, data=None) -> InvitationForm:
@@ -125,6 +129,14 @@ def invitation_revoke(request, slug, token_hash):
     return redirect("annotation:raters", slug=study.slug)
 
 
+# The same answer whether or not the name is an account that can join: the form must not
+# tell a coordinator who has an account here or who takes part in a study.
+ACCOUNT_INVITED = (
+    "If an account with that name exists and is not yet part of this study, it has been "
+    "invited. The person joins as a rater once they accept."
+)
+
+
 @login_required
 @require_POST
 def rater_add(request, slug):
@@ -132,15 +144,36 @@ def rater_add(request, slug):
     form = AddAccountForm(request.POST)
     if form.is_valid():
         try:
-            membership = invitations.rater_add_existing(
+            invitations.rater_invite_account(
                 study=study, username=form.cleaned_data["username"], actor=request.user
             )
         except invitations.InvitationError as error:
             form.add_error("username", str(error))
         else:
-            messages.success(request, f"Rater added as {membership.pseudonym}.")
+            messages.success(request, ACCOUNT_INVITED)
             return redirect("annotation:raters", slug=study.slug)
     return _raters_page(request, study, add_form=form, status=400)
+
+
+@login_required
+@require_POST
+def invitation_respond(request, token_hash):
+    """The invited person accepts or declines a personal invitation (home page buttons)."""
+    accept = request.POST.get("action") == "accept"
+    try:
+        if accept:
+            membership = invitations.invitation_accept_personal(
+                invitation_hash=token_hash, user=request.user
+            )
+            return _joined(request, membership)
+        invitations.invitation_decline(invitation_hash=token_hash, user=request.user)
+    except invitations.InvitationError as error:
+        if error.reason == "invalid":
+            raise Http404 from error
+        messages.error(request, str(error))
+    else:
+        messages.info(request, "Invitation declined.")
+    return redirect("home")
 
 
 @login_required

@@ -8,6 +8,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from studies.errors import ApplicationError
+from studies.invitations import invitations_for_user
 from studies.models import Membership
 from studies.selectors import coordinated_studies, rubric_for_display
 
@@ -28,6 +29,7 @@ def home(request):
         request,
         "annotation/home.html",
         {
+            "invitations": invitations_for_user(user=request.user),
             "rated": selectors.rater_memberships(user=request.user),
             "coordinated": coordinated_studies(user=request.user),
         },

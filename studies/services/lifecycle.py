@@ -77,7 +77,7 @@ def study_open(
     _refuse_unless_ready(study)
     mentions = selectors.study_identity_mentions(study=study)
     if mentions and not acknowledge_warnings:
-        responses = len({(mention.case_id, mention.label) for mention in mentions})
+        responses = len({(mention.case_id, mention.system) for mention in mentions})
         raise StudySetupError(
             f"The blinding check found {responses} response{'s' if responses != 1 else ''} "
             "that may say which system or model wrote them. Review them and confirm before "

@@ -36,11 +36,19 @@ def test_invite_assign_export_import_and_unblind(browser, page, live_server, lea
     sign_in(page, live_server, lead.username, PASSWORD)
     page.goto(f"{live_server.url}/s/people/raters/")
 
-    # An existing account, added by username, and a newcomer invited by link.
-    UserFactory(username="offline-validator")
+    # An existing account, invited by username, accepts; a newcomer is invited by link.
+    validator = UserFactory(username="offline-validator")
     page.fill("#id_username", "offline-validator")
-    page.get_by_role("button", name="Add as rater").click()
-    expect(page.get_by_text("Rater added as R-01.")).to_be_visible()
+    page.get_by_role("button", name="Invite as rater").click()
+    expect(page.get_by_text("If an account with that name exists")).to_be_visible()
+    assert not Membership.objects.filter(study=study, user=validator).exists()
+    accepting = browser.new_context()
+    invitee = accepting.new_page()
+    sign_in(invitee, live_server, validator.username, PASSWORD)
+    invitee.goto(f"{live_server.url}/")
+    invitee.get_by_role("button", name="Accept").click()
+    expect(invitee.get_by_text("Welcome to")).to_be_visible()
+    accepting.close()
     page.fill("#id_note", "for the second validator")
     page.get_by_role("button", name="Create link").click()
     link = page.locator("#invitation-link").input_value()

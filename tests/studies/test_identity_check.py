@@ -8,7 +8,7 @@ SYSTEMS = ["baseline", "improved"]
 
 
 def mentions(text, systems=SYSTEMS):
-    return find_identity_mentions(responses=[("TC-001", "A", text)], systems=systems)
+    return find_identity_mentions(responses=[("TC-001", "baseline", text)], systems=systems)
 
 
 @pytest.mark.parametrize(
@@ -57,11 +57,14 @@ def test_one_character_system_names_are_not_searched():
 
 def test_a_mention_never_says_whether_the_name_is_the_responses_own_system():
     # Saying "names its own system" would reveal the unblinding key to the reader.
-    responses = [("TC-001", "A", "The baseline view..."), ("TC-001", "B", "The baseline view...")]
+    responses = [
+        ("TC-001", "baseline", "The baseline view..."),
+        ("TC-001", "improved", "The baseline view..."),
+    ]
     found = find_identity_mentions(responses=responses, systems=SYSTEMS)
-    assert [(m.label, m.reason) for m in found] == [
-        ("A", "mentions the name of a system in this study"),
-        ("B", "mentions the name of a system in this study"),
+    assert [(m.system, m.reason) for m in found] == [
+        ("baseline", "mentions the name of a system in this study"),
+        ("improved", "mentions the name of a system in this study"),
     ]
     assert "own" not in str(found[0])
 
@@ -71,5 +74,5 @@ def test_a_mention_shows_the_words_in_context():
     (found,) = mentions(text)
     assert found.matched.startswith("As an AI developed by OpenAI")
     assert found.snippet.startswith("…") and found.snippet.endswith("…")
-    assert str(found).startswith("TC-001: describes itself as an AI made by a company")
+    assert str(found).startswith("TC-001, baseline: describes itself as an AI made by a company")
     assert "Response" not in str(found)  # the label would give a coordinator the key

@@ -91,16 +91,6 @@ def test_links_are_valid_for_a_bounded_time(study, lead):
         invitations.invitation_create(study=study, created_by=lead, days=invitations.MAX_DAYS + 1)
 
 
-def test_adding_an_existing_account(study, lead, rater):
-    person = UserFactory(username="Validator.One")
-    membership = invitations.rater_add_existing(study=study, username="validator.one", actor=lead)
-    assert membership.user == person and membership.pseudonym == "R-03"
-    with pytest.raises(invitations.InvitationError, match="already part"):
-        invitations.rater_add_existing(study=study, username=rater.username, actor=lead)
-    with pytest.raises(invitations.InvitationError, match="no account"):
-        invitations.rater_add_existing(study=study, username="nobody", actor=lead)
-
-
 # The link's page -------------------------------------------------------------------------
 
 
@@ -232,17 +222,6 @@ def test_revoking_from_the_page(client, study, lead, invite):
     used = Invitation.objects.get()
     client.post(reverse("annotation:invitation_revoke", args=[study.slug, used.token_hash]))
     assert Invitation.objects.filter(pk=used.pk).exists()
-
-
-def test_adding_an_account_from_the_page(client, study, lead):
-    UserFactory(username="offline-validator")
-    client.force_login(lead)
-    url = reverse("annotation:rater_add", args=[study.slug])
-    response = client.post(url, {"username": "offline-validator"})
-    assert response.status_code == 302
-    assert "Rater added as R-03." in client.get(response["Location"]).text
-    refused = client.post(url, {"username": "no-such-person"})
-    assert refused.status_code == 400 and "There is no account with that username." in refused.text
 
 
 def test_invitation_of_another_study_cannot_be_revoked(client, study, lead, invite):

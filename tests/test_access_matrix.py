@@ -1,0 +1,461 @@
+"""Every URL of the project, as every kind of person, with GET and POST.
+
+The URLs come from the resolver, so a new view fails ``test_every_url_has_a_rule`` until
+someone writes down who may use it in ``RULES``. Each request is then checked against its
+rule: anonymous visitors are sent to sign in, people with no part in the study get 404
+(as for a study that does not exist), members in the wrong role 403, and the allowed get
+what the view answers (a page, a redirect, 405 for a method it does not take). A refused
+request (any 4xx, or a redirect to sign in) must change nothing in the database.
+
+Each request runs in a savepoint that is rolled back, so the requests do not change each
+other's starting point (an allowed withdrawal, unblinding or closing stays undone).
+"""
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+import pytest
+from django.apps import apps
+from django.contrib.auth.models import Group
+from django.db import connection, transaction
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from annotation.models import Assignment
+from annotation.participation import withdrawal_record
+from studies import invitations
+from studies.access import COORDINATORS_GROUP
+from studies.models import Membership, Study
+from studies.services import case_upload_create, membership_add, rater_status_change
+
+from .annotation.support import make_item
+from .factories import UserFactory, make_study
+from .payloads import payload_for
+
+ROLES = (
+    "anonymous",
+    "rater",  # an active rater of the study
+    "other_rater",  # a rater of another study
+    "withdrawn",  # a rater of the study who withdrew
+    "paused",  # a rater of the study paused by an administrator
+    "lead",
+    "coordinator",  # a coordinator member of the study
+    "outside_coordinator",  # may create studies, no part in this one
+    "admin",  # staff superuser
+)
+STUDY_RATERS = ("rater", "withdrawn", "paused")
+OUTSIDERS = ("other_rater", "outside_coordinator")
+
+OK = frozenset({200, 302})
+# A POST the view accepts may still be refused for what it says or the study's state (a
+# form error, a stale version, a closed study): the access check passed, nothing is written.
+POST_OK = frozenset({200, 302, 400, 409})
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Who may use a URL: ``who`` names a group below; ``methods`` the methods it takes."""
+
+    who: str
+    methods: tuple[str, ...] = ("GET", "POST")
+    # Per method, the statuses of an allowed request when not the defaults (OK / POST_OK).
+    allowed: dict = field(default_factory=dict)
+    # Per role, a status that replaces the rule's answer (a documented exception).
+    exceptions: dict = field(default_factory=dict)
+    # What an anonymous visitor gets, when not a redirect to the sign-in page.
+    anonymous: dict = field(default_factory=dict)
+    # Roles whose requests must write nothing, whatever the status (e.g. a paused rater).
+    read_only_for: tuple[str, ...] = ()
+
+
+# Who may do what. Groups:
+#   public       anyone, signed in or not
+#   signed_in    anyone signed in
+#   creator      people who may create studies (the Coordinators group, staff); others 403
+#   rater        raters of the study (also paused and withdrawn: they see their status)
+#   assignment   only the rater whose assignment it is; anyone else 404
+#   coordinator  the lead, coordinator members and admins; raters of the study 403
+#   lead         the study lead only; other members and admins 403
+#   invitee      only the account a personal invitation names; anyone else 404
+#   admin_site   Django's admin: staff only; others are sent to the admin's sign-in
+POST_ONLY = ("POST",)
+RULES = {
+    "home": Rule("signed_in"),
+    "login": Rule("public"),
+    "logout": Rule("public", methods=POST_ONLY, allowed={"POST": {"login"}}),
+    # Rating.
+    "annotation:assignments": Rule("rater"),
+    "annotation:next": Rule("rater"),
+    # Paused and withdrawn raters see their cases but cannot change a rating.
+    "annotation:rate": Rule("assignment", read_only_for=("withdrawn", "paused")),
+    "annotation:draft": Rule(
+        "assignment",
+        read_only_for=("withdrawn", "paused"),
+        methods=POST_ONLY,
+        # The page keeps its answers and says how to sign in again (JSON, not a redirect).
+        anonymous={"GET": 405, "POST": 401},
+        # A draft for a rater who may not rate is refused with a message for the page.
+        allowed={"POST": frozenset({200, 400, 403, 409})},
+    ),
+    "annotation:session_restored": Rule("signed_in"),
+    "annotation:consent": Rule("rater"),
+    "annotation:practice": Rule("rater"),
+    "annotation:training": Rule("rater"),
+    "annotation:training_item": Rule("rater"),
+    "annotation:qualification": Rule("rater"),
+    "annotation:self_check": Rule("rater"),
+    "annotation:feedback": Rule("rater"),
+    "annotation:withdraw": Rule("rater"),
+    # Coordinators: onboarding.
+    "annotation:onboarding": Rule("coordinator"),
+    "annotation:training_item_new": Rule("coordinator"),
+    "annotation:training_item_edit": Rule("coordinator"),
+    "annotation:training_item_key": Rule("coordinator"),
+    "annotation:training_item_delete": Rule("coordinator", methods=POST_ONLY),
+    # Coordinators: the study, people, results.
+    "annotation:overview": Rule("coordinator"),
+    "annotation:rubric_preview": Rule("coordinator"),
+    "annotation:raters": Rule("coordinator"),
+    "annotation:rater_add": Rule("coordinator", methods=POST_ONLY),
+    "annotation:assign": Rule("coordinator", methods=POST_ONLY),
+    "annotation:invitation_create": Rule("coordinator", methods=POST_ONLY),
+    "annotation:invitation_revoke": Rule("coordinator", methods=POST_ONLY),
+    # The link is the permission: anyone who has it may open it (joining takes a POST).
+    "annotation:invitation": Rule("public", allowed={"POST": frozenset({200, 302, 400})}),
+    "annotation:invitation_respond": Rule("invitee", methods=POST_ONLY),
+    "annotation:results": Rule("coordinator"),
+    "annotation:export": Rule("coordinator"),
+    "annotation:worksheet_import": Rule("coordinator", methods=POST_ONLY),
+    "annotation:unblind": Rule("lead"),
+    # Study set-up.
+    "studies:list": Rule("signed_in"),
+    "studies:create": Rule("creator"),
+    "studies:case_sample": Rule("signed_in"),  # sample files, no study data
+    "studies:edit": Rule("coordinator"),
+    "studies:status": Rule("coordinator"),
+    # The protocol document holds the key: refused to everyone until unblinding.
+    "studies:protocol": Rule("coordinator", allowed={"GET": {403}, "POST": {403}}),
+    "studies:cases": Rule("coordinator"),
+    "studies:case_import": Rule("coordinator"),
+    "studies:cases_remove": Rule("coordinator", methods=POST_ONLY),
+    "studies:rubric": Rule("coordinator"),
+    "studies:rubric_preset": Rule("coordinator", methods=POST_ONLY),
+    "studies:dimension_add": Rule("coordinator"),
+    "studies:dimension_edit": Rule("coordinator"),
+    "studies:dimension_delete": Rule("coordinator", methods=POST_ONLY),
+    "studies:dimension_move": Rule("coordinator", methods=POST_ONLY),
+    "studies:dimension_level": Rule("coordinator", methods=POST_ONLY),
+    # Agreement and quality control.
+    "agreement:study": Rule("coordinator"),
+    "agreement:status": Rule("coordinator"),
+    # Coordinators read the flags; only administrators pause, retrain or exclude.
+    # (An administrator's POST naming no rater of the study is a 404.)
+    "agreement:qc": Rule(
+        "coordinator",
+        exceptions={("lead", "POST"): 403, ("coordinator", "POST"): 403},
+        allowed={"POST": frozenset({200, 302, 400, 404})},
+    ),
+}
+# Django's admin is one rule for all its URLs (one per registered model and action).
+ADMIN_NAMESPACE = "admin"
+
+
+def _walk(patterns, namespace=""):
+    for entry in patterns:
+        if isinstance(entry, URLResolver):
+            inner = entry.namespace or ""
+            prefix = f"{namespace}:{inner}" if namespace and inner else (inner or namespace)
+            yield from _walk(entry.url_patterns, prefix)
+        elif isinstance(entry, URLPattern):
+            if entry.name is None:
+                # Only Django's admin has one: its catch-all, which sends to its sign-in.
+                yield (f"{namespace}:" if namespace else None), entry
+                continue
+            name = f"{namespace}:{entry.name}" if namespace else entry.name
+            yield name, entry
+
+
+def project_urls() -> list[tuple[str, URLPattern]]:
+    return list(_walk(get_resolver().url_patterns))
+
+
+def test_every_url_has_a_rule():
+    names = {name for name, _ in project_urls()}
+    unnamed = [str(p.pattern) for name, p in project_urls() if not name]
+    assert not unnamed, f"URLs without a name cannot be given a rule: {unnamed}"
+    missing = sorted(n for n in names if n not in RULES and not n.startswith(f"{ADMIN_NAMESPACE}:"))
+    assert not missing, f"URLs with no access rule in tests/test_access_matrix.py: {missing}"
+    stale = sorted(set(RULES) - names)
+    assert not stale, f"Rules for URLs that no longer exist: {stale}"
+
+
+# The fixture -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def world(db):
+    """One open study with every kind of person, and everything its URLs point at."""
+    people = {
+        "rater": UserFactory(username="m-rater"),
+        "other_rater": UserFactory(username="m-other-rater"),
+        "withdrawn": UserFactory(username="m-withdrawn"),
+        "paused": UserFactory(username="m-paused"),
+        "lead": UserFactory(username="m-lead"),
+        "coordinator": UserFactory(username="m-coordinator"),
+        "outside_coordinator": UserFactory(username="m-outside"),
+        "admin": UserFactory(username="m-admin", is_staff=True, is_superuser=True),
+    }
+    group, _ = Group.objects.get_or_create(name=COORDINATORS_GROUP)
+    for role in ("lead", "coordinator", "outside_coordinator"):
+        people[role].groups.add(group)
+    study = make_study(
+        lead=people["lead"], slug="matrix", cases=3, status=Study.Status.DRAFT, consented=True,
+        raters=[people["rater"], people["withdrawn"], people["paused"]],
+    )  # fmt: skip
+    upload = case_upload_create(
+        study=study, actor=people["lead"], filename="more.csv", data=b"id,prompt\n"
+    )
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.OPEN)
+    study.refresh_from_db()
+    make_study(lead=UserFactory(), slug="matrix-other", cases=2, raters=[people["other_rater"]],
+               consented=True)  # fmt: skip
+    membership_add(study=study, user=people["coordinator"], role=Membership.Role.COORDINATOR)
+    members = {m.user_id: m for m in study.memberships.all()}
+    withdrawal_record(rater=members[people["withdrawn"].pk], data="keep")
+    rater_status_change(
+        membership=members[people["paused"].pk], action="pause", reason="QC", actor=people["admin"]
+    )
+    item = make_item(study, key=payload_for(1))
+    _, token = invitations.invitation_create(study=study, created_by=people["lead"])
+    link = study.invitations.get()
+    invitations.rater_invite_account(
+        study=study, username=people["other_rater"].username, actor=people["lead"]
+    )
+    personal = study.invitations.exclude(invitee=None).get()
+    assert personal.invitee == people["other_rater"]
+    return {
+        "people": people,
+        "study": study,
+        "assignments": {
+            role: Assignment.objects.filter(rater__user=people[role], test_case__study=study)
+            .order_by("pk")
+            .first()
+            for role in STUDY_RATERS
+        },
+        "args": {
+            "slug": study.slug,
+            "item_uuid": item.uuid,
+            "upload_uuid": upload.uuid,
+            "key": study.rubric.dimensions.first().key,
+            "kind": "checklist",
+            "fmt": "long-csv",
+            "name": "cases.csv",
+            "action": "close",
+            "token": token,
+        },
+        "token_hashes": {
+            "annotation:invitation_revoke": link.token_hash,
+            "annotation:invitation_respond": personal.token_hash,
+        },
+    }
+
+
+def _kwargs(world, name, pattern, role) -> dict:
+    kwargs = {}
+    for arg in pattern.pattern.regex.groupindex:
+        if arg == "assignment_uuid":
+            # The right rater's own assignment; everyone else asks for the active rater's.
+            own = world["assignments"].get(role) or world["assignments"]["rater"]
+            kwargs[arg] = own.uuid
+        elif arg == "token_hash":
+            kwargs[arg] = world["token_hashes"][name]
+        else:
+            kwargs[arg] = world["args"][arg]
+    return kwargs
+
+
+# The rules, as statuses ------------------------------------------------------------------
+
+
+def _group_answer(who: str, role: str) -> str | int:
+    """ "ok", or the status a signed-in ``role`` gets from a URL of group ``who``."""
+    if who in ("public", "signed_in"):
+        return "ok"
+    if who == "creator":
+        return "ok" if role in ("lead", "coordinator", "outside_coordinator", "admin") else 403
+    if who in ("assignment", "invitee"):
+        owner = role in STUDY_RATERS if who == "assignment" else role == "other_rater"
+        return "ok" if owner else 404
+    if role in OUTSIDERS:
+        return 404
+    allowed = {
+        "rater": STUDY_RATERS,
+        "coordinator": ("lead", "coordinator", "admin"),
+        "lead": ("lead",),
+    }[who]
+    return "ok" if role in allowed else 403
+
+
+def expected(rule: Rule, role: str, method: str) -> frozenset:
+    if role == "anonymous" and rule.who != "public":
+        return frozenset({rule.anonymous.get(method, "login")})
+    if method not in rule.methods:
+        return frozenset({405})
+    if (role, method) in rule.exceptions:
+        return frozenset({rule.exceptions[(role, method)]})
+    answer = _group_answer(rule.who, role)
+    if answer != "ok":
+        return frozenset({answer})
+    return frozenset(rule.allowed.get(method, OK if method == "GET" else POST_OK))
+
+
+# Nothing written -------------------------------------------------------------------------
+
+SNAPSHOT_APPS = ("studies", "annotation", "agreement", "auth")
+
+
+# Fixed by migrations, and large: not written by any view.
+STATIC_TABLES = {"auth_permission", "auth_group_permissions"}
+
+
+def _tables() -> list[str]:
+    tables = set()
+    for label in SNAPSHOT_APPS:
+        for model in apps.get_app_config(label).get_models(include_auto_created=True):
+            tables.add(model._meta.db_table)
+    return sorted(tables - STATIC_TABLES)
+
+
+def snapshot(tables) -> str:
+    """A hash of every row of the app tables (users without their last sign-in)."""
+    parts = []
+    for table in tables:
+        row = "(to_jsonb(t) - 'last_login')::text" if table == "auth_user" else "t::text"
+        # The table names come from the models, not from input.
+        quoted = connection.ops.quote_name(table)
+        parts.append(
+            f"SELECT '{table}', md5(coalesce(string_agg({row}, '|' ORDER BY {row}), '')) "  # noqa: S608
+            f"FROM {quoted} t"
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(" UNION ALL ".join(parts))
+        return hashlib.sha256(repr(cursor.fetchall()).encode()).hexdigest()
+
+
+def _status(response) -> int | str:
+    if response.status_code == 302:
+        location = response["Location"]
+        if location.startswith(reverse("login")) or location.startswith(reverse("admin:login")):
+            return "login"
+    return response.status_code
+
+
+def _post_data(world, name, role) -> dict:
+    """A valid rating for the rating URLs (so that a refusal is the rule's, not the form's)."""
+    assignment = world["assignments"].get(role) or world["assignments"]["rater"]
+    if name == "annotation:rate":
+        return {"payload": json.dumps(payload_for(2)), "version": assignment.version}
+    if name == "annotation:draft":
+        body = {"payload": payload_for(2), "version": assignment.version, "active_seconds": 5}
+        return {"data": json.dumps(body), "content_type": "application/json"}
+    return {}
+
+
+def _request(client, world, role, method, url, name=""):
+    """The answer to one request, and whether it changed the database (rolled back)."""
+    if role != "anonymous":
+        client.force_login(world["people"][role])
+    tables = world.setdefault("tables", _tables())
+    with transaction.atomic():
+        before = snapshot(tables)
+        if method == "GET":
+            response = client.get(url)
+        else:
+            data = _post_data(world, name, role)
+            if "content_type" in data:
+                response = client.post(url, **data)
+            else:
+                response = client.post(url, data)
+        changed = snapshot(tables) != before
+        transaction.set_rollback(True)
+    client.logout()
+    return response, changed
+
+
+def _is_refusal(status) -> bool:
+    return status == "login" or (isinstance(status, int) and status >= 400)
+
+
+def test_every_url_as_every_role(client, world):
+    """The matrix: each cell's status matches the rule, and every refusal wrote nothing."""
+    problems = []
+    for name, pattern in project_urls():
+        if name.startswith(f"{ADMIN_NAMESPACE}:"):
+            continue
+        rule = RULES[name]
+        for role in ROLES:
+            url = reverse(name, kwargs=_kwargs(world, name, pattern, role))
+            for method in ("GET", "POST"):
+                response, changed = _request(client, world, role, method, url, name)
+                status = _status(response)
+                want = expected(rule, role, method)
+                if status not in want:
+                    problems.append(f"{name} {method} as {role}: {status}, want {sorted(want)}")
+                if changed and (_is_refusal(status) or role in rule.read_only_for):
+                    problems.append(f"{name} {method} as {role}: refused ({status}) but wrote")
+                if name == "annotation:rate" and method == "POST" and role == "rater":
+                    assert status == 302 and changed, "the valid rating was not recorded"
+    assert not problems, "\n".join(problems)
+
+
+def _admin_kwargs(world, name, pattern) -> dict:
+    """Path arguments for one of the admin's URLs: an object of the model it names."""
+    kwargs = {}
+    action_model = name.split(":", 1)[1]
+    for arg in pattern.pattern.regex.groupindex:
+        if arg == "app_label":
+            kwargs[arg] = "studies"
+        elif arg == "content_type_id":
+            from django.contrib.contenttypes.models import ContentType
+
+            kwargs[arg] = ContentType.objects.get_for_model(Study).pk
+        elif arg == "id":
+            kwargs[arg] = world["people"]["rater"].pk
+        elif arg == "object_id":
+            kwargs[arg] = _first_object_of(action_model, world)
+    return kwargs
+
+
+def _first_object_of(action_model: str, world) -> str:
+    for model in apps.get_models():
+        prefix = f"{model._meta.app_label}_{model._meta.model_name}_"
+        if action_model.startswith(prefix):
+            first = model._default_manager.order_by("pk").first()
+            return str(first.pk) if first else "0"
+    return str(world["study"].pk)  # "view on site": any object
+
+
+def test_the_admin_site_is_for_staff_only(client, world):
+    """Every admin URL: staff get in; anyone else is sent to the admin's sign-in, unchanged."""
+    problems = []
+    for name, pattern in project_urls():
+        if not name.startswith(f"{ADMIN_NAMESPACE}:"):
+            continue
+        if name == f"{ADMIN_NAMESPACE}:":
+            url = "/admin/no-such-page/"  # the admin's unnamed catch-all
+        else:
+            url = reverse(name, kwargs=_admin_kwargs(world, name, pattern))
+        public = name in ("admin:login", "admin:logout")
+        for role in ROLES:
+            for method in ("GET", "POST"):
+                response, changed = _request(client, world, role, method, url)
+                status = _status(response)
+                if role == "admin" or public:
+                    if not (isinstance(status, int) and status < 500) and status != "login":
+                        problems.append(f"{name} {method} as {role}: {status}")
+                    continue
+                if status != "login":
+                    problems.append(f"{name} {method} as {role}: {status}, want the admin sign-in")
+                if changed:
+                    problems.append(f"{name} {method} as {role}: refused but wrote")
+    assert not problems, "\n".join(problems)
