@@ -16,6 +16,6 @@ urlpatterns = [
     path("", include("agreement.urls")),
     path("healthz", health.healthz, name="healthz"),
     # The admin's own sign-in page, throttled like the others.
-    path("admin/login/", sign_in_throttled(admin.site.login)),
+    path("admin/login/", sign_in_throttled(admin.site.login), name="admin_login"),
     path("admin/", admin.site.urls),
 ]

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from .errors import ApplicationError
 from .events import study_event_record
+from .locks import study_lock
 from .models import Invitation, Membership, Study, StudyEvent
 from .services import membership_add
 
@@ -223,10 +224,13 @@ def rater_invite_account(*, study: Study, username: str, actor: AbstractBaseUser
     one who could accept it. A second invitation of the same name while one waits is not
     made.
     """
-    _require_not_closed(study)
     username = username.strip()
     if not username:
         raise InvitationError("Enter a username.", reason="username")
+    # Two coordinators inviting the same name at once: the second waits, then finds the
+    # first's invitation waiting.
+    study = study_lock(study.pk, exclusive=True)
+    _require_not_closed(study)
     waiting = Invitation.objects.filter(
         study=study, invitee_name__iexact=username, used_at=None, declined_at=None,
         expires_at__gt=timezone.now(),

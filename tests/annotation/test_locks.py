@@ -11,7 +11,7 @@ from annotation.models import Assignment, ConsentRecord, Rating
 from annotation.participation import consent_record, withdrawal_record
 from studies import invitations
 from studies.errors import ApplicationError
-from studies.models import Membership, Study, StudyEvent
+from studies.models import Invitation, Membership, Study, StudyEvent
 from studies.services import study_close
 from tests.payloads import full_marks_payload, payload_for
 
@@ -228,21 +228,27 @@ def test_a_withdrawal_and_submits_at_once(busy_study, data):
     assert kept == (0 if data == "delete" else 2 * submitted_first)
 
 
-def test_invitation_accepts_and_adds_at_once_all_join_with_distinct_pseudonyms():
+def test_invitation_accepts_of_links_and_of_personal_invitations_at_once_join_distinctly():
     study = make_study(slug="joins", cases=2)
     tokens = [invitations.invitation_create(study=study, created_by=study.lead)[1] for _ in "abc"]
     joining = [UserFactory() for _ in tokens]
-    added = [UserFactory() for _ in range(3)]
+    invited = [UserFactory() for _ in range(3)]
+    for user in invited:
+        invitations.rater_invite_account(study=study, username=user.username, actor=study.lead)
+    hashes = {
+        invitation.invitee_id: invitation.token_hash
+        for invitation in Invitation.objects.filter(study=study, invitee__in=invited)
+    }
     runs = together(
         *[
             lambda token=token, user=user: invitations.invitation_accept(token=token, user=user)
             for token, user in zip(tokens, joining, strict=True)
         ],
         *[
-            lambda user=user: invitations.rater_add_existing(
-                study=study, username=user.username, actor=study.lead
+            lambda user=user: invitations.invitation_accept_personal(
+                invitation_hash=hashes[user.pk], user=user
             )
-            for user in added
+            for user in invited
         ],
     )
     assert [run.error for run in runs] == [None] * 6
@@ -264,19 +270,20 @@ def test_a_double_clicked_consent_records_one_consent():
     assert StudyEvent.objects.filter(study=study, kind="rater_consented").count() == 1
 
 
-def test_two_coordinators_adding_the_same_person_at_once_add_them_once():
+def test_two_coordinators_inviting_the_same_person_at_once_invite_them_once():
     study = make_study(slug="adds", cases=1)
     person = UserFactory()
     runs = together(
         *[
-            lambda: invitations.rater_add_existing(
+            lambda: invitations.rater_invite_account(
                 study=study, username=person.username, actor=study.lead
             )
         ]
         * 2
     )
-    assert all(refused_or_done(run) for run in runs), [run.error for run in runs]
-    assert any(run.error is None for run in runs)
+    assert [run.error for run in runs] == [None, None]
+    [invitation] = Invitation.objects.filter(study=study, invitee=person)
+    invitations.invitation_accept_personal(invitation_hash=invitation.token_hash, user=person)
     assert list(study.memberships.filter(user=person).values_list("pseudonym", flat=True)) == [
         "R-01"
     ]
