@@ -20,7 +20,6 @@ The formats (also in docs/coordinator.md and on the test cases page):
   be left out. Blank lines are skipped.
 """
 
-import json
 import re
 from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
@@ -28,6 +27,7 @@ from dataclasses import dataclass, field
 
 from . import tabular
 from .blinding import LABELS
+from .user_input import UserInputError, json_read
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_CASES = 5000
@@ -306,13 +306,12 @@ def _jsonl_records(data: bytes, problems: _Collector) -> Iterator[tuple]:
 def _jsonl_object(where: str, line: str, problems: _Collector) -> dict | None:
     """The line's JSON object, or None when it is not valid JSON or not an object."""
     try:
-        record = json.loads(line)
-    except json.JSONDecodeError as error:
-        problems.add(
-            where,
-            f"this line is not valid JSON ({error.msg} at character {error.colno}). "
-            "Each line must be one complete JSON object.",
-        )
+        record = json_read(line, max_chars=MAX_FILE_BYTES)
+    except UserInputError as error:
+        message = f"this line cannot be read: {error.reason}."
+        if error.reason.startswith("it is not valid JSON"):
+            message = f"this line {error.reason[3:]}. Each line must be one complete JSON object."
+        problems.add(where, message)
         return None
     if not isinstance(record, dict):
         problems.add(where, "each line must be a JSON object, {...}.")
@@ -478,9 +477,6 @@ def _column_name(columns, name: str, *, kind: str = "field") -> str:
 def _check_text(where: str, text: str, column: str, problems: _Collector) -> bool:
     if len(text) > MAX_TEXT_CHARS:
         problems.add(where, f"the text is longer than {MAX_TEXT_CHARS:,} characters.", column)
-        return False
-    if "\x00" in text:
-        problems.add(where, "the text contains a NUL character, which cannot be stored.", column)
         return False
     return True
 

@@ -46,6 +46,10 @@ EXCEL_EXTENSIONS = (".xlsx",)
 DELIMITERS = (",", ";", "\t", "|")
 
 NOT_UTF8 = 'The file is not UTF-8 text. Save it as "CSV UTF-8" and upload it again.'
+NUL_IN_CELL = (
+    "This cell holds a NUL character (\\x00), which cannot be stored; remove it and upload "
+    "the file again."
+)
 NOT_A_WORKBOOK = (
     "The file cannot be read as an Excel workbook (.xlsx). Save it from Excel as "
     "'Excel Workbook (.xlsx)' or export it as CSV UTF-8."
@@ -200,6 +204,8 @@ class _Bounds:
             if len(cell) > self.cell_chars:
                 message = f"This cell holds more than {self.cell_chars:,} characters."
                 _refuse(number, index, message, line=line)
+            if "\x00" in cell:  # PostgreSQL stores no NUL character in text
+                _refuse(number, index, NUL_IN_CELL, line=line)
         return TableRow(number=number, line=line, cells=cells)
 
 
