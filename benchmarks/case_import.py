@@ -5,6 +5,11 @@ Times ``studies.importing.parse_cases`` (what the upload page and the import run
 anything is written) on CSV and JSONL files of 1,000 and 10,000 cases and on a file of 10 MB,
 the upload limit. A file of more than MAX_CASES cases is refused once the limit is passed,
 so the 10,000-case line is the cost of that refusal. Prints one line per file.
+
+With ``--db`` it also times the whole import of the 10 MB files as the pages run it (the
+check at upload, keeping the upload, the check for the preview, and the import with its
+writes), in a PostgreSQL database of its own (``concord_bench_cases``, or
+BENCH_DATABASE_URL), inside a transaction that is rolled back.
 """
 
 import io
@@ -70,8 +75,10 @@ def sized(make, limit: int) -> bytes:
 def files():
     for make, ext in ((csv_file, "csv"), (jsonl_file, "jsonl")):
         for count in (1_000, 10_000):
-            yield f"{ext}: {count:,} cases", f"cases.{ext}", make(
-                [case(n, 200) for n in range(1, count + 1)]
+            yield (
+                f"{ext}: {count:,} cases",
+                f"cases.{ext}",
+                make([case(n, 200) for n in range(1, count + 1)]),
             )
         yield f"{ext}: a 10 MB file", f"cases.{ext}", sized(make, MAX_FILE_BYTES)
 
@@ -91,11 +98,82 @@ def measure(filename: str, data: bytes) -> tuple[str, float, int]:
     return outcome[:70], seconds, peak
 
 
+def traced(run) -> tuple[float, int]:
+    """Seconds of one run, and the peak memory of another under tracemalloc."""
+    started = time.perf_counter()
+    run()
+    seconds = time.perf_counter() - started
+    tracemalloc.start()
+    try:
+        run()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return seconds, peak
+
+
+def database_section() -> None:
+    url = os.environ.get(
+        "BENCH_DATABASE_URL", "postgres://postgres:postgres@127.0.0.1:5432/concord_bench_cases"
+    )
+    os.environ["DATABASE_URL"] = url
+    import psycopg
+
+    name, admin = url.rsplit("/", 1)[1], url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as connection:
+        if not connection.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", [name]
+        ).fetchone():
+            connection.execute(f'CREATE DATABASE "{name}"')
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.db import transaction
+
+    from studies import selectors, services
+
+    User = get_user_model()  # noqa: N806
+
+    call_command("migrate", verbosity=0)
+
+    class Rollback(Exception):
+        pass
+
+    def whole_import(filename: str, data: bytes) -> None:
+        try:
+            with transaction.atomic():
+                lead = User.objects.create(username="bench-lead")
+                study = services.study_create(slug="bench", name="Bench", lead=lead)
+                assert selectors.test_cases_preview(study=study, filename=filename, data=data).ok
+                upload = services.case_upload_create(
+                    study=study, actor=lead, filename=filename, data=data
+                )
+                stored = bytes(upload.content)
+                selectors.test_cases_preview(study=study, filename=filename, data=stored)
+                services.test_cases_import(
+                    study=study, actor=lead, filename=filename, data=stored, upload=upload
+                )
+                raise Rollback
+        except Rollback:
+            pass
+
+    print(f"\n{'whole import (database)':26} {'size':>8} {'seconds':>8} {'peak MB':>8}")
+    for make, ext in ((csv_file, "csv"), (jsonl_file, "jsonl")):
+        data = sized(make, MAX_FILE_BYTES)
+        seconds, peak = traced(lambda: whole_import(f"cases.{ext}", data))  # noqa: B023
+        print(f"{ext + ': a 10 MB file':26} {len(data) / 2**20:7.2f}M {seconds:8.2f} "
+              f"{peak / 2**20:8.1f}")  # fmt: skip
+
+
 def main():
     print(f"{'file':26} {'size':>8} {'seconds':>8} {'peak MB':>8}  outcome")
     for name, filename, data in files():
         outcome, seconds, peak = measure(filename, data)
         print(f"{name:26} {len(data) / 2**20:7.2f}M {seconds:8.2f} {peak / 2**20:8.1f}  {outcome}")
+    if "--db" in sys.argv:
+        database_section()
 
 
 if __name__ == "__main__":
