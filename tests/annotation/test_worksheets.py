@@ -326,6 +326,22 @@ def test_every_problem_names_row_and_column_and_writes_nothing(study, case):
     assert snapshot() == before
 
 
+def test_numbers_in_an_xlsx_are_read_with_the_same_bounds(study):
+    submit_all(study, limit=1)
+    book = Workbook()
+    book.active.append(HEADER.split(","))
+    book.active.append(["TC-001", "A", "1E+1000000", 2, 4, 3, 2, 1e300, "High", ""])
+    book.active.append(["TC-001", "B", 2, "sNaN", 2, 2, 0, float(7), "High", ""])
+    buffer = io.BytesIO()
+    book.save(buffer)
+    before = snapshot()
+    with pytest.raises(worksheets.WorksheetError) as caught:
+        run_import(study, buffer.getvalue(), filename="sheet.xlsx")
+    found = {(p.row, p.column) for p in caught.value.problems}
+    assert {(2, "Depth"), (2, "Total"), (3, "Evidence")} <= found, caught.value.problems
+    assert snapshot() == before
+
+
 @pytest.mark.parametrize(
     ("filename", "data", "text"),
     [
