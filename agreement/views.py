@@ -71,8 +71,10 @@ def study_quality(request, slug):
     if request.method == "POST":
         if not request.user.is_staff:
             raise PermissionDenied
+        # A NUL character cannot reach PostgreSQL, even in a lookup: no rater has one.
+        pseudonym = request.POST.get("rater", "").replace("\x00", "\ufffd")
         membership = get_object_or_404(
-            Membership, study=study, role=Membership.Role.RATER, pseudonym=request.POST.get("rater")
+            Membership, study=study, role=Membership.Role.RATER, pseudonym=pseudonym
         )
         try:
             changed = rater_status_change(

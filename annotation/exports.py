@@ -351,7 +351,9 @@ def data_dictionary(*, study: Study) -> str:
         "## Conventions",
         "",
         "- Text cells that a spreadsheet would run as a formula (starting with =, +, -, @, "
-        "a tab or a carriage return) are prefixed with a single quote (').",
+        "a tab or a carriage return) are prefixed with a single quote ('); so is =, +, - or @ "
+        "after a comma, semicolon, tab or pipe inside a cell (see;'=1+1), as a spreadsheet "
+        "set to that delimiter would start a cell there. Importing removes these quotes.",
         "- The worksheet CSV starts with a UTF-8 byte order mark so that Excel reads it as "
         "UTF-8; the long CSV has none. Both use commas and double quotes (RFC 4180).",
         "- Times are ISO 8601 in UTC.",

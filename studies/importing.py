@@ -20,7 +20,7 @@ The formats (also in docs/coordinator.md and on the test cases page):
   be left out. Blank lines are skipped.
 """
 
-import json
+import itertools
 import re
 from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from . import tabular
 from .blinding import LABELS
+from .user_input import UserInputError, json_read
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_CASES = 5000
@@ -167,22 +168,21 @@ def _add_table_problems(error: tabular.TableError, problems: _Collector) -> None
         problems.add(where, problem.message[0].lower() + problem.message[1:], column)
 
 
-def _decode(data: bytes, problems: _Collector) -> str | None:
-    try:
-        return tabular.decode_text(data)
-    except tabular.TableError as error:
-        _add_table_problems(error, problems)
-        return None
+def _table_rows(filename: str, data: bytes, problems: _Collector) -> Iterator[tuple[str, list]]:
+    """(where, cells) for each non-blank row; the same reader as the worksheet import's.
 
-
-def _table_rows(filename: str, data: bytes, problems: _Collector) -> list[tuple[str, list[str]]]:
-    """(where, cells) for each non-blank row; the same reader as the worksheet import's."""
+    Each row is let go once it has been checked: what is kept are the checked cases, which
+    share the rows' text rather than copying it.
+    """
     try:
         rows = tabular.read_table(filename=filename, data=data, max_bytes=MAX_FILE_BYTES)
     except tabular.TableError as error:
         _add_table_problems(error, problems)
-        return []
-    return [(_row_where(row.number, row.line), row.cells) for row in rows]
+        return
+    rows.reverse()
+    while rows:
+        row = rows.pop()
+        yield _row_where(row.number, row.line), row.cells
 
 
 def _row_where(number: int, line: int | None) -> str:
@@ -285,11 +285,13 @@ def _has_required_columns(where: str, seen: dict, problems: _Collector) -> bool:
 
 
 def _jsonl_records(data: bytes, problems: _Collector) -> Iterator[tuple]:
-    """One record per non-blank line that holds a JSON object."""
-    text = _decode(data, problems)
-    if text is None:
+    """One record per non-blank line that holds a JSON object, read line by line."""
+    try:
+        lines = tabular.text_lines(data)
+    except tabular.TableError as error:
+        _add_table_problems(error, problems)
         return
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(lines, start=1):
         if problems.full:
             return
         if not line.strip():
@@ -306,13 +308,12 @@ def _jsonl_records(data: bytes, problems: _Collector) -> Iterator[tuple]:
 def _jsonl_object(where: str, line: str, problems: _Collector) -> dict | None:
     """The line's JSON object, or None when it is not valid JSON or not an object."""
     try:
-        record = json.loads(line)
-    except json.JSONDecodeError as error:
-        problems.add(
-            where,
-            f"this line is not valid JSON ({error.msg} at character {error.colno}). "
-            "Each line must be one complete JSON object.",
-        )
+        record = json_read(line, max_chars=MAX_FILE_BYTES)
+    except UserInputError as error:
+        message = f"this line cannot be read: {error.reason}."
+        if error.reason.startswith("it is not valid JSON"):
+            message = f"this line {error.reason[3:]}. Each line must be one complete JSON object."
+        problems.add(where, message)
         return None
     if not isinstance(record, dict):
         problems.add(where, "each line must be a JSON object, {...}.")
@@ -372,17 +373,25 @@ def _jsonl_responses(where: str, record: dict, problems: _Collector) -> dict:
 
 
 def _check_records(records, problems, result, existing_ids, study_systems) -> None:
-    """Check every record into ``result.cases``; stops at too many problems or cases."""
+    """Check each record, as it is read, into ``result.cases``; stops at too many problems
+    or cases. Only the records up to the first that names the systems are held back."""
     existing_ids = set(existing_ids)
-    study_systems = sorted(study_systems)
-    systems: list[str] | None = None
+    records = iter(records)
+    ahead = []
+    for record in records:
+        ahead.append(record)
+        if record[3] is not None or record[2]:  # a table's columns, or a line's responses
+            break
+    if not ahead:
+        return
+    systems = _systems_of_file(ahead, sorted(study_systems), problems)
+    if systems is None:
+        for _ in records:  # read on, for the problems of the lines themselves
+            if problems.full:
+                return
+        return
     first_seen: dict[str, str] = {}
-    records = list(records)
-    if records:
-        systems = _systems_of_file(records, study_systems, problems)
-        if systems is None:
-            return
-    for where, fields, responses, columns in records:
+    for where, fields, responses, columns in itertools.chain(ahead, records):
         if problems.full:
             return
         case = _check_fields(where, fields, columns, problems)
@@ -392,7 +401,7 @@ def _check_records(records, problems, result, existing_ids, study_systems) -> No
         if len(result.cases) > MAX_CASES:
             problems.add(where, f"a file can hold at most {MAX_CASES} test cases.")
             return
-    result.systems = systems or []
+    result.systems = systems
 
 
 def _check_responses(where, responses, systems, columns, problems) -> dict[str, str]:
@@ -478,9 +487,6 @@ def _column_name(columns, name: str, *, kind: str = "field") -> str:
 def _check_text(where: str, text: str, column: str, problems: _Collector) -> bool:
     if len(text) > MAX_TEXT_CHARS:
         problems.add(where, f"the text is longer than {MAX_TEXT_CHARS:,} characters.", column)
-        return False
-    if "\x00" in text:
-        problems.add(where, "the text contains a NUL character, which cannot be stored.", column)
         return False
     return True
 

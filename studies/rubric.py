@@ -61,7 +61,7 @@ demo): the kind's own fields plus ``flagged``, ``flag_note`` and ``points``.
 
 import re
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import ClassVar
 
 MAX_ITEMS = 60
@@ -74,8 +74,11 @@ LEVELS = ("nominal", "ordinal", "interval", "ratio")
 HALF_MARK = "½ "
 ITEM_SEPARATOR = " | "
 
-# A worksheet cell with a whole number in it; longer text is not read as a number.
-WHOLE_NUMBER = re.compile(r"[+-]?\d{1,9}(\.0*)?")
+# A worksheet cell with a whole number in it ("4", "4.0", "-2"). Only these are converted,
+# so a cell such as "1E+1000000", "sNaN" or ten thousand digits costs nothing to refuse.
+WHOLE_NUMBER = re.compile(r"([+-]?\d{1,9})(?:\.0{0,9})?")
+# How much of a refused cell a message repeats.
+SHOWN_CHARS = 30
 
 
 class RubricValueError(ValueError):
@@ -109,14 +112,19 @@ def _whole_number(value) -> int:
     raise ValueError(value)
 
 
-def _cell_number(text: str) -> int | None:
-    """A worksheet cell's whole number ("4", "4.0", "-2"); None when it holds none."""
-    if not WHOLE_NUMBER.fullmatch(text):
-        return None
-    try:
-        return int(Decimal(text))
-    except InvalidOperation:  # pragma: no cover - the pattern admits only numbers
-        return None
+def cell_number(text: str) -> int | None:
+    """A worksheet cell's whole number ("4", "4.0", "-2"); None when it holds none.
+
+    At most nine digits, converted without ``Decimal``: the one rule for numbers typed
+    into a worksheet, the scores' cells and the Total alike.
+    """
+    match = WHOLE_NUMBER.fullmatch(text.strip())
+    return int(match.group(1)) if match else None
+
+
+def cell_shown(text: str) -> str:
+    """A cell's text as a message repeats it: its start, when it is long."""
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "…"
 
 
 class DimensionKind:
@@ -166,14 +174,15 @@ class DimensionKind:
         """A worksheet cell's value, one of ``cell_choices``; a clear message otherwise."""
         value = self.cell_aliases.get(text.lower())
         if value is None and numeric:
-            value = _cell_number(text)
+            value = cell_number(text)
             if value is None:
                 raise RubricValueError(
-                    f"{text} is not a whole number; {header} takes {self.describe_choices()}."
+                    f"{cell_shown(text)} is not a whole number; {header} takes "
+                    f"{self.describe_choices()}."
                 )
         if value not in self.cell_choices:
             raise RubricValueError(
-                f"{text} is not allowed; {header} takes {self.describe_choices()}."
+                f"{cell_shown(text)} is not allowed; {header} takes {self.describe_choices()}."
             )
         return value
 

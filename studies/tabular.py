@@ -46,6 +46,10 @@ EXCEL_EXTENSIONS = (".xlsx",)
 DELIMITERS = (",", ";", "\t", "|")
 
 NOT_UTF8 = 'The file is not UTF-8 text. Save it as "CSV UTF-8" and upload it again.'
+NUL_IN_CELL = (
+    "This cell holds a NUL character (\\x00), which cannot be stored; remove it and upload "
+    "the file again."
+)
 NOT_A_WORKBOOK = (
     "The file cannot be read as an Excel workbook (.xlsx). Save it from Excel as "
     "'Excel Workbook (.xlsx)' or export it as CSV UTF-8."
@@ -140,14 +144,16 @@ def read_table(
     return _read_excel(data, bounds, sheet_names, max_unpacked_bytes)
 
 
-def decode_text(data: bytes) -> str:
+def _encoding(data: bytes) -> str:
     """UTF-8 (a BOM or not) or UTF-16 with its BOM; anything else is refused with its line."""
     # UTF-32, or UTF-16 without its BOM (a NUL in the first two bytes), would read as UTF-8.
     if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)) or b"\x00" in data[:2]:
         _refuse(None, None, NOT_UTF8, line=1)
     encoding = "utf-16" if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else None
     try:
-        return data.decode(encoding or "utf-8-sig")
+        # Checked whole, so that a file is refused before any row is read; the text is
+        # dropped at once, and the rows are decoded again as they are read.
+        data.decode(encoding or "utf-8-sig")
     except UnicodeDecodeError as error:
         if encoding:
             start = error.start - error.start % 2
@@ -155,6 +161,15 @@ def decode_text(data: bytes) -> str:
         else:
             line = data[: error.start].count(b"\n") + 1
         _refuse(None, None, NOT_UTF8, line=line)
+    return encoding or "utf-8-sig"
+
+
+def text_lines(data: bytes, *, newline: str | None = None) -> io.TextIOWrapper:
+    """The file's lines, decoded as they are read: the text is never held whole.
+
+    ``newline`` as for ``open``: None for universal newlines, "" for the csv module.
+    """
+    return io.TextIOWrapper(io.BytesIO(data), encoding=_encoding(data), newline=newline)
 
 
 def _refuse(
@@ -200,6 +215,8 @@ class _Bounds:
             if len(cell) > self.cell_chars:
                 message = f"This cell holds more than {self.cell_chars:,} characters."
                 _refuse(number, index, message, line=line)
+            if "\x00" in cell:  # PostgreSQL stores no NUL character in text
+                _refuse(number, index, NUL_IN_CELL, line=line)
         return TableRow(number=number, line=line, cells=cells)
 
 
@@ -212,26 +229,26 @@ _FIELD_LIMIT = threading.Lock()
 
 
 def _read_text(data: bytes, bounds: _Bounds) -> list[TableRow]:
-    text = decode_text(data)
-    delimiter = _delimiter(text)
+    delimiter = _delimiter(text_lines(data))
     with _FIELD_LIMIT:
-        previous = csv.field_size_limit(len(text) + 1)
+        # A field has at most as many characters as the file has bytes.
+        previous = csv.field_size_limit(len(data) + 1)
         try:
-            return list(_text_rows(text, delimiter, bounds))
+            return list(_text_rows(text_lines(data, newline=""), delimiter, bounds))
         finally:
             csv.field_size_limit(previous)
 
 
-def _delimiter(text: str) -> str:
+def _delimiter(lines: Iterator[str]) -> str:
     """The delimiter the first non-blank line holds most often, outside quotes; else ","."""
-    first = next((line for line in text.splitlines() if line.strip()), "")
+    first = next((line for line in lines if line.strip()), "")
     unquoted = "".join(first.split('"')[::2])
     delimiter = max(DELIMITERS, key=unquoted.count)
     return delimiter if unquoted.count(delimiter) else ","
 
 
-def _text_rows(text: str, delimiter: str, bounds: _Bounds) -> Iterator[TableRow]:
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+def _text_rows(lines: Iterator[str], delimiter: str, bounds: _Bounds) -> Iterator[TableRow]:
+    reader = csv.reader(lines, delimiter=delimiter, strict=True)
     number = 0
     last_line = 0
     header_seen = rule_may_follow = False

@@ -1,13 +1,12 @@
 """What a rater must do before rating, as a redirect the rating views share."""
 
-import json
-
 from django.contrib import messages
 from django.shortcuts import redirect
 
 from studies import access
 from studies.errors import ApplicationError
 from studies.models import Membership, Study
+from studies.user_input import UserInputError, json_read
 
 from .. import selectors
 
@@ -43,12 +42,14 @@ class PayloadError(ApplicationError):
     """The rating form's data could not be read (a broken page or a tampered request)."""
 
 
-def parse_payload(raw: str) -> dict:
+def parse_payload(raw: str | None) -> dict:
     """The rating form's JSON, or ``PayloadError`` with a message for the rater."""
     try:
-        payload = json.loads(raw or "{}")
-    except json.JSONDecodeError:
-        raise PayloadError("The form could not be read; reload the page.") from None
+        payload = json_read(raw or "{}")
+    except UserInputError as error:
+        raise PayloadError(
+            f"The form could not be read: {error.reason}. Reload the page and try again."
+        ) from None
     if not isinstance(payload, dict):
         raise PayloadError("The form could not be read; reload the page.")
     return payload

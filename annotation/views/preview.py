@@ -3,7 +3,6 @@
 It lives with the rating screen, whose context it reuses; the rubric builder links here.
 """
 
-import json
 import uuid
 from types import SimpleNamespace
 
@@ -12,20 +11,20 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
 from studies import access
+from studies.errors import ApplicationError
 from studies.models import Study
 from studies.rubric import score_form, total_points
 from studies.selectors import rubric_for_display
 
+from .gate import parse_payload
 from .rating import rating_context
 
 
 def _preview_check(study: Study, raw: str, labels: list[str]) -> tuple[str, str]:
     """Score a submitted preview form as the rating service would; nothing is stored."""
     try:
-        scored, _ = score_form(
-            study.rubric.scoring_dimensions(), json.loads(raw or "{}"), labels=labels
-        )
-    except ValueError as error:  # RubricValueError is a ValueError, as is bad JSON
+        scored, _ = score_form(study.rubric.scoring_dimensions(), parse_payload(raw), labels=labels)
+    except (ApplicationError, ValueError) as error:  # RubricValueError is a ValueError
         return "error", f"Preview: this would be refused: {error}"
     totals = [f"Response {label}: {total_points(s)}" for label, s in scored.items()]
     return "info", "Preview: this would be accepted (" + "; ".join(totals) + "). Nothing was saved."

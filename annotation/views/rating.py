@@ -182,8 +182,8 @@ def assignment_draft(request, assignment_uuid):
         return JsonResponse({"error": services.DRAFT_TOO_LARGE}, status=400)
     try:
         body = parse_payload(request.body.decode("utf-8", "replace"))
-    except PayloadError:
-        return JsonResponse({"error": "The draft could not be read."}, status=400)
+    except PayloadError as error:
+        return JsonResponse({"error": str(error)}, status=400)
     try:
         assignment = services.draft_save(
             assignment=assignment,

@@ -34,22 +34,30 @@ FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 PLAIN_NUMBER = re.compile(r"-?\d+(\.\d+)?")
 
 
+# A cell that a spreadsheet opens with another delimiter (comma, semicolon, tab, pipe)
+# starts after it, perhaps after spaces or a double quote: opened with ";" as the delimiter,
+# "see;=1+1" is the cells "see" and "=1+1", a formula. A single quote put before the
+# formula's first character makes it text, at the start of the cell and after each such
+# delimiter. Quotes already in that place get one more, so that ``unneutralise`` gives back
+# exactly what was written, whatever it was.
+_FORMULA_AFTER_DELIMITER = re.compile(r"(?P<before>[,;\t|][\s\"]*)(?=(?P<quotes>'*)[=+\-@])")
+_NEUTRALISED_AFTER_DELIMITER = re.compile(r"(?P<before>[,;\t|][\s\"]*)'(?='*[=+\-@])")
+_FORMULA_AT_START = re.compile(r"'*[=+\-@\t\r]")
+
+
 def neutralise(value: Any) -> Any:
-    """Prefix text that a spreadsheet would run as a formula with a single quote."""
-    if (
-        isinstance(value, str)
-        and value.startswith(FORMULA_PREFIXES)
-        and not PLAIN_NUMBER.fullmatch(value)
-    ):
-        return "'" + value
-    return value
+    """Put a single quote before each place where a spreadsheet would start a formula."""
+    if not isinstance(value, str) or PLAIN_NUMBER.fullmatch(value):
+        return value
+    value = _FORMULA_AFTER_DELIMITER.sub(r"\g<before>'", value)
+    return "'" + value if _FORMULA_AT_START.match(value) else value
 
 
 def unneutralise(text: str) -> str:
     """Undo ``neutralise`` on text read back from a worksheet."""
-    if text.startswith("'") and text[1:].startswith(FORMULA_PREFIXES):
-        return text[1:]
-    return text
+    if text.startswith("'") and _FORMULA_AT_START.match(text, 1):
+        text = text[1:]
+    return _NEUTRALISED_AFTER_DELIMITER.sub(r"\g<before>", text)
 
 
 @dataclass(frozen=True)

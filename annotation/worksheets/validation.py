@@ -5,10 +5,10 @@ A file with any problem imports nothing, and every problem names its file row an
 
 import re
 from dataclasses import dataclass, field
-from decimal import Decimal
 
 from annotation.services import MAX_NOTES_LENGTH
 from studies.models import BlindedLabel, Membership, Study
+from studies.rubric import cell_number
 
 from .columns import (
     CONFIDENCE,
@@ -293,16 +293,17 @@ def _check_response_row(number, values, columns, problems) -> dict:
             total_ok = False
     points = sum(score["points"] for score in scores.values())
     raw_total = values.get("total", "")
+    total = cell_number(raw_total)
     if not raw_total:
         problems.append(WorksheetProblem(number, "Total", "The total is empty."))
-    elif not re.fullmatch(r"\d+(\.0+)?", raw_total):
-        problems.append(WorksheetProblem(number, "Total", "The total must be a whole number."))
-    elif total_ok and int(Decimal(raw_total)) != points:
+    elif total is None or total < 0:
+        problems.append(
+            WorksheetProblem(number, "Total", "The total must be a whole number of 0 or more.")
+        )
+    elif total_ok and total != points:
         problems.append(
             WorksheetProblem(
-                number,
-                "Total",
-                f"The total is {int(Decimal(raw_total))} but the scores add up to {points}.",
+                number, "Total", f"The total is {total} but the scores add up to {points}."
             )
         )
     return scores

@@ -17,6 +17,10 @@ from studies.signals import analysis_inputs_announce
 
 from .guards import locked_study, refuse_if_frozen
 
+# Rows per INSERT: a file's cases are written in statements of this many rows, so that no
+# statement holds a whole 10 MB file's text again.
+WRITE_BATCH = 500
+
 
 @transaction.atomic
 def test_cases_add(
@@ -38,15 +42,18 @@ def test_cases_add(
     }
     start = study.test_cases.count()
     created = TestCase.objects.bulk_create(
-        TestCase(
-            study=study,
-            case_id=case["id"],
-            position=start + offset,
-            prompt=case["prompt"],
-            context=case.get("context", ""),
-            stratum=case.get("stratum", ""),
-        )
-        for offset, case in enumerate(cases)
+        [
+            TestCase(
+                study=study,
+                case_id=case["id"],
+                position=start + offset,
+                prompt=case["prompt"],
+                context=case.get("context", ""),
+                stratum=case.get("stratum", ""),
+            )
+            for offset, case in enumerate(cases)
+        ],
+        batch_size=WRITE_BATCH,
     )
     responses, orders = [], []
     for test_case, case in zip(created, cases, strict=True):
@@ -61,11 +68,14 @@ def test_cases_add(
             Response(test_case=test_case, system=system_rows[name], text=case["responses"][name])
             for name in order
         ]
-    responses = iter(Response.objects.bulk_create(responses))
+    responses = iter(Response.objects.bulk_create(responses, batch_size=WRITE_BATCH))
     BlindedLabel.objects.bulk_create(
-        BlindedLabel(test_case=test_case, label=label, response=next(responses))
-        for test_case, order in zip(created, orders, strict=True)
-        for label in LABELS[: len(order)]
+        [
+            BlindedLabel(test_case=test_case, label=label, response=next(responses))
+            for test_case, order in zip(created, orders, strict=True)
+            for label in LABELS[: len(order)]
+        ],
+        batch_size=WRITE_BATCH,
     )
     if created:
         analysis_inputs_announce(study_id=study.pk, reason="cases")

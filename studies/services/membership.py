@@ -55,6 +55,8 @@ def rater_status_change(
         raise StudySetupError("Give the reason; it is kept in the study's history.")
     if len(reason) > 2000:
         raise StudySetupError("Keep the reason under 2,000 characters.")
+    if "\x00" in reason:  # PostgreSQL stores no NUL character in text
+        raise StudySetupError("The reason contains a NUL character (\\x00); remove it.")
     locked = membership_lock(membership.pk, exclusive=True)
     if locked.role != Membership.Role.RATER:
         raise StudySetupError("Only raters can be paused, retrained or excluded.")

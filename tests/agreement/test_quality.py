@@ -84,6 +84,20 @@ def test_a_decision_without_a_reason_changes_nothing(client, rated_study):
     assert not StudyEvent.objects.filter(study=study, kind="rater_paused").exists()
 
 
+def test_a_nul_character_in_a_decision_is_refused_and_changes_nothing(client, rated_study):
+    study, _ = rated_study
+    client.force_login(UserFactory(is_staff=True))
+    events = StudyEvent.objects.count()
+    response = client.post(url(study), {"rater": "R-01", "action": "pause", "reason": "slow\x00"})
+    assert response.status_code == 400 and "NUL character" in response.text
+    assert (
+        client.post(url(study), {"rater": "R-\x0001", "action": "pause", "reason": "x"}).status_code
+        == 404
+    )
+    assert Membership.objects.get(study=study, pseudonym="R-01").status == "active"
+    assert StudyEvent.objects.count() == events
+
+
 def test_a_paused_rater_cannot_submit(rated_study):
     from annotation.services import RatingClosedError
     from studies.services import rater_status_change

@@ -2,6 +2,7 @@
 
 import csv
 import io
+import itertools
 import zipfile
 
 import pytest
@@ -13,6 +14,7 @@ from openpyxl import load_workbook
 
 from annotation import exports
 from annotation.models import Assignment, Rating
+from annotation.worksheets import unneutralise
 from studies.models import BlindedLabel, Study
 from tests.payloads import (
     SYSTEMS,
@@ -327,6 +329,28 @@ def test_cells_that_would_run_as_formulas_are_quoted_in_csv_and_xlsx(study):
 def test_neutralise_quotes_each_dangerous_start(danger):
     assert exports.neutralise(danger) == "'" + danger
     assert exports.neutralise("R-01") == "R-01" and exports.neutralise(5) == 5
+
+
+# Opened with another delimiter, these cells would split into one starting a formula.
+SPLIT = ["see;=1+1", "see,=1+1", "a\t=1", "a|@SUM(A1)", 'x; "-2+3', "x, +1", "see;'=1+1"]
+
+
+@pytest.mark.parametrize("text", SPLIT)
+def test_a_formula_after_a_delimiter_is_quoted_where_it_would_start_a_cell(text):
+    out = exports.neutralise(text)
+    assert out != text
+    for delimiter in (",", ";", "\t", "|"):
+        for cell in out.split(delimiter)[1:]:
+            assert cell.lstrip(' "')[:1] not in ("=", "+", "-", "@"), (delimiter, out)
+    assert unneutralise(out) == text
+
+
+def test_every_short_text_comes_back_from_neutralise_exactly():
+    alphabet = [",", ";", "\t", "|", "=", "-", "@", "'", '"', " ", "a", "1"]
+    for length in range(5):
+        for chars in itertools.product(alphabet, repeat=length):
+            text = "".join(chars)
+            assert unneutralise(exports.neutralise(text)) == text, repr(text)
 
 
 # Streaming and memory --------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """Import of filled-in worksheets: round trips, every error, all or nothing, the page, the CLI."""
 
+import csv
 import hashlib
 import io
 import json
+import re
 from collections import Counter
 
 import pytest
@@ -108,6 +110,43 @@ def test_round_trip_into_a_twin_study_gives_the_same_scores(fmt):
     }
     assert rating.scores["evidence"]["checked"] is None
     assert all("imported" not in entry for entry in rating.scores.values())
+
+
+# Notes a spreadsheet set to another delimiter would split into a formula cell.
+SPLIT_FORMULAS = ["see;=1+1", "see,=HYPERLINK(1)", "a|@SUM(A1);b\t-2+3", "'=1, \"+1"]
+
+
+def semicolon_csv(data: bytes) -> bytes:
+    """The worksheet as a spreadsheet in a semicolon locale saves it."""
+    rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))
+    out = io.StringIO(newline="")
+    csv.writer(out, delimiter=";").writerows(rows)
+    return out.getvalue().encode()
+
+
+@pytest.mark.parametrize("fmt", ["comma", "semicolon", "xlsx"])
+def test_notes_with_a_formula_after_a_delimiter_are_quoted_and_come_back(fmt):
+    original = make_study(slug="original", cases=4, raters=[UserFactory()])
+    twin = make_study(slug="twin", cases=4, raters=[UserFactory()])
+    r01 = original.memberships.get(pseudonym="R-01")
+    for n, assignment in enumerate(r01.assignments.order_by("test_case__position")):
+        submit(assignment, payload_for(n, notes=SPLIT_FORMULAS[n], confidence="low"))
+    data = export_bytes(original, "worksheet-csv", rater="R-01")
+    # Read with either delimiter, no cell of the file starts a formula.
+    for delimiter in (",", ";"):
+        text = data.decode("utf-8-sig")
+        for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter):
+            assert not [c for c in row if c.lstrip(' "')[:1] in ("=", "+", "-", "@")
+                        and not re.fullmatch(r"-?\d+", c)], row  # fmt: skip
+    filename = "w.csv"
+    if fmt == "semicolon":
+        data = semicolon_csv(data)
+    elif fmt == "xlsx":
+        data, filename = export_bytes(original, "worksheet-xlsx", rater="R-01"), "w.xlsx"
+    run_import(twin, data, filename=filename)
+    notes = {case: value[3] for (case, _), value in points(twin, "R-01").items()}
+    assert sorted(notes.values()) == sorted(SPLIT_FORMULAS)
+    assert points(twin, "R-01") == points(original, "R-01")
 
 
 def test_exporting_an_imported_worksheet_gives_the_same_file(study):
@@ -259,6 +298,18 @@ BAD_FILES = {
     "value without heading": (csv_bytes(HEADER + ",", GOOD_A + ",stray", GOOD_B + ","), (2, "#11", "without a heading")),
     "not utf-8": (HEADER.encode() + b"\nTC-001,A,4,2,4,3,2,15,High,caf\xe9\n", (2, None, "not UTF-8")),
     "empty file": (b"", (None, None, "no rows")),
+    # Numbers that cost a minute, raise, or pass Python's int-string limit if converted.
+    "huge exponent": (csv_bytes(HEADER, GOOD_A.replace("A,4,", "A,1E+1000000,"), GOOD_B), (2, "Depth", "1E+1000000 is not a whole number")),
+    "signalling NaN": (csv_bytes(HEADER, GOOD_A.replace("A,4,2", "A,4,sNaN"), GOOD_B), (2, "Evidence", "sNaN is not a whole number")),
+    "NaN": (csv_bytes(HEADER, GOOD_A, GOOD_B.replace("B,2,1,2", "B,2,1,NaN")), (3, "Alternatives", "NaN is not a whole number")),
+    "Infinity": (csv_bytes(HEADER, GOOD_A, GOOD_B.replace("B,2,1,2,2", "B,2,1,2,-Infinity")), (3, "Structure", "-Infinity is not a whole number")),
+    "ten thousand digits": (csv_bytes(HEADER, GOOD_A.replace("A,4,", "A," + "4" * 10_000 + ","), GOOD_B), (2, "Depth", "4444444444…")),
+    "total of ten thousand digits": (csv_bytes(HEADER, GOOD_A.replace(",15,", "," + "1" * 10_000 + ","), GOOD_B), (2, "Total", "whole number of 0 or more")),
+    "total as an exponent": (csv_bytes(HEADER, GOOD_A.replace(",15,", ",1E+1000000,"), GOOD_B), (2, "Total", "whole number")),
+    "total NaN": (csv_bytes(HEADER, GOOD_A, GOOD_B.replace(",7,", ",sNaN,")), (3, "Total", "whole number")),
+    "total negative": (csv_bytes(HEADER, GOOD_A, GOOD_B.replace(",7,", ",-7,")), (3, "Total", "whole number of 0 or more")),
+    # PostgreSQL stores no NUL character: the reader refuses the cell.
+    "NUL in notes": (csv_bytes(HEADER, GOOD_A.replace("fine", "fi\x00ne"), GOOD_B), (2, "J", "NUL character")),
 }  # fmt: skip
 
 
@@ -273,6 +324,22 @@ def test_every_problem_names_row_and_column_and_writes_nothing(study, case):
     assert any(
         p.row == row and p.column == column and text.lower() in p.message.lower() for p in problems
     ), [str(p) for p in problems]
+    assert snapshot() == before
+
+
+def test_numbers_in_an_xlsx_are_read_with_the_same_bounds(study):
+    submit_all(study, limit=1)
+    book = Workbook()
+    book.active.append(HEADER.split(","))
+    book.active.append(["TC-001", "A", "1E+1000000", 2, 4, 3, 2, 1e300, "High", ""])
+    book.active.append(["TC-001", "B", 2, "sNaN", 2, 2, 0, float(7), "High", ""])
+    buffer = io.BytesIO()
+    book.save(buffer)
+    before = snapshot()
+    with pytest.raises(worksheets.WorksheetError) as caught:
+        run_import(study, buffer.getvalue(), filename="sheet.xlsx")
+    found = {(p.row, p.column) for p in caught.value.problems}
+    assert {(2, "Depth"), (2, "Total"), (3, "Evidence")} <= found, caught.value.problems
     assert snapshot() == before
 
 

@@ -231,8 +231,23 @@ def test_systems_are_checked_against_the_study():
         (
             "cases.csv",
             csv_file("TC-1,P,,,a,b\x00c"),
-            "Row 2, column F 'response:improved': the text contains a NUL character, which "
+            "Row 2, column F: this cell holds a NUL character (\\x00), which cannot be stored",
+        ),
+        (
+            "cases.csv",
+            csv_file("TC-\x001,P,,,a,b"),
+            "Row 2, column A: this cell holds a NUL character",
+        ),
+        (
+            "cases.jsonl",
+            jsonl_file(case(), case("TC-2", prompt="P\x00")),
+            "Line 2: this line cannot be read: it contains a NUL character (\\u0000), which "
             "cannot be stored.",
+        ),
+        (
+            "cases.jsonl",
+            jsonl_file(case(), case("TC-2", stratum="s\x00")),
+            "Line 2: this line cannot be read: it contains a NUL character",
         ),
         (
             "cases.csv",
