@@ -22,6 +22,9 @@ class RecordAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None):
         return False
 
+    def has_delete_permission(self, request, obj=None):
+        return False
+
 
 @admin.register(ConsentRecord)
 class ConsentRecordAdmin(RecordAdmin):

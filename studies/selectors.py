@@ -210,6 +210,19 @@ SETUP_EVENTS = (
     StudyEvent.Kind.CLOSED,
     StudyEvent.Kind.REOPENED,
     StudyEvent.Kind.ADMIN_CHANGED,
+    StudyEvent.Kind.WORKSHEET_IMPORTED,
+    StudyEvent.Kind.RATER_PAUSED,
+    StudyEvent.Kind.RATER_SENT_TO_RETRAINING,
+    StudyEvent.Kind.RATER_EXCLUDED,
+    StudyEvent.Kind.RATER_REINSTATED,
+    StudyEvent.Kind.UNBLINDED,
+)
+# Administrators' decisions about a rater: shown with the pseudonym and the reason.
+RATER_DECISIONS = (
+    StudyEvent.Kind.RATER_PAUSED,
+    StudyEvent.Kind.RATER_SENT_TO_RETRAINING,
+    StudyEvent.Kind.RATER_EXCLUDED,
+    StudyEvent.Kind.RATER_REINSTATED,
 )
 
 
@@ -236,6 +249,11 @@ def _describe(event: StudyEvent) -> str:
                 text += f" ({detail['level']})"
     elif event.kind in (Kind.OPENED, Kind.PILOT_STARTED) and detail.get("fingerprint"):
         text += f"; fingerprint {detail['fingerprint'][:12]}…"
+    elif event.kind in RATER_DECISIONS and event.membership is not None:
+        text = f"{event.membership.pseudonym}: {text.lower()}"
+        text += f" ({event.reason})" if event.reason else ""
+    elif event.kind == Kind.WORKSHEET_IMPORTED and event.membership is not None:
+        text += f" for {event.membership.pseudonym}: {detail.get('cases', 0)} cases"
     return text
 
 
@@ -243,7 +261,7 @@ def study_setup_events(*, study: Study, limit: int = 50) -> list[dict]:
     """The set-up and lifecycle part of the audit trail, newest first, in plain words."""
     events = (
         StudyEvent.objects.filter(study=study, kind__in=SETUP_EVENTS)
-        .select_related("actor")
+        .select_related("actor", "membership")
         .order_by("-created_at", "-pk")[:limit]
     )
     return [

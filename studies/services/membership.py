@@ -63,6 +63,12 @@ def rater_status_change(
     if locked.status == Membership.Status.WITHDRAWN:
         raise StudySetupError("This rater has withdrawn from the study.")
     status, kind = RATER_ACTIONS[action]
+    # Sending a paused rater to retraining says something new; the others would not.
+    if locked.status == status and action != "retrain":
+        raise StudySetupError(
+            f"{locked.pseudonym} is already {locked.get_status_display().lower()}; "
+            "nothing was changed."
+        )
     locked.status = status
     locked.save(update_fields=["status"])
     study_event_record(

@@ -113,3 +113,17 @@ def test_a_paused_rater_cannot_submit(rated_study):
             payload=full_marks_payload(),
             any_version=True,
         )
+
+
+def test_decisions_about_raters_appear_in_the_studys_history(client, rated_study):
+    from studies.services import rater_status_change
+
+    study, _ = rated_study
+    admin = UserFactory(is_staff=True)
+    membership = Membership.objects.get(study=study, pseudonym="R-02")
+    rater_status_change(membership=membership, action="exclude", reason="Careless", actor=admin)
+    rater_status_change(membership=membership, action="reinstate", reason="Retrained", actor=admin)
+    client.force_login(study.lead)
+    page = client.get(reverse("studies:edit", args=[study.slug])).text
+    assert "R-02: excluded from the analysis (Careless)" in page
+    assert "R-02: reinstated (Retrained)" in page

@@ -147,3 +147,21 @@ def test_a_consent_change_in_the_admin_asks_raters_to_consent_again(client, staf
     assert settings_event.detail["consent_version"] == 2
     assert settings_event.actor == staff
     assert [e.detail["fields"] for e in admin_events(study)] == [["consent_text"]]
+
+
+def test_records_of_what_raters_did_cannot_be_deleted_in_the_admin(client, staff, lead, rater):
+    from annotation.models import ConsentRecord, RatingRevision
+    from tests.annotation.support import consent_all
+
+    study = make_study(lead=lead, slug="records", cases=1, raters=[rater])
+    consent_all(study)
+    record = ConsentRecord.objects.get(rater__study=study)
+    for model, pk in ((ConsentRecord, record.pk), (RatingRevision, None)):
+        name = f"admin:annotation_{model._meta.model_name}_"
+        if pk is not None:
+            assert (
+                client.post(reverse(name + "delete", args=[pk]), {"post": "yes"}).status_code == 403
+            )
+        listing = client.get(reverse(name + "changelist")).text
+        assert 'value="delete_selected"' not in listing
+    assert ConsentRecord.objects.filter(pk=record.pk).exists()

@@ -93,10 +93,24 @@ def test_a_refused_import_announces_nothing(lead, announced):
 def test_a_decision_about_a_rater_is_announced(lead, rater, announced, action):
     study = in_status(lead, Study.Status.OPEN, raters=[rater])
     membership = Membership.objects.get(study=study, user=rater)
+    if action == "reinstate":
+        Membership.objects.filter(pk=membership.pk).update(status=Membership.Status.PAUSED)
     announced.clear()
     admin = UserFactory(is_staff=True)
     services.rater_status_change(membership=membership, action=action, reason="QC", actor=admin)
     assert announced == [(study.pk, "rater_status")]
+
+
+def test_a_decision_that_changes_nothing_is_refused_and_not_recorded(lead, rater, announced):
+    study = in_status(lead, Study.Status.OPEN, raters=[rater])
+    membership = Membership.objects.get(study=study, user=rater)
+    events = study.events.count()
+    announced.clear()
+    with pytest.raises(services.StudySetupError, match="R-01 is already active"):
+        services.rater_status_change(
+            membership=membership, action="reinstate", reason="QC", actor=UserFactory()
+        )
+    assert (study.events.count(), announced) == (events, [])
 
 
 def test_a_refused_decision_announces_nothing(lead, rater, announced):
