@@ -310,20 +310,25 @@ def _check_response_row(number, values, columns, problems) -> dict:
 
 
 def _check_confidence(rows, case_id, problems) -> str:
+    """The case's confidence; an unknown value is reported at its own cell first."""
+    unknown = [
+        (number, values["confidence"])
+        for number, values in rows
+        if values.get("confidence") and values["confidence"].lower() not in CONFIDENCE
+    ]
+    for number, value in unknown:
+        problems.append(
+            WorksheetProblem(
+                number, "Confidence", f"The confidence is {value}; give Low, Medium or High."
+            )
+        )
+    if unknown:
+        return ""
     confidence = _per_case(rows, "confidence", "Confidence", case_id, problems)
     if confidence is None:
         return ""
     if not confidence:
         problems.append(WorksheetProblem(rows[0][0], "Confidence", "Give Low, Medium or High."))
-        return ""
-    if confidence.lower() not in CONFIDENCE:
-        problems.append(
-            WorksheetProblem(
-                rows[0][0],
-                "Confidence",
-                f"The confidence is {confidence}; give Low, Medium or High.",
-            )
-        )
         return ""
     return CONFIDENCE[confidence.lower()]
 

@@ -643,3 +643,15 @@ def test_an_import_may_add_a_case_that_has_room_in_the_design(fresh_rater):
     study.memberships.filter(pseudonym="R-02").update(status=Membership.Status.WITHDRAWN)
     data = csv_bytes(HEADER, "TC-001,A,0,0,0,0,0,0,Low,", "TC-001,B,0,0,0,0,0,0,Low,")
     assert run_import(study, data, rater="R-03").created == 1
+
+
+def test_an_unknown_confidence_is_reported_at_its_own_cell(study):
+    data = csv_bytes(
+        HEADER,
+        "TC-001,A,0,0,0,0,0,0,High,",
+        "TC-001,B,0,0,0,0,0,0,Very high,",
+    )
+    with pytest.raises(worksheets.WorksheetError) as caught:
+        run_import(study, data)
+    problems = [(p.row, p.column, p.message) for p in caught.value.problems]
+    assert problems == [(3, "Confidence", "The confidence is Very high; give Low, Medium or High.")]
