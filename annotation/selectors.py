@@ -51,10 +51,9 @@ def case_progress_page(*, study: Study, number, per_page: int = CASES_PER_PAGE) 
     The page is cut from the plain cases and only its rows are counted: counting through
     the annotated table would make the database group every case of the study.
     """
-    page = Paginator(study.test_cases.order_by("position").only("pk"), per_page).get_page(number)
-    page.object_list = list(
-        case_progress_table(study=study).filter(pk__in=[case.pk for case in page.object_list])
-    )
+    ids = study.test_cases.order_by("position").values_list("pk", flat=True)
+    page = Paginator(ids, per_page).get_page(number)
+    page.object_list = list(case_progress_table(study=study).filter(pk__in=list(page.object_list)))
     return page
 
 
