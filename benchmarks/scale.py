@@ -218,6 +218,7 @@ def main() -> None:
     from django.urls import reverse
 
     call_command("migrate", verbosity=0, stdout=io.StringIO())
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
     study, lead = build(args.cases, args.raters)
     client = Client()
     client.force_login(lead)
@@ -237,6 +238,7 @@ def main() -> None:
     opening = open_rolled_back(client, reverse("studies:status", args=[slug, "open"]))
     p50, p95 = timings(opening, max(3, args.repeat // 3))
     print(f"{'open: POST (rolled back)':<28} {p50:8.0f} {p95:8.0f}")
+    print(f"load average {os.getloadavg()[0]:.1f} at the end (other work on the machine slows it)")
 
 
 if __name__ == "__main__":
