@@ -17,6 +17,7 @@ touches the database.
 """
 
 import re
+import string
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -26,6 +27,24 @@ MODELS = (
 )
 VENDORS = r"OpenAI|Anthropic|Google(?: DeepMind)?|DeepMind|Meta(?: AI)?|Mistral AI|xAI|Microsoft"
 
+# Each pattern with the words it cannot match without (a text must hold one word of every
+# group): most texts hold none, and a substring test is far cheaper than the search. The
+# words are what every match contains, lowercased; ``test_identity_check`` keeps them true.
+VERBS = ("developed", "created", "made", "built", "trained", "designed")
+MODEL_WORDS = (
+    "gpt", "claude", "gemini", "bard", "llama", "mistral", "mixtral", "grok", "copilot",
+    "qwen", "deepseek", "command r", "phi",
+)  # fmt: skip
+VENDOR_WORDS = (
+    "openai",
+    "anthropic",
+    "google",
+    "deepmind",
+    "meta",
+    "mistral ai",
+    "xai",
+    "microsoft",
+)
 SELF_DESCRIPTIONS = [
     (
         "describes itself as an AI made by a company",
@@ -34,12 +53,14 @@ SELF_DESCRIPTIONS = [
             r"\b(?:developed|created|made|built|trained|designed)\s+by\b[^.\n]{0,40}",
             re.IGNORECASE,
         ),
+        (("as a",), VERBS, ("by",)),
     ),
     (
         "names the model that wrote it",
         re.compile(
             rf"\b(?:I am|I'm|I’m|my name is|this is)\s+(?:an? )?(?:{MODELS})\b", re.IGNORECASE
         ),
+        (("i am", "i'm", "i’m", "my name is", "this is"), MODEL_WORDS),
     ),
     (
         "names the company that made it",
@@ -47,12 +68,31 @@ SELF_DESCRIPTIONS = [
             rf"\b(?:developed|created|made|built|trained|designed)\s+by\s+(?:{VENDORS})\b",
             re.IGNORECASE,
         ),
+        (VERBS, ("by",), VENDOR_WORDS),
     ),
     (
         "describes itself as an AI",
         re.compile(r"\bas an? (?:AI|(?:large )?language model)(?: model| assistant)?\b", re.I),
+        (("as a",), ("ai", "language model")),
     ),
 ]
+
+# What IGNORECASE matches an ASCII letter with, letter by letter: the letter in either case,
+# and four other characters (``str.lower`` would not do: it makes two characters of one).
+FOLD = str.maketrans(
+    {
+        **{c: c.lower() for c in string.ascii_uppercase},
+        "\u0130": "i",  # capital I with a dot
+        "\u0131": "i",  # dotless i
+        "\u017f": "s",  # long s
+        "\u212a": "k",  # Kelvin sign
+    }
+)
+
+
+def _may_match(folded: str, groups: Sequence[Sequence[str]]) -> bool:
+    return all(any(word in folded for word in group) for group in groups)
+
 
 SNIPPET_RADIUS = 60
 
@@ -77,24 +117,28 @@ def _snippet(text: str, start: int, end: int) -> str:
     return ("…" if left else "") + snippet + ("…" if right < len(text) else "")
 
 
-def _system_pattern(systems: Sequence[str]) -> re.Pattern | None:
+def _system_pattern(systems: Sequence[str]) -> tuple[re.Pattern | None, tuple | None]:
+    """The pattern, and the words it needs (None: no shortcut, for names beyond ASCII)."""
     names = sorted({name for name in systems if len(name.strip()) > 1}, key=len, reverse=True)
     if not names:
-        return None
+        return None, None
     alternatives = "|".join(re.escape(name) for name in names)
-    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
+    pattern = re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
+    ascii_only = all(name.isascii() for name in names)
+    return pattern, ((tuple(name.lower() for name in names),) if ascii_only else None)
 
 
 def find_identity_mentions(
     *, responses: Iterable[tuple[str, str, str]], systems: Sequence[str]
 ) -> list[Mention]:
     """``responses`` are (case id, system name, text); one mention per reason and response."""
-    system_pattern = _system_pattern(systems)
+    system_pattern, system_words = _system_pattern(systems)
     mentions = []
     for case_id, system, text in responses:
+        folded = text.translate(FOLD)
         found_spans = []
-        for reason, pattern in SELF_DESCRIPTIONS:
-            match = pattern.search(text)
+        for reason, pattern, words in SELF_DESCRIPTIONS:
+            match = pattern.search(text) if _may_match(folded, words) else None
             # The broad "as an AI" pattern is only reported where no fuller match was.
             if match and not any(s <= match.start() < e for s, e in found_spans):
                 found_spans.append(match.span())
@@ -107,7 +151,9 @@ def find_identity_mentions(
                         snippet=_snippet(text, *match.span()),
                     )
                 )
-        if system_pattern is not None:
+        if system_pattern is not None and (
+            system_words is None or _may_match(folded, system_words)
+        ):
             match = system_pattern.search(text)
             if match:
                 mentions.append(

@@ -237,6 +237,25 @@ class Response(models.Model):
         return f"Response to {self.test_case}"
 
 
+class IdentityMention(models.Model):
+    """A passage of a response that may say which system or model wrote it.
+
+    Found by ``studies.identity_check`` when the response is written (the case import) and
+    stored, so the pages that show the blinding check read a few rows instead of scanning
+    every text of the study again. Rows of one response keep the scanner's order (pk).
+    """
+
+    response = models.ForeignKey(
+        Response, on_delete=models.CASCADE, related_name="identity_mentions"
+    )
+    reason = models.CharField(max_length=100)
+    matched = models.TextField()
+    snippet = models.TextField()
+
+    def __str__(self):
+        return f"{self.reason} ({self.matched})"
+
+
 class BlindedLabel(models.Model):
     """The unblinding key: which response is shown under which label.
 

@@ -2,13 +2,13 @@
 
 from collections import Counter
 
-from django.db.models import Q
+from django.db.models import Count, Q
 
 from . import protocol
 from .activity import rating_activity
-from .identity_check import Mention, find_identity_mentions
+from .identity_check import Mention
 from .importing import ParsedCases, parse_cases
-from .models import BlindedLabel, Membership, Response, Study, StudyEvent
+from .models import BlindedLabel, IdentityMention, Membership, Study, StudyEvent
 from .rubric import RubricValueError
 
 
@@ -82,7 +82,10 @@ def study_has_assignments(*, study: Study) -> bool:
 
 
 def study_case_summary(*, study: Study) -> dict:
-    strata = Counter(study.test_cases.values_list("stratum", flat=True))
+    # Counted by the database: one row per stratum, whatever the number of cases.
+    strata = Counter(
+        dict(study.test_cases.order_by().values_list("stratum").annotate(count=Count("pk")))
+    )
     return {
         "cases": sum(strata.values()),
         "systems": list(study.systems.values_list("name", flat=True)),
@@ -103,14 +106,18 @@ def test_cases_preview(*, study: Study, filename: str, data: bytes) -> ParsedCas
 
 def study_protocol_document(*, study: Study) -> dict:
     """The frozen protocol as one document; ``studies.protocol`` says exactly what is in it."""
+    # Read as tuples, not model instances: at 10,000 cases the instances were most of the cost.
     labels = (
         BlindedLabel.objects.filter(test_case__study=study)
-        .select_related("response")
         .order_by("test_case__position", "label")
+        .values_list("test_case_id", "label", "response__text")
     )
     texts: dict[int, dict[str, str]] = {}
-    for row in labels:
-        texts.setdefault(row.test_case_id, {})[row.label] = row.response.text
+    for test_case_id, label, text in labels.iterator(chunk_size=2000):
+        texts.setdefault(test_case_id, {})[label] = text
+    cases = study.test_cases.order_by("position").values_list(
+        "pk", "case_id", "prompt", "context", "stratum"
+    )
     return {
         "format": protocol.FORMAT,
         "instructions": study.instructions,
@@ -126,13 +133,13 @@ def study_protocol_document(*, study: Study) -> dict:
         ],
         "test_cases": [
             {
-                "id": case.case_id,
-                "prompt": case.prompt,
-                "context": case.context,
-                "stratum": case.stratum,
-                "responses": texts.get(case.pk, {}),
+                "id": case_id,
+                "prompt": prompt,
+                "context": context,
+                "stratum": stratum,
+                "responses": texts.get(pk, {}),
             }
-            for case in study.test_cases.order_by("position")
+            for pk, case_id, prompt, context, stratum in cases.iterator(chunk_size=2000)
         ],
         "blinding": {
             "seed": study.blinding_seed,
@@ -153,22 +160,46 @@ def study_protocol_fingerprint(*, study: Study) -> str:
     return protocol.protocol_fingerprint(study_protocol_document(study=study))
 
 
-def study_identity_mentions(*, study: Study) -> list[Mention]:
-    """Responses that may name their system or model (see ``studies.identity_check``).
+# The blinding check on a page lists this many passages, then says how many more there are.
+MENTIONS_SHOWN = 100
 
-    Read by case and system name, never through the blinded labels: listed in label order,
-    the first warning of a case would always be Response A's, and the coordinator knows
-    which system wrote each text.
+
+def study_identity_mentions(*, study: Study, limit: int | None = None) -> list[Mention]:
+    """Passages that may name their system or model, as stored when the texts were imported
+    (see ``studies.identity_check`` and ``services.identity_mentions_rescan``).
+
+    Ordered by case and system name, never through the blinded labels: listed in label
+    order, the first warning of a case would always be Response A's, and the coordinator
+    knows which system wrote each text. Within a response, in the scanner's order.
     """
     rows = (
-        Response.objects.filter(test_case__study=study)
-        .select_related("test_case", "system")
-        .order_by("test_case__position", "system__name")
+        IdentityMention.objects.filter(response__test_case__study=study)
+        .order_by("response__test_case__position", "response__system__name", "pk")
+        .values_list(
+            "response__test_case__case_id", "response__system__name", "reason", "matched", "snippet"
+        )
     )
-    return find_identity_mentions(
-        responses=((row.test_case.case_id, row.system.name, row.text) for row in rows),
-        systems=list(study.systems.values_list("name", flat=True)),
+    if limit is not None:
+        rows = rows[:limit]
+    return [
+        Mention(case_id=case_id, system=system, reason=reason, matched=matched, snippet=snippet)
+        for case_id, system, reason, matched, snippet in rows
+    ]
+
+
+def study_identity_mention_counts(*, study: Study) -> tuple[int, int]:
+    """How many passages the blinding check found, and in how many responses."""
+    counts = IdentityMention.objects.filter(response__test_case__study=study).aggregate(
+        passages=Count("pk"), responses=Count("response", distinct=True)
     )
+    return counts["passages"], counts["responses"]
+
+
+def study_blinding_check(*, study: Study) -> dict:
+    """What the blinding check shows on a page: the first passages and how many there are."""
+    passages, _ = study_identity_mention_counts(study=study)
+    shown = study_identity_mentions(study=study, limit=MENTIONS_SHOWN) if passages else []
+    return {"mentions": shown, "mention_count": passages, "mentions_more": passages - len(shown)}
 
 
 def study_open_problems(*, study: Study) -> list[str]:

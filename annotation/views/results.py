@@ -12,7 +12,7 @@ from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_POST
 
 from annotation import exports, worksheets
-from annotation.selectors import case_progress_table
+from annotation.selectors import case_progress_page
 from studies import access, unblinding
 from studies.models import Membership, Study
 
@@ -67,7 +67,7 @@ def _results_page(request, study, *, form=None, problems=None, checked=None, sta
         "studies/results/results.html",
         {
             "study": study,
-            "cases": case_progress_table(study=study),
+            "cases": case_progress_page(study=study, number=request.GET.get("page")),
             "pseudonyms": pseudonyms,
             "form": form or WorksheetImportForm(pseudonyms=pseudonyms),
             "problems": problems,

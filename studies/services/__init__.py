@@ -10,7 +10,13 @@ study's audit trail, and changes to what the analysis reads are announced
 
 from studies.errors import CaseImportError, StudySetupError
 
-from .cases import case_upload_create, test_cases_add, test_cases_import, test_cases_remove_all
+from .cases import (
+    case_upload_create,
+    identity_mentions_rescan,
+    test_cases_add,
+    test_cases_import,
+    test_cases_remove_all,
+)
 from .lifecycle import (
     TRANSITIONS,
     Transition,
@@ -53,6 +59,7 @@ __all__ = [
     "StudySetupError",
     "Transition",
     "case_upload_create",
+    "identity_mentions_rescan",
     "dimension_delete",
     "dimension_level_set",
     "dimension_move",

@@ -1,7 +1,7 @@
 """Test cases: adding them with their blinding, importing a file, removing them."""
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -11,8 +11,18 @@ from studies import selectors
 from studies.blinding import LABELS, blinded_order
 from studies.errors import CaseImportError, StudySetupError
 from studies.events import study_event_record
+from studies.identity_check import find_identity_mentions
 from studies.importing import ParsedCases
-from studies.models import BlindedLabel, CaseUpload, Response, Study, StudyEvent, System, TestCase
+from studies.models import (
+    BlindedLabel,
+    CaseUpload,
+    IdentityMention,
+    Response,
+    Study,
+    StudyEvent,
+    System,
+    TestCase,
+)
 from studies.signals import analysis_inputs_announce
 
 from .guards import locked_study, refuse_if_frozen
@@ -68,7 +78,12 @@ def test_cases_add(
             Response(test_case=test_case, system=system_rows[name], text=case["responses"][name])
             for name in order
         ]
-    responses = iter(Response.objects.bulk_create(responses, batch_size=WRITE_BATCH))
+    responses = Response.objects.bulk_create(responses, batch_size=WRITE_BATCH)
+    _identity_mentions_store(
+        rows=((r.pk, r.test_case.case_id, r.system.name, r.text) for r in responses),
+        systems=systems,
+    )
+    responses = iter(responses)
     BlindedLabel.objects.bulk_create(
         [
             BlindedLabel(test_case=test_case, label=label, response=next(responses))
@@ -80,6 +95,44 @@ def test_cases_add(
     if created:
         analysis_inputs_announce(study_id=study.pk, reason="cases")
     return created
+
+
+def _identity_mentions_store(
+    *, rows: Iterable[tuple[int, str, str, str]], systems: Sequence[str]
+) -> int:
+    """Scan (response pk, case id, system, text) rows once and store what the check finds."""
+    keys: dict[tuple[str, str], int] = {}
+
+    def texts():
+        for pk, case_id, system, text in rows:
+            keys[case_id, system] = pk
+            yield case_id, system, text
+
+    mentions = find_identity_mentions(responses=texts(), systems=systems)
+    # In the scanner's order, so that the pk keeps it within a response.
+    IdentityMention.objects.bulk_create(
+        IdentityMention(
+            response_id=keys[mention.case_id, mention.system],
+            reason=mention.reason,
+            matched=mention.matched,
+            snippet=mention.snippet,
+        )
+        for mention in mentions
+    )
+    return len(mentions)
+
+
+@transaction.atomic
+def identity_mentions_rescan(*, study: Study) -> int:
+    """Scan every response of the study again, e.g. after a text changed; returns the count."""
+    IdentityMention.objects.filter(response__test_case__study=study).delete()
+    rows = Response.objects.filter(test_case__study=study).values_list(
+        "pk", "test_case__case_id", "system__name", "text"
+    )
+    return _identity_mentions_store(
+        rows=rows.iterator(chunk_size=2000),
+        systems=list(study.systems.values_list("name", flat=True)),
+    )
 
 
 @transaction.atomic

@@ -75,9 +75,8 @@ def study_open(
     study = locked_study(study)
     _refuse_unless_allowed(study, "open")
     _refuse_unless_ready(study)
-    mentions = selectors.study_identity_mentions(study=study)
-    if mentions and not acknowledge_warnings:
-        responses = len({(mention.case_id, mention.system) for mention in mentions})
+    passages, responses = selectors.study_identity_mention_counts(study=study)
+    if passages and not acknowledge_warnings:
         raise StudySetupError(
             f"The blinding check found {responses} response{'s' if responses != 1 else ''} "
             "that may say which system or model wrote them. Review them and confirm before "
@@ -94,7 +93,7 @@ def study_open(
         kind=StudyEvent.Kind.OPENED,
         previous_status=previous,
         fingerprint=study.protocol_fingerprint,
-        blinding_warnings_acknowledged=len(mentions),
+        blinding_warnings_acknowledged=passages,
     )
     # The analysis now reads the main phase, not the pilot.
     analysis_inputs_announce(study_id=study.pk, reason="open")

@@ -56,7 +56,7 @@ def case_list(request, slug):
             "problems": problems,
             "page": page,
             "summary": summary,
-            "mentions": selectors.study_identity_mentions(study=study) if summary["cases"] else [],
+            **selectors.study_blinding_check(study=study),
             "limits": importing,
         },
         status=400 if request.method == "POST" else 200,

@@ -13,7 +13,7 @@ from studies.blinding import blinded_order
 from studies.errors import StudySetupError
 from studies.models import BlindedLabel, Response, Study
 from studies.selectors import study_identity_mentions
-from studies.services import study_open
+from studies.services import identity_mentions_rescan, study_open
 
 from ..factories import UserFactory, make_study
 
@@ -44,6 +44,7 @@ def _flagged_study(slug: str, seed: int, lead) -> Study:
         Response.objects.filter(
             test_case__study=study, test_case__case_id="TC-001", system__name=system
         ).update(text=text)
+    identity_mentions_rescan(study=study)
     return study
 
 

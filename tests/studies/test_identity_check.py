@@ -1,7 +1,11 @@
 """The blinding check: responses that say which system or model wrote them."""
 
+import re
+import string
+
 import pytest
 
+from studies import identity_check
 from studies.identity_check import find_identity_mentions
 
 SYSTEMS = ["baseline", "improved"]
@@ -76,3 +80,40 @@ def test_a_mention_shows_the_words_in_context():
     assert found.snippet.startswith("…") and found.snippet.endswith("…")
     assert str(found).startswith("TC-001, baseline: describes itself as an AI made by a company")
     assert "Response" not in str(found)  # the label would give a coordinator the key
+
+
+# --- The shortcut: a text without the words a pattern needs is not searched -------------
+
+SHORTCUT_TEXTS = [
+    "As an AI developed by OpenAI, I cannot give legal advice.",
+    "AS A LARGE LANGUAGE MODEL TRAINED BY GOOGLE DEEPMIND, I would weigh...",
+    "as an artificial intelligence created by Meta AI, I think so.",
+    "İ am Claude.",  # dotted capital I: IGNORECASE matches it with i
+    "ı'm Qwen, and the answer is 3.",  # dotless i
+    "Aſ an AI made by xAI, I decline.",  # long s
+    "This is DeepSeek. Built\tby\nMicroſoft.",
+    "My name is Command R and I was designed by Mistral AI.",
+    "I’m Phi-3; trained by Microsoft.",
+    "The BASELINE plan and the İmproved one.",
+    "Das Ergebnis von baſeline ist besser.",
+    "Allocate 40% to A and keep a reserve.",
+    "",
+]
+
+
+@pytest.mark.parametrize("systems", [SYSTEMS, ["Çağrı", "Straße"], ["gpt-4o", "K9"]])
+def test_the_shortcut_finds_what_searching_every_text_finds(monkeypatch, systems):
+    responses = [("TC-001", "baseline", text) for text in SHORTCUT_TEXTS]
+    responses += [("TC-002", "baseline", "Çağrı and STRASSE and \u212a9 and GPT-4O")]
+    with_shortcut = find_identity_mentions(responses=responses, systems=systems)
+    monkeypatch.setattr(identity_check, "_may_match", lambda folded, groups: True)
+    assert find_identity_mentions(responses=responses, systems=systems) == with_shortcut
+    assert with_shortcut  # the texts do name models and systems
+
+
+def test_the_fold_is_what_ignorecase_matches_an_ascii_letter_with():
+    # Every character IGNORECASE matches with an ASCII letter must fold to that letter.
+    every = "".join(chr(i) for i in range(0x110000) if not 0xD800 <= i < 0xE000)
+    for char in set(re.findall(r"[a-z]", every, re.IGNORECASE)):
+        (letter,) = [x for x in string.ascii_lowercase if re.fullmatch(x, char, re.IGNORECASE)]
+        assert char.translate(identity_check.FOLD) == letter, char

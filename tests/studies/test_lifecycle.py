@@ -120,6 +120,7 @@ def test_the_success_criterion_cannot_ask_for_more_dimensions_than_the_rubric_ha
 
 def test_opening_asks_to_confirm_the_blinding_warnings(draft, lead):
     Response.objects.filter(test_case__study=draft).update(text="As an AI developed by OpenAI...")
+    services.identity_mentions_rescan(study=draft)
     with pytest.raises(StudySetupError, match="blinding check found 6 responses"):
         services.study_open(study=draft, actor=lead)
     draft.refresh_from_db()

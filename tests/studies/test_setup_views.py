@@ -252,6 +252,7 @@ def test_the_open_page_shows_warnings_and_the_fingerprint_and_needs_confirmation
     Response.objects.filter(test_case__case_id="TC-001", test_case__study=study).update(
         text="As an AI developed by OpenAI, I think the improved plan works."
     )
+    services.identity_mentions_rescan(study=study)
     client.force_login(lead)
     url = reverse("studies:status", args=[study.slug, "open"])
     page = client.get(url).text

@@ -1,0 +1,245 @@
+"""A study at scale: 10,000 cases, 100 raters, 3 per case; what the coordinator waits for.
+
+Run: DATABASE_URL=postgres://postgres:postgres@127.0.0.1:5432/concord_scale \
+     .venv/bin/python benchmarks/scale.py  [--cases 10000] [--raters 100] [--repeat 15]
+
+The database named in DATABASE_URL is dropped and created again: give it one of its own.
+Builds the study through the real services (the case import, one file per import limit;
+rater membership; the balanced assignment design), then prints the import time and peak
+memory, and p50/p95 of the coordinator's pages through Django's test client, signed in
+as the study lead: the case list, the results page, the overview, the confirmation page
+before opening, and opening itself (each run rolled back, so it can be repeated).
+"""
+
+import argparse
+import io
+import os
+import random
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+sys.path[0] = str(Path(__file__).resolve().parents[1])
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+
+WORDS = [
+    "the",
+    "plan",
+    "staged",
+    "release",
+    "risk",
+    "model",
+    "weights",
+    "budget",
+    "office",
+    "hiring",
+    "review",
+    "evidence",
+    "trade-off",
+    "option",
+    "value",
+    "misuse",
+    "monitoring",
+    "access",
+    "research",
+    "team",
+    "project",
+    "benchmark",
+    "replication",
+    "interview",
+    "reserve",
+    "trigger",
+    "months",
+    "cost",
+    "talent",
+    "remote",
+    "decision",
+]
+# One response in FLAGGED says which model wrote it: the blinding check has findings.
+FLAGGED = 500
+SELF_DESCRIPTION = "As an AI developed by OpenAI, I would add: "
+
+
+def recreate_database(url: str) -> None:
+    import psycopg
+
+    parts = urlparse(url)
+    name = parts.path.lstrip("/")
+    admin = parts._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        connection.execute(f'CREATE DATABASE "{name}"')
+
+
+def text(rng: random.Random, chars: int) -> str:
+    words = []
+    length = 0
+    while length < chars:
+        word = rng.choice(WORDS)
+        words.append(word)
+        length += len(word) + 1
+    return " ".join(words).capitalize() + "."
+
+
+def case_files(cases: int, limit_cases: int, limit_bytes: int):
+    """JSONL files of about 2 KB per case, each within the import's limits."""
+    import json
+
+    rng = random.Random(7)
+    lines = []
+    for number in range(1, cases + 1):
+        responses = {"baseline": text(rng, 900), "improved": text(rng, 900)}
+        if number % FLAGGED == 0:
+            responses["improved"] = SELF_DESCRIPTION + responses["improved"]
+        line = json.dumps(
+            {
+                "id": f"TC-{number:05d}",
+                "prompt": text(rng, 200),
+                "stratum": f"s{number % 5}",
+                "responses": responses,
+            }
+        )
+        lines.append(line.encode() + b"\n")
+    chunk, size = [], 0
+    for line in lines:
+        if chunk and (len(chunk) >= limit_cases or size + len(line) > limit_bytes - 1024):
+            yield b"".join(chunk)
+            chunk, size = [], 0
+        chunk.append(line)
+        size += len(line)
+    if chunk:
+        yield b"".join(chunk)
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def build(cases: int, raters: int):
+    from django.contrib.auth import get_user_model
+
+    from annotation.assignment import study_assign
+    from studies import importing, services
+    from studies.identity_check import find_identity_mentions
+    from studies.models import Membership, Response
+
+    User = get_user_model()
+    lead = User.objects.create_user(username="lead", password="x")
+    study = services.study_create(
+        slug="scale", name="Scale", lead=lead, raters_per_item=3, actor=lead
+    )
+    files = list(case_files(cases, importing.MAX_CASES, importing.MAX_FILE_BYTES))
+    rss_before = peak_rss_mb()
+    start = time.perf_counter()
+    for number, data in enumerate(files, 1):
+        services.test_cases_import(
+            study=study, actor=lead, filename=f"cases-{number}.jsonl", data=data
+        )
+    seconds = time.perf_counter() - start
+    scan = time.perf_counter()
+    find_identity_mentions(
+        responses=Response.objects.filter(test_case__study=study)
+        .values_list("test_case__case_id", "system__name", "text")
+        .iterator(chunk_size=2000),
+        systems=["baseline", "improved"],
+    )
+    scan = time.perf_counter() - scan
+    print(
+        f"import: {cases} cases in {len(files)} file(s), {sum(map(len, files)) / 1e6:.1f} MB: "
+        f"{seconds:.1f} s ({cases / seconds:,.0f} cases/s); process peak RSS "
+        f"{rss_before:.0f} -> {peak_rss_mb():.0f} MB; of which the blinding check's scan, "
+        f"alone: about {scan:.1f} s"
+    )
+    users = User.objects.bulk_create(User(username=f"rater{n:03d}") for n in range(raters))
+    for user in users:
+        services.membership_add(study=study, user=user, role=Membership.Role.RATER)
+    start = time.perf_counter()
+    created = study_assign(study=study, actor=lead)
+    print(
+        f"assign: {sum(created.values())} assignments to {raters} raters "
+        f"in {time.perf_counter() - start:.1f} s"
+    )
+    return study, lead
+
+
+def timings(function, repeat: int) -> tuple[float, float]:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    times.sort()
+    p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
+    return statistics.median(times) * 1000, p95 * 1000
+
+
+def get(client, url: str):
+    def run():
+        response = client.get(url)
+        assert response.status_code == 200, (url, response.status_code)
+
+    return run
+
+
+def open_rolled_back(client, url: str):
+    from django.db import transaction
+
+    def run():
+        with transaction.atomic():
+            response = client.post(url, {"acknowledge": "yes"})
+            assert response.status_code == 302, response.content[:2000]
+            transaction.set_rollback(True)
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cases", type=int, default=10_000)
+    parser.add_argument("--raters", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=15)
+    args = parser.parse_args()
+    url = os.environ.get("DATABASE_URL")
+    if not url or not url.startswith("postgres"):
+        sys.exit("Set DATABASE_URL to a PostgreSQL database of the benchmark's own.")
+    recreate_database(url)
+
+    import django
+
+    django.setup()
+    import logging
+
+    logging.disable(logging.INFO)  # the recompute's per-run lines
+    from django.core.management import call_command
+    from django.test import Client
+    from django.urls import reverse
+
+    call_command("migrate", verbosity=0, stdout=io.StringIO())
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
+    study, lead = build(args.cases, args.raters)
+    client = Client()
+    client.force_login(lead)
+    slug = study.slug
+    pages = [
+        ("case list, page 1", reverse("studies:cases", args=[slug])),
+        ("case list, page 100", reverse("studies:cases", args=[slug]) + "?page=100"),
+        ("results page", reverse("annotation:results", args=[slug])),
+        ("overview", reverse("annotation:overview", args=[slug])),
+        ("open: confirmation page", reverse("studies:status", args=[slug, "open"])),
+    ]
+    print(f"{'page':<28} {'p50 ms':>8} {'p95 ms':>8}")
+    for name, page in pages:
+        get(client, page)()  # warm
+        p50, p95 = timings(get(client, page), args.repeat)
+        print(f"{name:<28} {p50:8.0f} {p95:8.0f}")
+    opening = open_rolled_back(client, reverse("studies:status", args=[slug, "open"]))
+    p50, p95 = timings(opening, max(3, args.repeat // 3))
+    print(f"{'open: POST (rolled back)':<28} {p50:8.0f} {p95:8.0f}")
+    print(f"load average {os.getloadavg()[0]:.1f} at the end (other work on the machine slows it)")
+
+
+if __name__ == "__main__":
+    main()
