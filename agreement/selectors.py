@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 import numpy as np
-from django.db.models import Count, Max
+from django.db.models import Count, F, Max, Q
 
 from annotation.models import Assignment, Rating
 from studies.models import Membership, Study
@@ -30,7 +30,7 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
     """
     ratings = Rating.objects.filter(
         assignment__test_case__study=study, assignment__status=Assignment.Status.SUBMITTED
-    ).select_related("assignment__rater", "assignment__test_case")
+    )
     excluded = ratings.filter(assignment__rater__status=Membership.Status.EXCLUDED)
     ratings = ratings.exclude(assignment__rater__status=Membership.Status.EXCLUDED)
     if study.opened_at is None:
@@ -41,47 +41,56 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
         after = ratings.filter(submitted_at__gte=study.opened_at)
         ratings, other = (before, after) if pilot else (after, before)
 
-    rows = list(ratings.order_by("assignment__rater__pseudonym", "assignment_id", "label"))
-    raters = sorted({r.assignment.rater.pseudonym for r in rows})
+    rubric = [(dimension, dimension.scoring()) for dimension in study.rubric.dimensions.all()]
+    per_case = any(scoring.scope == "case" for _, scoring in rubric)
+    columns = ["assignment__rater__pseudonym", "assignment__test_case_id", "label"]
+    columns += ["assignment__flipped", "scores", "assignment_id"]
+    if per_case:
+        columns.append("assignment__case_scores")
+    # Plain tuples, no model instances: a study's whole data in one query.
+    rows = list(ratings.values_list(*columns))
+    raters = sorted({row[0] for row in rows})
     rater_index = {name: i for i, name in enumerate(raters)}
     cases = list(study.test_cases.order_by("position").values_list("id", "stratum"))
-    labels = sorted({r.label for r in rows}) or ["A", "B"]
+    labels = sorted({row[2] for row in rows}) or ["A", "B"]
     response_units = {(case_id, label): i for i, (case_id, label) in enumerate(
         (case_id, label) for case_id, _ in cases for label in labels
     )}  # fmt: skip
     response_strata = [stratum for _, stratum in cases for _ in labels]
     case_units = {case_id: i for i, (case_id, _) in enumerate(cases)}
     case_strata = [stratum for _, stratum in cases]
+    # Where each row goes, worked out once for every dimension.
+    row_raters = np.fromiter((rater_index[row[0]] for row in rows), np.intp, len(rows))
+    row_units = np.fromiter((response_units[row[1], row[2]] for row in rows), np.intp, len(rows))
+    # A per-case answer is stored once per assignment: take one row of each.
+    first_rows = {row[5]: i for i, row in reversed(list(enumerate(rows)))} if per_case else {}
+    first_rows = list(first_rows.values())
+    case_rows = [rows[i] for i in first_rows]
+    case_raters = row_raters[first_rows] if first_rows else row_raters[:0]
+    case_columns = np.fromiter((case_units[row[1]] for row in case_rows), np.intp, len(case_rows))
 
     dimensions = []
-    for dimension in study.rubric.dimensions.all():
-        scoring = dimension.scoring()
-        per_case = scoring.scope == "case"
-        units = case_units if per_case else response_units
+    for dimension, scoring in rubric:
+        if scoring.scope == "case":
+            units, strata, where = case_units, case_strata, (case_raters, case_columns)
+            answers = ((row[6] or {}).get(dimension.key) for row in case_rows)
+            flips = (row[3] for row in case_rows)
+        else:
+            units, strata, where = response_units, response_strata, (row_raters, row_units)
+            answers = ((row[4] or {}).get(dimension.key) for row in rows)
+            flips = (row[3] for row in rows)
         matrix = np.full((len(raters), len(units)), np.nan)
-        seen_assignments = set()
-        for rating in rows:
-            assignment = rating.assignment
-            if per_case:
-                if assignment.pk in seen_assignments:
-                    continue
-                seen_assignments.add(assignment.pk)
-                entry = (assignment.case_scores or {}).get(dimension.key)
-                column = units[assignment.test_case_id]
-            else:
-                entry = (rating.scores or {}).get(dimension.key)
-                column = units[(assignment.test_case_id, rating.label)]
-            # The kind turns the answer into a number in key order (a flip undone).
-            value = scoring.agreement_value(entry, flipped=assignment.flipped)
-            if value is not None:
-                matrix[rater_index[assignment.rater.pseudonym], column] = value
+        # The kind turns the answer into a number in key order (a flip undone).
+        value = scoring.agreement_value
+        values = [value(a, flipped=f) for a, f in zip(answers, flips, strict=True)]
+        matrix[where] = np.array([np.nan if v is None else v for v in values], dtype=float)
         dimensions.append(
             DimensionData(
                 key=dimension.key,
                 name=dimension.name,
                 level=dimension.level,
                 matrix=matrix,
-                unit_strata=case_strata if per_case else response_strata,
+                unit_strata=strata,
             )
         )
     return StudyRatings(
@@ -135,10 +144,16 @@ def agreement_is_stale(*, study: Study, agreement: StudyAgreement) -> bool:
     return agreement.is_stale or agreement.inputs != analysis_inputs(study=study)
 
 
+def awaiting_run() -> Q:
+    """Results that no run covers yet: a request newer than the result, or a stored first
+    stage whose intervals are still missing (its run may have died between the stages)."""
+    return Q(requested__gt=F("computed")) | Q(result__intervals_pending=True)
+
+
 def agreement_awaits_run(*, study_id: int) -> bool:
     """True while a request of the study's statistics has no run that covers it yet."""
-    row = StudyAgreement.objects.filter(study_id=study_id).values("requested", "computed").first()
-    return row is None or row["requested"] > row["computed"]
+    rows = StudyAgreement.objects.filter(study_id=study_id)
+    return not rows.exists() or rows.filter(awaiting_run()).exists()
 
 
 def qc_case_records(*, study: Study) -> list[CaseRecord]:
