@@ -137,7 +137,8 @@ def agreement_point_stage(*, study_id: int) -> PointStage | None:
             n_ratings=data.n_ratings,
             inputs=inputs,
         )
-    logger.info("Agreement point estimates of study %s stored (request %s)", study_id, target)
+    # The run's locked part ends here (see tasks.py); its intervals come next.
+    logger.info("Agreement run for study %s finished (request %s)", study_id, target)
     if not written:
         return None
     return PointStage(
@@ -161,7 +162,7 @@ def agreement_interval_stage(*, stage: PointStage) -> bool:
     written = StudyAgreement.objects.filter(study_id=stage.study_id, computed=stage.target).update(
         result=result
     )
-    logger.info("Agreement run for study %s finished (request %s)", stage.study_id, stage.target)
+    logger.info("Agreement intervals of study %s stored (request %s)", stage.study_id, stage.target)
     return bool(written)
 
 
