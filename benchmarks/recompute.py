@@ -3,7 +3,7 @@
 Needs PostgreSQL (as `make test` does). Uses the database in BENCH_DATABASE_URL
 (default `concord_bench`), created and migrated if missing; the studies it builds are kept
 there and reused by later runs (slugs `bench-recompute-<ratings>`).
-    .venv/bin/python benchmarks/recompute.py [6000 20000 100000]
+    .venv/bin/python benchmarks/recompute.py [--repeat 3] [6000 20000 100000]
 
 Studies use the reference rubric, 3 raters, two responses per case. A few cases are
 submitted through `annotation.services.rating_submit`; the rest copy those stored answers
@@ -193,7 +193,7 @@ def best(function, repeat: int = 3) -> float:
     return min(times)
 
 
-def measure(study) -> dict:
+def measure(study, repeat: int) -> dict:
     from agreement import selectors, services
     from agreement.models import StudyAgreement
 
@@ -213,8 +213,8 @@ def measure(study) -> dict:
         StudyAgreement.objects.filter(study=study).update(requested=1, computed=0)
         point_stage(study_id=study.pk)
 
-    figures = {"load": best(load), "full": best(full)}
-    figures["point"] = best(point) if point_stage else float("nan")
+    figures = {"load": best(load, repeat), "full": best(full, repeat)}
+    figures["point"] = best(point, repeat) if point_stage else float("nan")
     tracemalloc.start()
     full()
     figures["peak_mb"] = tracemalloc.get_traced_memory()[1] / 1e6
@@ -224,11 +224,16 @@ def measure(study) -> dict:
 
 
 def main() -> None:
-    sizes = [int(arg) for arg in sys.argv[1:]] or list(SIZES)
+    args = sys.argv[1:]
+    repeat = 3
+    if args[:1] == ["--repeat"]:
+        repeat, args = int(args[1]), args[2:]
+    sizes = [int(arg) for arg in args] or list(SIZES)
     setup_django()
     from django.conf import settings
 
-    print(f"bootstrap resamples: {settings.AGREEMENT_BOOTSTRAP_RESAMPLES}; best of 3 runs")
+    resamples = settings.AGREEMENT_BOOTSTRAP_RESAMPLES
+    print(f"bootstrap resamples: {resamples}; best of {repeat} runs")
     print(f"{'ratings':>8} {'load s':>8} {'point s':>8} {'full s':>8} {'peak MB':>8}")
     for size in sizes:
         start = time.perf_counter()
@@ -236,7 +241,7 @@ def main() -> None:
         built = time.perf_counter() - start
         if built > 1:
             print(f"  (built the {size}-rating study in {built:.0f} s)", flush=True)
-        f = measure(study)
+        f = measure(study, repeat)
         print(
             f"{f['n_ratings']:>8} {f['load']:>8.2f} {f['point']:>8.2f} {f['full']:>8.2f} "
             f"{f['peak_mb']:>8.1f}",

@@ -136,3 +136,24 @@ def test_the_status_page_carries_the_pending_flag_for_the_refresh(three_raters, 
     client.force_login(study.lead)
     page = client.get(reverse("agreement:study", args=[study.slug])).text
     assert f'data-intervals-pending="{"true" if pending else "false"}"' in page
+
+
+def test_a_revised_rating_is_read_again_and_the_result_equals_one_from_scratch(three_raters):
+    from agreement import selectors
+
+    study, _ = three_raters
+    submit_all(study, COUNTS)
+    request_run(study)
+    services.agreement_recompute(study_id=study.pk)  # the answers' values are kept now
+    revised = dict(COUNTS, **{"R-01": {**COUNTS["R-01"], "TC-001": (6, 0)}})
+    submit_all(study, revised)
+    request_run(study)
+    services.agreement_recompute(study_id=study.pk)
+    kept = stored(study).result
+    selectors._ANSWER_VALUES.clear()  # from scratch: every answer read again
+    assert kept == services.agreement_result(study=study)[0]
+    depth = next(d for d in kept["dimensions"] if d["key"] == "depth")
+    assert depth["per_rater"][0]["n_ratings"] == 8
+    previous = services.agreement_result(study=study)[0]
+    submit_all(study, COUNTS)
+    assert services.agreement_result(study=study)[0] != previous
