@@ -65,11 +65,33 @@ def _fleiss(matrix: np.ndarray) -> tuple[float | None, str]:
 def analyse_dimension(
     data: DimensionData, *, raters: list[str], n_resamples: int, seed: int
 ) -> dict:
+    return {
+        **dimension_point(data, raters=raters),
+        **dimension_intervals(data, n_resamples=n_resamples, seed=seed),
+    }
+
+
+def dimension_intervals(data: DimensionData, *, n_resamples: int, seed: int) -> dict:
+    """The bootstrap part of a dimension's result: the interval and P(alpha < threshold)."""
+    matrix = np.asarray(data.matrix, dtype=float)
+    boot = alpha_bootstrap(matrix, level=data.level, n_resamples=n_resamples, seed=seed)
+    return {
+        "low": _number(boot.low),
+        "high": _number(boot.high),
+        "below": {f"{t:g}": _number(p) for t, p in boot.below.items()},
+        "n_resamples": boot.n_resamples,
+        "n_degenerate": boot.n_degenerate,
+    }
+
+
+def dimension_point(data: DimensionData, *, raters: list[str]) -> dict:
+    """Everything of a dimension's result but the bootstrap; interval fields are None."""
     matrix = np.asarray(data.matrix, dtype=float)
     rated = ~np.isnan(matrix)
     per_unit = rated.sum(axis=0)
     pairable_units = per_unit >= 2
-    boot = alpha_bootstrap(matrix, level=data.level, n_resamples=n_resamples, seed=seed)
+    # The same number as the bootstrap's estimate (both evaluate alpha's terms once).
+    alpha = krippendorff_alpha(matrix, level=data.level)
     fleiss, fleiss_note = _fleiss(matrix)
     weights = _kappa_weights(data.level)
     cohen = pairwise_cohen_kappa(matrix, weights=weights) if len(raters) >= 2 else np.eye(1)
@@ -99,12 +121,12 @@ def analyse_dimension(
         "key": data.key,
         "name": data.name,
         "level": data.level,
-        "alpha": _number(boot.alpha),
-        "low": _number(boot.low),
-        "high": _number(boot.high),
-        "below": {f"{t:g}": _number(p) for t, p in boot.below.items()},
-        "n_resamples": boot.n_resamples,
-        "n_degenerate": boot.n_degenerate,
+        "alpha": _number(alpha),
+        "low": None,
+        "high": None,
+        "below": {f"{t:g}": None for t in THRESHOLDS},
+        "n_resamples": 0,
+        "n_degenerate": 0,
         "n_units": int(pairable_units.sum()),
         "n_raters": int((rated[:, pairable_units].sum(axis=1) > 0).sum()),
         "n_pairable": int(per_unit[pairable_units].sum()),
@@ -127,9 +149,27 @@ def analyse_study(
     n_resamples: int = 10_000,
     seed: int = 0,
 ) -> dict:
-    results = [
-        analyse_dimension(d, raters=raters, n_resamples=n_resamples, seed=seed) for d in dimensions
-    ]
+    point = analyse_study_point(
+        dimensions=dimensions,
+        raters=raters,
+        success_alpha=success_alpha,
+        success_min_dimensions=success_min_dimensions,
+    )
+    return with_intervals(point, dimensions=dimensions, n_resamples=n_resamples, seed=seed)
+
+
+def analyse_study_point(
+    *,
+    dimensions: list[DimensionData],
+    raters: list[str],
+    success_alpha: float,
+    success_min_dimensions: int,
+) -> dict:
+    """The study's result without the bootstrap, marked ``intervals_pending``.
+
+    The success criterion reads point estimates only, so it is final here.
+    """
+    results = [dimension_point(d, raters=raters) for d in dimensions]
     passing = [r["key"] for r in results if r["alpha"] is not None and r["alpha"] >= success_alpha]
     return {
         "raters": raters,
@@ -141,5 +181,18 @@ def analyse_study(
             "passing": passing,
             "passed": len(passing) >= success_min_dimensions,
         },
-        "bootstrap": {"n_resamples": n_resamples, "seed": seed, "method": "percentile"},
+        "intervals_pending": True,
     }
+
+
+def with_intervals(
+    point: dict, *, dimensions: list[DimensionData], n_resamples: int, seed: int
+) -> dict:
+    """The full result: ``point`` (from the same ``dimensions``) with the bootstrap added."""
+    result = {key: value for key, value in point.items() if key != "intervals_pending"}
+    result["dimensions"] = [
+        {**row, **dimension_intervals(data, n_resamples=n_resamples, seed=seed)}
+        for row, data in zip(point["dimensions"], dimensions, strict=True)
+    ]
+    result["bootstrap"] = {"n_resamples": n_resamples, "seed": seed, "method": "percentile"}
+    return result

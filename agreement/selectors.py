@@ -1,9 +1,12 @@
 """Reads for agreement: the study's ratings as matrices, and the stored result."""
 
+import json
+import math
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
-from django.db.models import Count, Max
+from django.db.models import Count, F, Max, Q
 
 from annotation.models import Assignment, Rating
 from studies.models import Membership, Study
@@ -30,7 +33,7 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
     """
     ratings = Rating.objects.filter(
         assignment__test_case__study=study, assignment__status=Assignment.Status.SUBMITTED
-    ).select_related("assignment__rater", "assignment__test_case")
+    )
     excluded = ratings.filter(assignment__rater__status=Membership.Status.EXCLUDED)
     ratings = ratings.exclude(assignment__rater__status=Membership.Status.EXCLUDED)
     if study.opened_at is None:
@@ -41,47 +44,44 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
         after = ratings.filter(submitted_at__gte=study.opened_at)
         ratings, other = (before, after) if pilot else (after, before)
 
-    rows = list(ratings.order_by("assignment__rater__pseudonym", "assignment_id", "label"))
-    raters = sorted({r.assignment.rater.pseudonym for r in rows})
+    rubric = [(dimension, dimension.scoring()) for dimension in study.rubric.dimensions.all()]
+    # Plain tuples, no model instances and no answers: where each rating goes.
+    rows = list(ratings.values_list(*ROW_COLUMNS))
+    values = _answer_values(study=study, ratings=ratings, rows=rows, rubric=rubric)
+    raters = sorted({row[1] for row in rows})
     rater_index = {name: i for i, name in enumerate(raters)}
     cases = list(study.test_cases.order_by("position").values_list("id", "stratum"))
-    labels = sorted({r.label for r in rows}) or ["A", "B"]
+    labels = sorted({row[3] for row in rows}) or ["A", "B"]
     response_units = {(case_id, label): i for i, (case_id, label) in enumerate(
         (case_id, label) for case_id, _ in cases for label in labels
     )}  # fmt: skip
     response_strata = [stratum for _, stratum in cases for _ in labels]
     case_units = {case_id: i for i, (case_id, _) in enumerate(cases)}
     case_strata = [stratum for _, stratum in cases]
+    row_raters = np.fromiter((rater_index[row[1]] for row in rows), np.intp, len(rows))
+    row_units = np.fromiter((response_units[row[2], row[3]] for row in rows), np.intp, len(rows))
+    # A per-case answer is stored once per assignment: take one row of each.
+    first_rows = list({row[5]: i for i, row in reversed(list(enumerate(rows)))}.values())
+    case_raters = row_raters[first_rows]
+    case_columns = np.fromiter((case_units[rows[i][2]] for i in first_rows), np.intp)
 
     dimensions = []
-    for dimension in study.rubric.dimensions.all():
-        scoring = dimension.scoring()
-        per_case = scoring.scope == "case"
-        units = case_units if per_case else response_units
+    for index, (dimension, scoring) in enumerate(rubric):
+        if scoring.scope == "case":
+            units, strata = case_units, case_strata
+            where, column = (case_raters, case_columns), values[first_rows, index]
+        else:
+            units, strata = response_units, response_strata
+            where, column = (row_raters, row_units), values[:, index]
         matrix = np.full((len(raters), len(units)), np.nan)
-        seen_assignments = set()
-        for rating in rows:
-            assignment = rating.assignment
-            if per_case:
-                if assignment.pk in seen_assignments:
-                    continue
-                seen_assignments.add(assignment.pk)
-                entry = (assignment.case_scores or {}).get(dimension.key)
-                column = units[assignment.test_case_id]
-            else:
-                entry = (rating.scores or {}).get(dimension.key)
-                column = units[(assignment.test_case_id, rating.label)]
-            # The kind turns the answer into a number in key order (a flip undone).
-            value = scoring.agreement_value(entry, flipped=assignment.flipped)
-            if value is not None:
-                matrix[rater_index[assignment.rater.pseudonym], column] = value
+        matrix[where] = column
         dimensions.append(
             DimensionData(
                 key=dimension.key,
                 name=dimension.name,
                 level=dimension.level,
                 matrix=matrix,
-                unit_strata=case_strata if per_case else response_strata,
+                unit_strata=strata,
             )
         )
     return StudyRatings(
@@ -90,6 +90,60 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
         n_ratings=len(rows),
         left_out={"excluded_rater_ratings": excluded.count(), "other_phase_ratings": other.count()},
     )
+
+
+ROW_COLUMNS = (
+    "pk",
+    "assignment__rater__pseudonym",
+    "assignment__test_case_id",
+    "label",
+    "assignment__flipped",
+    "assignment_id",
+    "submitted_at",
+)
+
+# Each stored answer's numbers for agreement, kept per process (a worker's) for a few
+# studies: a recompute reads and converts only the answers submitted or revised since the
+# last run of the same rubric, so its cost hardly grows with the study.
+_ANSWER_VALUES: OrderedDict[int, tuple[str, dict]] = OrderedDict()
+_STUDIES_KEPT = 4
+
+
+def _answer_values(*, study: Study, ratings, rows: list[tuple], rubric: list) -> np.ndarray:
+    """Rows x dimensions: each rating's value for agreement (NaN when unanswered)."""
+    # The rubric's uuid tells a study apart from an earlier one under the same id.
+    dimensions = [(d.key, d.kind, d.config) for d, _ in rubric]
+    signature = json.dumps([str(study.rubric.uuid), dimensions], default=str)
+    study_id = study.pk
+    kept_signature, kept = _ANSWER_VALUES.get(study_id, ("", {}))
+    if kept_signature != signature:
+        kept = {}
+    # A rating's answers change only with its submitted_at (every write of the one service
+    # sets it); the side it was shown on turns a pairwise preference.
+    stamps = {row[0]: (row[6], row[4]) for row in rows}
+    missing = [pk for pk, stamp in stamps.items() if kept.get(pk, (None,))[0] != stamp]
+    if missing:
+        source = ratings if 2 * len(missing) > len(rows) else Rating.objects.filter(pk__in=missing)
+        columns = ["pk", "submitted_at", "assignment__flipped", "scores"]
+        per_case = any(scoring.scope == "case" for _, scoring in rubric)
+        for pk, submitted_at, flipped, scores, *case in source.values_list(
+            *columns, *(["assignment__case_scores"] if per_case else [])
+        ):
+            answers = {"response": scores or {}, "case": (case[0] if case else None) or {}}
+            # The kind turns the answer into a number in key order (a flip undone).
+            values = [
+                scoring.agreement_value(answers[scoring.scope].get(d.key), flipped=flipped)
+                for d, scoring in rubric
+            ]
+            kept[pk] = ((submitted_at, flipped), [math.nan if v is None else v for v in values])
+    kept = {pk: kept[pk] for pk in stamps if pk in kept}  # deleted meanwhile: NaN below
+    _ANSWER_VALUES[study_id] = (signature, kept)
+    _ANSWER_VALUES.move_to_end(study_id)
+    while len(_ANSWER_VALUES) > _STUDIES_KEPT:
+        _ANSWER_VALUES.popitem(last=False)
+    blank = [math.nan] * len(rubric)
+    values = [kept[row[0]][1] if row[0] in kept else blank for row in rows]
+    return np.array(values, dtype=float).reshape(len(rows), len(rubric))
 
 
 def study_agreement(*, study: Study) -> StudyAgreement:
@@ -135,10 +189,16 @@ def agreement_is_stale(*, study: Study, agreement: StudyAgreement) -> bool:
     return agreement.is_stale or agreement.inputs != analysis_inputs(study=study)
 
 
+def awaiting_run() -> Q:
+    """Results that no run covers yet: a request newer than the result, or a stored first
+    stage whose intervals are still missing (its run may have died between the stages)."""
+    return Q(requested__gt=F("computed")) | Q(result__intervals_pending=True)
+
+
 def agreement_awaits_run(*, study_id: int) -> bool:
     """True while a request of the study's statistics has no run that covers it yet."""
-    row = StudyAgreement.objects.filter(study_id=study_id).values("requested", "computed").first()
-    return row is None or row["requested"] > row["computed"]
+    rows = StudyAgreement.objects.filter(study_id=study_id)
+    return not rows.exists() or rows.filter(awaiting_run()).exists()
 
 
 def qc_case_records(*, study: Study) -> list[CaseRecord]:

@@ -2,20 +2,28 @@
 
 import logging
 from contextlib import suppress
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from studies.models import Study
 
 from . import coalescing
-from .analysis import analyse_study
+from .analysis import DimensionData, analyse_study_point, with_intervals
 from .background import background_schedule
 from .models import StudyAgreement
 from .qc import rater_checks
-from .selectors import agreement_awaits_run, analysis_inputs, qc_case_records, study_ratings
+from .selectors import (
+    StudyRatings,
+    agreement_awaits_run,
+    analysis_inputs,
+    awaiting_run,
+    qc_case_records,
+    study_ratings,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -65,26 +73,50 @@ def agreement_enqueue_if_stale(*, study_id: int) -> bool:
     return agreement_enqueue(study_id=study_id)
 
 
-def agreement_result(*, study: Study) -> tuple[dict, int]:
-    """The study's statistics from its data as they are now, and the ratings they used."""
+@dataclass(frozen=True)
+class PointStage:
+    """A run whose point estimates are stored: what its interval stage needs."""
+
+    study_id: int
+    target: int
+    point: dict
+    dimensions: list[DimensionData]
+    n_resamples: int
+    seed: int
+
+
+def _point_result(*, study: Study) -> tuple[dict, StudyRatings]:
+    """The study's statistics without intervals, from its data as they are now."""
     pilot = study.current_phase == "pilot"
     data = study_ratings(study=study, pilot=pilot)
-    result = analyse_study(
+    result = analyse_study_point(
         dimensions=data.dimensions,
         raters=data.raters,
         success_alpha=float(study.success_alpha),
         success_min_dimensions=study.success_min_dimensions,
-        n_resamples=settings.AGREEMENT_BOOTSTRAP_RESAMPLES,
-        seed=study.blinding_seed,
     )
     result["phase"] = study.current_phase
     result["left_out"] = data.left_out
+    # The QC rules read point estimates only: they are final in the first stage.
     result["qc"] = rater_checks(cases=qc_case_records(study=study), agreement=result)
+    return result, data
+
+
+def agreement_result(*, study: Study) -> tuple[dict, int]:
+    """The study's statistics from its data as they are now, and the ratings they used."""
+    point, data = _point_result(study=study)
+    result = with_intervals(
+        point,
+        dimensions=data.dimensions,
+        n_resamples=settings.AGREEMENT_BOOTSTRAP_RESAMPLES,
+        seed=study.blinding_seed,
+    )
     return result, data.n_ratings
 
 
-def agreement_recompute(*, study_id: int) -> bool:
-    """Recompute and store the study's statistics; False if a fresher result was stored."""
+def agreement_point_stage(*, study_id: int) -> PointStage | None:
+    """Store the study's point estimates, marked ``intervals_pending``; None if a fresher
+    result was stored (then there is nothing more to do for this run)."""
     logger.info("Agreement run for study %s started", study_id)
     study = Study.objects.select_related("rubric").get(pk=study_id)
     row, _ = StudyAgreement.objects.get_or_create(study=study)
@@ -92,23 +124,56 @@ def agreement_recompute(*, study_id: int) -> bool:
     # bumps the counter again and gets a run of its own.
     target = StudyAgreement.objects.values_list("requested", flat=True).get(pk=row.pk)
     inputs = analysis_inputs(study=study)
-    result, n_ratings = agreement_result(study=study)
+    point, data = _point_result(study=study)
+    # Older results give way; so does this run's own request if only its intervals are
+    # missing (its run died between the stages).
+    older = Q(computed__lt=target) | Q(computed=target, result__intervals_pending=True)
     with transaction.atomic():
         StudyAgreement.objects.filter(pk=row.pk).update(runs=F("runs") + 1)
-        written = StudyAgreement.objects.filter(pk=row.pk, computed__lt=target).update(
+        written = StudyAgreement.objects.filter(older, pk=row.pk).update(
             computed=target,
-            result=result,
+            result=point,
             computed_at=timezone.now(),
-            n_ratings=n_ratings,
+            n_ratings=data.n_ratings,
             inputs=inputs,
         )
+    # The run's locked part ends here (see tasks.py); its intervals come next.
     logger.info("Agreement run for study %s finished (request %s)", study_id, target)
+    if not written:
+        return None
+    return PointStage(
+        study_id=study_id,
+        target=target,
+        point=point,
+        dimensions=data.dimensions,
+        n_resamples=settings.AGREEMENT_BOOTSTRAP_RESAMPLES,
+        seed=study.blinding_seed,
+    )
+
+
+def agreement_interval_stage(*, stage: PointStage) -> bool:
+    """Add the bootstrap intervals to a stored first stage; False if a fresher result
+    replaced it meanwhile (the intervals of older data are never written over it)."""
+    if not StudyAgreement.objects.filter(study_id=stage.study_id, computed=stage.target).exists():
+        return False  # superseded already: spare the bootstrap
+    result = with_intervals(
+        stage.point, dimensions=stage.dimensions, n_resamples=stage.n_resamples, seed=stage.seed
+    )
+    written = StudyAgreement.objects.filter(study_id=stage.study_id, computed=stage.target).update(
+        result=result
+    )
+    logger.info("Agreement intervals of study %s stored (request %s)", stage.study_id, stage.target)
     return bool(written)
+
+
+def agreement_recompute(*, study_id: int) -> bool:
+    """Recompute and store the study's statistics, point estimates first and the intervals
+    right after; False if a fresher result was stored."""
+    stage = agreement_point_stage(study_id=study_id)
+    return stage is not None and agreement_interval_stage(stage=stage)
 
 
 def agreement_sweep() -> list[int]:
     """Enqueue every stale study (e.g. after the broker was down); returns their ids."""
-    stale = StudyAgreement.objects.filter(requested__gt=F("computed")).values_list(
-        "study_id", flat=True
-    )
+    stale = StudyAgreement.objects.filter(awaiting_run()).values_list("study_id", flat=True)
     return [study_id for study_id in stale if agreement_enqueue(study_id=study_id)]

@@ -23,10 +23,16 @@ def recompute_study(study_id: int, claim: str | None = None, recheck: bool = Fal
         # E.g. a message redelivered after its worker died, once another run caught up.
         logger.info("Agreement task for study %s: the result is current", study_id)
         return
+    stage = None
     with coalescing.running(study_id) as acquired:
         if acquired:
-            services.agreement_recompute(study_id=study_id)
+            stage = services.agreement_point_stage(study_id=study_id)
     if acquired:
+        # The intervals are computed after the lock is freed, so that a newer request gets
+        # its point estimates without waiting for them; if a newer run stores a result
+        # meanwhile, these intervals give way to it.
+        if stage is not None:
+            services.agreement_interval_stage(stage=stage)
         # Requests that came during the run may have had their tasks give way to it: look
         # once more now that the lock is free, and enqueue one run if anything is left.
         services.agreement_enqueue_if_stale(study_id=study_id)

@@ -54,6 +54,8 @@ def study_agreement_status(request, slug):
             "requested": agreement.requested,
             "computed": agreement.computed,
             "stale": stale,
+            # The point estimates are stored first; the intervals follow within seconds.
+            "intervals_pending": bool((agreement.result or {}).get("intervals_pending")),
             "computed_at": agreement.computed_at.isoformat() if agreement.computed_at else None,
         }
     )

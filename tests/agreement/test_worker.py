@@ -16,7 +16,7 @@ import redis
 from django.conf import settings as django_settings
 from django.urls import reverse
 
-from agreement import services
+from agreement import selectors, services
 from agreement.models import StudyAgreement
 from annotation.services import rating_submit
 from config.celery import app as celery_app
@@ -104,7 +104,9 @@ def wait_until_fresh(study, *, timeout=60.0) -> StudyAgreement:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         agreement = StudyAgreement.objects.filter(study=study).first()
-        if agreement and agreement.computed and not agreement.is_stale:
+        # Fresh and complete: the point estimates are stored first, the intervals after.
+        complete = agreement and not agreement.result.get("intervals_pending")
+        if complete and agreement.computed and not agreement.is_stale:
             return agreement
         time.sleep(0.2)
     raise AssertionError(f"no fresh result within {timeout} s: {agreement and vars(agreement)}")
@@ -252,17 +254,19 @@ def test_a_worker_killed_mid_recompute_leaves_the_study_stale_only_briefly(queue
     for assignment in study.memberships.get(user=rater).assignments.all():
         rating_submit(assignment=assignment, payload=full_marks_payload(), expected_version=0)
     # Every request is in before a worker runs; a bootstrap this large keeps the run busy
-    # until it is killed.
+    # in its second stage (the intervals, after the point estimates are stored) until it
+    # is killed.
     doomed = start_worker(queue, resamples=50_000_000)
     doomed_output = LiveOutput(doomed)
     try:
-        doomed_output.wait_for(f"Agreement run for study {study.pk} started")
+        doomed_output.wait_for(f"Agreement run for study {study.pk} finished")
     finally:
         doomed.send_signal(signal.SIGKILL)
         doomed.wait(timeout=20)
-    assert f"Agreement run for study {study.pk} finished" not in doomed_output.text()
+    assert f"Agreement intervals of study {study.pk} stored" not in doomed_output.text()
     agreement = StudyAgreement.objects.get(study=study)
-    assert agreement.is_stale and agreement.runs == 0
+    assert agreement.runs == 1 and agreement.result["intervals_pending"]
+    assert selectors.agreement_awaits_run(study_id=study.pk)
 
     successor = start_worker(queue)
     try:

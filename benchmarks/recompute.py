@@ -1,0 +1,253 @@
+"""A study's recompute at 6,000 / 20,000 / 100,000 ratings: load, point estimate, intervals.
+
+Needs PostgreSQL (as `make test` does). Uses the database in BENCH_DATABASE_URL
+(default `concord_bench`), created and migrated if missing; the studies it builds are kept
+there and reused by later runs (slugs `bench-recompute-<ratings>`).
+    .venv/bin/python benchmarks/recompute.py [--repeat 3] [6000 20000 100000]
+
+Studies use the reference rubric, 3 raters, two responses per case. A few cases are
+submitted through `annotation.services.rating_submit`; the rest copy those stored answers
+in bulk (the same stored shape, made quickly), with raters mostly agreeing.
+
+For each size it prints the best of a few runs of: loading the data (the two selectors),
+the point estimate (loaded, analysed without intervals, QC, stored: what the page shows
+first), and the full result with intervals (the whole `agreement_recompute`), then the
+peak memory traced during one untimed full recompute.
+"""
+
+import logging
+import os
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[0] = str(ROOT)  # the repository, not this folder, first on the path
+
+DEFAULT_URL = "postgres://postgres:postgres@127.0.0.1:5432/concord_bench"
+SIZES = (6_000, 20_000, 100_000)
+RATERS = 3
+TEMPLATES = 28  # distinct answers submitted through the service, then copied
+
+
+def setup_django() -> None:
+    url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL)
+    os.environ.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "config.settings.test",
+            "DATABASE_URL": url,
+            "CELERY_TASK_ALWAYS_EAGER": "true",
+        }
+    )
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as connection:
+        if not connection.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", [name]
+        ).fetchone():
+            connection.execute(f'CREATE DATABASE "{name}"')
+    import django
+
+    django.setup()
+    logging.disable(logging.INFO)  # the runs log each stage
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def _payload(n: int) -> dict:
+    def items(what, count):
+        return {"items": [{"text": f"{what} {i}", "half": False} for i in range(count)]}
+
+    def scores(depth, evidence, alternatives, actions):
+        return {
+            "depth": items("factor", depth),
+            "evidence": {"checked": list(evidence)},
+            "alternatives": items("alt", alternatives),
+            "structure": {"checked": [n % 2 == 0, True, n % 3 == 0]},
+            "actionability": items("rec", actions),
+        }
+
+    return {
+        "responses": {
+            "A": scores(n % 7, (True, n % 2 == 0, n % 3 == 0), n % 4, n % 4),
+            "B": scores((n + 3) % 7, (n % 2 == 0, True, False), (n + 1) % 4, (n + 2) % 4),
+        },
+        "confidence": "medium",
+        "notes": "",
+    }
+
+
+def build_study(ratings: int):
+    """A study with `ratings` submitted ratings (3 raters x cases x 2 responses)."""
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from annotation.models import Assignment, Rating
+    from annotation.services import assignments_create_all, rating_submit
+    from studies.models import Membership, Study
+    from studies.services import membership_add, study_create, test_cases_add
+
+    slug = f"bench-recompute-{ratings}"
+    study = Study.objects.filter(slug=slug).first()
+    if study is not None:
+        return study
+    n_cases = -(-ratings // (RATERS * 2))
+    users = get_user_model()
+    lead, _ = users.objects.get_or_create(username="bench-lead")
+    study = study_create(slug=slug, name=f"Recompute {ratings}", lead=lead)
+    cases = [
+        {
+            "id": f"TC-{n:06d}",
+            "prompt": f"Prompt {n}",
+            "context": "",
+            "stratum": "policy" if n % 2 else "operations",
+            "responses": {"baseline": f"First answer {n}.", "improved": f"Second answer {n}."},
+        }
+        for n in range(n_cases)
+    ]
+    for start in range(0, n_cases, 2000):
+        test_cases_add(
+            study=study, systems=["baseline", "improved"], cases=cases[start : start + 2000]
+        )
+    for r in range(RATERS):
+        user, _ = users.objects.get_or_create(username=f"bench-rater-{r}")
+        rater = membership_add(study=study, user=user, role=Membership.Role.RATER)
+        assignments_create_all(study=study, rater=rater)
+    study.status = Study.Status.OPEN
+    study.save(update_fields=["status"])
+
+    # The stored shape of each template answer, written by the one service.
+    first = list(
+        Assignment.objects.filter(rater__study=study, rater__pseudonym="R-01").order_by("pk")[
+            :TEMPLATES
+        ]
+    )
+    for n, assignment in enumerate(first):
+        rating_submit(assignment=assignment, payload=_payload(n), any_version=True)
+    stored = {}
+    for assignment in first:
+        assignment.refresh_from_db()
+        stored[first.index(assignment)] = (
+            assignment.case_scores,
+            {r.label: (r.scores, r.total) for r in assignment.ratings.all()},
+        )
+    done = {a.pk for a in first}
+    now = timezone.now()
+    labels = {}
+    for case_id, label, response_id in study.test_cases.values_list(
+        "id", "labels__label", "labels__response_id"
+    ):
+        labels.setdefault(case_id, {})[label] = response_id
+    todo = Assignment.objects.filter(rater__study=study).exclude(pk__in=done).order_by("pk")
+    batch, updated = [], []
+    for assignment in todo.iterator(chunk_size=5000):
+        # Raters mostly agree: the case picks the answer, one time in five the rater differs.
+        n = assignment.test_case_id % TEMPLATES
+        if (assignment.test_case_id + assignment.rater_id) % 5 == 0:
+            n = (n + assignment.rater_id) % TEMPLATES
+        case_scores, responses = stored[n]
+        for label, (scores, total) in responses.items():
+            shown = label if not assignment.flipped else ("B" if label == "A" else "A")
+            batch.append(
+                Rating(
+                    assignment=assignment,
+                    label=label,
+                    shown_label=shown,
+                    response_id=labels[assignment.test_case_id][label],
+                    scores=scores,
+                    total=total,
+                    submitted_at=now,
+                )
+            )
+        assignment.status = Assignment.Status.SUBMITTED
+        assignment.case_scores = case_scores
+        assignment.submitted_at = now
+        assignment.active_seconds = 30 + assignment.pk % 90
+        updated.append(assignment)
+        if len(batch) >= 10_000:
+            _flush(batch, updated)
+    _flush(batch, updated)
+    return study
+
+
+def _flush(batch: list, updated: list) -> None:
+    from annotation.models import Assignment, Rating
+
+    Rating.objects.bulk_create(batch)
+    Assignment.objects.bulk_update(
+        updated, ["status", "case_scores", "submitted_at", "active_seconds"], batch_size=5000
+    )
+    batch.clear()
+    updated.clear()
+
+
+def best(function, repeat: int = 3) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def measure(study, repeat: int) -> dict:
+    from agreement import selectors, services
+    from agreement.models import StudyAgreement
+
+    def load():
+        selectors.study_ratings(study=study, pilot=False)
+        selectors.qc_case_records(study=study)
+
+    def full():
+        StudyAgreement.objects.get_or_create(study=study)
+        StudyAgreement.objects.filter(study=study).update(requested=1, computed=0)
+        services.agreement_recompute(study_id=study.pk)
+
+    point_stage = getattr(services, "agreement_point_stage", None)
+
+    def point():
+        StudyAgreement.objects.get_or_create(study=study)
+        StudyAgreement.objects.filter(study=study).update(requested=1, computed=0)
+        point_stage(study_id=study.pk)
+
+    figures = {"load": best(load, repeat), "full": best(full, repeat)}
+    figures["point"] = best(point, repeat) if point_stage else float("nan")
+    tracemalloc.start()
+    full()
+    figures["peak_mb"] = tracemalloc.get_traced_memory()[1] / 1e6
+    tracemalloc.stop()
+    figures["n_ratings"] = StudyAgreement.objects.get(study=study).n_ratings
+    return figures
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    repeat = 3
+    if args[:1] == ["--repeat"]:
+        repeat, args = int(args[1]), args[2:]
+    sizes = [int(arg) for arg in args] or list(SIZES)
+    setup_django()
+    from django.conf import settings
+
+    resamples = settings.AGREEMENT_BOOTSTRAP_RESAMPLES
+    print(f"bootstrap resamples: {resamples}; best of {repeat} runs")
+    print(f"{'ratings':>8} {'load s':>8} {'point s':>8} {'full s':>8} {'peak MB':>8}")
+    for size in sizes:
+        start = time.perf_counter()
+        study = build_study(size)
+        built = time.perf_counter() - start
+        if built > 1:
+            print(f"  (built the {size}-rating study in {built:.0f} s)", flush=True)
+        f = measure(study, repeat)
+        print(
+            f"{f['n_ratings']:>8} {f['load']:>8.2f} {f['point']:>8.2f} {f['full']:>8.2f} "
+            f"{f['peak_mb']:>8.1f}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
