@@ -9,7 +9,7 @@ import numpy as np
 from django.db.models import Count, F, Max, Q
 
 from annotation.models import Assignment, Rating
-from studies.models import Membership, Study
+from studies.models import Membership, Study, TestCase
 
 from .analysis import DimensionData
 from .models import StudyAgreement
@@ -32,7 +32,9 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
     and test cases for per-case dimensions.
     """
     ratings = Rating.objects.filter(
-        assignment__test_case__study=study, assignment__status=Assignment.Status.SUBMITTED
+        assignment__test_case__study=study,
+        assignment__test_case__purpose=TestCase.Purpose.SAMPLE,
+        assignment__status=Assignment.Status.SUBMITTED,
     )
     excluded = ratings.filter(assignment__rater__status=Membership.Status.EXCLUDED)
     ratings = ratings.exclude(assignment__rater__status=Membership.Status.EXCLUDED)
@@ -50,7 +52,7 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
     values = _answer_values(study=study, ratings=ratings, rows=rows, rubric=rubric)
     raters = sorted({row[1] for row in rows})
     rater_index = {name: i for i, name in enumerate(raters)}
-    cases = list(study.test_cases.order_by("position").values_list("id", "stratum"))
+    cases = list(study.test_cases.in_sample().order_by("position").values_list("id", "stratum"))
     labels = sorted({row[3] for row in rows}) or ["A", "B"]
     response_units = {(case_id, label): i for i, (case_id, label) in enumerate(
         (case_id, label) for case_id, _ in cases for label in labels
@@ -158,9 +160,11 @@ def analysis_inputs(*, study: Study) -> dict:
     cases changes this summary.
     """
     ratings = Rating.objects.filter(
-        assignment__test_case__study=study, assignment__status=Assignment.Status.SUBMITTED
+        assignment__test_case__study=study,
+        assignment__test_case__purpose=TestCase.Purpose.SAMPLE,
+        assignment__status=Assignment.Status.SUBMITTED,
     ).aggregate(count=Count("pk"), last=Max("submitted_at"), last_id=Max("pk"))
-    cases = study.test_cases.aggregate(count=Count("pk"), last_id=Max("pk"))
+    cases = study.test_cases.in_sample().aggregate(count=Count("pk"), last_id=Max("pk"))
     excluded = study.memberships.filter(status=Membership.Status.EXCLUDED).order_by("pk")
     return {
         "phase": study.current_phase,

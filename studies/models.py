@@ -201,7 +201,22 @@ class System(models.Model):
         return self.name
 
 
+class TestCaseQuerySet(models.QuerySet):
+    def in_sample(self):
+        """The cases the study's questions are about: not gold items, not attention checks.
+
+        Agreement, analysis and the results read the sample through this; quality control
+        reads the other purposes.
+        """
+        return self.filter(purpose=TestCase.Purpose.SAMPLE)
+
+
 class TestCase(models.Model):
+    class Purpose(models.TextChoices):
+        SAMPLE = "sample", "Sample"
+        GOLD = "gold", "Gold item"
+        ATTENTION = "attention", "Attention check"
+
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="test_cases")
     case_id = models.CharField("test case id", max_length=50)
@@ -209,6 +224,10 @@ class TestCase(models.Model):
     prompt = models.TextField()
     context = models.TextField(blank=True)
     stratum = models.CharField(max_length=100, blank=True)
+    # Never shown to raters: a gold item or attention check must look like any other case.
+    purpose = models.CharField(max_length=10, choices=Purpose, default=Purpose.SAMPLE)
+
+    objects = TestCaseQuerySet.as_manager()
 
     class Meta:
         ordering = ["position"]
