@@ -33,6 +33,7 @@ from .rubric import (
     dimension_level_set,
     dimension_move,
     dimension_save,
+    rubric_copy,
     rubric_create_from_preset,
     rubric_replace_with_preset,
 )
@@ -42,7 +43,9 @@ from .settings import (
     PROTOCOL_FIELD_LABELS,
     PROTOCOL_FIELDS,
     SETTINGS_FIELDS,
+    study_copy_create,
     study_create,
+    study_preset_create,
     study_update,
 )
 
@@ -66,10 +69,13 @@ __all__ = [
     "dimension_save",
     "membership_add",
     "rater_status_change",
+    "rubric_copy",
     "rubric_create_from_preset",
     "rubric_replace_with_preset",
     "study_close",
+    "study_copy_create",
     "study_create",
+    "study_preset_create",
     "study_open",
     "study_pilot_start",
     "study_reopen",

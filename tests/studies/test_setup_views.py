@@ -180,6 +180,72 @@ def test_a_coordinator_creates_a_study_and_leads_it(client, db):
     assert "already exists" in again.text
 
 
+def _coordinator():
+    user = UserFactory()
+    user.groups.add(Group.objects.get_or_create(name=COORDINATORS_GROUP)[0])
+    return user
+
+
+def test_the_reference_protocol_brings_the_whole_set_up(client, db):
+    client.force_login(_coordinator())
+    response = client.post(
+        reverse("studies:create"),
+        {"name": "Like the reference", "slug": "like-ref", "rubric_preset": "reference"},
+    )
+    assert response.status_code == 302
+    study = Study.objects.get(slug="like-ref")
+    assert study.rubric.preset == "reference" and study.rubric.dimensions.count() == 5
+    assert "18 pairs" in study.instructions and "Do not attempt to infer" in study.instructions
+    assert "pseudonymised" in study.consent_text and "withdraw" in study.consent_text
+    assert "iteration-1" in study.disclosure_question
+    assert (study.blinding_seed, study.raters_per_item, study.side_mode) == (42, None, "fixed")
+    assert (str(study.success_alpha), study.success_min_dimensions) == ("0.700", 3)
+    assert "18 test cases" in study.description
+
+
+def test_a_rubric_only_preset_leaves_instructions_and_consent_empty(client, db):
+    client.force_login(_coordinator())
+    client.post(
+        reverse("studies:create"),
+        {"name": "Pairs", "slug": "pairs", "rubric_preset": "pairwise", "blinding_seed": 9},
+    )
+    study = Study.objects.get(slug="pairs")
+    assert (study.rubric.preset, study.instructions, study.consent_text) == ("pairwise", "", "")
+    assert study.blinding_seed == 9
+
+
+def test_settings_are_copied_only_from_a_study_the_coordinator_can_see(client, lead, draft):
+    Study.objects.filter(pk=draft.pk).update(
+        instructions="Read twice.", consent_text="I agree.", blinding_seed=7, side_mode="balanced"
+    )
+    services.dimension_delete(study=draft, actor=None, key="actionability")
+    hidden = make_study(lead=UserFactory(), slug="hidden", cases=1)
+    lead.groups.add(Group.objects.get_or_create(name=COORDINATORS_GROUP)[0])
+    client.force_login(lead)
+    page = client.get(reverse("studies:create"))
+    assert "copy:setup" in page.text and "copy:hidden" not in page.text
+    refused = client.post(
+        reverse("studies:create"),
+        {"name": "Sneaky", "slug": "sneaky", "rubric_preset": "copy:hidden"},
+    )
+    assert refused.status_code == 200 and not Study.objects.filter(slug="sneaky").exists()
+    response = client.post(
+        reverse("studies:create"), {"name": "Again", "slug": "again", "rubric_preset": "copy:setup"}
+    )
+    assert response.status_code == 302
+    copy = Study.objects.get(slug="again")
+    assert (copy.instructions, copy.consent_text, copy.blinding_seed, copy.side_mode) == (
+        "Read twice.", "I agree.", 7, "balanced"
+    )  # fmt: skip
+    assert copy.rubric_id != draft.rubric_id
+    assert list(copy.rubric.dimensions.values_list("key", "config")) == list(
+        draft.rubric.dimensions.values_list("key", "config")
+    )
+    assert not copy.test_cases.exists() and not copy.memberships.filter(role="rater").exists()
+    assert StudyEvent.objects.get(study=copy, kind="created").detail["copied_from"] == "setup"
+    assert hidden.rubric.dimensions.count() == 5
+
+
 def test_the_list_shows_only_the_users_own_studies(client, lead, draft):
     make_study(lead=UserFactory(), slug="not-mine", cases=1)
     client.force_login(lead)
