@@ -1,6 +1,7 @@
 """Set-up pages: who may open each one, and the create → import → rubric → open flow."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -380,6 +381,32 @@ def test_upload_preview_then_import(client, lead):
     assert client.post(response["Location"]).status_code == 404
     page = client.get(url).text
     assert "3 test cases · systems: baseline, improved" in page and "Blinding check" in page
+
+
+def test_the_preview_warns_of_self_identification_and_renders_markdown(client, lead):
+    study = services.study_create(slug="warn", name="Warn", lead=lead)
+    client.force_login(lead)
+    data = (
+        f"{HEADER}\n"
+        'TC-001,**Release** the weights?,,,"**Staged release.** Start small.",Wait.\n'
+        'TC-002,Budget?,,,"As ChatGPT, developed by OpenAI, I suggest 40/35/25.",Split it.\n'
+        'TC-003,Office?,,,Not yet.,"I\'m Claude, and I would hire remotely."\n'
+    ).encode()
+    response = client.post(
+        reverse("studies:cases", args=[study.slug]), {"file": upload("c.csv", data)}
+    )
+    preview = client.get(response["Location"]).text
+    # Before anything is written: warnings with the case and the system's column.
+    assert not study.test_cases.exists()
+    assert 'id="blinding-warnings"' in preview and "nothing has been imported yet" in preview
+    warnings = re.findall(r'<li class="text-break blinding-warning">(.*?)</li>', preview, re.S)
+    assert [w.split("</strong>")[0].removeprefix("<strong>") for w in warnings] == [
+        "TC-002", "TC-003"
+    ]  # fmt: skip
+    assert "baseline" in warnings[0] and "improved" in warnings[1]
+    # Markdown is rendered as on the rating screen, never shown raw.
+    assert "<strong>Staged release.</strong>" in preview and "**Staged" not in preview
+    assert "<strong>Release</strong> the weights?" in preview and "**Release" not in preview
 
 
 def test_a_bad_upload_lists_every_problem_and_stores_nothing(client, lead):
