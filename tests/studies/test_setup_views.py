@@ -548,12 +548,19 @@ def test_the_preview_is_the_rating_page_with_every_kind(client, lead, draft):
         assert f'data-kind="{kind}"' in text
     assert 'id="case-preference"' in text and "A slightly better" in text
     assert "baseline" not in text and "improved" not in text  # blinded, as for raters
+    # The raters' "All cases" and "Next unrated" would be 403 pages for a coordinator.
+    assert reverse("annotation:assignments", args=[draft.slug]) not in text
+    assert reverse("annotation:next", args=[draft.slug]) not in text
+    assert "Back to the rubric" in text
     payload = {"responses": {"A": {"helpfulness": {"choice": 4}}}, "case": {}}
+    # Without a confidence the rating screen refuses it; so does the preview.
+    no_confidence = client.post(url, {"payload": json.dumps(payload)}).text
+    assert "this would be refused: Choose your confidence" in no_confidence
+    payload["confidence"] = "medium"
     accepted = client.post(url, {"payload": json.dumps(payload)}).text
     assert "this would be accepted (Response A: 4; Response B: 0)" in accepted
-    refused = client.post(
-        url, {"payload": json.dumps({"responses": {"A": {"helpfulness": {"choice": 9}}}})}
-    )
+    bad = {"responses": {"A": {"helpfulness": {"choice": 9}}}, "confidence": "high"}
+    refused = client.post(url, {"payload": json.dumps(bad)})
     # The same message the rating service gives, naming the response.
     assert "this would be refused: Response A: Helpfulness: choose one of the options." in (
         refused.text
