@@ -157,17 +157,21 @@ class TrainingItemForm(forms.Form):
     title = forms.CharField(max_length=200)
     prompt = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), help_text="Markdown.")
     response_a = forms.CharField(label="Response A", widget=forms.Textarea(attrs={"rows": 6}))
-    response_b = forms.CharField(
-        label="Response B", required=False, widget=forms.Textarea(attrs={"rows": 6})
-    )
+    response_b = forms.CharField(label="Response B", widget=forms.Textarea(attrs={"rows": 6}))
     response_c = forms.CharField(
         label="Response C (optional)", required=False, widget=forms.Textarea(attrs={"rows": 4})
     )
     explanation = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 4}),
-        help_text="Training examples: shown to the rater after they answer. Markdown.",
+        help_text="Shown to the rater after they answer, with the answer key. Markdown.",
     )
+
+    def __init__(self, *args, kind: str = TrainingItem.Kind.TRAINING, **kwargs):
+        super().__init__(*args, **kwargs)
+        if kind != TrainingItem.Kind.TRAINING:
+            # A qualification item shows no explanation: only worked examples use one.
+            del self.fields["explanation"]
 
     @classmethod
     def initial_for(cls, item: TrainingItem) -> dict:

@@ -69,8 +69,18 @@ def training_item_save(
     if kind not in TrainingItem.Kind.values:
         raise TrainingError("Unknown kind of item.")
     texts = [str(text).strip() for text in responses if str(text or "").strip()]
-    if not 1 <= len(texts) <= MAX_RESPONSES:
-        raise TrainingError(f"Give between one and {MAX_RESPONSES} responses.")
+    # An item is rated as a test case is, so it has as many responses as the study's cases.
+    systems = study.systems.count()
+    if systems >= 2 and len(texts) != systems:
+        raise TrainingError(
+            f"Give all {systems} responses: every test case of this study has {systems}, and "
+            "raters practise on an item that looks like one."
+        )
+    if not 2 <= len(texts) <= MAX_RESPONSES:
+        raise TrainingError(
+            f"Give between 2 and {MAX_RESPONSES} responses: raters compare the responses of "
+            "every test case."
+        )
     if not str(title).strip() or not str(prompt).strip():
         raise TrainingError("Give the item a title and a prompt.")
     if item is None:
@@ -81,7 +91,10 @@ def training_item_save(
     item.title = title.strip()
     item.prompt = prompt.strip()
     item.responses = texts
-    item.explanation = str(explanation or "").strip()
+    # Only worked examples show an explanation (after the rater answers); a qualification
+    # item never does, so it keeps none.
+    kept = kind == TrainingItem.Kind.TRAINING
+    item.explanation = str(explanation or "").strip() if kept else ""
     item.save()
     return item
 

@@ -62,7 +62,7 @@ def training_item_edit(request, slug, item_uuid=None):
     if kind not in TrainingItem.Kind.values:
         kind = TrainingItem.Kind.TRAINING
     initial = TrainingItemForm.initial_for(item) if item else {}
-    form = TrainingItemForm(request.POST or None, initial=initial)
+    form = TrainingItemForm(request.POST or None, initial=initial, kind=kind)
     if request.method == "POST" and form.is_valid():
         try:
             item = training.training_item_save(
@@ -72,7 +72,7 @@ def training_item_edit(request, slug, item_uuid=None):
                 title=form.cleaned_data["title"],
                 prompt=form.cleaned_data["prompt"],
                 responses=form.responses(),
-                explanation=form.cleaned_data["explanation"],
+                explanation=form.cleaned_data.get("explanation", ""),
             )
         except training.TrainingError as exc:
             form.add_error(None, str(exc))
