@@ -10,7 +10,7 @@ from studies import access
 from studies.errors import ApplicationError
 from studies.selectors import rubric_for_display
 
-from .. import selectors, training
+from .. import calibration, selectors, training
 from ..access import get_training_item_for_user
 from ..forms import OnboardingSettingsForm, TrainingItemForm
 from ..models import TrainingItem
@@ -42,6 +42,7 @@ def onboarding_setup(request, slug):
             "qualification_items": [i for i in items if i.kind == TrainingItem.Kind.QUALIFICATION],
             "raters": selectors.onboarding_overview(study=study),
             "dimensions": rubric_for_display(rubric=study.rubric),
+            "pass_rule": calibration.RULE,
         },
         status=400 if form.errors else 200,
     )
