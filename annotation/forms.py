@@ -150,6 +150,8 @@ class OnboardingSettingsForm(forms.ModelForm):
             css = "form-select" if name in ("practice_case", "withdrawal_data") else "form-control"
             field.widget.attrs["class"] = css
         self.fields["pass_percent"].widget.attrs.update(min=0, max=100)
+        rule = "On every dimension, the share of scores within tolerance of the key to pass."
+        self.fields["pass_percent"].help_text = rule
         self.fields["max_attempts"].widget.attrs.update(min=1)
 
 
