@@ -85,6 +85,18 @@ def test_worksheet_has_the_instructions_columns_in_order_then_the_rater(rated):
     assert rows[0] == REFERENCE_HEADER
 
 
+def test_the_excel_worksheet_has_a_frozen_bold_header_and_sized_columns(rated):
+    file = io.BytesIO()
+    exports.export_write(study=rated, fmt="worksheet-xlsx", file=file)
+    sheet = load_workbook(io.BytesIO(file.getvalue())).active
+    assert [cell.value for cell in sheet[1]] == REFERENCE_HEADER
+    assert sheet.freeze_panes == "A2" and all(cell.font.b for cell in sheet[1])
+    widths = {sheet.cell(1, n).value: sheet.column_dimensions[sheet.cell(1, n).column_letter].width
+              for n in range(1, sheet.max_column + 1)}  # fmt: skip
+    assert widths["Notes"] >= 50 and widths["TC-ID"] >= 10
+    assert widths["Actionability"] >= len("Actionability")
+
+
 def test_worksheet_lists_every_assigned_case_and_response_blank_until_submitted(rated):
     rows = list(exports.worksheet_rows(study=rated))[1:]
     assert len(rows) == 2 * 4 * 2  # raters x cases x responses
