@@ -409,9 +409,10 @@ def xlsx_write(rows: Iterable[list], file: IO[bytes], *, title: str = "Worksheet
     for number, heading in enumerate(header, start=1):
         width = XLSX_WIDTHS.get(str(heading), max(10, len(str(heading)) + 3))
         sheet.column_dimensions[get_column_letter(number)].width = width
-    cells = [_xlsx_cell(sheet, value) for value in header]
+    cells = [_xlsx_cell(sheet, str(value)) for value in header]
     for cell in cells:
-        cell.font = bold
+        if cell is not None:
+            cell.font = bold
     sheet.append(cells)
     for row in rows:
         sheet.append([_xlsx_cell(sheet, value) for value in row])
