@@ -355,7 +355,10 @@
     try {
       setStatus("Saving before submitting…");
       const outcome = await saveDraft({ force: true });
-      if (outcome === "saved") submitNow();
+      if (outcome === "saved") { submitNow(); return; }
+      // Not submitted: bring what the page says about it into view, beside the buttons.
+      const told = document.querySelector("#session-alert, #stale-alert, #offline-alert");
+      if (told) told.scrollIntoView({ block: "center" });
     } finally {
       preparing = false;
     }
