@@ -117,11 +117,16 @@
   function clock(ms) { return new Date(ms || Date.now()).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }); }
 
   // An alert above the form with buttons or links; replaced when shown again under the same id.
+  // What stops saving is shown in the sticky footer, in view beside the buttons.
+  const footerAlerts = document.getElementById("footer-alerts");
+  const IN_FOOTER = ["session-alert", "offline-alert", "stale-alert"];
+
   function showAlert(id, tone, message, actions) {
     removeAlert(id);
+    const inFooter = footerAlerts && IN_FOOTER.includes(id);
     const box = document.createElement("div");
     box.id = id;
-    box.className = "alert alert-" + tone;
+    box.className = "alert alert-" + tone + (inFooter ? " py-2 mb-2 small" : "");
     box.setAttribute("role", tone === "info" ? "status" : "alert");
     const text = document.createElement("p");
     text.className = actions && actions.length ? "mb-2" : "mb-0";
@@ -145,7 +150,8 @@
       });
       box.appendChild(row);
     }
-    (alerts || form.parentNode).insertBefore(box, alerts ? alerts.firstChild : form);
+    if (inFooter) footerAlerts.appendChild(box);
+    else (alerts || form.parentNode).insertBefore(box, alerts ? alerts.firstChild : form);
     return box;
   }
 
@@ -355,10 +361,7 @@
     try {
       setStatus("Saving before submitting…");
       const outcome = await saveDraft({ force: true });
-      if (outcome === "saved") { submitNow(); return; }
-      // Not submitted: bring what the page says about it into view, beside the buttons.
-      const told = document.querySelector("#session-alert, #stale-alert, #offline-alert");
-      if (told) told.scrollIntoView({ block: "center" });
+      if (outcome === "saved") submitNow();
     } finally {
       preparing = false;
     }
