@@ -245,7 +245,7 @@
         removeAlert("session-alert");
         removeAlert("offline-alert");
         if (JSON.stringify(readPayload()) === text) local.clear(); else local.write(readPayload());
-        setStatus("Draft saved at " + clock());
+        setStatus(body.preview ? "Not saved: " + body.preview : "Draft saved at " + clock());
         return "saved";
       }
       local.write(payload);
