@@ -212,3 +212,24 @@ def test_the_phone_rating_screen_shows_which_response_is_scored(
     page.locator("#confidence-low").check()
     expect(group.locator(".field-error")).to_have_count(0)
     context.close()
+
+
+def test_a_refusal_from_the_server_is_shown_next_to_its_field(page, live_server, rater_study):
+    rater, study, membership = rater_study
+    assignment = membership.assignments.order_by("position").first()
+    sign_in(page, live_server, rater.username, PASSWORD)
+    page.goto(f"{live_server.url}/rate/{assignment.uuid}/")
+    # Posted past the page's own check (as an old page or a script would).
+    page.evaluate(
+        """() => {
+            document.getElementById('payload').value = JSON.stringify({responses: {}});
+            document.getElementById('rating-form').submit();
+        }"""
+    )
+    group = page.locator("#confidence-group")
+    expect(group.locator(".field-error")).to_contain_text("Choose your confidence")
+    expect(group).to_have_attribute("aria-invalid", "true")
+    top = page.locator("#form-error")
+    expect(top).to_contain_text("Not submitted.")
+    expect(top.get_by_role("button", name="Go to the field")).to_be_visible()
+    assert_accessible(page, name="a refused submission")
