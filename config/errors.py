@@ -5,7 +5,7 @@ another tab). The page says so and leads back to where the person was; the ratin
 screen's autosave gets the same in JSON, so it keeps the answers and offers to sign in.
 """
 
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from django.http import JsonResponse
 from django.shortcuts import render
@@ -36,7 +36,12 @@ def _way_back(request) -> str | None:
 def csrf_failure(request, reason=""):
     signed_out = not request.user.is_authenticated
     back = _way_back(request)
-    login_next = back or reverse("home")
+    login = reverse("login")
+    # From the sign-in page itself (a page left open too long): back to it, fresh.
+    if back and back.startswith(login):
+        login_link = back
+    else:
+        login_link = f"{login}?{urlencode({'next': back or reverse('home')})}"
     if "application/json" in request.headers.get("Accept", ""):
         body = {
             "error": CSRF_MESSAGE_SIGNED_OUT if signed_out else CSRF_MESSAGE_COOKIES,
@@ -49,6 +54,6 @@ def csrf_failure(request, reason=""):
     return render(
         request,
         "403_csrf.html",
-        {"signed_out": signed_out, "back": back, "login_next": login_next},
+        {"signed_out": signed_out, "back": back, "login_link": login_link},
         status=403,
     )

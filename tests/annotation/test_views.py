@@ -297,6 +297,9 @@ def test_stale_submit_keeps_the_tabs_answers_and_its_old_version(client, rater, 
     assert 'data-stale data-current-version="1"' in response.text
     assert 'id="version" value="0"' in response.text  # a second click is refused too
     assert "Submit the answers on this page instead" in response.text
+    # The footer says so too, never "Saved".
+    assert "Not submitted: this case was saved elsewhere." in response.text
+    assert ">Saved<" not in response.text
     assert not Rating.objects.exists()
     # Choosing to replace the newer version sends the current version: it is accepted.
     replaced = client.post(rate_url(assignment), {"payload": json.dumps(mine), "version": "1"})

@@ -100,7 +100,7 @@ def test_lost_security_token_page_leads_back(db):
     )
     assert response.status_code == 403
     assert "you are signed out" in response.text
-    assert f"{reverse('login')}?next=/rate/{assignment.uuid}/" in response.text
+    assert f"{reverse('login')}?next=%2Frate%2F{assignment.uuid}%2F" in response.text
     # The autosave gets the same in JSON, with where to sign in.
     response = browser.post(
         reverse("annotation:draft", args=[assignment.uuid]),
@@ -128,3 +128,21 @@ def test_not_found_page_is_ours(client, settings):
     response = client.get("/no-such-page/")
     assert response.status_code == 404
     assert "Page not found" in response.text and reverse("home") in response.text
+
+
+def test_wrong_role_gets_our_403_page(client, settings):
+    settings.DEBUG = False
+    rater = UserFactory()
+    make_study(slug="role-study", raters=[rater])
+    client.force_login(rater)
+    response = client.get(reverse("studies:edit", args=["role-study"]))
+    assert response.status_code == 403
+    assert "This page is not open to you" in response.text
+
+
+def test_the_500_page_renders_without_a_request():
+    # Django renders it with no context at all: nothing in it may need the request.
+    from django.template.loader import render_to_string
+
+    page = render_to_string("500.html")
+    assert "Something went wrong on our side" in page and 'rel="icon"' in page
