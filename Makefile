@@ -6,7 +6,7 @@ PORT ?= 8000
 export DATABASE_URL ?= postgres://postgres:postgres@127.0.0.1:5432/concord
 export REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: run test lint format worker beat clean
+.PHONY: run reset-demo test lint format worker beat clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,13 @@ run: $(VENV)/.installed-run
 	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py load_demo
 	@echo "Concord is at http://127.0.0.1:$(PORT)/ (Ctrl-C stops it)"
 	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py runserver 127.0.0.1:$(PORT)
+
+# Back to the demo as first loaded: a fresh local database, the venv kept.
+reset-demo: $(VENV)/.installed-run
+	rm -f db.sqlite3 db.sqlite3-wal db.sqlite3-shm
+	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py migrate --no-input
+	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py load_demo
+	@echo "The demo is reset. make run serves it."
 
 # The whole suite against the real services: PostgreSQL, Redis, a Celery worker, Chromium.
 test: $(VENV)/.installed-dev

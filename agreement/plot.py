@@ -1,15 +1,31 @@
-"""Coordinates for the alpha-per-dimension chart, drawn as inline SVG by the template."""
+"""Coordinates for the alpha-per-dimension chart, drawn as inline SVG by the template.
+
+Two layouts: "wide" puts each dimension's name left of its row; "narrow" (phones) puts it
+above the row, so the chart can be drawn at the screen's width with its text at full size.
+"""
 
 import math
 
-WIDTH = 640
-LEFT = 200
-RIGHT = 20
-ROW = 34
+LAYOUTS = {
+    # width, left margin of the plot, right margin, row height, name offset (x, y), anchor
+    "wide": {"width": 640, "left": 200, "right": 20, "row": 34, "name": (-8, 4), "anchor": "end"},
+    "narrow": {
+        "width": 340,
+        "left": 14,
+        "right": 18,
+        "row": 46,
+        "name": (0, -9),
+        "anchor": "start",
+    },
+}
 TOP = 28
 
 
-def alpha_chart(result: dict) -> dict:
+def alpha_chart(result: dict, *, layout: str = "wide") -> dict:
+    shape = LAYOUTS[layout]
+    width, left, right, row = shape["width"], shape["left"], shape["right"], shape["row"]
+    # The narrow layout's first name sits above its row: room for it under the labels on top.
+    shift = 8 if layout == "narrow" else 0
     dimensions = result.get("dimensions", [])
     values = [
         value
@@ -20,18 +36,20 @@ def alpha_chart(result: dict) -> dict:
     low_end = max(-1.0, min([0.0, *values]))
     low_end = math.floor(low_end * 10) / 10
     span = 1.0 - low_end
-    plot_width = WIDTH - LEFT - RIGHT
+    plot_width = width - left - right
 
     def x(value: float) -> float:
-        return round(LEFT + (value - low_end) / span * plot_width, 1)
+        return round(left + (value - low_end) / span * plot_width, 1)
 
-    height = TOP + ROW * max(len(dimensions), 1) + 24
+    height = TOP + shift + row * max(len(dimensions), 1) + 24
     rows = []
     for index, d in enumerate(dimensions):
-        y = TOP + ROW * index + ROW / 2
+        y = TOP + shift + row * index + row / 2
         rows.append(
             {
                 "name": d["name"],
+                "name_x": left + shape["name"][0],
+                "name_y": y + shape["name"][1],
                 "y": y,
                 "alpha": d.get("alpha"),
                 "x": x(d["alpha"]) if d.get("alpha") is not None else None,
@@ -41,9 +59,10 @@ def alpha_chart(result: dict) -> dict:
         )
     ticks = [round(low_end + step / 10, 1) for step in range(int(round(span * 10)) + 1)][::2]
     return {
-        "width": WIDTH,
+        "width": width,
         "height": height,
-        "left": LEFT,
+        "left": left,
+        "name_anchor": shape["anchor"],
         "axis_y": height - 20,
         "rows": rows,
         # Labels of the two close lines (0.667 and 0.70) lean away from each other.

@@ -39,6 +39,7 @@ def study_agreement_page(request, slug):
         "stale": stale,
         "result": result,
         "chart": alpha_chart(result) if result.get("dimensions") else None,
+        "chart_narrow": alpha_chart(result, layout="narrow") if result.get("dimensions") else None,
     }
     template = "agreement/_results.html" if request.GET.get("fragment") else "agreement/study.html"
     return render(request, template, context)

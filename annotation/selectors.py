@@ -75,7 +75,8 @@ class Progress:
         return round(100 * self.done / self.total) if self.total else 0
 
 
-def rater_memberships(*, user) -> list[tuple[Membership, Progress]]:
+def rater_memberships(*, user) -> list[tuple[Membership, Progress, str | None]]:
+    """Each study the user rates, with their progress and why they cannot rate now (or None)."""
     memberships = (
         Membership.objects.filter(user=user, role=Membership.Role.RATER)
         .select_related("study")
@@ -85,7 +86,7 @@ def rater_memberships(*, user) -> list[tuple[Membership, Progress]]:
         )
         .order_by("study__name")
     )
-    return [(m, Progress(done=m.done, total=m.total)) for m in memberships]
+    return [(m, Progress(done=m.done, total=m.total), rating_hold(rater=m)) for m in memberships]
 
 
 def rater_progress(*, rater: Membership) -> Progress:
@@ -93,6 +94,19 @@ def rater_progress(*, rater: Membership) -> Progress:
         total=Count("id"), done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED))
     )
     return Progress(done=counts["done"], total=counts["total"])
+
+
+def rating_hold(*, rater: Membership) -> str | None:
+    """Why this rater cannot rate now, or None: "withdrawn", "excluded", "paused" (their
+    participation), or "not_started", "closed", "on_hold" (the study's status)."""
+    if rater.status != Membership.Status.ACTIVE:
+        return rater.status
+    study = rater.study
+    if study.accepts_ratings:
+        return None
+    if study.status == Study.Status.DRAFT:
+        return "not_started"
+    return "closed" if study.is_closed else "on_hold"
 
 
 def rater_assignments(*, rater: Membership):

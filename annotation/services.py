@@ -38,7 +38,12 @@ class RatingClosedError(ApplicationError):
 
 
 class RatingInvalidError(ApplicationError):
-    """The submitted form does not fit the rubric; the message says what to fix."""
+    """The submitted form does not fit the rubric; the message says what to fix, and
+    ``field`` which part of the rating form it concerns ("" for the form as a whole)."""
+
+    def __init__(self, message: str = "", *, field: str = ""):
+        super().__init__(message)
+        self.field = field
 
 
 @transaction.atomic
@@ -83,10 +88,12 @@ def assignments_create(
 def _clean_case_fields(payload: dict) -> tuple[str, str]:
     confidence = str(payload.get("confidence") or "")
     if confidence and confidence not in Assignment.Confidence.values:
-        raise RatingInvalidError("Confidence must be Low, Medium or High.")
+        raise RatingInvalidError("Confidence must be Low, Medium or High.", field="confidence")
     notes = str(payload.get("notes") or "").strip()
     if len(notes) > MAX_NOTES_LENGTH:
-        raise RatingInvalidError(f"Notes are limited to {MAX_NOTES_LENGTH} characters.")
+        raise RatingInvalidError(
+            f"Notes are limited to {MAX_NOTES_LENGTH} characters.", field="notes"
+        )
     return confidence, notes
 
 
@@ -117,7 +124,7 @@ def _score_labels(*, study: Study, labels: list[str], payload: dict) -> tuple[di
     try:
         return score_form(dimensions, payload, labels=labels)
     except RubricValueError as error:
-        raise RatingInvalidError(str(error)) from error
+        raise RatingInvalidError(str(error), field=error.field) from error
 
 
 NO_VERSION_MESSAGE = (
@@ -253,7 +260,9 @@ def submission_check(*, study: Study, labels: list[str], payload: dict) -> dict:
     preview asks it too, so it refuses exactly what the rating screen refuses."""
     confidence, notes = _clean_case_fields(payload)
     if not confidence:
-        raise RatingInvalidError("Choose your confidence (Low, Medium or High) before submitting.")
+        raise RatingInvalidError(
+            "Choose your confidence (Low, Medium or High) before submitting.", field="confidence"
+        )
     scored, case_scored = _score_labels(study=study, labels=labels, payload=payload)
     return {"responses": scored, "case": case_scored, "confidence": confidence, "notes": notes}
 

@@ -82,7 +82,10 @@ SHOWN_CHARS = 30
 
 
 class RubricValueError(ValueError):
-    """A recorded value does not fit its dimension."""
+    """A recorded value does not fit its dimension; ``field`` names where, when known
+    ("{label}-{key}" for a response's dimension, "case-{key}" for a per-case one)."""
+
+    field = ""
 
 
 # A dimension is rated for each response ("response"), or once per test case ("case"),
@@ -728,9 +731,13 @@ def score_response(dimensions, raw: dict) -> dict:
     scored = {}
     for dimension in dimensions:
         answer = raw.get(dimension.key)
-        if answer is not None and not isinstance(answer, dict):
-            raise RubricValueError(f"{dimension.name}: the answer could not be read; reload.")
-        scored[dimension.key] = dimension.score(answer)
+        try:
+            if answer is not None and not isinstance(answer, dict):
+                raise RubricValueError(f"{dimension.name}: the answer could not be read; reload.")
+            scored[dimension.key] = dimension.score(answer)
+        except RubricValueError as error:
+            error.field = error.field or dimension.key
+            raise
     return scored
 
 
@@ -749,8 +756,14 @@ def score_form(dimensions, payload: dict, *, labels) -> tuple[dict, dict]:
         try:
             scored[label] = score_response(per_response, responses.get(label) or {})
         except RubricValueError as error:
-            raise RubricValueError(f"Response {label}: {error}") from error
-    return scored, score_response(per_case, payload.get("case") or {})
+            labelled = RubricValueError(f"Response {label}: {error}")
+            labelled.field = f"{label}-{error.field}" if error.field else ""
+            raise labelled from error
+    try:
+        return scored, score_response(per_case, payload.get("case") or {})
+    except RubricValueError as error:
+        error.field = f"case-{error.field}" if error.field else ""
+        raise
 
 
 def total_points(scored: dict) -> int:

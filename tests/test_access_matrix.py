@@ -87,6 +87,13 @@ RULES = {
     # For load balancers and health checks: no sign-in, reads only.
     "healthz": Rule("public", methods=("GET",)),
     "logout": Rule("public", methods=POST_ONLY, allowed={"POST": {"login"}}),
+    # Django's own password views: changing needs a sign-in, resetting is for the signed out.
+    "password_change": Rule("signed_in"),
+    "password_change_done": Rule("signed_in", methods=("GET",)),
+    "password_reset": Rule("public"),
+    "password_reset_done": Rule("public", methods=("GET",)),
+    "password_reset_confirm": Rule("public"),
+    "password_reset_complete": Rule("public", methods=("GET",)),
     # Rating.
     "annotation:assignments": Rule("rater"),
     "annotation:next": Rule("rater"),
@@ -256,6 +263,7 @@ def world(db):
             "name": "cases.csv",
             "action": "close",
             "token": token,
+            "uidb64": "MQ",
         },
         "token_hashes": {
             "annotation:invitation_revoke": link.token_hash,

@@ -40,6 +40,12 @@ def test_embedded_default_migrates_and_loads_the_demo_twice_without_change(tmp_p
     assert before == after
     studies, cases, assignments = map(int, after.split())
     assert (studies, assignments) == (1, cases * 3) and cases >= 6
+    # Once rater1 has rated, a further run no longer calls them fresh.
+    assert "rater1 (a rater with nothing rated yet" in second.stdout
+    rate_one = "from annotation.models import Assignment as A; A.objects.filter(pk=A.objects.filter(rater__user__username='rater1').first().pk).update(status='submitted')"
+    run_manage("shell", "-v", "0", "-c", rate_one, env=env)
+    third = run_manage("load_demo", env=env)
+    assert f"rater1 (a rater who has submitted 1 of {cases} cases)" in third.stdout
 
 
 def test_local_settings_default_to_sqlite_and_in_process_tasks():

@@ -23,8 +23,25 @@ STEP_MESSAGES = {
 }
 
 
+NOT_STARTED = (
+    "This study has not started yet: the information sheet, practice and cases open when "
+    "the coordinator starts it."
+)
+
+
+def not_started(request, *, study: Study) -> bool:
+    """True (with a message) while the study is a draft: nothing before rating is open yet,
+    so no one consents to a protocol still changing or practises on cases still changing."""
+    if study.status != Study.Status.DRAFT:
+        return False
+    messages.info(request, NOT_STARTED)
+    return True
+
+
 def blocking_redirect(request, *, rater: Membership, state=None):
     """A redirect to the step the rater must complete first, or None when they may rate."""
+    if not_started(request, study=rater.study):
+        return redirect("annotation:assignments", slug=rater.study.slug)
     state = state or selectors.onboarding_state(rater=rater)
     step = state.blocking_step
     if step is None:

@@ -14,13 +14,15 @@ from .. import calibration, participation, selectors, training
 from ..access import get_training_item_for_user
 from ..forms import ConsentForm
 from ..models import TrainingItem
-from .gate import parse_payload, rater_study
+from .gate import not_started, parse_payload, rater_study
 from .rating import rating_context
 
 
 @login_required
 def study_consent(request, slug):
     study, membership = rater_study(request, slug)
+    if not_started(request, study=study):
+        return redirect("annotation:assignments", slug=study.slug)
     state = selectors.onboarding_state(rater=membership)
     form = ConsentForm(request.POST or None, study=study)
     if request.method == "POST" and state.consent is not None:
@@ -52,7 +54,7 @@ def study_practice(request, slug):
     """The practice case in the full rating screen; nothing entered here is sent anywhere."""
     study, membership = rater_study(request, slug)
     state = selectors.onboarding_state(rater=membership)
-    if state.consent_needed or state.withdrawal:
+    if state.consent_needed or state.withdrawal or not_started(request, study=study):
         return redirect("annotation:assignments", slug=study.slug)
     case = state.practice
     if case is None:
@@ -82,7 +84,7 @@ def study_training(request, slug):
     """The list of worked examples, with the rater's progress through them."""
     study, membership = rater_study(request, slug)
     state = selectors.onboarding_state(rater=membership)
-    if state.consent_needed or state.withdrawal:
+    if state.consent_needed or state.withdrawal or not_started(request, study=study):
         return redirect("annotation:assignments", slug=study.slug)
     answers = selectors.training_answers(rater=membership)
     items = [
@@ -134,7 +136,7 @@ def training_item_answer(request, slug, item_uuid):
         request.user, slug, item_uuid, role=access.RATER
     )
     state = selectors.onboarding_state(rater=membership)
-    if state.consent_needed or state.withdrawal:
+    if state.consent_needed or state.withdrawal or not_started(request, study=study):
         return redirect("annotation:assignments", slug=study.slug)
     dimensions = rubric_for_display(rubric=study.rubric)
     answer = selectors.training_answers(rater=membership).get(item.pk)
@@ -184,7 +186,7 @@ def training_item_answer(request, slug, item_uuid):
 def study_qualification(request, slug):
     study, membership = rater_study(request, slug)
     state = selectors.onboarding_state(rater=membership)
-    if state.consent_needed or state.withdrawal:
+    if state.consent_needed or state.withdrawal or not_started(request, study=study):
         return redirect("annotation:assignments", slug=study.slug)
     if state.qualification_items == 0:
         return redirect("annotation:assignments", slug=study.slug)

@@ -9,7 +9,6 @@ from django.views.decorators.http import require_http_methods
 
 from studies.errors import ApplicationError
 from studies.invitations import invitations_for_user
-from studies.models import Membership
 from studies.selectors import coordinated_studies, rubric_for_display
 
 from .. import selectors, services
@@ -57,6 +56,7 @@ def study_assignments(request, slug):
             "assignments": selectors.rater_assignments(rater=membership),
             "progress": progress,
             "all_done": progress.total and progress.done == progress.total,
+            "hold": selectors.rating_hold(rater=membership),
         },
     )
 
@@ -92,10 +92,12 @@ def assignment_rate(request, assignment_uuid):
     if blocked:
         return blocked
     error = None
+    error_field = ""
     stale = False
     payload = assignment.draft
     version = assignment.version
     if request.method == "POST":
+        revising = assignment.status == Assignment.Status.SUBMITTED
         try:
             payload = parse_payload(request.POST.get("payload"))
             version = parse_int(request.POST.get("version"))
@@ -116,10 +118,17 @@ def assignment_rate(request, assignment_uuid):
             services.RatingInvalidError,
         ) as exc:
             error = str(exc)
+            error_field = getattr(exc, "field", "")
             version = assignment.version
         else:
-            messages.success(request, f"{assignment.test_case.case_id} submitted.")
+            case_id = assignment.test_case.case_id
             following = selectors.next_unrated(rater=assignment.rater, after=assignment)
+            if revising:
+                messages.success(request, f"Your revision of {case_id} is saved.")
+                if following is None:
+                    return redirect("annotation:assignments", slug=study.slug)
+                return redirect("annotation:rate", assignment_uuid=following.uuid)
+            messages.success(request, f"{case_id} submitted.")
             if following is None:
                 messages.info(
                     request,
@@ -130,7 +139,7 @@ def assignment_rate(request, assignment_uuid):
     number, before, after = selectors.case_position(assignment=assignment)
     progress = selectors.rater_progress(rater=assignment.rater)
     dimensions = rubric_for_display(rubric=study.rubric)
-    can_rate = study.accepts_ratings and assignment.rater.status == Membership.Status.ACTIVE
+    hold = selectors.rating_hold(rater=assignment.rater)
     return render(
         request,
         "annotation/rate.html",
@@ -143,14 +152,15 @@ def assignment_rate(request, assignment_uuid):
             "version": version,
             "current_version": assignment.version,
             "error": error,
+            "error_field": error_field,
             "stale": stale,
             "progress": progress,
             "number": number,
             "previous": before,
             "next": after,
             "practice": state.practice,
-            "can_rate": can_rate,
-            "readonly": not can_rate,
+            "hold": hold,
+            "readonly": hold is not None,
             "local_key": f"rate:{assignment.uuid}",
             "footer_note": f"{assignment.test_case.case_id} · {progress.done} of "
             f"{progress.total} done",

@@ -89,6 +89,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "config.navigation.navigation",
             ],
         },
     },
@@ -185,3 +186,25 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
 }
+
+# E-mail (password reset links). EMAIL_URL picks the backend: consolemail:// prints each
+# message to the log (the default), smtp+tls://user:password@host:587 sends it (smtp://,
+# smtps:// too); EMAIL_FILE_PATH instead writes one file per message into that directory.
+_email = env.email_url("EMAIL_URL", default="consolemail://")
+EMAIL_BACKEND = _email["EMAIL_BACKEND"]
+EMAIL_HOST = _email["EMAIL_HOST"] or "localhost"
+EMAIL_PORT = _email["EMAIL_PORT"] or 25
+EMAIL_HOST_USER = _email["EMAIL_HOST_USER"] or ""
+EMAIL_HOST_PASSWORD = _email["EMAIL_HOST_PASSWORD"] or ""
+EMAIL_USE_TLS = _email.get("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = _email.get("EMAIL_USE_SSL", False)
+EMAIL_FILE_PATH = env("EMAIL_FILE_PATH", default="")
+if EMAIL_FILE_PATH:
+    EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+# DEFAULT_FROM_EMAIL is the sender.
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="concord@localhost")
+# Password reset links stay valid for a day.
+PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=60 * 60 * 24)
+# The refusal page for a lost security token (a lost session, cookies cleared): it says so
+# and leads back, and answers the rating screen's autosave in JSON.
+CSRF_FAILURE_VIEW = "config.errors.csrf_failure"

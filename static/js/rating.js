@@ -117,11 +117,16 @@
   function clock(ms) { return new Date(ms || Date.now()).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }); }
 
   // An alert above the form with buttons or links; replaced when shown again under the same id.
+  // What stops saving is shown in the sticky footer, in view beside the buttons.
+  const footerAlerts = document.getElementById("footer-alerts");
+  const IN_FOOTER = ["session-alert", "offline-alert", "stale-alert"];
+
   function showAlert(id, tone, message, actions) {
     removeAlert(id);
+    const inFooter = footerAlerts && IN_FOOTER.includes(id);
     const box = document.createElement("div");
     box.id = id;
-    box.className = "alert alert-" + tone;
+    box.className = "alert alert-" + tone + (inFooter ? " py-2 mb-2 small" : "");
     box.setAttribute("role", tone === "info" ? "status" : "alert");
     const text = document.createElement("p");
     text.className = actions && actions.length ? "mb-2" : "mb-0";
@@ -145,7 +150,8 @@
       });
       box.appendChild(row);
     }
-    (alerts || form.parentNode).insertBefore(box, alerts ? alerts.firstChild : form);
+    if (inFooter) footerAlerts.appendChild(box);
+    else (alerts || form.parentNode).insertBefore(box, alerts ? alerts.firstChild : form);
     return box;
   }
 
@@ -210,12 +216,15 @@
     retryTimer = setTimeout(() => { if (unsaved()) saveDraft(); }, delay);
   }
 
+  // Returns what happened: "saved", "unchanged", "busy", "skipped", or the reason it was not
+  // saved ("stale", "signed_out", "token", "refused", "error", "offline").
   async function saveDraft(options) {
-    if (mode !== "rate" || readonly || stale || submitting) return;
-    if (saving) { scheduleSave(); return; }
+    options = options || {};
+    if (mode !== "rate" || readonly || stale || submitting) return "skipped";
+    if (saving) { scheduleSave(); return "busy"; }
     const payload = readPayload();
     const text = JSON.stringify(payload);
-    if (text === lastSaved) return;
+    if (text === lastSaved && !options.force) return "unchanged";
     saving = true;
     const seconds = activeSeconds;
     setStatus("Saving…");
@@ -223,7 +232,7 @@
       const response = await fetch(form.dataset.draftUrl, {
         method: "POST",
         credentials: "same-origin",
-        keepalive: !!(options && options.keepalive),
+        keepalive: !!options.keepalive,
         headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
         body: JSON.stringify({ payload: payload, version: currentVersion(), active_seconds: seconds }),
       });
@@ -236,33 +245,53 @@
         removeAlert("session-alert");
         removeAlert("offline-alert");
         if (JSON.stringify(readPayload()) === text) local.clear(); else local.write(readPayload());
-        setStatus("Draft saved at " + clock());
-      } else if (response.status === 409 && body && body.stale) {
+        setStatus(body.preview ? "Not saved: " + body.preview : "Draft saved at " + clock());
+        return "saved";
+      }
+      local.write(payload);
+      if (response.status === 409 && body && body.stale) {
         stale = true;
         staleVersion = body.version;
         showStale(body.error);
-      } else if (response.status === 401 || (body && body.signed_out)) {
+        return "stale";
+      }
+      if (response.status === 401 || (body && body.signed_out)) {
+        // Signed out, or every cookie gone (the security-token refusal says which).
         signedOut = body || {};
         showSignedOut();
         retryLater(15000);
-      } else if (body && body.error) {
+        return "signed_out";
+      }
+      if (body && body.csrf) {
+        // Still signed in but the security-token cookie is gone: a reload sets a new one.
+        setStatus("Not saved: the page's security token was lost.", true);
+        showAlert("session-alert", "warning", body.error,
+          [{ label: "Reload the page (your answers come back)", primary: true, onClick: () => { local.write(readPayload()); window.location.reload(); } }]);
+        return "token";
+      }
+      if (body && body.error) {
         setStatus("Not saved: " + body.error, true);
-      } else if (response.status === 403) {
+        return "refused";
+      }
+      if (response.status === 403) {
         // A security-token failure after signing in elsewhere: the cookie has the new one.
         setStatus("Not saved yet; retrying…", true);
         retryLater(5000);
-      } else {
-        setStatus("Not saved (server error " + response.status + "); retrying…", true);
-        retryLater(10000);
+        return "error";
       }
+      setStatus("Not saved (server error " + response.status + "); retrying…", true);
+      retryLater(10000);
+      return "error";
     } catch (err) {
+      local.write(payload);
       setStatus("Not saved: no connection. Retrying…", true);
       showAlert("offline-alert", "warning",
         "The connection is lost. Your answers are kept in this browser and will be saved as soon as it is back.");
       retryLater(5000);
+      return "offline";
     } finally {
       saving = false;
-      if (pendingSubmit) { pendingSubmit = false; submitNow(); }
+      if (pendingSubmit) { pendingSubmit = false; submitAfterSave(); }
     }
   }
 
@@ -288,9 +317,17 @@
 
   function showSignedOut() {
     setStatus("Not saved: signed out.", true);
+    local.write(readPayload());
+    const actions = [];
+    if (signedOut.login_url) {
+      // In another tab this page keeps running and saves once the sign-in is done; here,
+      // the copy in this browser is offered again when the case opens.
+      const here = signedOut.login_url.split("?")[0] + "?next=" + encodeURIComponent(window.location.pathname);
+      actions.push({ label: "Sign in again (opens a new tab)", href: signedOut.login_url, newTab: true, primary: true });
+      actions.push({ label: "Sign in here and come back to this case", href: here });
+    }
     showAlert("session-alert", "warning", signedOut.error ||
-      "Your session has expired. Sign in again in another tab; your answers are kept here.",
-      signedOut.login_url ? [{ label: "Sign in again (opens a new tab)", href: signedOut.login_url, newTab: true, primary: true }] : []);
+      "Your session has expired. Sign in again in another tab; your answers are kept here.", actions);
   }
 
   // ---- Submitting -----------------------------------------------------------------------
@@ -313,18 +350,99 @@
     form.submit();
   }
 
+  // The draft is saved first: a lost session, a lost security token, a lost connection or
+  // a newer version elsewhere is then told on this page, with the answers kept, instead of
+  // ending on an error page.
+  let preparing = false;
+  async function submitAfterSave() {
+    if (saving) { pendingSubmit = true; setStatus("Saving before submitting…"); return; }
+    if (stale) { showStale(); return; }
+    preparing = true;
+    try {
+      setStatus("Saving before submitting…");
+      const outcome = await saveDraft({ force: true });
+      if (outcome === "saved") submitNow();
+    } finally {
+      preparing = false;
+    }
+  }
+
+  // ---- Field errors: next to the field they concern --------------------------------------
+
+  function fieldTarget(field) {
+    if (field === "confidence") return document.getElementById("confidence-group");
+    if (field === "notes") return notesEl;
+    return field ? document.getElementById(field) : null;
+  }
+
+  function clearFieldError(target) {
+    const box = target && (target.matches("fieldset") ? target : target.parentNode);
+    if (!box) return;
+    box.querySelectorAll(":scope > .field-error").forEach((el) => el.remove());
+    target.classList.remove("is-invalid");
+    target.removeAttribute("aria-invalid");
+  }
+
+  function showFieldError(field, message) {
+    const target = fieldTarget(field);
+    if (!target) return false;
+    clearFieldError(target);
+    const note = document.createElement("div");
+    note.className = "field-error invalid-feedback d-block fw-semibold";
+    note.id = "error-" + (target.id || field);
+    note.setAttribute("role", "alert");
+    note.textContent = message;
+    if (target.matches("fieldset")) {
+      const legend = target.querySelector("legend");
+      legend.parentNode.insertBefore(note, legend.nextSibling);
+    } else {
+      target.parentNode.insertBefore(note, target.nextSibling);
+    }
+    target.classList.add("is-invalid");
+    target.setAttribute("aria-invalid", "true");
+    target.setAttribute("aria-describedby", note.id);
+    const clear = () => { clearFieldError(target); target.removeEventListener("change", clear); target.removeEventListener("input", clear); };
+    target.addEventListener("change", clear);
+    target.addEventListener("input", clear);
+    target.scrollIntoView({ block: "center" });
+    target.focus({ preventScroll: true });
+    return true;
+  }
+
+  const CONFIDENCE_MISSING = "Choose your confidence (Low, Medium or High) before submitting.";
+
+  // What the server would refuse and the page can see: checked before anything is sent.
+  function checkBeforeSubmit() {
+    if (!["rate", "practice"].includes(mode)) return true;
+    const radios = form.querySelectorAll("input[name=confidence]");
+    if (radios.length && !form.querySelector("input[name=confidence]:checked")) {
+      showFieldError("confidence", CONFIDENCE_MISSING);
+      setStatus("Not submitted: choose your confidence.", true);
+      return false;
+    }
+    return true;
+  }
+
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     // A double click sends one request; the server would also treat a repeat as the same.
-    if (submitting || readonly) return;
+    if (submitting || preparing || readonly) return;
+    if (!checkBeforeSubmit()) return;
     clearTimeout(saveTimer);
-    if (mode === "rate" && saving) {
-      pendingSubmit = true;
-      setStatus("Saving before submitting…");
-      return;
-    }
+    if (mode === "rate") { submitAfterSave(); return; }
     submitNow();
   });
+
+  // A refusal from the server names its field: shown there, and the top message links to it.
+  const formError = document.getElementById("form-error");
+  if (formError && formError.dataset.field) {
+    const message = formError.querySelector("[data-message]").textContent;
+    if (showFieldError(formError.dataset.field, message)) {
+      const link = formError.querySelector("[data-go-to-field]");
+      link.hidden = false;
+      link.addEventListener("click", () => showFieldError(formError.dataset.field, message));
+    }
+  }
 
   const replaceSaved = document.querySelector("[data-replace-saved]");
   if (replaceSaved) {

@@ -157,12 +157,112 @@ def test_paused_rater_can_read_but_not_submit(client, rater, membership, assignm
     membership.status = Membership.Status.PAUSED
     membership.save()
     client.force_login(rater)
-    assert "not accepting ratings" in client.get(rate_url(assignment)).text
+    page = client.get(rate_url(assignment)).text
+    assert "Your participation in this study is on hold." in page
+    assert study_lead_name(membership) in page
+    assert "You can revise" not in page
     response = client.post(
         rate_url(assignment), {"payload": json.dumps(full_marks_payload()), "version": "0"}
     )
     assert response.status_code == 400
     assert not Rating.objects.exists()
+
+
+def study_lead_name(membership):
+    lead = membership.study.lead
+    return lead.get_full_name() or lead.get_username()
+
+
+def test_paused_rater_is_told_on_the_study_and_home_pages(client, rater, membership, study):
+    membership.status = Membership.Status.PAUSED
+    membership.save()
+    client.force_login(rater)
+    page = client.get(reverse("annotation:assignments", args=[study.slug])).text
+    assert "Your participation in this study is on hold." in page
+    assert "Next unrated case" not in page
+    assert "On hold" in client.get(reverse("home")).text
+
+
+def test_excluded_rater_is_told_their_participation_ended(client, rater, membership, assignment):
+    membership.status = Membership.Status.EXCLUDED
+    membership.save()
+    client.force_login(rater)
+    page = client.get(rate_url(assignment)).text
+    assert "Your participation in this study has ended." in page
+    assert "not accepting ratings" not in page
+
+
+def test_closed_study_says_so_once_without_offering_revisions(client, rater, study, assignment):
+    client.force_login(rater)
+    client.post(rate_url(assignment), {"payload": json.dumps(full_marks_payload()), "version": "0"})
+    study.status = study.Status.CLOSED
+    study.save()
+    page = client.get(rate_url(assignment)).text
+    assert "This study is closed" in page
+    assert "You can revise" not in page
+    assert "not accepting ratings" not in page
+    assert "Closed" in client.get(reverse("home")).text
+
+
+def test_draft_study_tells_invited_raters_it_has_not_started(client, rater, study):
+    study.status = study.Status.DRAFT
+    study.save()
+    client.force_login(rater)
+    page = client.get(reverse("annotation:assignments", args=[study.slug])).text
+    assert "This study has not started yet." in page
+    assert "submitted." not in page
+    for name in ("consent", "practice", "training", "qualification", "next"):
+        response = client.get(reverse(f"annotation:{name}", args=[study.slug]))
+        assert response.status_code == 302
+        assert response["Location"] == reverse("annotation:assignments", args=[study.slug])
+    assert "Not started yet" in client.get(reverse("home")).text
+
+
+def test_withdrawn_study_on_the_home_page(client, rater, membership):
+    membership.status = Membership.Status.WITHDRAWN
+    membership.save()
+    client.force_login(rater)
+    page = client.get(reverse("home")).text
+    assert "You withdrew" in page
+    assert "0 of 4 done" not in page
+
+
+def test_revising_the_last_case_does_not_say_last_case_again(client, rater, membership):
+    client.force_login(rater)
+    assignments = list(membership.assignments.order_by("position"))
+    for assignment in assignments:
+        last = client.post(
+            rate_url(assignment),
+            {"payload": json.dumps(full_marks_payload()), "version": "0"},
+            follow=True,
+        )
+    assert "That was the last case" in last.text  # the first time, it was
+    first = assignments[0]
+    first.refresh_from_db()
+    response = client.post(
+        rate_url(first),
+        {"payload": json.dumps(full_marks_payload(confidence="low")), "version": first.version},
+        follow=True,
+    )
+    page = response.text
+    assert "That was the last case" not in page
+    assert f"Your revision of {first.test_case.case_id} is saved." in page
+    assert response.redirect_chain[-1][0] == reverse(
+        "annotation:assignments", args=[membership.study.slug]
+    )
+
+
+def test_a_refused_field_is_named_for_the_page(client, rater, assignment):
+    client.force_login(rater)
+    payload = full_marks_payload()
+    del payload["confidence"]
+    page = client.post(rate_url(assignment), {"payload": json.dumps(payload), "version": "0"})
+    assert page.status_code == 400
+    assert 'data-field="confidence"' in page.text
+    payload = full_marks_payload()
+    payload["responses"]["B"]["evidence"] = "not an answer"
+    page = client.post(rate_url(assignment), {"payload": json.dumps(payload), "version": "0"})
+    assert 'data-field="B-evidence"' in page.text
 
 
 def test_draft_endpoint_answers_an_expired_session_in_json(client, assignment):
@@ -197,6 +297,9 @@ def test_stale_submit_keeps_the_tabs_answers_and_its_old_version(client, rater, 
     assert 'data-stale data-current-version="1"' in response.text
     assert 'id="version" value="0"' in response.text  # a second click is refused too
     assert "Submit the answers on this page instead" in response.text
+    # The footer says so too, never "Saved".
+    assert "Not submitted: this case was saved elsewhere." in response.text
+    assert ">Saved<" not in response.text
     assert not Rating.objects.exists()
     # Choosing to replace the newer version sends the current version: it is accepted.
     replaced = client.post(rate_url(assignment), {"payload": json.dumps(mine), "version": "1"})

@@ -34,7 +34,7 @@ def test_coordinator_creates_a_study_imports_cases_and_opens_it(
 ):
     sign_in(page, live_server, coordinator.username, PASSWORD)
     page.goto(f"{live_server.url}/studies/")
-    page.get_by_role("link", name="New study").click()
+    page.get_by_role("main").get_by_role("link", name="New study").click()
     page.fill("#id_name", "External validation 2026")
     page.fill("#id_slug", "ext-2026")
     page.select_option("#id_rubric_preset", "reference")

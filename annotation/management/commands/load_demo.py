@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from annotation.participation import consent_record
+from annotation.selectors import rater_progress
 from annotation.services import assignments_create_all, rating_submit
 from studies.access import COORDINATORS_GROUP
 from studies.models import BlindedLabel, Membership, Study
@@ -86,10 +87,20 @@ class Command(BaseCommand):
                 self._rate_everything(study, study.memberships.get(user=users[name]))
             self.stdout.write(self.style.SUCCESS(f"Loaded the demo study '{study.name}'."))
         self.stdout.write(
-            f"Demo sign-ins (password '{DEMO_PASSWORD}'): rater1 (a rater with nothing rated "
-            "yet), rater2 and rater3 (raters who have scored every case), coordinator (study "
+            f"Demo sign-ins (password '{DEMO_PASSWORD}'): rater1 ({self._rater1_state(users)}), "
+            "rater2 and rater3 (raters who have scored every case), coordinator (study "
             "lead), admin (administrator)."
         )
+
+    def _rater1_state(self, users) -> str:
+        """How far rater1 has got, so a second run does not call them fresh after rating."""
+        rater = Membership.objects.filter(study__slug=DEMO_SLUG, user=users["rater1"]).first()
+        if rater is None:
+            return "not in the demo study"
+        progress = rater_progress(rater=rater)
+        if progress.done == 0:
+            return "a rater with nothing rated yet: start here"
+        return f"a rater who has submitted {progress.done} of {progress.total} cases"
 
     def _rate_everything(self, study, rater):
         """Plausible scores for every case, so the coordinator's pages have data to show.
