@@ -34,6 +34,7 @@ from .rubric import (
     dimension_move,
     dimension_save,
     rubric_create_from_preset,
+    rubric_replace,
     rubric_replace_with_preset,
 )
 from .settings import (
@@ -67,6 +68,7 @@ __all__ = [
     "membership_add",
     "rater_status_change",
     "rubric_create_from_preset",
+    "rubric_replace",
     "rubric_replace_with_preset",
     "study_close",
     "study_create",
