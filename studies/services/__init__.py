@@ -26,7 +26,7 @@ from .lifecycle import (
     study_reopen,
     transitions_available,
 )
-from .membership import RATER_ACTIONS, membership_add, rater_status_change
+from .membership import RATER_ACTIONS, membership_add, rater_add, rater_status_change
 from .rubric import (
     RUBRIC_FROZEN,
     dimension_delete,
@@ -66,6 +66,7 @@ __all__ = [
     "dimension_move",
     "dimension_save",
     "membership_add",
+    "rater_add",
     "rater_status_change",
     "rubric_create_from_preset",
     "rubric_replace",
