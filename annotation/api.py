@@ -8,7 +8,7 @@ from the API is byte for byte the file from the page.
 
 from django.urls import path, reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import exceptions, serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
@@ -213,6 +213,10 @@ def study_progress(request, slug):
         "fmt is one of " + ", ".join(exports.FORMATS) + ". The key only once the study is "
         "unblinded. `?rater=R-01` limits a worksheet to one rater."
     ),
+    parameters=[
+        OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(exports.FORMATS)),
+        OpenApiParameter("rater", str, OpenApiParameter.QUERY, required=False),
+    ],
     responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **ERRORS},
 )
 @api_view(["GET"])
