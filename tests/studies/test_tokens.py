@@ -62,3 +62,13 @@ def test_a_token_needs_a_name_and_the_number_is_bounded(client, owner):
 def test_unknown_secrets_belong_to_no_one(owner, secret):
     tokens.api_token_create(user=owner, name="real")
     assert tokens.api_token_user(secret=secret) is None
+
+
+def test_staff_revoke_a_leaked_token_in_the_admin_but_cannot_make_one(client, owner):
+    token, secret = tokens.api_token_create(user=owner, name="leaked")
+    client.force_login(UserFactory(username="staff", is_staff=True, is_superuser=True))
+    changelist = reverse("admin:studies_apitoken_changelist")
+    response = client.post(changelist, {"action": "revoke", "_selected_action": [token.pk]})
+    assert response.status_code == 302
+    assert tokens.api_token_user(secret=secret) is None
+    assert client.get(reverse("admin:studies_apitoken_add")).status_code == 403
