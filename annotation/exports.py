@@ -20,12 +20,14 @@ from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.styles import Font
+from openpyxl.utils import get_column_letter
 
 from studies.errors import ApplicationError
 from studies.models import BlindedLabel, Membership, Study
 
 from .models import Assignment
 from .worksheets.columns import (
+    FORMULA_START,
     WORKSHEET_FIXED,
     DimensionColumn,
     cell_value,
@@ -52,8 +54,10 @@ def is_unblinded(study: Study) -> bool:
 
 
 def worksheet_header(*, study: Study, columns: list[DimensionColumn] | None = None) -> list[str]:
+    """The instructions' columns first and in their order, then Rater (and System, once
+    unblinded): a rater's file reads as the template they were given."""
     columns = columns if columns is not None else dimension_columns(study=study)
-    header = ["Rater", *WORKSHEET_FIXED[:2], *[c.header for c in columns], *WORKSHEET_FIXED[2:]]
+    header = [*WORKSHEET_FIXED[:2], *[c.header for c in columns], *WORKSHEET_FIXED[2:], "Rater"]
     if is_unblinded(study):
         header.append("System")
     return header
@@ -107,7 +111,7 @@ def worksheet_rows(*, study: Study, rater: str | None = None) -> Iterator[list]:
         ratings = {r.label: r for r in assignment.ratings.all()} if submitted else {}
         for label in labels.get(assignment.test_case_id, []):
             rating = ratings.get(label)
-            row: list = [assignment.rater.pseudonym, assignment.test_case.case_id, label]
+            row: list = [assignment.test_case.case_id, label]
             for column in columns:
                 if rating is None:
                     row.append("")
@@ -118,6 +122,7 @@ def worksheet_rows(*, study: Study, rater: str | None = None) -> Iterator[list]:
                 row += ["", "", ""]
             else:
                 row += [rating.total, assignment.get_confidence_display(), assignment.notes]
+            row.append(assignment.rater.pseudonym)
             if systems is not None:
                 row.append(systems.get((assignment.test_case_id, label), ""))
             yield row
@@ -328,14 +333,15 @@ def data_dictionary(*, study: Study) -> str:
         "",
         "## Worksheet (`worksheet.csv`, `worksheet.xlsx`)",
         "",
-        "The worksheet raters know, with a Rater column first: "
-        f"`{' | '.join(header)}`. One row per rater, test case and response, ordered by "
-        "rater, test case and response label; Response is the key label, the same for "
-        "every rater. Score cells are as in the table above; cases not yet submitted have "
-        "empty cells. Total is the sum of the points of the per-response dimensions. "
-        "Confidence and Notes belong to the test case and repeat on each of its rows; "
-        "dimensions rated once per test case repeat likewise. The same layout (with or "
-        "without the Rater column) can be filled in offline and imported.",
+        "The worksheet raters know, its columns first and in the instructions' order, then "
+        f"the rater's pseudonym: `{' | '.join(header)}`. One row per rater, test case and "
+        "response, ordered by rater, test case and response label; Response is the key "
+        "label, the same for every rater. Score cells are as in the table above; cases not "
+        "yet submitted have empty cells. Total is the sum of the points of the per-response"
+        " dimensions. Confidence and Notes belong to the test case and repeat on each of "
+        "its rows; dimensions rated once per test case repeat likewise. The same layout "
+        "(with or without the Rater column, in any column order: columns are read by their "
+        "heading) can be filled in offline and imported.",
         "",
         "## Long table (`long.csv`)",
         "",
@@ -350,10 +356,13 @@ def data_dictionary(*, study: Study) -> str:
         "",
         "## Conventions",
         "",
-        "- Text cells that a spreadsheet would run as a formula (starting with =, +, -, @, "
-        "a tab or a carriage return) are prefixed with a single quote ('); so is =, +, - or @ "
-        "after a comma, semicolon, tab or pipe inside a cell (see;'=1+1), as a spreadsheet "
-        "set to that delimiter would start a cell there. Importing removes these quotes.",
+        "- In the CSV files, text cells that a spreadsheet would run as a formula (starting "
+        "with =, +, -, @, a tab or a carriage return) are prefixed with a single quote ('); so "
+        "is =, +, - or @ after a comma, semicolon, tab or pipe inside a cell (see;'=1+1), as a "
+        "spreadsheet set to that delimiter would start a cell there. Importing removes these "
+        "quotes. In the Excel worksheet every text cell is stored as text (never a formula), "
+        "so it holds exactly what was written, with no quote.",
+        "- The Excel worksheet's header row is frozen and its columns sized to their content.",
         "- The worksheet CSV starts with a UTF-8 byte order mark so that Excel reads it as "
         "UTF-8; the long CSV has none. Both use commas and double quotes (RFC 4180).",
         "- Times are ISO 8601 in UTC.",
@@ -377,32 +386,55 @@ def csv_lines(rows: Iterable[list], *, bom: bool = False) -> Iterator[str]:
         yield writer.writerow([neutralise(value) for value in row])
 
 
+# Column widths (in characters) of the Excel worksheet; other columns fit their heading.
+XLSX_WIDTHS = {"TC-ID": 10, "Response": 10, "Confidence": 12, "Notes": 60, "System": 18}
+
+
 def xlsx_write(rows: Iterable[list], file: IO[bytes], *, title: str = "Worksheet") -> None:
-    """Write rows to an .xlsx file in write-only mode (rows go to disk as they come)."""
+    """Write rows to an .xlsx file in write-only mode (rows go to disk as they come).
+
+    The first row is the header: bold, frozen, and setting each column's width. Text is
+    stored with Excel's text type, so no cell is ever a formula and none needs a visible
+    leading quote (see ``_xlsx_cell``).
+    """
     workbook = Workbook(write_only=True)
     sheet = workbook.create_sheet(title)
     sheet.freeze_panes = "A2"
     bold = Font(bold=True)
-    for index, row in enumerate(rows):
-        cells = []
-        for value in row:
-            value = _xlsx_value(value)
-            if index == 0:
-                cell = WriteOnlyCell(sheet, value=value)
-                cell.font = bold
-                cells.append(cell)
-            else:
-                cells.append(value)
-        sheet.append(cells)
+    rows = iter(rows)
+    header = next(rows, None)
+    if header is None:
+        workbook.save(file)
+        return
+    for number, heading in enumerate(header, start=1):
+        width = XLSX_WIDTHS.get(str(heading), max(10, len(str(heading)) + 3))
+        sheet.column_dimensions[get_column_letter(number)].width = width
+    cells = [_xlsx_cell(sheet, str(value)) for value in header]
+    for cell in cells:
+        if cell is not None:
+            cell.font = bold
+    sheet.append(cells)
+    for row in rows:
+        sheet.append([_xlsx_cell(sheet, value) for value in row])
     workbook.save(file)
 
 
-def _xlsx_value(value: Any) -> Any:
+def _xlsx_cell(sheet, value: Any) -> Any:
+    """A value as Excel stores it: text typed as text, never a formula.
+
+    openpyxl would store a string starting with "=" as a formula; the cell is typed as an
+    inline string instead, and one a spreadsheet would read as a formula when edited gets
+    Excel's hidden quote prefix (a style, not a character in the cell).
+    """
     if value == "" or value is None:
         return None
-    if isinstance(value, str):
-        return neutralise(ILLEGAL_CHARACTERS_RE.sub("", value))
-    return value
+    if not isinstance(value, str):
+        return value
+    cell = WriteOnlyCell(sheet, value=ILLEGAL_CHARACTERS_RE.sub("", value))
+    cell.data_type = "s"
+    if FORMULA_START.match(cell.value):
+        cell.quotePrefix = True
+    return cell
 
 
 def export_filename(*, study: Study, fmt: str, rater: str | None = None) -> str:

@@ -150,6 +150,8 @@ class OnboardingSettingsForm(forms.ModelForm):
             css = "form-select" if name in ("practice_case", "withdrawal_data") else "form-control"
             field.widget.attrs["class"] = css
         self.fields["pass_percent"].widget.attrs.update(min=0, max=100)
+        rule = "On every dimension, the share of scores within tolerance of the key to pass."
+        self.fields["pass_percent"].help_text = rule
         self.fields["max_attempts"].widget.attrs.update(min=1)
 
 
@@ -157,17 +159,21 @@ class TrainingItemForm(forms.Form):
     title = forms.CharField(max_length=200)
     prompt = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), help_text="Markdown.")
     response_a = forms.CharField(label="Response A", widget=forms.Textarea(attrs={"rows": 6}))
-    response_b = forms.CharField(
-        label="Response B", required=False, widget=forms.Textarea(attrs={"rows": 6})
-    )
+    response_b = forms.CharField(label="Response B", widget=forms.Textarea(attrs={"rows": 6}))
     response_c = forms.CharField(
         label="Response C (optional)", required=False, widget=forms.Textarea(attrs={"rows": 4})
     )
     explanation = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 4}),
-        help_text="Training examples: shown to the rater after they answer. Markdown.",
+        help_text="Shown to the rater after they answer, with the answer key. Markdown.",
     )
+
+    def __init__(self, *args, kind: str = TrainingItem.Kind.TRAINING, **kwargs):
+        super().__init__(*args, **kwargs)
+        if kind != TrainingItem.Kind.TRAINING:
+            # A qualification item shows no explanation: only worked examples use one.
+            del self.fields["explanation"]
 
     @classmethod
     def initial_for(cls, item: TrainingItem) -> dict:

@@ -108,8 +108,12 @@ def _active_seconds_credit(*, assignment: Assignment, claimed, now) -> int:
 
 def _score_all(*, assignment: Assignment, payload: dict) -> tuple[dict, dict]:
     """Per-response scores {label: {key: value}} and per-case scores {key: value}."""
-    dimensions = assignment.test_case.study.rubric.scoring_dimensions()
     labels = list(assignment.test_case.labels.values_list("label", flat=True))
+    return _score_labels(study=assignment.test_case.study, labels=labels, payload=payload)
+
+
+def _score_labels(*, study: Study, labels: list[str], payload: dict) -> tuple[dict, dict]:
+    dimensions = study.rubric.scoring_dimensions()
     try:
         return score_form(dimensions, payload, labels=labels)
     except RubricValueError as error:
@@ -239,10 +243,18 @@ def _revision_keep(*, assignment: Assignment, replacing: dict, now) -> RatingRev
 
 def _submission_clean(*, assignment: Assignment, payload: dict) -> dict:
     """The whole answer to a case, cleaned and scored by the rubric; raises on bad input."""
+    labels = list(assignment.test_case.labels.values_list("label", flat=True))
+    return submission_check(study=assignment.test_case.study, labels=labels, payload=payload)
+
+
+def submission_check(*, study: Study, labels: list[str], payload: dict) -> dict:
+    """What a submit of ``payload`` for a case with these labels would record, cleaned and
+    scored; raises ``RatingInvalidError`` as a submit would. Writes nothing: the rubric
+    preview asks it too, so it refuses exactly what the rating screen refuses."""
     confidence, notes = _clean_case_fields(payload)
     if not confidence:
         raise RatingInvalidError("Choose your confidence (Low, Medium or High) before submitting.")
-    scored, case_scored = _score_all(assignment=assignment, payload=payload)
+    scored, case_scored = _score_labels(study=study, labels=labels, payload=payload)
     return {"responses": scored, "case": case_scored, "confidence": confidence, "notes": notes}
 
 

@@ -13,7 +13,7 @@ from studies.locks import membership_lock
 from studies.models import Membership, Study, StudyEvent
 from studies.rubric import RubricValueError, score_form
 
-from .calibration import compare, pass_rule
+from .calibration import compare, is_blank, pass_rule
 from .models import OnboardingSettings, QualificationAttempt, TrainingAnswer, TrainingItem
 from .participation import event_record
 from .selectors import onboarding_settings, qualification_next_item, training_items
@@ -69,8 +69,18 @@ def training_item_save(
     if kind not in TrainingItem.Kind.values:
         raise TrainingError("Unknown kind of item.")
     texts = [str(text).strip() for text in responses if str(text or "").strip()]
-    if not 1 <= len(texts) <= MAX_RESPONSES:
-        raise TrainingError(f"Give between one and {MAX_RESPONSES} responses.")
+    # An item is rated as a test case is, so it has as many responses as the study's cases.
+    systems = study.systems.count()
+    if systems >= 2 and len(texts) != systems:
+        raise TrainingError(
+            f"Give all {systems} responses: every test case of this study has {systems}, and "
+            "raters practise on an item that looks like one."
+        )
+    if not 2 <= len(texts) <= MAX_RESPONSES:
+        raise TrainingError(
+            f"Give between 2 and {MAX_RESPONSES} responses: raters compare the responses of "
+            "every test case."
+        )
     if not str(title).strip() or not str(prompt).strip():
         raise TrainingError("Give the item a title and a prompt.")
     if item is None:
@@ -81,7 +91,10 @@ def training_item_save(
     item.title = title.strip()
     item.prompt = prompt.strip()
     item.responses = texts
-    item.explanation = str(explanation or "").strip()
+    # Only worked examples show an explanation (after the rater answers); a qualification
+    # item never does, so it keeps none.
+    kept = kind == TrainingItem.Kind.TRAINING
+    item.explanation = str(explanation or "").strip() if kept else ""
     item.save()
     return item
 
@@ -160,10 +173,9 @@ def _attempt_score(*, rater: Membership, attempt: QualificationAttempt) -> None:
     dimensions = [(d.key, d.scope) for d in rater.study.rubric.scoring_dimensions()]
     items = {item.pk: item for item in training_items(study=rater.study, kind="qualification")}
     comparisons = []
-    for answer in attempt.answers.all():
-        item = items.get(answer.item_id)
-        if item is None:
-            continue
+    answers = [answer for answer in attempt.answers.all() if answer.item_id in items]
+    for answer in answers:
+        item = items[answer.item_id]
         comparisons += compare(
             item=item.title,
             answer=answer.answer,
@@ -171,13 +183,25 @@ def _attempt_score(*, rater: Membership, attempt: QualificationAttempt) -> None:
             dimensions=dimensions,
             tolerance=settings.tolerance,
         )
-    percent, passed = pass_rule(comparisons=comparisons, pass_percent=settings.pass_percent)
+    outcome = pass_rule(
+        comparisons=comparisons,
+        pass_percent=settings.pass_percent,
+        blank=all(is_blank(answer.answer) for answer in answers),
+    )
+    percent, passed = outcome.percent, outcome.passed
+    names = {d.key: d.name for d in rater.study.rubric.scoring_dimensions()}
     attempt.finished_at = timezone.now()
     attempt.percent = percent
     attempt.passed = passed
     attempt.detail = {
         "pass_percent": settings.pass_percent,
         "tolerance": settings.tolerance,
+        "rule": "per_dimension",
+        "blank": outcome.blank,
+        "dimensions": [
+            {"key": key, "name": names.get(key, key), **values}
+            for key, values in outcome.dimensions.items()
+        ],
         "compared": len(comparisons),
         "within": sum(1 for c in comparisons if c.within),
         "outside": [

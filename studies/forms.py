@@ -12,7 +12,7 @@ from django.utils.text import slugify
 
 from .importing import MAX_FILE_BYTES
 from .models import Study
-from .presets import PRESET_CHOICES
+from .presets import PRESET_CHOICES, START_CHOICES
 from .rubric import KINDS, RubricValueError, allowed_levels, dimension_from_config
 from .services import ASSIGNMENT_FIELDS, PROTOCOL_FIELDS, SETTINGS_FIELDS
 
@@ -89,26 +89,65 @@ class StudyForm(forms.ModelForm):
         return {name: self.cleaned_data[name] for name in self.changed_data}
 
 
+COPY_PREFIX = "copy:"
+
+
 class StudyCreateForm(StudyForm):
     slug = forms.SlugField(
         label="Short name",
         max_length=80,
         help_text="Used in the study's web addresses and on the command line, e.g. 'rsr-2026'.",
     )
+    # Named for the rubric it always brings; a protocol or a copied study brings more.
     rubric_preset = forms.ChoiceField(
-        label="Start from the rubric",
-        choices=PRESET_CHOICES,
-        help_text="You can change the rubric and add your own dimensions before opening.",
+        label="Start from",
+        choices=START_CHOICES,
+        help_text=(
+            "The reference protocol brings everything the validator instructions define; a "
+            "rubric-only preset leaves instructions and consent empty; copying takes another "
+            "study's rubric and settings (not its test cases or raters). Everything can be "
+            "changed before the study opens."
+        ),
     )
 
     class Meta(StudyForm.Meta):
         fields = ["name", "slug", "description", "rubric_preset", "blinding_seed"]
+        help_texts = {
+            **StudyForm.Meta.help_texts,
+            "blinding_seed": (
+                "Fixes which system is shown as Response A in each test case and each rater's "
+                "order of cases. Leave empty to take it from what you start from (42 in the "
+                "reference protocol)."
+            ),
+            "description": (
+                "For coordinators; raters do not see it. Left empty, the reference protocol "
+                "puts its design here (18 pairs, seed 42, success criterion)."
+            ),
+        }
+
+    def __init__(self, *args, copyable=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.copyable = {study.slug: study for study in copyable}
+        copies = [(COPY_PREFIX + slug, study.name) for slug, study in self.copyable.items()]
+        choices = list(START_CHOICES)
+        if copies:
+            choices.append(("Copy settings from an existing study", copies))
+        self.fields["rubric_preset"].choices = choices
+        self.fields["blinding_seed"].required = False
+        self.fields["blinding_seed"].initial = None
 
     def clean_slug(self):
         slug = self.cleaned_data["slug"]
         if Study.objects.filter(slug=slug).exists():
             raise forms.ValidationError("A study with this short name already exists.")
         return slug
+
+    def source(self) -> Study | None:
+        """The study to copy from, or None when starting from a preset."""
+        start = self.cleaned_data["rubric_preset"]
+        if start.startswith(COPY_PREFIX):
+            return self.copyable[start.removeprefix(COPY_PREFIX)]
+        return None
 
 
 class CaseUploadForm(forms.Form):

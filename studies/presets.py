@@ -1,9 +1,13 @@
-"""Built-in rubrics. The reference rubric is the one in the validator instructions, verbatim.
+"""Built-in rubrics, and protocols that bring a whole study set-up.
 
-The others follow the examples in section 2.2 of the human-evaluation protocol template: a
-5-point pairwise preference (rated once per test case), correctness, harm with a category,
-and Likert 1-5 criteria.
+The reference rubric is the one in the validator instructions, verbatim; the reference
+protocol adds their instructions, consent and disclosure text, seed 42 and success
+criterion (``PROTOCOLS``). The other rubrics follow the examples in section 2.2 of the
+human-evaluation protocol template: a 5-point pairwise preference (rated once per test
+case), correctness, harm with a category, and Likert 1-5 criteria.
 """
+
+from decimal import Decimal
 
 REFERENCE_RUBRIC = {
     "name": "Strategic reasoning (5 dimensions, 20 points)",
@@ -316,3 +320,125 @@ PRESETS = {
 }
 
 PRESET_CHOICES = [(key, spec["name"]) for key, spec in PRESETS.items()]
+
+
+# --- Protocols: a preset that brings a whole study set-up, not only its rubric -----------
+
+REFERENCE_INSTRUCTIONS = """\
+You will independently evaluate **18 pairs** of AI-generated strategic reasoning responses \
+using a structured 5-dimension rubric (20 points in all).
+
+**Key principle:** evaluate responses based solely on rubric criteria, not on stylistic \
+preferences or agreement with conclusions.
+
+### Familiarization
+1. Read the rubric carefully: note the 5 dimensions and their scoring criteria (the **i** key \
+or "Rubric and instructions" shows it on every case).
+2. If the study offers practice items, do them first: they calibrate your use of the \
+rubric and are not part of the results.
+
+### For each test case
+1. Read the prompt carefully to understand the strategic reasoning challenge.
+2. Evaluate **Response A** on all 5 dimensions: Depth of Analysis (0-5), Evidence \
+Integration (0-3), Alternative Consideration (0-5), Logical Structure (0-3), \
+Actionability (0-4).
+3. Evaluate **Response B** the same way.
+4. Rate your **confidence** (Low / Medium / High) for this test case.
+5. Optional: add brief notes on why you scored as you did.
+
+**Do not attempt to infer which response came from which approach.** Which approach is \
+shown as A or B was randomised per test case; do not infer it from patterns (for example \
+"Response B is always longer").
+
+### Applying the rubric consistently
+- Apply the criteria mechanically: count factors, check criteria, avoid holistic impressions.
+- Use the same counting granularity in every test case.
+- If a dimension is hard to score, make your best judgement and note the ambiguity.
+- Don't let Response A's score influence Response B's score.
+- If one response seems dramatically better, check that the rubric criteria support the gap.
+
+### Self-check
+When you have finished all 18 test cases, review your scores for internal consistency: did \
+you apply the criteria the same way in the first and the last case? Flag cases where the \
+rubric was unclear in your notes.
+
+### Independence
+Complete the evaluation on your own, without discussing scores with other validators; do \
+not share your scores until after the deadline; avoid reading external analyses of these \
+test cases.
+"""
+
+REFERENCE_CONSENT = """\
+**What this study is.** You are asked to evaluate 18 pairs of AI-generated strategic \
+reasoning responses with a 5-dimension rubric, as an external validator of research on \
+AI-assisted strategic reasoning quality. It takes about 6-8 hours in all.
+
+**How your scores are used.** Your scores will contribute to published research. They may \
+be reported in aggregate (for example, "external validators rated improved responses 12% \
+higher"); your identity is pseudonymised unless you opt in to co-authorship. Your scores \
+are combined with other validators' to measure inter-rater reliability (Krippendorff's alpha).
+
+**Blinding.** You will not be told which response came from which approach until all \
+validators have submitted and the agreement analysis is complete.
+
+**Compensation.** $500-800 upon submission, paid within 30 days of submission.
+
+**Your rights.** Taking part is voluntary. You may stop at any time; tell the coordinator \
+if you wish to withdraw. If you detect quality issues with the evaluation design, please \
+flag them: negative findings are as valuable as positive confirmation.
+
+By agreeing you confirm that you have read this information and agree to take part.
+"""
+
+REFERENCE_DISCLOSURE = (
+    "Do you have prior knowledge of this research (for example, you worked on iteration-1)? "
+    "If so, describe it."
+)
+
+# Each protocol names its rubric preset and the study settings it brings; ``design`` is the
+# structure the coordinator imports (it is described to them, the cases are their own).
+PROTOCOLS = {
+    "reference": {
+        "rubric": "reference",
+        "settings": {
+            "instructions": REFERENCE_INSTRUCTIONS,
+            "consent_text": REFERENCE_CONSENT,
+            "disclosure_question": REFERENCE_DISCLOSURE,
+            "blinding_seed": 42,
+            "raters_per_item": None,
+            "side_mode": "fixed",
+            "success_alpha": Decimal("0.700"),
+            "success_min_dimensions": 3,
+        },
+        "design": (
+            "Reference design (validator instructions): 18 test cases (TC-001 to TC-018), "
+            "each a pair of responses from two systems (baseline and improved) shown as "
+            "Response A and B, randomised per test case from seed 42; every rater rates "
+            "every case; success is Krippendorff's alpha of at least 0.70 on at least 3 of "
+            "the 5 dimensions."
+        ),
+    },
+}
+
+START_LABELS = {
+    "reference": (
+        "The reference protocol: rubric, instructions, consent and disclosure, 18 pairs, "
+        "seed 42, alpha ≥ 0.70 on 3 of 5 dimensions"
+    ),
+}
+
+# What a new study may start from: a protocol (everything) or a rubric only.
+START_CHOICES = [
+    (key, START_LABELS.get(key) or f"Rubric only: {spec['name']}") for key, spec in PRESETS.items()
+]
+
+
+def protocol_settings(preset: str) -> dict:
+    """The study settings a preset brings besides its rubric (none for a rubric-only one)."""
+    protocol = PROTOCOLS.get(preset)
+    return dict(protocol["settings"]) if protocol else {}
+
+
+def protocol_design(preset: str) -> str:
+    protocol = PROTOCOLS.get(preset)
+    return protocol["design"] if protocol else ""

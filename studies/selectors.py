@@ -6,7 +6,7 @@ from django.db.models import Count, Q
 
 from . import protocol
 from .activity import rating_activity
-from .identity_check import Mention
+from .identity_check import Mention, find_identity_mentions
 from .importing import ParsedCases, parse_cases
 from .models import BlindedLabel, IdentityMention, Membership, Study, StudyEvent
 from .rubric import RubricValueError
@@ -200,6 +200,21 @@ def study_blinding_check(*, study: Study) -> dict:
     passages, _ = study_identity_mention_counts(study=study)
     shown = study_identity_mentions(study=study, limit=MENTIONS_SHOWN) if passages else []
     return {"mentions": shown, "mention_count": passages, "mentions_more": passages - len(shown)}
+
+
+def test_cases_preview_blinding_check(*, study: Study, parsed: ParsedCases) -> dict:
+    """The blinding check of a file not yet imported, shown in its preview as
+    ``study_blinding_check`` shows it after import: by case, then system name."""
+    systems = sorted(set(parsed.systems) | set(study.systems.values_list("name", flat=True)))
+    responses = (
+        (case["id"], name, case["responses"][name])
+        for case in parsed.cases
+        for name in sorted(case["responses"])
+    )
+    found = find_identity_mentions(responses=responses, systems=systems)
+    shown = found[:MENTIONS_SHOWN]
+    more = len(found) - len(shown)
+    return {"mentions": shown, "mention_count": len(found), "mentions_more": more}
 
 
 def study_open_problems(*, study: Study) -> list[str]:

@@ -9,8 +9,8 @@ Django's models: it takes the file's name and bytes and returns ``TableRow``s, o
   most often (outside quotes); quotes work as in any CSV. A markdown table's leading and
   trailing pipes and its ``|---|---|`` line are dropped.
 - **Excel** (``.xlsx``): the first sheet whose name the caller prefers, else the first
-  sheet; formulas give their last computed value, whole numbers read without ".0", dates
-  as ISO text.
+  sheet; a cell holding a formula is refused at its cell (its saved value may be stale or
+  missing), whole numbers read without ".0", dates as ISO text.
 
 Every row keeps its number as a spreadsheet shows it (and, for text, the line it starts
 on); blank rows are left out, cells are stripped, and line breaks in a cell become "\\n".
@@ -50,6 +50,11 @@ NUL_IN_CELL = (
     "This cell holds a NUL character (\\x00), which cannot be stored; remove it and upload "
     "the file again."
 )
+FORMULA_CELL = (
+    "This cell holds a formula, which is not accepted: type the value itself (in Excel, "
+    "copy the cell and paste it as values)."
+)
+MAX_FORMULA_PROBLEMS = 50
 NOT_A_WORKBOOK = (
     "The file cannot be read as an Excel workbook (.xlsx). Save it from Excel as "
     "'Excel Workbook (.xlsx)' or export it as CSV UTF-8."
@@ -313,25 +318,33 @@ def _read_excel(
 
     _check_archive(data, max_unpacked)
     try:
-        workbook = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+        # Not data_only: a formula cell is seen as a formula, and refused, rather than read as
+        # the value some program last computed and saved (or, when none was saved, as empty).
+        workbook = load_workbook(io.BytesIO(data), read_only=True, data_only=False)
     except _UNREADABLE:
         _refuse(None, None, NOT_A_WORKBOOK)
     try:
         sheet = _sheet(workbook, sheet_names)
         # The size a sheet declares may be anything: read only the rows and cells it holds.
         sheet.reset_dimensions()
-        rows = []
-        for number, values in enumerate(sheet.iter_rows(values_only=True), start=1):
-            if not values:
+        rows, formulas = [], []
+        for number, cells in enumerate(sheet.iter_rows(), start=1):
+            if not cells:
                 continue  # a row missing from the file (Excel leaves blank rows out)
+            values = [cell.value for cell in cells]
             # A row is as wide as its last cell, up to Excel's 16,384 columns: the empty
             # cells past the bound are counted in C rather than converted one by one.
             beyond = values[bounds.columns :]
             if beyond.count(None) == len(beyond):
                 values = values[: bounds.columns]
+            for column, cell in enumerate(cells[: len(values)], start=1):
+                if cell.data_type == "f" and len(formulas) < MAX_FORMULA_PROBLEMS:
+                    formulas.append(TableProblem(number, column, FORMULA_CELL))
             row = bounds.row(number, number, [_excel_text(value) for value in values])
             if row is not None:
                 rows.append(row)
+        if formulas:
+            raise TableError(formulas)
         return rows
     except _UNREADABLE:
         _refuse(None, None, NOT_A_WORKBOOK)

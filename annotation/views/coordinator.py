@@ -10,7 +10,7 @@ from studies import access
 from studies.errors import ApplicationError
 from studies.selectors import rubric_for_display
 
-from .. import selectors, training
+from .. import calibration, selectors, training
 from ..access import get_training_item_for_user
 from ..forms import OnboardingSettingsForm, TrainingItemForm
 from ..models import TrainingItem
@@ -42,6 +42,7 @@ def onboarding_setup(request, slug):
             "qualification_items": [i for i in items if i.kind == TrainingItem.Kind.QUALIFICATION],
             "raters": selectors.onboarding_overview(study=study),
             "dimensions": rubric_for_display(rubric=study.rubric),
+            "pass_rule": calibration.RULE,
         },
         status=400 if form.errors else 200,
     )
@@ -62,7 +63,7 @@ def training_item_edit(request, slug, item_uuid=None):
     if kind not in TrainingItem.Kind.values:
         kind = TrainingItem.Kind.TRAINING
     initial = TrainingItemForm.initial_for(item) if item else {}
-    form = TrainingItemForm(request.POST or None, initial=initial)
+    form = TrainingItemForm(request.POST or None, initial=initial, kind=kind)
     if request.method == "POST" and form.is_valid():
         try:
             item = training.training_item_save(
@@ -72,7 +73,7 @@ def training_item_edit(request, slug, item_uuid=None):
                 title=form.cleaned_data["title"],
                 prompt=form.cleaned_data["prompt"],
                 responses=form.responses(),
-                explanation=form.cleaned_data["explanation"],
+                explanation=form.cleaned_data.get("explanation", ""),
             )
         except training.TrainingError as exc:
             form.add_error(None, str(exc))

@@ -10,7 +10,7 @@ from studies import access
 from studies.errors import ApplicationError
 from studies.selectors import rubric_for_display
 
-from .. import participation, selectors, training
+from .. import calibration, participation, selectors, training
 from ..access import get_training_item_for_user
 from ..forms import ConsentForm
 from ..models import TrainingItem
@@ -212,7 +212,13 @@ def study_qualification(request, slug):
             error = str(exc)
         else:
             return redirect("annotation:qualification", slug=slug)
-    context = {"study": study, "state": state, "attempt": attempt, "error": error}
+    context = {
+        "study": study,
+        "state": state,
+        "attempt": attempt,
+        "error": error,
+        "pass_rule": calibration.RULE,
+    }
     item = None
     if attempt is not None and not state.qualification_passed:
         item = selectors.qualification_next_item(rater=membership, attempt=attempt)

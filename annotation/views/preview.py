@@ -9,11 +9,13 @@ from types import SimpleNamespace
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
+from django.urls import reverse
 
+from annotation.services import submission_check
 from studies import access
 from studies.errors import ApplicationError
 from studies.models import Study
-from studies.rubric import score_form, total_points
+from studies.rubric import total_points
 from studies.selectors import rubric_for_display
 
 from .gate import parse_payload
@@ -21,13 +23,16 @@ from .rating import rating_context
 
 
 def _preview_check(study: Study, raw: str, labels: list[str]) -> tuple[str, str]:
-    """Score a submitted preview form as the rating service would; nothing is stored."""
+    """Check a submitted preview form with the rating service's own check; nothing is stored."""
     try:
-        scored, _ = score_form(study.rubric.scoring_dimensions(), parse_payload(raw), labels=labels)
-    except (ApplicationError, ValueError) as error:  # RubricValueError is a ValueError
+        submitted = submission_check(study=study, labels=labels, payload=parse_payload(raw))
+    except ApplicationError as error:  # RatingInvalidError, as the rating screen shows it
         return "error", f"Preview: this would be refused: {error}"
-    totals = [f"Response {label}: {total_points(s)}" for label, s in scored.items()]
-    return "info", "Preview: this would be accepted (" + "; ".join(totals) + "). Nothing was saved."
+    totals = [
+        f"Response {label}: {total_points(scores)}"
+        for label, scores in submitted["responses"].items()
+    ]
+    return "info", f"Preview: this would be accepted ({'; '.join(totals)}). Nothing was saved."
 
 
 @login_required
@@ -80,5 +85,7 @@ def rubric_preview(request, slug):
             "can_rate": True,
             "readonly": False,
             "footer_note": f"Preview · {case.case_id}",
+            # Raters' "All cases" and "Next unrated" would be 403 pages for a coordinator.
+            "preview_back_url": reverse("studies:rubric", args=[study.slug]),
         },
     )

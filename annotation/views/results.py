@@ -1,10 +1,12 @@
 """Results: progress per test case, exports, import of offline worksheets, unblinding."""
 
+import secrets
 import tempfile
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
@@ -60,7 +62,17 @@ def _pseudonyms(study: Study) -> list[str]:
     )
 
 
-def _results_page(request, study, *, form=None, problems=None, checked=None, status=200):
+def _results_page(
+    request,
+    study,
+    *,
+    form=None,
+    problems=None,
+    checked=None,
+    checked_token="",
+    checked_name="",
+    status=200,
+):
     pseudonyms = _pseudonyms(study)
     return render(
         request,
@@ -72,6 +84,8 @@ def _results_page(request, study, *, form=None, problems=None, checked=None, sta
             "form": form or WorksheetImportForm(pseudonyms=pseudonyms),
             "problems": problems,
             "checked": checked,
+            "checked_token": checked_token,
+            "checked_name": checked_name,
             "unblinded": exports.is_unblinded(study),
             "is_lead": request.user.pk == study.lead_id,
             "max_problems": worksheets.columns.MAX_PROBLEMS,
@@ -122,31 +136,63 @@ def export(request, slug, fmt):
     return response
 
 
+# A checked worksheet is kept on the server this long, for "Import now" after "Check only".
+CHECKED_SECONDS = 30 * 60
+
+
+def _checked_key(study: Study, user, token: str) -> str:
+    return f"worksheet-checked:{study.pk}:{user.pk}:{token}"
+
+
 @login_required
 @require_POST
 def worksheet_import(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
-    form = WorksheetImportForm(request.POST, request.FILES, pseudonyms=_pseudonyms(study))
-    if not form.is_valid():
-        return _results_page(request, study, form=form, status=400)
-    upload = form.cleaned_data["file"]
-    if upload.size > worksheets.MAX_BYTES:
-        problems = [worksheets.WorksheetProblem(None, None, "The file is larger than 5 MB.")]
-        return _results_page(request, study, form=form, problems=problems, status=400)
-    dry_run = request.POST.get("action") == "check"
+    pseudonyms = _pseudonyms(study)
+    token = request.POST.get("checked", "")
+    if token:
+        # "Import now" after a check: the file the server kept, checked again in full.
+        kept = cache.get(_checked_key(study, request.user, token[:64]))
+        form = WorksheetImportForm(pseudonyms=pseudonyms)
+        if kept is None:
+            problems = [
+                worksheets.WorksheetProblem(
+                    None, None, "The checked file is no longer kept; choose it again."
+                )
+            ]
+            return _results_page(request, study, form=form, problems=problems, status=400)
+        pseudonym, filename, data = kept["rater"], kept["filename"], kept["data"]
+        dry_run = False
+    else:
+        form = WorksheetImportForm(request.POST, request.FILES, pseudonyms=pseudonyms)
+        if not form.is_valid():
+            return _results_page(request, study, form=form, status=400)
+        upload = form.cleaned_data["file"]
+        if upload.size > worksheets.MAX_BYTES:
+            problems = [worksheets.WorksheetProblem(None, None, "The file is larger than 5 MB.")]
+            return _results_page(request, study, form=form, problems=problems, status=400)
+        pseudonym, filename, data = form.cleaned_data["rater"], upload.name, upload.read()
+        dry_run = request.POST.get("action") == "check"
     try:
         result = worksheets.worksheet_import(
             study=study,
-            pseudonym=form.cleaned_data["rater"],
-            filename=upload.name,
-            data=upload.read(),
+            pseudonym=pseudonym,
+            filename=filename,
+            data=data,
             actor=request.user,
             dry_run=dry_run,
         )
     except worksheets.WorksheetError as error:
         return _results_page(request, study, form=form, problems=error.problems, status=400)
     if dry_run:
-        return _results_page(request, study, form=form, checked=result)
+        token = secrets.token_urlsafe(16)
+        kept = {"rater": pseudonym, "filename": filename, "data": data}
+        cache.set(_checked_key(study, request.user, token), kept, CHECKED_SECONDS)
+        return _results_page(
+            request, study, form=form, checked=result, checked_token=token, checked_name=filename
+        )
+    if token:
+        cache.delete(_checked_key(study, request.user, token[:64]))
     messages.success(
         request,
         f"Imported {result.cases} test case{'s' if result.cases != 1 else ''} for "

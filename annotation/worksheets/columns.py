@@ -43,6 +43,8 @@ PLAIN_NUMBER = re.compile(r"-?\d+(\.\d+)?")
 _FORMULA_AFTER_DELIMITER = re.compile(r"(?P<before>[,;\t|][\s\"]*)(?=(?P<quotes>'*)[=+\-@])")
 _NEUTRALISED_AFTER_DELIMITER = re.compile(r"(?P<before>[,;\t|][\s\"]*)'(?='*[=+\-@])")
 _FORMULA_AT_START = re.compile(r"'*[=+\-@\t\r]")
+# A text cell a spreadsheet would run as a formula (Excel marks it text with a quote prefix).
+FORMULA_START = re.compile(r"[=+\-@\t\r]")
 
 
 def neutralise(value: Any) -> Any:

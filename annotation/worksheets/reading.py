@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from studies import tabular
 from studies.errors import ApplicationError
 
-from .columns import MAX_BYTES, MAX_ROWS
+from .columns import MAX_BYTES, MAX_ROWS, unneutralise
 
 # A workbook with several sheets is read from the one named so, else from its first sheet.
 SHEET_NAMES = ("Worksheet",)
@@ -37,8 +37,13 @@ class WorksheetError(ApplicationError):
 
 
 def read_table(*, filename: str, data: bytes) -> list[tuple[int, list[str]]]:
-    """(row number, cells as text) for every non-blank row of a .csv, .md or .xlsx file."""
-    if tabular.table_format(filename) is None:
+    """(row number, cells as text) for every non-blank row of a .csv, .md or .xlsx file.
+
+    The quotes the CSV export puts before formula characters are removed here; an Excel
+    worksheet's text cells are typed as text and hold exactly what was written.
+    """
+    kind = tabular.table_format(filename)
+    if kind is None:
         raise WorksheetError(
             [WorksheetProblem(None, None, "Upload the worksheet as .csv or .xlsx.")]
         )
@@ -52,7 +57,9 @@ def read_table(*, filename: str, data: bytes) -> list[tuple[int, list[str]]]:
         )
     except tabular.TableError as error:
         raise WorksheetError([_problem(p) for p in error.problems]) from None
-    return [(row.number, row.cells) for row in rows]
+    if kind == "excel":
+        return [(row.number, row.cells) for row in rows]
+    return [(row.number, [unneutralise(cell) for cell in row.cells]) for row in rows]
 
 
 def _problem(problem: tabular.TableProblem) -> WorksheetProblem:

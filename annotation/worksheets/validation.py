@@ -17,7 +17,6 @@ from .columns import (
     DimensionColumn,
     cell_read,
     dimension_columns,
-    unneutralise,
 )
 from .reading import WorksheetError, WorksheetProblem, read_table
 
@@ -62,7 +61,7 @@ def _rater(study: Study, pseudonym: str) -> Membership:
 
 
 def _normal(text: str) -> str:
-    return re.sub(r"[\s_\-]+", "", unneutralise(text).lower())
+    return re.sub(r"[\s_\-]+", "", text.lower())
 
 
 def _header_map(columns: list[DimensionColumn]) -> dict[str, tuple[str, str]]:
@@ -192,7 +191,7 @@ def _group_rows(body, *, rater, cases, labels, problems) -> dict[str, list[tuple
     grouped: dict[str, list[tuple[int, dict]]] = {}
     first_row: dict[tuple[str, str], int] = {}
     for number, raw_values in body:
-        values = {k: unneutralise(v) for k, v in raw_values.items()}
+        values = dict(raw_values)
         given_rater = values.get("rater", "")
         if given_rater and given_rater.upper() != rater.pseudonym.upper():
             problems.append(

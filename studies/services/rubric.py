@@ -46,6 +46,27 @@ def rubric_create_from_preset(*, preset: str) -> Rubric:
     return rubric
 
 
+@transaction.atomic
+def rubric_copy(*, rubric: Rubric) -> Rubric:
+    """A new rubric with the same dimensions, for a study set up like another one."""
+    copy = Rubric.objects.create(
+        name=rubric.name, description=rubric.description, preset=rubric.preset
+    )
+    Dimension.objects.bulk_create(
+        Dimension(
+            rubric=copy,
+            key=dimension.key,
+            name=dimension.name,
+            kind=dimension.kind,
+            position=dimension.position,
+            config=dimension.config,
+            level=dimension.level,
+        )
+        for dimension in rubric.dimensions.all()
+    )
+    return copy
+
+
 def _rubric_changed(*, study: Study, actor, **detail) -> None:
     study_event_record(study=study, actor=actor, kind=StudyEvent.Kind.RUBRIC_CHANGED, **detail)
 

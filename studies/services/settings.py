@@ -10,10 +10,11 @@ from studies.blinding import LABELS, blinded_order
 from studies.errors import StudySetupError
 from studies.events import study_event_record
 from studies.models import BlindedLabel, Study, StudyEvent
+from studies.presets import PRESETS, protocol_design, protocol_settings
 from studies.signals import analysis_inputs_announce
 
 from .guards import locked_study, refuse_if_frozen
-from .rubric import rubric_create_from_preset
+from .rubric import rubric_copy, rubric_create_from_preset
 
 
 @transaction.atomic
@@ -27,16 +28,22 @@ def study_create(
     description: str = "",
     instructions: str = "",
     consent_text: str = "",
+    disclosure_question: str | None = None,
     raters_per_item: int | None = None,
     side_mode: str = "fixed",
     success_alpha: Decimal = Decimal("0.700"),
     success_min_dimensions: int | None = None,
     actor: AbstractBaseUser | None = None,
+    rubric_source: Study | None = None,
 ) -> Study:
-    """A draft study led by ``lead``, with its own copy of a preset rubric."""
+    """A draft study led by ``lead``, with its own copy of a preset rubric (or of the
+    rubric of ``rubric_source``)."""
     if Study.objects.filter(slug=slug).exists():
         raise StudySetupError(f"A study with the short name '{slug}' already exists.")
-    rubric = rubric_create_from_preset(preset=rubric_preset)
+    if rubric_source is not None:
+        rubric = rubric_copy(rubric=rubric_source.rubric)
+    else:
+        rubric = rubric_create_from_preset(preset=rubric_preset)
     dimensions = rubric.dimensions.count()
     if success_min_dimensions is None:
         # The reference criterion is "alpha >= 0.70 on at least 3 of 5 dimensions".
@@ -54,16 +61,90 @@ def study_create(
         side_mode=side_mode,
         success_alpha=success_alpha,
         success_min_dimensions=success_min_dimensions,
+        **({} if disclosure_question is None else {"disclosure_question": disclosure_question}),
     )
+    origin = {"copied_from": rubric_source.slug} if rubric_source else {}
     study_event_record(
         study=study,
         actor=actor,
         kind=StudyEvent.Kind.CREATED,
-        rubric_preset=rubric_preset,
+        rubric_preset=rubric.preset if rubric_source else rubric_preset,
         blinding_seed=blinding_seed,
         lead=lead.get_username(),
+        **origin,
     )
     return study
+
+
+# What "copy settings from an existing study" takes: the protocol, not its cases or people.
+COPIED_FIELDS = (
+    "instructions",
+    "consent_text",
+    "disclosure_question",
+    "blinding_seed",
+    "raters_per_item",
+    "side_mode",
+    "success_alpha",
+    "success_min_dimensions",
+)
+
+
+def study_preset_create(
+    *,
+    slug: str,
+    name: str,
+    lead: AbstractBaseUser,
+    preset: str,
+    description: str = "",
+    blinding_seed: int | None = None,
+    actor: AbstractBaseUser | None = None,
+) -> Study:
+    """A draft study from a preset: its rubric and, for a protocol, every setting it brings
+    (instructions, consent, disclosure, seed, design, success criterion)."""
+    if preset not in PRESETS:
+        raise StudySetupError(f"There is no preset called '{preset}'.")
+    settings = protocol_settings(preset)
+    if blinding_seed is not None:
+        settings["blinding_seed"] = blinding_seed
+    design = protocol_design(preset)
+    if design and not description:
+        description = design
+    return study_create(
+        slug=slug,
+        name=name,
+        lead=lead,
+        rubric_preset=preset,
+        description=description,
+        actor=actor,
+        **settings,
+    )
+
+
+@transaction.atomic
+def study_copy_create(
+    *,
+    slug: str,
+    name: str,
+    lead: AbstractBaseUser,
+    source: Study,
+    description: str = "",
+    blinding_seed: int | None = None,
+    actor: AbstractBaseUser | None = None,
+) -> Study:
+    """A draft study with the rubric and protocol settings of ``source`` (which the caller
+    has checked the user may see); test cases, raters and ratings are not copied."""
+    settings = {field: getattr(source, field) for field in COPIED_FIELDS}
+    if blinding_seed is not None:
+        settings["blinding_seed"] = blinding_seed
+    return study_create(
+        slug=slug,
+        name=name,
+        lead=lead,
+        description=description,
+        actor=actor,
+        rubric_source=source,
+        **settings,
+    )
 
 
 # Settings a coordinator edits on the settings page.

@@ -12,6 +12,8 @@ from studies.errors import ApplicationError
 from studies.forms import CaseUploadForm
 
 CASES_PER_PAGE = 50
+# The preview shows this many test cases in full, rendered as raters will see them.
+PREVIEW_CASES = 5
 
 
 @login_required
@@ -90,6 +92,8 @@ def case_import(request, slug, upload_uuid):
             )
             return redirect("studies:cases", slug=study.slug)
     parsed = selectors.test_cases_preview(study=study, filename=upload.filename, data=data)
+    # Warnings before anything is written: the same scan the import stores afterwards.
+    check = selectors.test_cases_preview_blinding_check(study=study, parsed=parsed)
     return render(
         request,
         "studies/case_import.html",
@@ -98,7 +102,10 @@ def case_import(request, slug, upload_uuid):
             "upload": upload,
             "parsed": parsed,
             "problems": problems or parsed.problem_lines(),
-            "first_cases": parsed.cases[:10],
+            "first_cases": parsed.cases[:PREVIEW_CASES],
+            "more_cases": max(0, len(parsed.cases) - PREVIEW_CASES),
+            "preview": True,
+            **check,
         },
         status=400 if problems else 200,
     )

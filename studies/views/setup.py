@@ -33,19 +33,25 @@ def study_list(request):
 def study_create(request):
     if not access.can_create_studies(request.user):
         raise PermissionDenied
-    form = StudyCreateForm(request.POST or None)
+    # Only the studies this coordinator can see may be copied.
+    copyable = selectors.coordinated_studies(user=request.user).only("slug", "name")
+    form = StudyCreateForm(request.POST or None, copyable=copyable)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
+        common = {
+            "slug": data["slug"],
+            "name": data["name"],
+            "description": data["description"],
+            "lead": request.user,
+            "blinding_seed": data["blinding_seed"],
+            "actor": request.user,
+        }
         try:
-            study = services.study_create(
-                slug=data["slug"],
-                name=data["name"],
-                description=data["description"],
-                lead=request.user,
-                rubric_preset=data["rubric_preset"],
-                blinding_seed=data["blinding_seed"],
-                actor=request.user,
-            )
+            source = form.source()
+            if source is not None:
+                study = services.study_copy_create(source=source, **common)
+            else:
+                study = services.study_preset_create(preset=data["rubric_preset"], **common)
         except ApplicationError as error:
             form.add_error(None, str(error))
         else:

@@ -1,6 +1,6 @@
 from decimal import Decimal
 
-from annotation.calibration import compare, pass_rule
+from annotation.calibration import Comparison, compare, is_blank, pass_rule
 
 DIMENSIONS = [("depth", "response"), ("evidence", "response"), ("preference", "case")]
 
@@ -38,23 +38,72 @@ def test_a_missing_answer_never_agrees():
     assert not any(c.within for c in comparisons)
 
 
+def cells(dimension: str, within: int, outside: int) -> list[Comparison]:
+    return [Comparison("x", "A", dimension, 1, 1, True)] * within + [
+        Comparison("x", "A", dimension, 0, 3, False)
+    ] * outside
+
+
 def test_pass_rule_at_the_boundary_uses_whole_numbers():
     # 4 of 5 within: exactly 80% passes an 80% mark; 79.9% would not.
-    comparisons = compare(
-        item="x", answer=scored(4, 0), key=scored(4, 3), dimensions=DIMENSIONS, tolerance=0
-    )
-    comparisons = comparisons[:1] * 4 + comparisons[1:]
-    percent, passed = pass_rule(comparisons=comparisons, pass_percent=80)
-    assert (percent, passed) == (Decimal("80.0"), True)
-    percent, passed = pass_rule(comparisons=comparisons, pass_percent=81)
-    assert passed is False
+    comparisons = cells("depth", 4, 1)
+    outcome = pass_rule(comparisons=comparisons, pass_percent=80)
+    assert (outcome.percent, outcome.passed) == (Decimal("80.0"), True)
+    assert pass_rule(comparisons=comparisons, pass_percent=81).passed is False
 
 
 def test_two_thirds_rounds_for_display_but_not_for_the_rule():
+    outcome = pass_rule(comparisons=cells("depth", 2, 1), pass_percent=67)
+    assert outcome.percent == Decimal("66.7")
+    assert outcome.passed is False
+
+
+def test_every_dimension_must_reach_the_pass_mark_on_its_own():
+    # 90% of all scores agree, but every evidence score is off: not passed.
+    comparisons = cells("depth", 9, 0) + cells("structure", 9, 0) + cells("evidence", 0, 2)
+    outcome = pass_rule(comparisons=comparisons, pass_percent=80)
+    assert outcome.passed is False and outcome.percent == Decimal("0.0")
+    assert outcome.dimensions["evidence"] == {"compared": 2, "within": 0, "percent": "0.0"}
+    assert outcome.dimensions["depth"]["percent"] == "100.0"
+
+
+def test_a_blank_answer_agrees_nowhere_even_on_the_keys_zeros():
+    blank = {"responses": {"A": {"depth": {"items": [], "points": 0},
+                                 "evidence": {"checked": [False, False, False], "points": 0}}},
+             "case": {"preference": {"choice": None, "points": 0}}}  # fmt: skip
+    assert is_blank(blank) and is_blank({})
     comparisons = compare(
-        item="x", answer=scored(4, 0), key=scored(4, 3), dimensions=DIMENSIONS, tolerance=0
+        item="x", answer=blank, key=scored(0, 0, preference=0), dimensions=DIMENSIONS, tolerance=1
     )
-    comparisons = comparisons[:1] * 2 + comparisons[1:]
-    percent, passed = pass_rule(comparisons=comparisons, pass_percent=67)
-    assert percent == Decimal("66.7")
-    assert passed is False
+    assert len(comparisons) == 3 and not any(c.within for c in comparisons)
+    # A tie (choice 0) or one ticked criterion is an answer, not a blank.
+    assert not is_blank(scored(0, 0, preference=0))
+    ticked = {"responses": {"A": {"evidence": {"checked": [True, False, False], "points": 1}}}}
+    assert not is_blank(ticked)
+
+
+def test_a_near_blank_attempt_does_not_pass():
+    """The reported case: weak responses keyed mostly 0, an attempt that fills in almost
+    nothing used to pass with 80% of all scores agreeing."""
+    dims = [("depth", "response"), ("evidence", "response"), ("alternatives", "response"),
+            ("structure", "response"), ("actionability", "response")]  # fmt: skip
+    weak = {"depth": {"points": 0}, "evidence": {"points": 0}, "alternatives": {"points": 0},
+            "structure": {"points": 0}, "actionability": {"points": 0}}  # fmt: skip
+    strong = {**weak, "depth": {"points": 5}, "actionability": {"points": 4}}
+    key = {"responses": {"A": strong, "B": weak}}
+    nothing = {"responses": {"A": {k: {"points": 0} for k in weak}, "B": weak}}
+    one_cell = {"responses": {"A": {**nothing["responses"]["A"], "depth": {"points": 5}},
+                              "B": weak}}  # fmt: skip
+    blank = pass_rule(
+        comparisons=compare(item="1", answer=nothing, key=key, dimensions=dims, tolerance=1),
+        pass_percent=80,
+        blank=True,
+    )
+    assert blank.passed is False and blank.blank
+    near = pass_rule(
+        comparisons=compare(item="1", answer=one_cell, key=key, dimensions=dims, tolerance=1),
+        pass_percent=80,
+    )
+    # 9 of 10 scores agree overall, but actionability is 1 of 2: not passed.
+    assert near.passed is False
+    assert near.dimensions["actionability"]["percent"] == "50.0"

@@ -30,9 +30,10 @@ from ..factories import UserFactory, make_study
 
 pytestmark = pytest.mark.django_db
 
+# The validator instructions' worksheet template, in its order, then the rater.
 REFERENCE_HEADER = [
-    "Rater", "TC-ID", "Response", "Depth", "Evidence", "Alternatives", "Structure",
-    "Actionability", "Total", "Confidence", "Notes",
+    "TC-ID", "Response", "Depth", "Evidence", "Alternatives", "Structure",
+    "Actionability", "Total", "Confidence", "Notes", "Rater",
 ]  # fmt: skip
 TEXT_FORMATS = ["worksheet-csv", "long-csv", "dictionary-md"]
 
@@ -79,16 +80,28 @@ def rated(study):
 # The worksheet ---------------------------------------------------------------------------
 
 
-def test_worksheet_has_the_columns_raters_know_with_a_rater_column_first(rated):
+def test_worksheet_has_the_instructions_columns_in_order_then_the_rater(rated):
     rows = list(exports.worksheet_rows(study=rated))
     assert rows[0] == REFERENCE_HEADER
+
+
+def test_the_excel_worksheet_has_a_frozen_bold_header_and_sized_columns(rated):
+    file = io.BytesIO()
+    exports.export_write(study=rated, fmt="worksheet-xlsx", file=file)
+    sheet = load_workbook(io.BytesIO(file.getvalue())).active
+    assert [cell.value for cell in sheet[1]] == REFERENCE_HEADER
+    assert sheet.freeze_panes == "A2" and all(cell.font.b for cell in sheet[1])
+    widths = {sheet.cell(1, n).value: sheet.column_dimensions[sheet.cell(1, n).column_letter].width
+              for n in range(1, sheet.max_column + 1)}  # fmt: skip
+    assert widths["Notes"] >= 50 and widths["TC-ID"] >= 10
+    assert widths["Actionability"] >= len("Actionability")
 
 
 def test_worksheet_lists_every_assigned_case_and_response_blank_until_submitted(rated):
     rows = list(exports.worksheet_rows(study=rated))[1:]
     assert len(rows) == 2 * 4 * 2  # raters x cases x responses
     # Ordered by rater, test case position and label: nothing depends on the system.
-    assert [r[:3] for r in rows[:4]] == [
+    assert [[r[10], *r[:2]] for r in rows[:4]] == [
         ["R-01", "TC-001", "A"], ["R-01", "TC-001", "B"],
         ["R-01", "TC-002", "A"], ["R-01", "TC-002", "B"],
     ]  # fmt: skip
@@ -98,21 +111,21 @@ def test_worksheet_lists_every_assigned_case_and_response_blank_until_submitted(
         for r in a.ratings.all()
     }
     for row in rows:
-        rating = submitted.get((row[1], row[2])) if row[0] == "R-01" else None
+        rating = submitted.get((row[0], row[1])) if row[10] == "R-01" else None
         if rating is None:
-            assert row[3:] == [""] * 8
+            assert row[2:10] == [""] * 8
             continue
         keys = ["depth", "evidence", "alternatives", "structure", "actionability"]
-        assert row[3:8] == [rating.scores[k]["points"] for k in keys]
-        assert row[8] == rating.total == sum(row[3:8])
-        assert row[9] == "Medium"
-        assert row[10].startswith("note ")
+        assert row[2:7] == [rating.scores[k]["points"] for k in keys]
+        assert row[7] == rating.total == sum(row[2:7])
+        assert row[8] == "Medium"
+        assert row[9].startswith("note ")
 
 
 def test_worksheet_for_one_rater_is_their_offline_template(rated):
     rows = list(exports.worksheet_rows(study=rated, rater="R-02"))[1:]
-    assert {r[0] for r in rows} == {"R-02"}
-    assert len(rows) == 8 and all(r[3] == "" for r in rows)
+    assert {r[-1] for r in rows} == {"R-02"}
+    assert len(rows) == 8 and all(r[2] == "" for r in rows)
 
 
 def test_worksheet_columns_follow_another_rubric():
@@ -125,8 +138,8 @@ def test_worksheet_columns_follow_another_rubric():
     rubric_replace_with_preset(study=study, preset="likert", actor=None)
     study.refresh_from_db()
     header = next(exports.worksheet_rows(study=study))
-    assert header == ["Rater", "TC-ID", "Response", "Helpfulness", "Clarity", "Accuracy",
-                      "Total", "Confidence", "Notes"]  # fmt: skip
+    assert header == ["TC-ID", "Response", "Helpfulness", "Clarity", "Accuracy",
+                      "Total", "Confidence", "Notes", "Rater"]  # fmt: skip
 
 
 # The long table --------------------------------------------------------------------------
@@ -255,8 +268,8 @@ def test_blinded_row_order_does_not_follow_the_systems():
                         raters=[UserFactory(), UserFactory()])  # fmt: skip
     for study in (first, second):
         submit_all(study, limit=2)
-    one = [row[1:] for row in exports.worksheet_rows(study=first)]
-    two = [row[1:] for row in exports.worksheet_rows(study=second)]
+    one = list(exports.worksheet_rows(study=first))
+    two = list(exports.worksheet_rows(study=second))
     assert one == two
 
 
@@ -273,7 +286,8 @@ def test_after_unblinding_exports_name_the_systems_and_the_key(client):
     }
     worksheet = read_csv(body(client.get(export_url(study, "worksheet-csv"))))
     assert worksheet[0][-1] == "System"
-    assert all(truth[row[1], row[2]] == row[-1] for row in worksheet[1:])
+    assert worksheet[0][-2:] == ["Rater", "System"]
+    assert all(truth[row[0], row[1]] == row[-1] for row in worksheet[1:])
     xlsx = xlsx_rows(body(client.get(export_url(study, "worksheet-xlsx"))))
     assert xlsx[0][-1] == "System" and {row[-1] for row in xlsx[1:]} == set(SYSTEMS)
     long = read_csv(body(client.get(export_url(study, "long-csv"))))
@@ -302,9 +316,9 @@ def test_cells_that_would_run_as_formulas_are_quoted_in_csv_and_xlsx(study):
         ]
         submit(assignments[n], payload)
     notes = {
-        row[1]: row[10]
+        row[0]: row[9]
         for row in read_csv(b"".join(s.encode() for s in exports.export_text(study=study, fmt="worksheet-csv")))[1:]
-        if row[0] == "R-01" and row[2] == "A"
+        if row[10] == "R-01" and row[1] == "A"
     }  # fmt: skip
     for n, danger in enumerate(DANGEROUS[:4]):
         assert notes[f"TC-{n + 1:03d}"] == "'" + danger
@@ -320,9 +334,14 @@ def test_cells_that_would_run_as_formulas_are_quoted_in_csv_and_xlsx(study):
     sheet = load_workbook(io.BytesIO(file.getvalue())).active
     cells = [cell for row in sheet.iter_rows() for cell in row if isinstance(cell.value, str)]
     assert all(cell.data_type == "s" for cell in cells)  # no formula anywhere
-    texts = {cell.value for cell in cells}
+    # Typed as text, the cells hold exactly what the rater wrote, with no visible quote;
+    # Excel's hidden quote prefix keeps them text when edited.
+    texts = {cell.value: cell for cell in cells}
     for danger in DANGEROUS[:4]:
-        assert "'" + danger in texts
+        assert danger in texts and "'" + danger not in texts
+        assert texts[danger].quotePrefix
+    with zipfile.ZipFile(io.BytesIO(file.getvalue())) as archive:
+        assert b"<f>" not in archive.read("xl/worksheets/sheet1.xml")
 
 
 @pytest.mark.parametrize("danger", DANGEROUS)
@@ -428,7 +447,7 @@ def test_unknown_format_and_rater_are_not_found(client, study, lead):
     assert client.get(export_url(study, "long-csv", rater="R-01")).status_code == 404
     response = client.get(export_url(study, "worksheet-csv", rater="R-02"))
     assert response.status_code == 200
-    assert {row[0] for row in read_csv(body(response))[1:]} == {"R-02"}
+    assert {row[-1] for row in read_csv(body(response))[1:]} == {"R-02"}
 
 
 # Command line ----------------------------------------------------------------------------

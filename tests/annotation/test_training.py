@@ -4,6 +4,7 @@ from annotation import training
 from annotation.models import QualificationAttempt, Rating, TrainingAnswer
 from annotation.selectors import onboarding_state, qualification_next_item, training_items
 from studies.models import StudyEvent
+from studies.services import study_create
 from tests.payloads import full_marks_payload, zero_payload
 
 from .support import make_item
@@ -28,22 +29,52 @@ def test_an_invalid_key_is_refused(study):
         training.training_item_key_save(item=item, payload=bad)
 
 
-def test_changing_the_number_of_responses_clears_the_key(study):
-    item = make_item(study, key=full_marks_payload())
+def test_changing_the_number_of_responses_clears_the_key(lead):
+    # Before any test case is imported the study has no systems to match.
+    study = study_create(slug="no-cases", name="No cases", lead=lead)
     item = training.training_item_save(
-        study=study, item=item, kind="training", title="t", prompt="p", responses=["only one"]
+        study=study, kind="training", title="t", prompt="p", responses=["one", "two"]
+    )
+    item = training.training_item_key_save(item=item, payload=full_marks_payload())
+    assert item.key
+    item = training.training_item_save(
+        study=study, item=item, kind="training", title="t", prompt="p", responses=["1", "2", "3"]
     )
     assert item.key == {}
 
 
 @pytest.mark.parametrize(
-    ("title", "responses"), [("", ["a"]), ("t", []), ("t", ["1", "2", "3", "4", "5"])]
+    ("title", "responses"),
+    [("", ["a", "b"]), ("t", []), ("t", ["only one"]), ("t", ["1", "2", "3"]), ("t", ["a", " "])],
 )
-def test_item_needs_a_title_and_one_to_four_responses(study, title, responses):
+def test_item_needs_a_title_and_every_response_of_a_case(study, title, responses):
+    """The study's cases have two responses: so must its items, each one given."""
     with pytest.raises(training.TrainingError):
         training.training_item_save(
             study=study, kind="training", title=title, prompt="p", responses=responses
         )
+
+
+def test_a_study_without_cases_yet_needs_two_to_four_responses(lead):
+    study = study_create(slug="early", name="Early", lead=lead)
+    for responses in (["only one"], ["1", "2", "3", "4", "5"]):
+        with pytest.raises(training.TrainingError, match="between 2 and 4"):
+            training.training_item_save(
+                study=study, kind="training", title="t", prompt="p", responses=responses
+            )
+
+
+def test_a_qualification_item_keeps_no_explanation(study):
+    item = training.training_item_save(
+        study=study, kind="qualification", title="q", prompt="p", responses=["a", "b"],
+        explanation="Would give the key away",
+    )  # fmt: skip
+    assert item.explanation == ""
+    worked = training.training_item_save(
+        study=study, kind="training", title="t", prompt="p", responses=["a", "b"],
+        explanation="Why",
+    )  # fmt: skip
+    assert worked.explanation == "Why"
 
 
 def test_training_answer_is_kept_and_replaced_and_is_never_a_rating(study, membership):

@@ -67,6 +67,22 @@ def test_lead_creates_an_item_enters_its_key_and_sees_raters(client, lead, study
     assert "Example 1" in page and "R-01" in page and rater.username not in page
 
 
+def test_the_item_form_refuses_one_response_and_shows_explanation_only_for_training(
+    client, lead, study
+):
+    client.force_login(lead)
+    new = reverse("annotation:training_item_new", args=[study.slug])
+    training_form = client.get(new + "?kind=training").text
+    qualification_form = client.get(new + "?kind=qualification").text
+    assert 'name="explanation"' in training_form
+    assert 'name="explanation"' not in qualification_form
+    response = client.post(
+        new, {"kind": "training", "title": "One", "prompt": "P?", "response_a": "Only one."}
+    )
+    assert response.status_code == 400 and not TrainingItem.objects.filter(title="One").exists()
+    assert "This field is required" in response.text
+
+
 def test_lead_saves_settings(client, lead, study):
     client.force_login(lead)
     url = reverse("annotation:onboarding", args=[study.slug])

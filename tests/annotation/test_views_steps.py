@@ -172,6 +172,9 @@ def test_qualification_result_names_misses_without_revealing_the_key(client, rat
     page = client.get(url).text
     assert "not passed" in page and "used every attempt" in page
     assert "depth" in page  # the dimension outside the tolerance
+    # Each dimension's share, and the rule on the page.
+    assert 'id="dimension-results"' in page and "Depth of Analysis: 0 of 2 within" in page
+    assert 'id="pass-rule"' in page and "on every dimension" in page.replace("<strong>", "")
     assert client.post(url, {"start": "1"}).status_code == 400
 
 

@@ -177,7 +177,7 @@ def test_round_trip_of_a_pairwise_rubric_on_flipped_screens():
     assert rater.assignments.filter(flipped=True).exists()
     data = export_bytes(original, "worksheet-csv", rater="R-01")
     header = data.decode("utf-8-sig").splitlines()[0]
-    assert header == "Rater,TC-ID,Response,Preference,Total,Confidence,Notes"
+    assert header == "TC-ID,Response,Preference,Total,Confidence,Notes,Rater"
     run_import(twin, data)
     assert export_bytes(twin, "worksheet-csv", rater="R-01") == data
     imported = Assignment.objects.filter(test_case__study=twin, rater__pseudonym="R-01")
@@ -424,12 +424,61 @@ def test_import_page_lists_problems_and_checks_before_importing(client, study, l
     assert "Nothing was imported." in response.text
     assert "Row 2, column Total: The total is 16 but the scores add up to 15." in response.text
     response = upload(client, study, csv_bytes(HEADER, GOOD_A, GOOD_B), action="check")
-    assert response.status_code == 200 and "The file is fine: 1 test case for R-01" in response.text
+    assert response.status_code == 200
+    assert "is fine: 1 test case for R-01" in response.text
     assert not Rating.objects.exists()
     response = upload(client, study, csv_bytes(HEADER, GOOD_A, GOOD_B))
     assert response.status_code == 302
     page = client.get(response["Location"])
     assert "Imported 1 test case for R-01" in page.text
+
+
+def test_check_only_keeps_the_file_for_import_now_which_checks_it_again(client, study, lead):
+    client.force_login(lead)
+    response = upload(client, study, csv_bytes(HEADER, GOOD_A, GOOD_B), action="check")
+    token = response.context["checked_token"]
+    assert token and f'name="checked" value="{token}"' in response.text
+    assert "Import this file now for R-01" in response.text and not Rating.objects.exists()
+    url = reverse("annotation:worksheet_import", args=[study.slug])
+    # Another coordinator cannot use the token; nor can a made-up one.
+    other = coordinator_of(study)
+    client.force_login(other)
+    assert client.post(url, {"checked": token}).status_code == 400
+    assert not Rating.objects.exists()
+    client.force_login(lead)
+    response = client.post(url, {"checked": "made-up"})
+    assert response.status_code == 400 and "no longer kept" in response.text
+    # Checked again on import: a rater paused since the check is refused.
+    Membership.objects.filter(study=study, pseudonym="R-01").update(status="paused")
+    response = client.post(url, {"checked": token})
+    assert response.status_code == 400 and "R-01 is paused" in response.text
+    assert not Rating.objects.exists()
+    Membership.objects.filter(study=study, pseudonym="R-01").update(status="active")
+    response = client.post(url, {"checked": token})
+    assert response.status_code == 302
+    assert Rating.objects.filter(assignment__rater__pseudonym="R-01").count() == 2
+    assert client.post(url, {"checked": token}).status_code == 400  # used once
+
+
+def test_a_file_in_the_old_order_with_the_rater_first_still_imports(study):
+    data = csv_bytes("Rater," + HEADER, "R-01," + GOOD_A, "R-01," + GOOD_B)
+    assert run_import(study, data).cases == 1
+
+
+def test_a_formula_in_an_uploaded_excel_worksheet_is_refused_at_its_cell(study):
+    workbook = Workbook()
+    sheet = workbook.active
+    sheet.append(HEADER.split(","))
+    sheet.append(["TC-001", "A", 5, 3, 5, 3, 4, "=SUM(C2:G2)", "High", None])
+    sheet.append(["TC-001", "B", 0, 0, 0, 0, 0, 0, "High", None])
+    file = io.BytesIO()
+    workbook.save(file)
+    with pytest.raises(worksheets.WorksheetError) as caught:
+        run_import(study, file.getvalue(), filename="w.xlsx")
+    [problem] = caught.value.problems
+    assert (problem.row, problem.column) == (2, "H")
+    assert "formula, which is not accepted" in problem.message
+    assert not Rating.objects.exists()
 
 
 # Command line ----------------------------------------------------------------------------

@@ -5,6 +5,7 @@ import io
 from pathlib import Path
 
 import pytest
+from openpyxl import load_workbook
 from playwright.sync_api import expect
 
 from annotation.models import Rating
@@ -83,23 +84,30 @@ def test_invite_assign_export_import_and_unblind(browser, page, live_server, lea
         page.get_by_role("button", name="Download (Excel)").click()
     download = download_info.value
     assert download.suggested_filename == "people-worksheet-R-01.xlsx"
+    # The columns of the validator instructions' worksheet, in their order, then the rater.
+    instructions = ["TC-ID", "Response", "Depth", "Evidence", "Alternatives", "Structure",
+                    "Actionability", "Total", "Confidence", "Notes"]  # fmt: skip
+    sheet = load_workbook(io.BytesIO(Path(download.path()).read_bytes())).active
+    assert [cell.value for cell in sheet[1]] == [*instructions, "Rater"]
+    assert sheet.freeze_panes == "A2"
     with page.expect_download() as csv_info:
         page.get_by_role("link", name="Worksheet (CSV)").click()
     rows = list(csv.reader(io.StringIO(Path(csv_info.value.path()).read_text("utf-8-sig"))))
-    assert rows[0][:3] == ["Rater", "TC-ID", "Response"]
-    mine = [row for row in rows[1:] if row[0] == "R-01"]
+    assert rows[0] == [*instructions, "Rater"]
+    mine = [row for row in rows[1:] if row[-1] == "R-01"]
     filled = tmp_path / "filled.csv"
     with filled.open("w", newline="", encoding="utf-8") as file:
         writer = csv.writer(file)
         writer.writerow(rows[0])
         for row in mine:
-            writer.writerow(row[:3] + ["4", "2", "4", "3", "2", "15", "High", "offline"])
+            writer.writerow(row[:2] + ["4", "2", "4", "3", "2", "15", "High", "offline", "R-01"])
     page.select_option("#id_rater", "R-01")
     page.set_input_files("#id_file", str(filled))
     page.get_by_role("button", name="Check only").click()
     expect(page.locator("#import-check")).to_contain_text("4 test cases for R-01")
-    page.set_input_files("#id_file", str(filled))
-    page.get_by_role("button", name="Import", exact=True).click()
+    assert Rating.objects.filter(assignment__rater__pseudonym="R-01").count() == 0
+    # The checked file is kept: no need to choose it again.
+    page.get_by_role("button", name="Import this file now for R-01").click()
     expect(page.get_by_text("Imported 4 test cases for R-01")).to_be_visible()
     assert Rating.objects.filter(assignment__rater__pseudonym="R-01").count() == 8
     assert_accessible(page, name="results")

@@ -38,8 +38,13 @@ def test_coordinator_creates_a_study_imports_cases_and_opens_it(
     page.fill("#id_name", "External validation 2026")
     page.fill("#id_slug", "ext-2026")
     page.select_option("#id_rubric_preset", "reference")
+    screenshot(page, "setup-create")
     page.get_by_role("button", name="Create the study").click()
     expect(page.get_by_text("Study “External validation 2026” created.")).to_be_visible()
+    # The reference protocol brought the whole set-up, not only the rubric.
+    created = Study.objects.get(slug="ext-2026")
+    assert "18 pairs" in created.instructions and created.consent_text
+    assert (created.blinding_seed, created.success_min_dimensions) == (42, 3)
 
     # A file with problems: every one is listed, nothing is imported.
     bad = tmp_path / "bad.csv"
@@ -58,6 +63,14 @@ def test_coordinator_creates_a_study_imports_cases_and_opens_it(
     expect(page.locator("#count-cases")).to_have_text("3")
     expect(page.locator("#count-systems")).to_have_text("2: baseline, improved")
     expect(page.locator("#count-strata")).to_contain_text("allocation (1), operations (1)")
+    # Before anything is written: the blinding check, and Markdown rendered as raters see it.
+    expect(page.locator("#blinding-warnings")).to_contain_text("TC-002")
+    expect(page.locator("#blinding-warnings")).to_contain_text("nothing has been imported yet")
+    assert not Study.objects.get(slug="ext-2026").test_cases.exists()
+    expect(
+        page.locator(".preview-case").first.locator("strong", has_text="Staged release.")
+    ).to_be_visible()
+    expect(page.locator(".preview-case").first).not_to_contain_text("**")
     screenshot(page, "setup-import-preview")
     page.get_by_role("button", name="Import 3 test cases").click()
     expect(page.get_by_text("Imported 3 test cases from cases.csv.")).to_be_visible()

@@ -1,6 +1,7 @@
 """Set-up pages: who may open each one, and the create → import → rubric → open flow."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -180,6 +181,72 @@ def test_a_coordinator_creates_a_study_and_leads_it(client, db):
     assert "already exists" in again.text
 
 
+def _coordinator():
+    user = UserFactory()
+    user.groups.add(Group.objects.get_or_create(name=COORDINATORS_GROUP)[0])
+    return user
+
+
+def test_the_reference_protocol_brings_the_whole_set_up(client, db):
+    client.force_login(_coordinator())
+    response = client.post(
+        reverse("studies:create"),
+        {"name": "Like the reference", "slug": "like-ref", "rubric_preset": "reference"},
+    )
+    assert response.status_code == 302
+    study = Study.objects.get(slug="like-ref")
+    assert study.rubric.preset == "reference" and study.rubric.dimensions.count() == 5
+    assert "18 pairs" in study.instructions and "Do not attempt to infer" in study.instructions
+    assert "pseudonymised" in study.consent_text and "withdraw" in study.consent_text
+    assert "iteration-1" in study.disclosure_question
+    assert (study.blinding_seed, study.raters_per_item, study.side_mode) == (42, None, "fixed")
+    assert (str(study.success_alpha), study.success_min_dimensions) == ("0.700", 3)
+    assert "18 test cases" in study.description
+
+
+def test_a_rubric_only_preset_leaves_instructions_and_consent_empty(client, db):
+    client.force_login(_coordinator())
+    client.post(
+        reverse("studies:create"),
+        {"name": "Pairs", "slug": "pairs", "rubric_preset": "pairwise", "blinding_seed": 9},
+    )
+    study = Study.objects.get(slug="pairs")
+    assert (study.rubric.preset, study.instructions, study.consent_text) == ("pairwise", "", "")
+    assert study.blinding_seed == 9
+
+
+def test_settings_are_copied_only_from_a_study_the_coordinator_can_see(client, lead, draft):
+    Study.objects.filter(pk=draft.pk).update(
+        instructions="Read twice.", consent_text="I agree.", blinding_seed=7, side_mode="balanced"
+    )
+    services.dimension_delete(study=draft, actor=None, key="actionability")
+    hidden = make_study(lead=UserFactory(), slug="hidden", cases=1)
+    lead.groups.add(Group.objects.get_or_create(name=COORDINATORS_GROUP)[0])
+    client.force_login(lead)
+    page = client.get(reverse("studies:create"))
+    assert "copy:setup" in page.text and "copy:hidden" not in page.text
+    refused = client.post(
+        reverse("studies:create"),
+        {"name": "Sneaky", "slug": "sneaky", "rubric_preset": "copy:hidden"},
+    )
+    assert refused.status_code == 200 and not Study.objects.filter(slug="sneaky").exists()
+    response = client.post(
+        reverse("studies:create"), {"name": "Again", "slug": "again", "rubric_preset": "copy:setup"}
+    )
+    assert response.status_code == 302
+    copy = Study.objects.get(slug="again")
+    assert (copy.instructions, copy.consent_text, copy.blinding_seed, copy.side_mode) == (
+        "Read twice.", "I agree.", 7, "balanced"
+    )  # fmt: skip
+    assert copy.rubric_id != draft.rubric_id
+    assert list(copy.rubric.dimensions.values_list("key", "config")) == list(
+        draft.rubric.dimensions.values_list("key", "config")
+    )
+    assert not copy.test_cases.exists() and not copy.memberships.filter(role="rater").exists()
+    assert StudyEvent.objects.get(study=copy, kind="created").detail["copied_from"] == "setup"
+    assert hidden.rubric.dimensions.count() == 5
+
+
 def test_the_list_shows_only_the_users_own_studies(client, lead, draft):
     make_study(lead=UserFactory(), slug="not-mine", cases=1)
     client.force_login(lead)
@@ -314,6 +381,32 @@ def test_upload_preview_then_import(client, lead):
     assert client.post(response["Location"]).status_code == 404
     page = client.get(url).text
     assert "3 test cases · systems: baseline, improved" in page and "Blinding check" in page
+
+
+def test_the_preview_warns_of_self_identification_and_renders_markdown(client, lead):
+    study = services.study_create(slug="warn", name="Warn", lead=lead)
+    client.force_login(lead)
+    data = (
+        f"{HEADER}\n"
+        'TC-001,**Release** the weights?,,,"**Staged release.** Start small.",Wait.\n'
+        'TC-002,Budget?,,,"As ChatGPT, developed by OpenAI, I suggest 40/35/25.",Split it.\n'
+        'TC-003,Office?,,,Not yet.,"I\'m Claude, and I would hire remotely."\n'
+    ).encode()
+    response = client.post(
+        reverse("studies:cases", args=[study.slug]), {"file": upload("c.csv", data)}
+    )
+    preview = client.get(response["Location"]).text
+    # Before anything is written: warnings with the case and the system's column.
+    assert not study.test_cases.exists()
+    assert 'id="blinding-warnings"' in preview and "nothing has been imported yet" in preview
+    warnings = re.findall(r'<li class="text-break blinding-warning">(.*?)</li>', preview, re.S)
+    assert [w.split("</strong>")[0].removeprefix("<strong>") for w in warnings] == [
+        "TC-002", "TC-003"
+    ]  # fmt: skip
+    assert "baseline" in warnings[0] and "improved" in warnings[1]
+    # Markdown is rendered as on the rating screen, never shown raw.
+    assert "<strong>Staged release.</strong>" in preview and "**Staged" not in preview
+    assert "<strong>Release</strong> the weights?" in preview and "**Release" not in preview
 
 
 def test_a_bad_upload_lists_every_problem_and_stores_nothing(client, lead):
@@ -455,12 +548,19 @@ def test_the_preview_is_the_rating_page_with_every_kind(client, lead, draft):
         assert f'data-kind="{kind}"' in text
     assert 'id="case-preference"' in text and "A slightly better" in text
     assert "baseline" not in text and "improved" not in text  # blinded, as for raters
+    # The raters' "All cases" and "Next unrated" would be 403 pages for a coordinator.
+    assert reverse("annotation:assignments", args=[draft.slug]) not in text
+    assert reverse("annotation:next", args=[draft.slug]) not in text
+    assert "Back to the rubric" in text
     payload = {"responses": {"A": {"helpfulness": {"choice": 4}}}, "case": {}}
+    # Without a confidence the rating screen refuses it; so does the preview.
+    no_confidence = client.post(url, {"payload": json.dumps(payload)}).text
+    assert "this would be refused: Choose your confidence" in no_confidence
+    payload["confidence"] = "medium"
     accepted = client.post(url, {"payload": json.dumps(payload)}).text
     assert "this would be accepted (Response A: 4; Response B: 0)" in accepted
-    refused = client.post(
-        url, {"payload": json.dumps({"responses": {"A": {"helpfulness": {"choice": 9}}}})}
-    )
+    bad = {"responses": {"A": {"helpfulness": {"choice": 9}}}, "confidence": "high"}
+    refused = client.post(url, {"payload": json.dumps(bad)})
     # The same message the rating service gives, naming the response.
     assert "this would be refused: Response A: Helpfulness: choose one of the options." in (
         refused.text

@@ -153,15 +153,33 @@ def test_excel_cells_read_as_excel_shows_them():
     ]
 
 
-def test_a_formula_is_read_as_its_last_computed_value():
+def test_a_formula_is_refused_at_its_cell_with_or_without_a_saved_value():
     data = with_sheet_xml(
         xlsx({"S": [[2, 3, None]]}),
         lambda xml: xml.replace(
             '<c r="B1" t="n"><v>3</v></c>',
-            ('<c r="B1" t="n"><v>3</v></c><c r="C1"><f>A1+B1</f><v>5</v></c>'),
+            (
+                '<c r="B1" t="n"><v>3</v></c><c r="C1"><f>A1+B1</f><v>5</v></c>'
+                '<c r="D1"><f>SUM(A1:B1)</f></c>'
+            ),
         ),  # fmt: skip
     )
-    assert rows_of("w.xlsx", data) == [(1, ["2", "3", "5"])]
+    with pytest.raises(TableError) as caught:
+        rows_of("w.xlsx", data)
+    problems = caught.value.problems
+    assert [(p.row, p.column) for p in problems] == [(1, 3), (1, 4)]
+    assert all("a formula, which is not accepted" in p.message for p in problems)
+    assert str(problems[0]).startswith("Row 1, column C: ")
+
+
+def test_text_that_starts_with_an_equals_sign_is_read_as_text():
+    workbook = Workbook()
+    cell = workbook.active.cell(row=1, column=1, value="=not a formula")
+    cell.data_type = "s"  # typed as text, as the worksheet export writes it
+    workbook.active.cell(row=1, column=2, value=1)
+    buffer = io.BytesIO()
+    workbook.save(buffer)
+    assert rows_of("w.xlsx", buffer.getvalue()) == [(1, ["=not a formula", "1"])]
 
 
 def test_blank_rows_and_trailing_empty_cells_are_left_out_with_numbers_kept():
