@@ -50,7 +50,14 @@ class StudySerializer(serializers.ModelSerializer):
 class StudyCreateSerializer(serializers.ModelSerializer):
     """For the schema: validation is the creation form's (``StudyCreateForm``)."""
 
-    rubric_preset = serializers.ChoiceField(choices=sorted(PRESETS), default="reference")
+    rubric_preset = serializers.CharField(
+        default="reference",
+        help_text="What to start from, as on the New study page: a preset or protocol "
+        "(" + ", ".join(PRESETS) + "), or copy:<slug> of a study you coordinate.",
+    )
+    blinding_seed = serializers.IntegerField(
+        required=False, min_value=0, help_text="Empty: from what you start from."
+    )
 
     class Meta:
         model = Study
@@ -148,20 +155,25 @@ def study_collection(request):
         raise PermissionDenied
     data = scalar_fields(body_object(request), StudyCreateSerializer.Meta.fields)
     data.setdefault("rubric_preset", "reference")
-    data.setdefault("blinding_seed", 42)
-    form = StudyCreateForm(data)
+    # As on the New study page: only the studies this person coordinates may be copied.
+    copyable = selectors.coordinated_studies(user=request.user).only("slug", "name")
+    form = StudyCreateForm(data, copyable=copyable)
     if not form.is_valid():
         raise form_errors(form)
     cleaned = form.cleaned_data
-    study = services.study_create(
-        slug=cleaned["slug"],
-        name=cleaned["name"],
-        description=cleaned["description"],
-        lead=request.user,
-        rubric_preset=cleaned["rubric_preset"],
-        blinding_seed=cleaned["blinding_seed"],
-        actor=request.user,
-    )
+    common = {
+        "slug": cleaned["slug"],
+        "name": cleaned["name"],
+        "description": cleaned["description"],
+        "lead": request.user,
+        "blinding_seed": cleaned["blinding_seed"],
+        "actor": request.user,
+    }
+    source = form.source()
+    if source is not None:
+        study = services.study_copy_create(source=source, **common)
+    else:
+        study = services.study_preset_create(preset=cleaned["rubric_preset"], **common)
     return Response(StudySerializer(study).data, status=status.HTTP_201_CREATED)
 
 
