@@ -19,6 +19,7 @@ from .qc import rater_checks
 from .selectors import (
     StudyRatings,
     agreement_awaits_run,
+    agreement_is_stale,
     analysis_inputs,
     awaiting_run,
     qc_case_records,
@@ -40,6 +41,18 @@ def agreement_request_recompute(*, study_id: int) -> None:
         requested=F("requested") + 1, last_requested_at=timezone.now()
     )
     agreement_enqueue(study_id=study_id)
+
+
+def agreement_stale_check(*, study: Study, agreement: StudyAgreement) -> bool:
+    """Whether the stored result is out of date; asks for a recompute if none is coming.
+
+    Every change of the analysis inputs is announced and requests a recompute, so the
+    second case only arises if a change slipped past that (e.g. an edit in the database).
+    """
+    stale = agreement_is_stale(study=study, agreement=agreement)
+    if stale and not agreement.is_stale:
+        agreement_request_recompute(study_id=study.pk)
+    return stale
 
 
 def agreement_enqueue(*, study_id: int) -> bool:

@@ -11,20 +11,12 @@ from studies.services import RATER_ACTIONS, rater_status_change
 
 from . import qc
 from .plot import alpha_chart
-from .selectors import agreement_is_stale, rater_events, study_agreement
-from .services import agreement_request_recompute
+from .selectors import rater_events, study_agreement
+from .services import agreement_stale_check
 
 
 def _stale(study, agreement) -> bool:
-    """Whether the stored result is out of date; asks for a recompute if none is coming.
-
-    Every change of the analysis inputs is announced and requests a recompute, so the
-    second case only arises if a change slipped past that (e.g. an edit in the database).
-    """
-    stale = agreement_is_stale(study=study, agreement=agreement)
-    if stale and not agreement.is_stale:
-        agreement_request_recompute(study_id=study.pk)
-    return stale
+    return agreement_stale_check(study=study, agreement=agreement)
 
 
 @login_required

@@ -42,6 +42,7 @@ urlpatterns = [
     path("", include("studies.urls")),
     path("", include("agreement.urls")),
     path("healthz", health.healthz, name="healthz"),
+    path("api/v1/", include("config.api_urls")),
     # The admin's own sign-in page, throttled like the others.
     path("admin/login/", sign_in_throttled(admin.site.login), name="admin_login"),
     path("admin/", admin.site.urls),

@@ -1,9 +1,9 @@
 from django.contrib import admin, messages
 
-from . import selectors
+from . import selectors, tokens
 from .errors import ApplicationError
 from .events import study_event_record
-from .models import Membership, Study, StudyEvent
+from .models import ApiToken, Membership, Study, StudyEvent
 from .services import SETTINGS_FIELDS, study_update
 from .signals import analysis_inputs_announce
 
@@ -111,3 +111,27 @@ class MembershipAdmin(admin.ModelAdmin):
             role=membership.role,
         )
         analysis_inputs_announce(study_id=membership.study_id, reason="rater_status")
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Read-only: only a token's owner creates it (shown once); staff may revoke a leaked one."""
+
+    list_display = ["name", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["revoked_at"]
+    search_fields = ["name", "user__username", "prefix"]
+    readonly_fields = list_display
+    fields = list_display
+    actions = ["revoke"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request, queryset):
+        for token in queryset.filter(revoked_at=None).select_related("user"):
+            tokens.api_token_revoke(user=token.user, token_uuid=token.uuid)
+        messages.success(request, "Revoked; they no longer work.")

@@ -45,3 +45,11 @@ urlpatterns += [
         name="dimension_level",
     ),
 ]
+
+# The signed-in person's own API tokens.
+from .views import tokens  # noqa: E402
+
+urlpatterns += [
+    path("account/tokens/", tokens.token_list, name="tokens"),
+    path("account/tokens/<uuid:token_uuid>/revoke/", tokens.token_revoke, name="token_revoke"),
+]

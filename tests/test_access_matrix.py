@@ -13,6 +13,7 @@ other's starting point (an allowed withdrawal, unblinding or closing stays undon
 
 import hashlib
 import json
+import uuid
 from dataclasses import dataclass, field
 
 import pytest
@@ -161,6 +162,9 @@ RULES = {
     "agreement:status": Rule("coordinator"),
     # Coordinators read the flags; only administrators pause, retrain or exclude.
     # (An administrator's POST naming no rater of the study is a 404.)
+    # The signed-in person's own API tokens (there is no id of anyone else's to ask for).
+    "studies:tokens": Rule("signed_in"),
+    "studies:token_revoke": Rule("signed_in", methods=POST_ONLY),
     "agreement:qc": Rule(
         "coordinator",
         exceptions={("lead", "POST"): 403, ("coordinator", "POST"): 403},
@@ -169,6 +173,8 @@ RULES = {
 }
 # Django's admin is one rule for all its URLs (one per registered model and action).
 ADMIN_NAMESPACE = "admin"
+# The HTTP API signs in by token, not session: its rules are in test_api_access_matrix.py.
+API_NAMESPACE = "api"
 
 
 def _walk(patterns, namespace=""):
@@ -194,7 +200,11 @@ def test_every_url_has_a_rule():
     names = {name for name, _ in project_urls()}
     unnamed = [str(p.pattern) for name, p in project_urls() if not name]
     assert not unnamed, f"URLs without a name cannot be given a rule: {unnamed}"
-    missing = sorted(n for n in names if n not in RULES and not n.startswith(f"{ADMIN_NAMESPACE}:"))
+    missing = sorted(
+        n
+        for n in names
+        if n not in RULES and not n.startswith((f"{ADMIN_NAMESPACE}:", f"{API_NAMESPACE}:"))
+    )
     assert not missing, f"URLs with no access rule in tests/test_access_matrix.py: {missing}"
     stale = sorted(set(RULES) - names)
     assert not stale, f"Rules for URLs that no longer exist: {stale}"
@@ -264,6 +274,7 @@ def world(db):
             "action": "close",
             "token": token,
             "uidb64": "MQ",
+            "token_uuid": uuid.uuid4(),
         },
         "token_hashes": {
             "annotation:invitation_revoke": link.token_hash,
@@ -402,7 +413,7 @@ def test_every_url_as_every_role(client, world):
     """The matrix: each cell's status matches the rule, and every refusal wrote nothing."""
     problems = []
     for name, pattern in project_urls():
-        if name.startswith(f"{ADMIN_NAMESPACE}:"):
+        if name.startswith((f"{ADMIN_NAMESPACE}:", f"{API_NAMESPACE}:")):
             continue
         rule = RULES[name]
         for role in ROLES:

@@ -21,6 +21,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "crispy_forms",
     "crispy_bootstrap5",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "studies",
     "annotation",
     "agreement",
@@ -75,6 +78,45 @@ THROTTLE_WINDOW_SECONDS = env.int("THROTTLE_WINDOW_SECONDS", default=15 * 60)
 THROTTLE_FAILURES_PER_ACCOUNT = env.int("THROTTLE_FAILURES_PER_ACCOUNT", default=10)
 THROTTLE_FAILURES_PER_ADDRESS = env.int("THROTTLE_FAILURES_PER_ADDRESS", default=50)
 THROTTLE_PROXY_COUNT = env.int("THROTTLE_PROXY_COUNT", default=0)
+
+# The HTTP API (docs/api.md): personal tokens only, JSON only, one error shape.
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["config.api_request.TokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": [
+        "config.api_request.BoundedJSONParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "config.api_request.UserThrottle",
+        "config.api_request.AnonThrottle",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "config.api_request.Pagination",
+    "EXCEPTION_HANDLER": "config.api.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+API_THROTTLE_RATES = {
+    "user": env("API_THROTTLE_PER_USER", default="600/min"),
+    "anon": env("API_THROTTLE_ANONYMOUS", default="60/min"),
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Concord API",
+    "DESCRIPTION": (
+        "Scripting a blinded evaluation study: studies, rubric, test cases, raters, "
+        "lifecycle, progress, agreement, exports and unblinding. Send a personal token as "
+        "`Authorization: Bearer <token>`."
+    ),
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_AUTHENTICATION": [],
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+}
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"

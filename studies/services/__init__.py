@@ -26,7 +26,7 @@ from .lifecycle import (
     study_reopen,
     transitions_available,
 )
-from .membership import RATER_ACTIONS, membership_add, rater_status_change
+from .membership import RATER_ACTIONS, membership_add, rater_add, rater_status_change
 from .rubric import (
     RUBRIC_FROZEN,
     dimension_delete,
@@ -35,6 +35,7 @@ from .rubric import (
     dimension_save,
     rubric_copy,
     rubric_create_from_preset,
+    rubric_replace,
     rubric_replace_with_preset,
 )
 from .settings import (
@@ -68,9 +69,11 @@ __all__ = [
     "dimension_move",
     "dimension_save",
     "membership_add",
+    "rater_add",
     "rater_status_change",
     "rubric_copy",
     "rubric_create_from_preset",
+    "rubric_replace",
     "rubric_replace_with_preset",
     "study_close",
     "study_copy_create",

@@ -81,3 +81,26 @@ def rater_status_change(
     )
     analysis_inputs_announce(study_id=locked.study_id, reason="rater_status")
     return locked
+
+
+@transaction.atomic
+def rater_add(
+    *, study: Study, user: AbstractBaseUser, actor: AbstractBaseUser | None
+) -> Membership:
+    """Add an account as a rater directly (an operator's step, e.g. ``add_rater``).
+
+    On the pages raters join by invitation, which the person accepts; this is for those
+    who run the server, and it is recorded in the study's history all the same.
+    """
+    study = study_lock(study.pk, exclusive=True)
+    if study.is_closed:
+        raise StudySetupError("The study is closed; no one can join it now.")
+    existing = Membership.objects.filter(study=study, user=user).first()
+    if existing is not None:
+        what = existing.pseudonym or existing.get_role_display().lower()
+        raise StudySetupError(f"{user.get_username()} already takes part in this study ({what}).")
+    membership = membership_add(study=study, user=user, role=Membership.Role.RATER)
+    study_event_record(
+        study=study, actor=actor, kind=StudyEvent.Kind.RATER_ADDED, membership=membership
+    )
+    return membership

@@ -8,6 +8,7 @@ from studies.events import study_event_record
 from studies.models import Dimension, Rubric, Study, StudyEvent
 from studies.presets import PRESETS
 from studies.rubric import KINDS, RubricValueError, allowed_levels, dimension_from_config
+from studies.rubric_definition import definition_clean
 from studies.signals import analysis_inputs_announce
 
 from .guards import locked_study, refuse_if_frozen
@@ -189,3 +190,34 @@ def dimension_level_set(
         _rubric_changed(study=study, actor=actor, action="level", dimension=key, level=level)
         analysis_inputs_announce(study_id=study.pk, reason="level")
     return dimension
+
+
+@transaction.atomic
+def rubric_replace(*, study: Study, actor: AbstractBaseUser | None, definition: dict) -> Study:
+    """Give the study a new rubric from a definition (``studies.rubric_definition``).
+
+    All or nothing: every dimension is checked by its kind first, and any problem leaves
+    the current rubric as it was (``RubricDefinitionError`` lists them all).
+    """
+    cleaned = definition_clean(definition)
+    study = locked_study(study)
+    refuse_if_frozen(study, RUBRIC_FROZEN)
+    old = study.rubric
+    rubric = Rubric.objects.create(name=cleaned["name"], description=cleaned["description"])
+    Dimension.objects.bulk_create(
+        Dimension(rubric=rubric, position=position, **dimension)
+        for position, dimension in enumerate(cleaned["dimensions"])
+    )
+    study.rubric = rubric
+    study.success_min_dimensions = min(study.success_min_dimensions, len(cleaned["dimensions"]))
+    study.save(update_fields=["rubric", "success_min_dimensions"])
+    if not old.studies.exists():
+        old.delete()
+    _rubric_changed(
+        study=study,
+        actor=actor,
+        action="definition",
+        dimensions=[d["key"] for d in cleaned["dimensions"]],
+    )
+    analysis_inputs_announce(study_id=study.pk, reason="rubric")
+    return study

@@ -1,0 +1,331 @@
+"""The HTTP API's people and results: raters, invitations, assignment, progress, exports,
+unblinding, and a rater's own assignments.
+
+The same access helpers, forms and services as the pages (``annotation/views/people.py``,
+``annotation/views/results.py``); the exports are the results page's own view, so a file
+from the API is byte for byte the file from the page.
+"""
+
+from django.urls import path, reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import exceptions, serializers, status
+from rest_framework.decorators import api_view
+from rest_framework.response import Response
+
+from config.api import ErrorResponseSerializer, Pagination, body_object, form_errors, scalar_fields
+from studies import access, invitations, selectors, unblinding
+from studies.models import Invitation, Membership
+
+from . import assignment, exports
+from .selectors import (
+    rater_assignments,
+    rater_memberships,
+    rater_progress_table,
+    study_rating_activity,
+)
+from .views import results as results_views
+from .views.people import ACCOUNT_INVITED, AddAccountForm, _invitation_form
+from .views.results import UnblindForm
+
+ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
+
+
+def _study(request, slug, role=access.COORDINATOR):
+    study, _ = access.get_study_for_user(request.user, slug, role=role)
+    return study
+
+
+class RaterSerializer(serializers.ModelSerializer):
+    """A rater as coordinators see them: by pseudonym only."""
+
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+
+    class Meta:
+        model = Membership
+        fields = ["pseudonym", "status", "done", "total"]
+
+
+class InvitationSerializer(serializers.ModelSerializer):
+    state = serializers.SerializerMethodField()
+    personal = serializers.BooleanField(source="is_personal")
+
+    class Meta:
+        model = Invitation
+        fields = ["token_hash", "role", "note", "personal", "state", "created_at", "expires_at"]
+
+    def get_state(self, invitation) -> str:
+        return invitations.invitation_state(invitation)
+
+
+class InvitationCreatedSerializer(InvitationSerializer):
+    link = serializers.CharField(help_text="Shown once: the token is not stored.")
+
+    class Meta(InvitationSerializer.Meta):
+        fields = [*InvitationSerializer.Meta.fields, "link"]
+
+
+@extend_schema(
+    methods=["GET"],
+    summary="The study's raters, by pseudonym, with their progress",
+    responses={200: RaterSerializer(many=True), **ERRORS},
+)
+@extend_schema(
+    methods=["POST"],
+    summary="Invite an existing account to rate (it joins once the person accepts)",
+    request=inline_serializer("RaterInvite", {"username": serializers.CharField()}),
+    responses={
+        202: inline_serializer("RaterInvited", {"message": serializers.CharField()}),
+        **ERRORS,
+    },
+)
+@api_view(["GET", "POST"])
+def study_raters(request, slug):
+    study = _study(request, slug)
+    if request.method == "GET":
+        paginator = Pagination()
+        page = paginator.paginate_queryset(rater_progress_table(study=study), request)
+        return paginator.get_paginated_response(RaterSerializer(page, many=True).data)
+    form = AddAccountForm(scalar_fields(body_object(request), ["username"]))
+    if not form.is_valid():
+        raise form_errors(form)
+    invitations.rater_invite_account(
+        study=study, username=form.cleaned_data["username"], actor=request.user
+    )
+    # The same answer whether or not the account exists, as on the page.
+    return Response({"message": ACCOUNT_INVITED}, status=status.HTTP_202_ACCEPTED)
+
+
+@extend_schema(
+    methods=["GET"],
+    summary="The study's invitations",
+    responses={200: InvitationSerializer(many=True), **ERRORS},
+)
+@extend_schema(
+    methods=["POST"],
+    summary="Create an invitation link (only the lead may invite coordinators)",
+    request=inline_serializer(
+        "InvitationCreate",
+        {
+            "note": serializers.CharField(required=False),
+            "days": serializers.IntegerField(required=False, default=invitations.DEFAULT_DAYS),
+            "role": serializers.ChoiceField(choices=Membership.Role.choices, required=False),
+        },
+    ),
+    responses={201: InvitationCreatedSerializer, **ERRORS},
+)
+@api_view(["GET", "POST"])
+def study_invitations(request, slug):
+    study = _study(request, slug)
+    if request.method == "GET":
+        paginator = Pagination()
+        page = paginator.paginate_queryset(study.invitations.order_by("-created_at"), request)
+        return paginator.get_paginated_response(InvitationSerializer(page, many=True).data)
+    data = scalar_fields(body_object(request), ["note", "days", "role"])
+    data.setdefault("days", invitations.DEFAULT_DAYS)
+    form = _invitation_form(study, request.user, data)
+    asks_coordinator = data.get("role") not in (None, "", Membership.Role.RATER)
+    if asks_coordinator and "role" not in form.fields:
+        raise exceptions.PermissionDenied("Only the study lead invites other coordinators.")
+    if not form.is_valid():
+        raise form_errors(form)
+    invitation, token = invitations.invitation_create(
+        study=study,
+        created_by=request.user,
+        role=form.cleaned_data.get("role") or Membership.Role.RATER,
+        note=form.cleaned_data["note"],
+        days=form.cleaned_data["days"],
+    )
+    invitation.link = request.build_absolute_uri(reverse("annotation:invitation", args=[token]))
+    response = Response(InvitationCreatedSerializer(invitation).data, status=201)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@extend_schema(summary="Revoke an invitation", request=None, responses={204: None, **ERRORS})
+@api_view(["POST"])
+def invitation_revoke(request, slug, token_hash):
+    study = _study(request, slug)
+    invitation = study.invitations.filter(token_hash=token_hash).first()
+    if invitation is None:
+        raise exceptions.NotFound("The study has no such invitation.")
+    invitations.invitation_revoke(invitation=invitation, actor=request.user)
+    return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+@extend_schema(
+    summary="Assign test cases to the raters under the study's design (idempotent)",
+    request=None,
+    responses={
+        200: inline_serializer(
+            "Assigned", {"created": serializers.DictField(child=serializers.IntegerField())}
+        ),
+        **ERRORS,
+    },
+)
+@api_view(["POST"])
+def study_assign(request, slug):
+    study = _study(request, slug)
+    created = assignment.study_assign(study=study, actor=request.user)
+    return Response({"created": created, "design": assignment.design_summary(study=study)})
+
+
+@extend_schema(
+    summary="Progress: cases, assignments, and each rater's (by pseudonym)",
+    responses={
+        200: inline_serializer(
+            "Progress",
+            {
+                "status": serializers.CharField(),
+                "cases": serializers.IntegerField(),
+                "systems": serializers.ListField(child=serializers.CharField()),
+                "assigned": serializers.IntegerField(),
+                "started": serializers.IntegerField(),
+                "submitted": serializers.IntegerField(),
+                "raters": RaterSerializer(many=True),
+            },
+        ),
+        **ERRORS,
+    },
+)
+@api_view(["GET"])
+def study_progress(request, slug):
+    study = _study(request, slug)
+    summary = selectors.study_case_summary(study=study)
+    activity = study_rating_activity(study=study)
+    raters = list(rater_progress_table(study=study))
+    return Response(
+        {
+            "status": study.status,
+            "cases": summary["cases"],
+            "systems": summary["systems"],
+            "assigned": activity.assigned,
+            "started": activity.started,
+            "submitted": sum(r.done for r in raters),
+            "raters": RaterSerializer(raters, many=True).data,
+        }
+    )
+
+
+@extend_schema(
+    summary="An export, streamed: worksheet (CSV/xlsx), long CSV, data dictionary, key",
+    description=(
+        "fmt is one of " + ", ".join(exports.FORMATS) + ". The key only once the study is "
+        "unblinded. `?rater=R-01` limits a worksheet to one rater."
+    ),
+    parameters=[
+        OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(exports.FORMATS)),
+        OpenApiParameter("rater", str, OpenApiParameter.QUERY, required=False),
+    ],
+    responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **ERRORS},
+)
+@api_view(["GET"])
+def study_export(request, slug, fmt):
+    # The results page's own view: its access check, rules, file names and streaming.
+    return results_views.export(request._request, slug=slug, fmt=fmt)
+
+
+@extend_schema(
+    summary="Unblind a closed study (the study lead only; recorded in the audit trail)",
+    request=inline_serializer(
+        "Unblind",
+        {
+            "confirm": serializers.BooleanField(help_text="Must be true: unblinding is final."),
+            "reason": serializers.CharField(required=False),
+        },
+    ),
+    responses={
+        200: inline_serializer(
+            "Unblinded",
+            {"status": serializers.CharField(), "unblinded_at": serializers.DateTimeField()},
+        ),
+        **ERRORS,
+    },
+)
+@api_view(["POST"])
+def study_unblind(request, slug):
+    study = _study(request, slug, role=access.LEAD)
+    data = scalar_fields(body_object(request), ["confirm", "reason"])
+    if data.get("confirm") is not True:
+        raise exceptions.ValidationError(["confirm: send true; unblinding cannot be undone."])
+    form = UnblindForm({"confirm": "on", "reason": data.get("reason") or ""})
+    if not form.is_valid():
+        raise form_errors(form)
+    study = unblinding.study_unblind(
+        study=study, actor=request.user, reason=form.cleaned_data["reason"]
+    )
+    return Response({"status": study.status, "unblinded_at": study.unblinded_at})
+
+
+@extend_schema(
+    summary="Your own assignments as a rater (rating itself is in the browser)",
+    responses={
+        200: inline_serializer(
+            "MyStudies",
+            {
+                "studies": inline_serializer(
+                    "MyStudy",
+                    {
+                        "study": serializers.CharField(),
+                        "name": serializers.CharField(),
+                        "status": serializers.CharField(),
+                        "done": serializers.IntegerField(),
+                        "total": serializers.IntegerField(),
+                        "assignments": inline_serializer(
+                            "MyAssignment",
+                            {
+                                "position": serializers.IntegerField(),
+                                "status": serializers.CharField(),
+                                "url": serializers.CharField(),
+                            },
+                            many=True,
+                        ),
+                    },
+                    many=True,
+                )
+            },
+        ),
+        **ERRORS,
+    },
+)
+@api_view(["GET"])
+def my_assignments(request):
+    studies = []
+    for membership, progress in rater_memberships(user=request.user):
+        studies.append(
+            {
+                "study": membership.study.slug,
+                "name": membership.study.name,
+                "status": membership.status,
+                "done": progress.done,
+                "total": progress.total,
+                "assignments": [
+                    {
+                        "position": a.position,
+                        "status": a.status,
+                        "url": request.build_absolute_uri(
+                            reverse("annotation:rate", args=[a.uuid])
+                        ),
+                    }
+                    for a in rater_assignments(rater=membership)
+                ],
+            }
+        )
+    return Response({"studies": studies})
+
+
+urlpatterns = [
+    path("studies/<slug:slug>/raters/", study_raters, name="raters"),
+    path("studies/<slug:slug>/invitations/", study_invitations, name="invitations"),
+    path(
+        "studies/<slug:slug>/invitations/<str:token_hash>/revoke/",
+        invitation_revoke,
+        name="invitation_revoke",
+    ),
+    path("studies/<slug:slug>/assign/", study_assign, name="assign"),
+    path("studies/<slug:slug>/progress/", study_progress, name="progress"),
+    path("studies/<slug:slug>/exports/<str:fmt>/", study_export, name="export"),
+    path("studies/<slug:slug>/unblind/", study_unblind, name="unblind"),
+    path("me/assignments/", my_assignments, name="my_assignments"),
+]

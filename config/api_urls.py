@@ -1,0 +1,20 @@
+"""The HTTP API, version 1: each app's endpoints, the OpenAPI schema and its browsable page."""
+
+from django.urls import path, re_path
+from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerSplitView
+
+import agreement.api
+import annotation.api
+import studies.api
+from config import api
+
+app_name = "api"
+
+urlpatterns = [
+    *studies.api.urlpatterns,
+    *annotation.api.urlpatterns,
+    *agreement.api.urlpatterns,
+    path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:openapi"), name="docs"),
+    re_path(r"^(?P<rest>.*)$", api.not_found, name="not_found"),
+]

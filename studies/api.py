@@ -1,0 +1,323 @@
+"""The HTTP API's study set-up: studies, their settings, rubric, test cases and status.
+
+Each endpoint looks the study up with ``studies.access`` (an outsider gets 404, a rater
+403), validates with the pages' own forms and writes through ``studies.services``, so an
+API request can do exactly what the same person could do on the pages. Shared plumbing
+(tokens, errors, pages, throttles) is in ``config/api.py``.
+"""
+
+import json
+
+from django.core.exceptions import PermissionDenied
+from django.forms.models import model_to_dict
+from django.urls import path
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import exceptions, serializers, status
+from rest_framework.decorators import api_view
+from rest_framework.response import Response
+
+from config.api import ErrorResponseSerializer, Pagination, body_object, form_errors, scalar_fields
+
+from . import access, selectors, services
+from .forms import StudyCreateForm, StudyForm
+from .importing import MAX_FILE_BYTES, file_type_for, size_problem
+from .models import Study, TestCase
+from .presets import PRESETS
+from .rubric import KINDS
+from .rubric_definition import definition_of, preset_definition
+
+ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
+
+
+class StudySerializer(serializers.ModelSerializer):
+    lead = serializers.CharField(source="lead.get_username", read_only=True)
+    transitions = serializers.SerializerMethodField()
+    rubric = serializers.CharField(source="rubric.name", read_only=True)
+
+    class Meta:
+        model = Study
+        fields = [
+            "slug", "name", "description", "status", "lead", "rubric", "transitions",
+            *[f for f in services.SETTINGS_FIELDS if f not in ("name", "description")],
+            "protocol_fingerprint", "created_at", "opened_at", "closed_at", "unblinded_at",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+    def get_transitions(self, study) -> list[str]:
+        return [name for name, _ in services.transitions_available(study=study)]
+
+
+class StudyCreateSerializer(serializers.ModelSerializer):
+    """For the schema: validation is the creation form's (``StudyCreateForm``)."""
+
+    rubric_preset = serializers.CharField(
+        default="reference",
+        help_text="What to start from, as on the New study page: a preset or protocol "
+        "(" + ", ".join(PRESETS) + "), or copy:<slug> of a study you coordinate.",
+    )
+    blinding_seed = serializers.IntegerField(
+        required=False, min_value=0, help_text="Empty: from what you start from."
+    )
+
+    class Meta:
+        model = Study
+        fields = ["slug", "name", "description", "rubric_preset", "blinding_seed"]
+
+
+class StudySettingsSerializer(serializers.ModelSerializer):
+    """For the schema: validation is the settings form's (``StudyForm``)."""
+
+    class Meta:
+        model = Study
+        fields = list(services.SETTINGS_FIELDS)
+        extra_kwargs = {name: {"required": False} for name in services.SETTINGS_FIELDS}
+
+
+class DimensionSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=sorted(KINDS))
+    level = serializers.CharField(required=False)
+    config = serializers.DictField()
+
+
+class RubricSerializer(serializers.Serializer):
+    """A rubric definition (docs/rubric-format.md); checked by ``rubric_definition``."""
+
+    name = serializers.CharField()
+    description = serializers.CharField(required=False)
+    dimensions = DimensionSerializer(many=True)
+
+
+class TestCaseSerializer(serializers.ModelSerializer):
+    id = serializers.CharField(source="case_id")
+
+    class Meta:
+        model = TestCase
+        fields = ["id", "position", "prompt", "context", "stratum", "purpose"]
+
+
+CasesInSerializer = inline_serializer(
+    "CasesImport",
+    {
+        "cases": serializers.ListField(
+            child=serializers.DictField(),
+            help_text='Objects as lines of a JSONL file: {"id", "prompt", "context", '
+            '"stratum", "responses": {system: text}}.',
+        ),
+    },
+)
+CasesOutSerializer = inline_serializer(
+    "CasesImported",
+    {
+        "imported": serializers.IntegerField(),
+        "systems": serializers.ListField(child=serializers.CharField()),
+        "strata": serializers.DictField(child=serializers.IntegerField()),
+    },
+)
+StatusInSerializer = inline_serializer(
+    "StatusChange",
+    {
+        "action": serializers.ChoiceField(choices=list(services.TRANSITIONS)),
+        "acknowledge_warnings": serializers.BooleanField(
+            default=False, help_text="Open although the blinding check found passages."
+        ),
+    },
+)
+
+
+def _study(request, slug) -> Study:
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    return study
+
+
+@extend_schema(
+    methods=["GET"],
+    summary="The studies you coordinate",
+    responses={200: StudySerializer(many=True), **ERRORS},
+)
+@extend_schema(
+    methods=["POST"],
+    summary="Create a draft study that you lead",
+    request=StudyCreateSerializer,
+    responses={201: StudySerializer, **ERRORS},
+)
+@api_view(["GET", "POST"])
+def study_collection(request):
+    if request.method == "GET":
+        paginator = Pagination()
+        page = paginator.paginate_queryset(
+            selectors.coordinated_studies(user=request.user).select_related("lead", "rubric"),
+            request,
+        )
+        return paginator.get_paginated_response(StudySerializer(page, many=True).data)
+    if not access.can_create_studies(request.user):
+        raise PermissionDenied
+    data = scalar_fields(body_object(request), StudyCreateSerializer.Meta.fields)
+    data.setdefault("rubric_preset", "reference")
+    # As on the New study page: only the studies this person coordinates may be copied.
+    copyable = selectors.coordinated_studies(user=request.user).only("slug", "name")
+    form = StudyCreateForm(data, copyable=copyable)
+    if not form.is_valid():
+        raise form_errors(form)
+    cleaned = form.cleaned_data
+    common = {
+        "slug": cleaned["slug"],
+        "name": cleaned["name"],
+        "description": cleaned["description"],
+        "lead": request.user,
+        "blinding_seed": cleaned["blinding_seed"],
+        "actor": request.user,
+    }
+    source = form.source()
+    if source is not None:
+        study = services.study_copy_create(source=source, **common)
+    else:
+        study = services.study_preset_create(preset=cleaned["rubric_preset"], **common)
+    return Response(StudySerializer(study).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(methods=["GET"], summary="A study", responses={200: StudySerializer, **ERRORS})
+@extend_schema(
+    methods=["PATCH"],
+    summary="Change a study's settings (protocol settings only until it opens)",
+    request=StudySettingsSerializer,
+    responses={200: StudySerializer, **ERRORS},
+)
+@api_view(["GET", "PATCH"])
+def study_detail(request, slug):
+    study = _study(request, slug)
+    if request.method == "PATCH":
+        data = scalar_fields(body_object(request), services.SETTINGS_FIELDS)
+        unknown = sorted(set(body_object(request)) - set(services.SETTINGS_FIELDS))
+        if unknown:
+            raise exceptions.ValidationError(
+                [
+                    f"{name}: not a setting; use {', '.join(services.SETTINGS_FIELDS)}."
+                    for name in unknown
+                ]
+            )
+        initial = model_to_dict(study, fields=StudyForm.Meta.fields)
+        # Fields left out keep their value; the service refuses frozen ones with its message.
+        form = StudyForm({**_form_values(initial), **data}, initial=initial)
+        if not form.is_valid():
+            raise form_errors(form)
+        study = services.study_update(study=study, actor=request.user, changes=form.changes())
+    return Response(StudySerializer(study).data)
+
+
+def _form_values(initial: dict) -> dict:
+    return {name: "" if value is None else value for name, value in initial.items()}
+
+
+@extend_schema(
+    methods=["GET"],
+    summary="The study's rubric, as a definition",
+    responses={200: RubricSerializer, **ERRORS},
+)
+@extend_schema(
+    methods=["PUT"],
+    summary="Replace the rubric with a definition (all or nothing; until the study opens)",
+    request=RubricSerializer,
+    responses={200: RubricSerializer, **ERRORS},
+)
+@api_view(["GET", "PUT"])
+def study_rubric(request, slug):
+    study = _study(request, slug)
+    if request.method == "PUT":
+        study = services.rubric_replace(
+            study=study, actor=request.user, definition=body_object(request)
+        )
+    return Response(definition_of(study.rubric))
+
+
+@extend_schema(
+    summary="The preset rubrics, as definitions",
+    responses={200: inline_serializer("Presets", {"presets": serializers.DictField()}), **ERRORS},
+)
+@api_view(["GET"])
+def rubric_presets(request):
+    return Response({"presets": {name: preset_definition(name) for name in PRESETS}})
+
+
+@extend_schema(
+    methods=["GET"],
+    summary="The study's test cases",
+    responses={200: TestCaseSerializer(many=True), **ERRORS},
+)
+@extend_schema(
+    methods=["POST"],
+    summary="Import test cases (all or nothing): a JSON body or a .csv/.jsonl/.xlsx file",
+    request={
+        "application/json": CasesInSerializer,
+        "multipart/form-data": inline_serializer("CasesFile", {"file": serializers.FileField()}),
+    },
+    responses={201: CasesOutSerializer, **ERRORS},
+)
+@api_view(["GET", "POST"])
+def study_cases(request, slug):
+    study = _study(request, slug)
+    if request.method == "GET":
+        paginator = Pagination()
+        page = paginator.paginate_queryset(study.test_cases.order_by("position"), request)
+        return paginator.get_paginated_response(TestCaseSerializer(page, many=True).data)
+    filename, data = _cases_body(request)
+    parsed = services.test_cases_import(
+        study=study, actor=request.user, filename=filename, data=data
+    )
+    return Response(
+        {"imported": len(parsed.cases), "systems": parsed.systems, "strata": dict(parsed.strata)},
+        status=status.HTTP_201_CREATED,
+    )
+
+
+def _cases_body(request) -> tuple[str, bytes]:
+    """The file to import: an uploaded one, or a JSON body's cases written as JSONL."""
+    upload = request.FILES.get("file")
+    if upload is not None:
+        if file_type_for(upload.name) is None:
+            raise exceptions.ValidationError(["file: use a .csv, .jsonl or .xlsx file."])
+        too_large = size_problem(upload.size)
+        if too_large:
+            raise exceptions.ValidationError([str(too_large)])
+        return upload.name, upload.read(MAX_FILE_BYTES + 1)
+    body = body_object(request)
+    cases = body.get("cases")
+    if not isinstance(cases, list) or not cases:
+        raise exceptions.ValidationError(
+            ['cases: send a non-empty list of {"id", "prompt", "responses": {...}} objects, '
+             'or upload a file as "file".']
+        )  # fmt: skip
+    # Line n of this JSONL is case n of the list, so problems name the case by its number.
+    text = "\n".join(json.dumps(case, ensure_ascii=False) for case in cases)
+    return "cases.jsonl", text.encode()
+
+
+@extend_schema(
+    summary="Change the study's status: pilot, open, close or reopen",
+    request=StatusInSerializer,
+    responses={200: StudySerializer, **ERRORS},
+)
+@api_view(["POST"])
+def study_status(request, slug):
+    study = _study(request, slug)
+    body = body_object(request)
+    action = body.get("action")
+    transition = services.TRANSITIONS.get(action) if isinstance(action, str) else None
+    if transition is None:
+        raise exceptions.ValidationError([f"action: use one of {', '.join(services.TRANSITIONS)}."])
+    kwargs = {"study": study, "actor": request.user}
+    if action == "open":
+        kwargs["acknowledge_warnings"] = body.get("acknowledge_warnings") is True
+    study = transition.service(**kwargs)
+    return Response(StudySerializer(study).data)
+
+
+urlpatterns = [
+    path("studies/", study_collection, name="studies"),
+    path("rubric-presets/", rubric_presets, name="rubric_presets"),
+    path("studies/<slug:slug>/", study_detail, name="study"),
+    path("studies/<slug:slug>/rubric/", study_rubric, name="rubric"),
+    path("studies/<slug:slug>/cases/", study_cases, name="cases"),
+    path("studies/<slug:slug>/status/", study_status, name="status"),
+]

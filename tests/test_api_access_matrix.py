@@ -1,0 +1,203 @@
+"""Every endpoint of the HTTP API, with the token of every kind of person.
+
+The sibling of ``test_access_matrix.py`` (same study, same people, same "a refusal writes
+nothing" check), for the API: its URLs come from the resolver, so a new endpoint fails
+``test_every_api_url_has_a_rule`` until its rule is written down here. Without a token,
+and with a revoked one, every endpoint but the schema answers 401; someone with no part
+in the study gets 404, a member in the wrong role 403, always in the API's error shape.
+"""
+
+import json
+from dataclasses import dataclass, field
+
+import pytest
+from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from studies import tokens
+from studies.models import ApiToken, Membership, Study
+from studies.services import membership_add
+
+from .test_access_matrix import API_NAMESPACE, _tables, project_urls, snapshot
+from .test_access_matrix import world as world  # noqa: PLC0414 - the shared fixture
+
+ROLES = (
+    "anonymous",  # no token
+    "revoked",  # the lead's token, revoked
+    "rater",  # a rater of the study
+    "other_rater",  # a rater of another study
+    "outside_coordinator",  # coordinator of another study
+    "lead",
+    "coordinator",  # a coordinator member of the study
+    "admin",
+)
+OUTSIDERS = ("other_rater", "outside_coordinator")
+CREATORS = ("outside_coordinator", "lead", "coordinator", "admin")
+OK = frozenset({200})
+# An allowed write may still be refused for what it says or the study's state (an empty
+# body, an open study that cannot be unblinded): the access check passed, nothing written.
+WRITE_OK = frozenset({200, 201, 202, 204, 400})
+
+
+@dataclass(frozen=True)
+class Rule:
+    """``who`` may use the endpoint with ``methods``; ``allowed`` per method when not OK."""
+
+    who: str
+    methods: tuple[str, ...] = ("GET",)
+    allowed: dict = field(default_factory=dict)
+
+
+# Groups: public (no token needed), signed_in (any valid token), coordinator (the lead,
+# coordinator members, admins; raters of the study 403; outsiders 404), lead (the study
+# lead only), creator (GET for any token, POST for those who may create studies).
+RULES = {
+    "api:openapi": Rule("public"),
+    "api:docs": Rule("public"),
+    "api:not_found": Rule("public", methods=(), allowed={}),
+    "api:rubric_presets": Rule("signed_in"),
+    "api:my_assignments": Rule("signed_in"),
+    "api:studies": Rule("creator", methods=("GET", "POST")),
+    "api:study": Rule("coordinator", methods=("GET", "PATCH")),
+    "api:rubric": Rule("coordinator", methods=("GET", "PUT")),
+    "api:cases": Rule("coordinator", methods=("GET", "POST")),
+    "api:status": Rule("coordinator", methods=("POST",)),
+    "api:raters": Rule("coordinator", methods=("GET", "POST")),
+    "api:invitations": Rule("coordinator", methods=("GET", "POST")),
+    "api:invitation_revoke": Rule("coordinator", methods=("POST",)),
+    "api:assign": Rule("coordinator", methods=("POST",)),
+    "api:progress": Rule("coordinator"),
+    "api:export": Rule("coordinator"),
+    "api:agreement": Rule("coordinator"),
+    "api:unblind": Rule("lead", methods=("POST",)),
+}
+METHODS = ("GET", "POST", "PATCH", "PUT", "DELETE")
+
+
+def api_urls():
+    return [(n, p) for n, p in project_urls() if n.startswith(f"{API_NAMESPACE}:")]
+
+
+def test_every_api_url_has_a_rule():
+    names = {name for name, _ in api_urls()}
+    assert sorted(names - set(RULES)) == [], "API URLs with no rule in this file"
+    assert sorted(set(RULES) - names) == [], "rules for API URLs that no longer exist"
+
+
+def expected(name: str, rule: Rule, role: str, method: str) -> frozenset:
+    if name == "api:not_found":
+        return frozenset({404})
+    if rule.who == "public":
+        return OK if method == "GET" else frozenset({405})
+    if role in ("anonymous", "revoked"):
+        return frozenset({401})
+    if method not in rule.methods:
+        return frozenset({405})
+    allowed = rule.allowed.get(method, OK if method == "GET" else WRITE_OK)
+    if rule.who == "signed_in":
+        return allowed
+    if rule.who == "creator":
+        return allowed if method == "GET" or role in CREATORS else frozenset({403})
+    if role in OUTSIDERS:
+        return frozenset({404})
+    members = ("lead", "coordinator", "admin") if rule.who == "coordinator" else ("lead",)
+    return allowed if role in members else frozenset({403})
+
+
+@pytest.fixture
+def api_world(world, settings):
+    settings.API_THROTTLE_RATES = {"user": "100000/min", "anon": "100000/min"}
+    people = world["people"]
+    other = Study.objects.get(slug="matrix-other")
+    membership_add(
+        study=other, user=people["outside_coordinator"], role=Membership.Role.COORDINATOR
+    )
+    secrets = {}
+    for role in ROLES:
+        if role in ("anonymous", "revoked"):
+            continue
+        _, secrets[role] = tokens.api_token_create(user=people[role], name="matrix")
+    revoked, secrets["revoked"] = tokens.api_token_create(user=people["lead"], name="old")
+    tokens.api_token_revoke(user=people["lead"], token_uuid=revoked.uuid)
+    # Marked as just used, so that a request does not write its "last used" time.
+    ApiToken.objects.update(last_used_at=timezone.now())
+    world["secrets"] = secrets
+    return world
+
+
+def _url(world, name, pattern) -> str:
+    kwargs = {}
+    for arg in pattern.pattern.regex.groupindex:
+        if arg == "token_hash":
+            kwargs[arg] = world["token_hashes"]["annotation:invitation_revoke"]
+        elif arg == "rest":
+            kwargs[arg] = "no-such-endpoint/"
+        else:
+            kwargs[arg] = world["args"][arg]
+    return reverse(name, kwargs=kwargs)
+
+
+def call(client, method, url, *, secret=None, body=None):
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {secret}"} if secret else {}
+    if method == "GET":
+        return client.get(url, **headers)
+    return client.generic(
+        method, url, json.dumps(body if body is not None else {}), "application/json", **headers
+    )
+
+
+def test_every_api_url_with_every_token(client, api_world):
+    world = api_world
+    tables = _tables()
+    problems = []
+    for name, pattern in api_urls():
+        rule = RULES[name]
+        url = _url(world, name, pattern)
+        for role in ROLES:
+            for method in METHODS:
+                with transaction.atomic():
+                    before = snapshot(tables)
+                    response = call(client, method, url, secret=world["secrets"].get(role))
+                    changed = snapshot(tables) != before
+                    transaction.set_rollback(True)
+                want = expected(name, rule, role, method)
+                if response.status_code not in want:
+                    problems.append(
+                        f"{name} {method} as {role}: {response.status_code}, want {sorted(want)}"
+                    )
+                if response.status_code >= 400:
+                    if changed:
+                        problems.append(f"{name} {method} as {role}: refused but wrote")
+                    if name == "api:docs":
+                        continue  # an HTML page for people; its 405 is a page too
+                    body = json.loads(response.content)
+                    if set(body) != {"error"} or body["error"]["status"] != response.status_code:
+                        problems.append(f"{name} {method} as {role}: error shape {body}")
+    assert not problems, "\n".join(problems)
+
+
+def test_a_revoked_token_is_refused_from_the_next_request(client, api_world):
+    people = api_world["people"]
+    token, secret = tokens.api_token_create(user=people["lead"], name="pipeline")
+    url = reverse("api:study", kwargs={"slug": "matrix"})
+    assert call(client, "GET", url, secret=secret).status_code == 200
+    tokens.api_token_revoke(user=people["lead"], token_uuid=token.uuid)
+    response = call(client, "GET", url, secret=secret)
+    assert response.status_code == 401
+    assert response.json()["error"]["message"] == "The token is unknown or has been revoked."
+    assert response["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_a_token_of_an_inactive_account_is_refused(client, api_world):
+    people = api_world["people"]
+    people["lead"].is_active = False
+    people["lead"].save(update_fields=["is_active"])
+    url = reverse("api:study", kwargs={"slug": "matrix"})
+    assert call(client, "GET", url, secret=api_world["secrets"]["lead"]).status_code == 401
+
+
+def test_a_session_is_not_an_api_sign_in(client, api_world):
+    """The API takes tokens only, so a page's session (and its CSRF) cannot drive it."""
+    client.force_login(api_world["people"]["lead"])
+    assert client.get(reverse("api:study", kwargs={"slug": "matrix"})).status_code == 401
