@@ -270,6 +270,10 @@ def study_unblind(request, slug):
                         "study": serializers.CharField(),
                         "name": serializers.CharField(),
                         "status": serializers.CharField(),
+                        "hold": serializers.CharField(
+                            allow_null=True,
+                            help_text="Why you cannot rate now (paused, closed, ...), or null.",
+                        ),
                         "done": serializers.IntegerField(),
                         "total": serializers.IntegerField(),
                         "assignments": inline_serializer(
@@ -292,12 +296,13 @@ def study_unblind(request, slug):
 @api_view(["GET"])
 def my_assignments(request):
     studies = []
-    for membership, progress in rater_memberships(user=request.user):
+    for membership, progress, hold in rater_memberships(user=request.user):
         studies.append(
             {
                 "study": membership.study.slug,
                 "name": membership.study.name,
                 "status": membership.status,
+                "hold": hold,
                 "done": progress.done,
                 "total": progress.total,
                 "assignments": [
