@@ -9,11 +9,12 @@ import numpy as np
 from django.db.models import Count, F, Max, Q
 
 from annotation.models import Assignment, Rating
-from studies.models import Membership, Study, TestCase
+from studies.models import Membership, Study, StudyEvent, TestCase
+from studies.services.quality import quality_settings_for
 
 from .analysis import DimensionData
 from .models import StudyAgreement
-from .qc import CaseRecord
+from .qc import CaseRecord, QualityAnswer, Rules
 
 
 @dataclass(frozen=True)
@@ -206,7 +207,12 @@ def agreement_awaits_run(*, study_id: int) -> bool:
 
 
 def qc_case_records(*, study: Study) -> list[CaseRecord]:
-    """Every submitted case with its active time and totals by on-screen position."""
+    """Every submitted case with its active time, totals by on-screen position, the
+    preference's side (pairwise studies) and its answers as the rater's screen showed them."""
+    rubric = study.rubric.scoring_dimensions()
+    per_response = [d for d in rubric if d.scope == "response"]
+    per_case = [d for d in rubric if d.scope == "case"]
+    preference = next((d for d in per_case if d.compares_two), None)
     rows = (
         Rating.objects.filter(
             assignment__test_case__study=study, assignment__status=Assignment.Status.SUBMITTED
@@ -219,23 +225,133 @@ def qc_case_records(*, study: Study) -> list[CaseRecord]:
             "assignment__source",
             "shown_label",
             "total",
+            "scores",
+            "assignment__case_scores",
         )
     )
     cases: dict[int, dict] = {}
-    for assignment_id, rater, seconds, source, shown_label, total in rows:
+    for assignment_id, rater, seconds, source, shown_label, total, scores, case_scores in rows:
         case = cases.setdefault(
-            assignment_id, {"rater": rater, "seconds": seconds, "source": source, "totals": {}}
+            assignment_id,
+            {
+                "rater": rater,
+                "seconds": seconds,
+                "source": source,
+                "totals": {},
+                "answers": [],
+                "case_scores": case_scores or {},
+            },
         )
         case["totals"][shown_label] = float(total)
-    return [
-        CaseRecord(
-            rater=case["rater"],
-            active_seconds=case["seconds"],
-            totals_by_position=tuple(case["totals"][label] for label in sorted(case["totals"])),
-            timed=case["source"] == Assignment.Source.SCREEN,
+        # Unflipped: the values as the rater's screen showed them.
+        case["answers"].extend(
+            (d.name, d.agreement_value((scores or {}).get(d.key))) for d in per_response
         )
-        for case in cases.values()
-    ]
+    records = []
+    for case in cases.values():
+        case_answers = [
+            (d.name, d.agreement_value(case["case_scores"].get(d.key))) for d in per_case
+        ]
+        first = None
+        if preference is not None:
+            value = preference.agreement_value(case["case_scores"].get(preference.key))
+            first = None if not value else value < 0  # negative: the first shown preferred
+        records.append(
+            CaseRecord(
+                rater=case["rater"],
+                active_seconds=case["seconds"],
+                totals_by_position=tuple(case["totals"][label] for label in sorted(case["totals"])),
+                timed=case["source"] == Assignment.Source.SCREEN,
+                first_preferred=first,
+                answers=tuple(case["answers"] + case_answers),
+            )
+        )
+    return records
+
+
+def qc_quality_answers(*, study: Study) -> list[QualityAnswer]:
+    """Every submitted gold item and attention check, checked against its expected answers
+    by each dimension's kind; the evidence names responses by system, never by label."""
+    rubric = {d.key: d for d in study.rubric.scoring_dimensions()}
+    assignments = (
+        Assignment.objects.filter(
+            test_case__study=study,
+            test_case__purpose__in=[TestCase.Purpose.GOLD, TestCase.Purpose.ATTENTION],
+            test_case__expected__isnull=False,
+            status=Assignment.Status.SUBMITTED,
+        )
+        .select_related("rater", "test_case__expected")
+        .prefetch_related("ratings__response__system")
+        .order_by("submitted_at", "pk")
+    )
+    answers = []
+    for assignment in assignments:
+        expected = assignment.test_case.expected.answers or {}
+        ratings = {rating.label: rating for rating in assignment.ratings.all()}
+        names = {label: r.response.system.name for label, r in ratings.items()}
+        details = []
+        for label, by_key in sorted((expected.get("responses") or {}).items()):
+            rating = ratings.get(label)
+            for key, wanted in by_key.items():
+                if key in rubric:
+                    value = (rating.scores or {}).get(key) if rating else None
+                    details.append(
+                        _detail(rubric[key], wanted, value, names, label=label, flipped=False)
+                    )
+        for key, wanted in (expected.get("case") or {}).items():
+            if key in rubric:
+                value = (assignment.case_scores or {}).get(key)
+                details.append(
+                    _detail(rubric[key], wanted, value, names, label="", flipped=assignment.flipped)
+                )
+        answers.append(
+            QualityAnswer(
+                rater=assignment.rater.pseudonym,
+                case=assignment.test_case.case_id,
+                purpose=assignment.test_case.purpose,
+                submitted_at=assignment.submitted_at.isoformat(),
+                met=sum(1 for d in details if d["met"]),
+                expected=len(details),
+                confidence=assignment.confidence,
+                details=tuple(details),
+            )
+        )
+    return answers
+
+
+def _detail(scoring, wanted, value, names, *, label: str, flipped: bool) -> dict:
+    return {
+        "dimension": scoring.name,
+        "response": names.get(label, ""),
+        "expected": scoring.expected_text(wanted, names=names),
+        "given": scoring.given_text(value, flipped=flipped, names=names),
+        "met": scoring.expected_met(wanted, value, flipped=flipped),
+    }
+
+
+def qc_rules(*, study: Study) -> Rules:
+    """The study's quality-control thresholds (its settings, or the protocol's defaults)."""
+    settings = quality_settings_for(study=study)
+    return Rules(
+        min_median_seconds=settings.min_median_seconds,
+        position_share=settings.position_share_percent / 100,
+        position_alpha=float(settings.position_alpha),
+        straight_line_items=settings.straight_line_items,
+        gold_pass_share=settings.gold_pass_percent / 100,
+        gold_minimum=settings.gold_minimum,
+        attention_misses=settings.attention_misses,
+    )
+
+
+def rater_reinstated_at(*, study: Study) -> dict[str, str]:
+    """Each rater's last reinstatement (ISO time): the gold rule counts answers after it."""
+    rows = study.events.filter(
+        kind=StudyEvent.Kind.RATER_REINSTATED, membership__isnull=False
+    ).values_list("membership__pseudonym", "created_at")
+    latest: dict[str, str] = {}
+    for pseudonym, at in rows:
+        latest[pseudonym] = max(latest.get(pseudonym, ""), at.isoformat())
+    return latest
 
 
 def rater_events(*, study: Study, kinds):

@@ -81,3 +81,30 @@ def rater_status_change(
     )
     analysis_inputs_announce(study_id=locked.study_id, reason="rater_status")
     return locked
+
+
+@transaction.atomic
+def rater_pause_automatic(*, membership_id: int, rule: str, reason: str, evidence: dict) -> bool:
+    """Pause an active rater because a quality rule says so (QC-001: gold accuracy).
+
+    The same state an administrator's pause sets, recorded in the history with no actor
+    and the evidence; only an administrator reinstates. False if the rater is not active
+    (already paused, excluded or withdrawn): nothing changes then.
+    """
+    locked = membership_lock(membership_id, exclusive=True)
+    if locked.role != Membership.Role.RATER or locked.status != Membership.Status.ACTIVE:
+        return False
+    locked.status = Membership.Status.PAUSED
+    locked.save(update_fields=["status"])
+    study_event_record(
+        study_id=locked.study_id,
+        actor=None,
+        kind=StudyEvent.Kind.RATER_PAUSED,
+        membership=locked,
+        reason=reason,
+        status=Membership.Status.PAUSED,
+        automatic=True,
+        rule=rule,
+        evidence=evidence,
+    )
+    return True
