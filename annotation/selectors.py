@@ -348,7 +348,7 @@ def self_check(*, rater: Membership) -> SelfCheck:
                 }
             )
             entries.append(
-                Entry(assignment.test_case.case_id, rating.shown_label, rating.scores, rating.total)
+                Entry(assignment.rater_label, rating.shown_label, rating.scores, rating.total)
             )
             for key, value in rating.scores.items():
                 if isinstance(value, dict) and value.get("flagged"):
@@ -391,7 +391,7 @@ def self_check(*, rater: Membership) -> SelfCheck:
         }
         for dimension in listing
     ]
-    by_case = {a.test_case.case_id: a for a in assignments}
+    by_case = {a.rater_label: a for a in assignments}
     findings = find_inconsistencies(
         entries=entries,
         counted=[(d["key"], d["name"]) for d in listing],

@@ -61,12 +61,26 @@ def study_assignments(request, slug):
     )
 
 
+ON_HOLD = (
+    "Your participation in this study is on hold. The study team will be in touch; "
+    "nothing more is needed from you for now."
+)
+
+
+def _on_hold(request, membership: Membership):
+    """A paused rater gets no next item: back to their study page, with the message."""
+    messages.info(request, ON_HOLD)
+    return redirect("annotation:assignments", slug=membership.study.slug)
+
+
 @login_required
 def study_next(request, slug):
     study, membership = rater_study(request, slug)
     blocked = blocking_redirect(request, rater=membership)
     if blocked:
         return blocked
+    if membership.status != Membership.Status.ACTIVE:
+        return _on_hold(request, membership)
     assignment = selectors.next_unrated(rater=membership)
     if assignment is None:
         messages.success(request, "You have submitted every case in this study.")
@@ -118,7 +132,11 @@ def assignment_rate(request, assignment_uuid):
             error = str(exc)
             version = assignment.version
         else:
-            messages.success(request, f"{assignment.test_case.case_id} submitted.")
+            messages.success(request, f"{assignment.rater_label} submitted.")
+            # The worker may have paused the rater on this very submission (QC-001).
+            assignment.rater.refresh_from_db(fields=["status"])
+            if assignment.rater.status != Membership.Status.ACTIVE:
+                return _on_hold(request, assignment.rater)
             following = selectors.next_unrated(rater=assignment.rater, after=assignment)
             if following is None:
                 messages.info(
@@ -152,7 +170,7 @@ def assignment_rate(request, assignment_uuid):
             "can_rate": can_rate,
             "readonly": not can_rate,
             "local_key": f"rate:{assignment.uuid}",
-            "footer_note": f"{assignment.test_case.case_id} · {progress.done} of "
+            "footer_note": f"Case {number} · {progress.done} of "
             f"{progress.total} done",
         },
         status=409 if stale else (400 if error else 200),
