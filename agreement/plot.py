@@ -53,3 +53,35 @@ def alpha_chart(result: dict) -> dict:
         ],
         "ticks": [{"value": t, "x": x(t)} for t in ticks],
     }
+
+
+SPARK_WIDTH = 220
+SPARK_HEIGHT = 60
+SPARK_PAD = 6
+
+
+def accuracy_chart(series: list, *, threshold: float) -> dict | None:
+    """A rater's running gold accuracy after each gold item, with the pass line, as
+    coordinates for a small inline SVG (0% at the bottom, 100% at the top)."""
+    points = [value for value in series if value is not None]
+    if not points:
+        return None
+    inner_w, inner_h = SPARK_WIDTH - 2 * SPARK_PAD, SPARK_HEIGHT - 2 * SPARK_PAD
+    step = inner_w / max(len(points) - 1, 1)
+
+    def y(value: float) -> float:
+        return round(SPARK_PAD + (1 - value) * inner_h, 1)
+
+    coords = [(round(SPARK_PAD + i * step, 1), y(v)) for i, v in enumerate(points)]
+    return {
+        "width": SPARK_WIDTH,
+        "height": SPARK_HEIGHT,
+        "points": " ".join(f"{px},{py}" for px, py in coords),
+        "dots": [
+            {"x": px, "y": py, "value": v} for (px, py), v in zip(coords, points, strict=True)
+        ],
+        "threshold_y": y(threshold),
+        "left": SPARK_PAD,
+        "right": SPARK_WIDTH - SPARK_PAD,
+        "last": points[-1],
+    }

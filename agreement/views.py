@@ -10,8 +10,8 @@ from studies.models import Membership
 from studies.services import RATER_ACTIONS, rater_status_change
 
 from . import qc
-from .plot import alpha_chart
-from .selectors import agreement_is_stale, rater_events, study_agreement
+from .plot import accuracy_chart, alpha_chart
+from .selectors import agreement_is_stale, qc_rules, rater_events, study_agreement
 from .services import agreement_request_recompute
 
 
@@ -97,33 +97,53 @@ def study_quality(request, slug):
     agreement = study_agreement(study=study)
     checks = (agreement.result or {}).get("qc", {})
     raters = study.memberships.filter(role=Membership.Role.RATER).select_related("user")
+    rules = qc_rules(study=study)
+    rows = []
+    for m in raters.order_by("pseudonym"):
+        check = checks.get(m.pseudonym)
+        quality = (check or {}).get("quality")
+        rows.append(
+            {
+                "membership": m,
+                "check": check,
+                "quality": quality,
+                "chart": accuracy_chart(quality["gold"]["series"], threshold=rules.gold_pass_share)
+                if quality
+                else None,
+                "error": form_errors.get(m.pseudonym),
+            }
+        )
+    # Open flags first: raters with a flag who are not yet excluded.
+    rows.sort(
+        key=lambda row: (
+            not (
+                (row["check"] or {}).get("flags")
+                and row["membership"].status != Membership.Status.EXCLUDED
+            )
+        )
+    )
     return render(
         request,
         "agreement/quality.html",
         {
             "study": study,
             "agreement": agreement,
-            "rows": [
-                {
-                    "membership": m,
-                    "check": checks.get(m.pseudonym),
-                    "error": form_errors.get(m.pseudonym),
-                }
-                for m in raters.order_by("pseudonym")
-            ],
+            "rows": rows,
             "events": [
                 {
                     "created_at": event.created_at,
                     "rater": event.membership.pseudonym,
                     "label": event.get_kind_display(),
                     "reason": event.reason,
+                    "automatic": bool(event.detail.get("automatic")),
                 }
                 for event in rater_events(study=study, kinds=RATER_DECISIONS)
             ],
             "can_act": request.user.is_staff,
+            "rules": rules,
             "thresholds": {
-                "seconds": qc.MIN_MEDIAN_SECONDS,
-                "position": qc.POSITION_BIAS_SHARE,
+                "seconds": rules.min_median_seconds,
+                "position": rules.position_share,
                 "position_cases": qc.POSITION_BIAS_MIN_CASES,
                 "gap": qc.PEER_GAP,
             },
