@@ -170,8 +170,7 @@ def assignment_rate(request, assignment_uuid):
             "can_rate": can_rate,
             "readonly": not can_rate,
             "local_key": f"rate:{assignment.uuid}",
-            "footer_note": f"Case {number} · {progress.done} of "
-            f"{progress.total} done",
+            "footer_note": f"{assignment.rater_label} · {progress.done} of {progress.total} done",
         },
         status=409 if stale else (400 if error else 200),
     )
