@@ -7,6 +7,7 @@ stored by key label; each dimension's kind reads and checks them (``studies.rubr
 of it is part of the protocol: it can change only before the study opens.
 """
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -294,10 +295,14 @@ def _gold_groups(rows, *, column: dict, cases: dict) -> tuple[dict, list[str]]:
 
 @transaction.atomic
 def attention_check_create(
-    *, study: Study, case_id: str, prompt: str, text: str, actor
+    *, study: Study, case_id: str, prompt: str, text: str, actor, stratum: str | None = None
 ) -> TestCase:
     """Add an attention check: every system's response is the instructed text, and the
-    expected answer of every dimension is what that text asks for (its kind says what)."""
+    expected answer of every dimension is what that text asks for (its kind says what).
+
+    Raters see a case's stratum, so the check takes one like the sample's (the most common,
+    unless one is given): a case without one would stand out in a stratified study.
+    """
     from studies.services.cases import test_cases_add  # the case writer
 
     study = _unfrozen(study)
@@ -308,13 +313,23 @@ def attention_check_create(
         raise StudySetupError(f"The study already has a test case {case_id}.")
     if not prompt or len(prompt) > 20000 or len(text) > 20000:
         raise StudySetupError("Give a prompt, and keep prompt and text under 20,000 characters.")
+    if stratum is None:
+        strata = Counter(study.test_cases.in_sample().values_list("stratum", flat=True))
+        stratum = strata.most_common(1)[0][0] if strata else ""
     systems = sorted(study.systems.values_list("name", flat=True))
     if not systems:
         raise StudySetupError("Import the test cases first: the check needs the study's systems.")
     (test_case,) = test_cases_add(
         study=study,
         systems=systems,
-        cases=[{"id": case_id, "prompt": prompt, "responses": {s: text for s in systems}}],
+        cases=[
+            {
+                "id": case_id,
+                "prompt": prompt,
+                "stratum": stratum[:100],
+                "responses": {s: text for s in systems},
+            }
+        ],
     )
     answers: dict = {"responses": {}, "case": {}}
     labels = list(test_case.labels.values_list("label", flat=True))
