@@ -29,6 +29,8 @@ from studies.signals import analysis_inputs_announce
 from studies.tabular import read_table
 
 MAX_EXPLANATION = 2000
+# A field of the browser form: longer text is cut before it is read (then refused as too long).
+MAX_EXPECTED_FIELD = 300
 MAX_GOLD_ROWS = 5000
 GOLD_COLUMNS = ("case_id", "response", "dimension", "expected", "explanation")
 QUALITY_PURPOSES = (TestCase.Purpose.GOLD, TestCase.Purpose.ATTENTION)
