@@ -243,3 +243,22 @@ def test_attention_checks_expect_the_lowest_score_and_two_misses_flag():
     assert "missed 2 attention checks" in qc[rater]["flags"]
     # A flag for review only: the rater stays active.
     assert Membership.objects.get(user=user).status == Membership.Status.ACTIVE
+
+
+def test_gold_answers_have_their_own_export_and_stay_out_of_the_long_table():
+    from annotation.exports import gold_rows, long_rows
+    from annotation.services import rating_submit
+
+    study, (user,) = gold_study(sample=2, gold=2, gold_percent=50)
+    for assignment in queue(user, study):
+        payload = bad() if assignment.test_case.purpose == "gold" else good()
+        rating_submit(assignment=assignment, payload=payload, any_version=True)
+    long_header, *long_table = list(long_rows(study=study))
+    long_cases = {row[long_header.index("test_case")] for row in long_table}
+    assert long_cases == {"TC-001", "TC-002"}
+    header, *rows = list(gold_rows(study=study))
+    assert header[:4] == ["rater", "rater_status", "test_case", "purpose"]
+    # Two gold items, four expected answers each, none met; no system named while blinded.
+    assert len(rows) == 8 and {row[8] for row in rows} == {"no"}
+    assert {row[6] for row in rows if row[5] == "depth"} == {"5"}
+    assert "system" not in header
