@@ -8,7 +8,16 @@ from . import protocol
 from .activity import rating_activity
 from .identity_check import Mention
 from .importing import ParsedCases, parse_cases
-from .models import BlindedLabel, IdentityMention, Membership, Study, StudyEvent
+from .models import (
+    BlindedLabel,
+    ExpectedAnswer,
+    IdentityMention,
+    Membership,
+    QualitySettings,
+    Study,
+    StudyEvent,
+    TestCase,
+)
 from .rubric import RubricValueError
 
 
@@ -153,6 +162,35 @@ def study_protocol_document(*, study: Study) -> dict:
             "alpha": f"{study.success_alpha:.3f}",
             "min_dimensions": study.success_min_dimensions,
         },
+        "quality_control": _quality_document(study),
+    }
+
+
+def quality_settings_for(*, study: Study) -> QualitySettings:
+    """The study's quality rules; the protocol template's defaults when none were saved."""
+    return QualitySettings.objects.filter(study=study).first() or QualitySettings(study=study)
+
+
+def _quality_document(study: Study) -> dict:
+    settings = quality_settings_for(study=study)
+    rules = {
+        f.name: getattr(settings, f.name)
+        for f in QualitySettings._meta.concrete_fields
+        if f.name not in ("id", "study")
+    }
+    rules["position_alpha"] = f"{settings.position_alpha:.3f}"
+    items = (
+        ExpectedAnswer.objects.filter(test_case__study=study)
+        .exclude(test_case__purpose=TestCase.Purpose.SAMPLE)
+        .order_by("test_case__position")
+        .values_list("test_case__case_id", "test_case__purpose", "answers", "explanation")
+    )
+    return {
+        "rules": rules,
+        "items": [
+            {"id": case_id, "purpose": purpose, "expected": answers, "explanation": text}
+            for case_id, purpose, answers, text in items
+        ],
     }
 
 

@@ -25,6 +25,7 @@ from studies.models import (
     TestCase,
 )
 from studies.rubric import RubricValueError
+from studies.selectors import quality_settings_for
 from studies.signals import analysis_inputs_announce
 from studies.tabular import read_table
 
@@ -51,11 +52,6 @@ SETTING_BOUNDS = {
     "position_share_percent": (51, 100),
     "straight_line_items": (3, 1000),
 }
-
-
-def quality_settings_for(*, study: Study) -> QualitySettings:
-    """The study's rules; the protocol template's defaults when none were saved."""
-    return QualitySettings.objects.filter(study=study).first() or QualitySettings(study=study)
 
 
 def _unfrozen(study: Study) -> Study:
