@@ -535,6 +535,11 @@ class ChecklistDimension(PointsInCell):
     def attention_expected(self) -> dict | None:
         return {"checked": [False] * len(self.criteria)}
 
+    def given_text(self, value: dict | None, *, flipped: bool = False, names=None) -> str:
+        if isinstance(value, dict) and value.get("checked") is not None:
+            return ";".join("yes" if c else "no" for c in value["checked"])
+        return super().given_text(value, flipped=flipped, names=names)
+
     def describe_expected(self) -> str:
         return f"yes, no or any for each of the {len(self.criteria)} criteria: yes;no;any"
 

@@ -47,7 +47,7 @@ def bad(confidence="high"):
 
 def gold_study(*, sample=10, gold=6, attention=0, raters=1, gold_percent=50):
     lead = UserFactory()
-    study = study_create(slug=f"gold-{lead.username}", name="Gold", lead=lead)
+    study = study_create(slug=f"reasoning-{lead.username}", name="Reasoning", lead=lead)
     cases = make_cases(sample + gold)
     for case in cases[sample:]:
         case["id"] = f"Q-{case['id']}"
