@@ -144,9 +144,10 @@ def practice_case(*, study: Study, settings: OnboardingSettings | None = None) -
     settings = settings or onboarding_settings(study=study)
     if not settings.practice_enabled:
         return None
-    if settings.practice_case_id:
+    # Never a gold item or attention check: practising on one would name it to the rater.
+    if settings.practice_case_id and settings.practice_case.purpose == TestCase.Purpose.SAMPLE:
         return settings.practice_case
-    return study.test_cases.order_by("position").first()
+    return study.test_cases.in_sample().order_by("position").first()
 
 
 def training_items(*, study: Study, kind: str):
