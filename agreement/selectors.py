@@ -9,6 +9,7 @@ import numpy as np
 from django.db.models import Count, F, Max, Q
 
 from annotation.models import Assignment, Rating
+from annotation.selectors import expected_answer_details
 from studies.models import Membership, Study, StudyEvent, TestCase
 from studies.services.quality import quality_settings_for
 
@@ -286,24 +287,13 @@ def qc_quality_answers(*, study: Study) -> list[QualityAnswer]:
     )
     answers = []
     for assignment in assignments:
-        expected = assignment.test_case.expected.answers or {}
-        ratings = {rating.label: rating for rating in assignment.ratings.all()}
-        names = {label: r.response.system.name for label, r in ratings.items()}
-        details = []
-        for label, by_key in sorted((expected.get("responses") or {}).items()):
-            rating = ratings.get(label)
-            for key, wanted in by_key.items():
-                if key in rubric:
-                    value = (rating.scores or {}).get(key) if rating else None
-                    details.append(
-                        _detail(rubric[key], wanted, value, names, label=label, flipped=False)
-                    )
-        for key, wanted in (expected.get("case") or {}).items():
-            if key in rubric:
-                value = (assignment.case_scores or {}).get(key)
-                details.append(
-                    _detail(rubric[key], wanted, value, names, label="", flipped=assignment.flipped)
-                )
+        ratings = assignment.ratings.all()
+        details = expected_answer_details(
+            assignment=assignment,
+            expected=assignment.test_case.expected.answers or {},
+            dimensions=rubric,
+            names={r.label: r.response.system.name for r in ratings},
+        )
         answers.append(
             QualityAnswer(
                 rater=assignment.rater.pseudonym,
@@ -317,16 +307,6 @@ def qc_quality_answers(*, study: Study) -> list[QualityAnswer]:
             )
         )
     return answers
-
-
-def _detail(scoring, wanted, value, names, *, label: str, flipped: bool) -> dict:
-    return {
-        "dimension": scoring.name,
-        "response": names.get(label, ""),
-        "expected": scoring.expected_text(wanted, names=names),
-        "given": scoring.given_text(value, flipped=flipped, names=names),
-        "met": scoring.expected_met(wanted, value, flipped=flipped),
-    }
 
 
 def qc_rules(*, study: Study) -> Rules:

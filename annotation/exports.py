@@ -25,6 +25,7 @@ from studies.errors import ApplicationError
 from studies.models import BlindedLabel, Membership, Study, TestCase
 
 from .models import Assignment
+from .selectors import expected_answer_details
 from .worksheets.columns import (
     WORKSHEET_FIXED,
     DimensionColumn,
@@ -260,31 +261,24 @@ def gold_rows(*, study: Study) -> Iterator[list]:
         .order_by("rater__pseudonym", "test_case__position")
     )
     for assignment in assignments.iterator(chunk_size=CHUNK):
-        expected = assignment.test_case.expected.answers or {}
-        scores = {rating.label: rating.scores for rating in assignment.ratings.all()}
-        names = {label: label for label in scores}
-        wanted = [
-            (label, key, spec, (scores.get(label) or {}).get(key), False)
-            for label, by_key in sorted((expected.get("responses") or {}).items())
-            for key, spec in by_key.items()
-        ] + [
-            ("", key, spec, (assignment.case_scores or {}).get(key), assignment.flipped)
-            for key, spec in (expected.get("case") or {}).items()
-        ]
-        for label, key, spec, value, flipped in wanted:
-            dimension = dimensions.get(key)
-            if dimension is None:
-                continue
+        names = {rating.label: rating.label for rating in assignment.ratings.all()}
+        for detail in expected_answer_details(
+            assignment=assignment,
+            expected=assignment.test_case.expected.answers or {},
+            dimensions=dimensions,
+            names=names,
+        ):
+            label = detail["label"]
             row = [
                 assignment.rater.pseudonym,
                 assignment.rater.status,
                 assignment.test_case.case_id,
                 assignment.test_case.purpose,
                 label,
-                key,
-                dimension.expected_text(spec, names=names),
-                dimension.given_text(value, flipped=flipped, names=names),
-                "yes" if dimension.expected_met(spec, value, flipped=flipped) else "no",
+                detail["key"],
+                detail["expected"],
+                detail["given"],
+                "yes" if detail["met"] else "no",
                 assignment.get_confidence_display(),
                 assignment.active_seconds,
                 _timestamp(assignment.submitted_at),

@@ -409,3 +409,66 @@ def self_check(*, rater: Membership) -> SelfCheck:
         pending=pending,
         max_total=sum(d["max"] for d in per_response),
     )
+
+
+# --- Gold items and attention checks: a submitted answer against the expected one ---------
+
+
+def expected_answer_details(
+    *, assignment: Assignment, expected: dict, dimensions: dict, names: dict
+) -> list[dict]:
+    """Each expected answer of a submitted gold item or attention check, checked by its
+    dimension's kind: [{"label", "key", "dimension", "response", "expected", "given", "met"}].
+
+    ``expected`` is the case's ``ExpectedAnswer.answers``; ``dimensions`` the rubric's
+    kinds by key; ``names`` what to call each key label (system names for coordinators, the
+    labels themselves in an export before unblinding). Ratings come from
+    ``assignment.ratings`` (prefetch them for many assignments).
+    """
+    scores = {rating.label: rating.scores or {} for rating in assignment.ratings.all()}
+    wanted = [
+        (label, key, spec, scores.get(label, {}).get(key), False)
+        for label, by_key in sorted((expected.get("responses") or {}).items())
+        for key, spec in by_key.items()
+    ] + [
+        ("", key, spec, (assignment.case_scores or {}).get(key), assignment.flipped)
+        for key, spec in (expected.get("case") or {}).items()
+    ]
+    details = []
+    for label, key, spec, value, flipped in wanted:
+        scoring = dimensions.get(key)
+        if scoring is None:  # a dimension removed since (only possible before opening)
+            continue
+        details.append(
+            {
+                "label": label,
+                "key": key,
+                "dimension": scoring.name,
+                "response": names.get(label, label),
+                "expected": scoring.expected_text(spec, names=names),
+                "given": scoring.given_text(value, flipped=flipped, names=names),
+                "met": scoring.expected_met(spec, value, flipped=flipped),
+            }
+        )
+    return details
+
+
+def gold_feedback(*, assignment: Assignment) -> str:
+    """The explanation to show after a missed gold item, when the study gives feedback on
+    gold (off by default: the protocol keeps gold unannounced); "" otherwise."""
+    from studies.selectors import quality_settings_for
+
+    case = assignment.test_case
+    if (
+        case.purpose != TestCase.Purpose.GOLD
+        or not quality_settings_for(study=case.study).gold_feedback
+    ):
+        return ""
+    expected = getattr(case, "expected", None)
+    if expected is None or not expected.explanation:
+        return ""
+    dimensions = {d.key: d for d in case.study.rubric.scoring_dimensions()}
+    details = expected_answer_details(
+        assignment=assignment, expected=expected.answers, dimensions=dimensions, names={}
+    )
+    return expected.explanation if any(not d["met"] for d in details) else ""

@@ -133,6 +133,9 @@ def assignment_rate(request, assignment_uuid):
             version = assignment.version
         else:
             messages.success(request, f"{assignment.rater_label} submitted.")
+            feedback = selectors.gold_feedback(assignment=assignment)
+            if feedback:
+                messages.info(request, f"About {assignment.rater_label}: {feedback}")
             # The worker may have paused the rater on this very submission (QC-001).
             assignment.rater.refresh_from_db(fields=["status"])
             if assignment.rater.status != Membership.Status.ACTIVE:

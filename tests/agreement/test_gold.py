@@ -262,3 +262,19 @@ def test_gold_answers_have_their_own_export_and_stay_out_of_the_long_table():
     assert len(rows) == 8 and {row[8] for row in rows} == {"no"}
     assert {row[6] for row in rows if row[5] == "depth"} == {"5"}
     assert "system" not in header
+
+
+@pytest.mark.parametrize("feedback", [False, True])
+def test_a_missed_gold_item_is_explained_only_if_the_study_gives_feedback(client, feedback):
+    from studies.models import QualitySettings
+
+    study, (user,) = gold_study(sample=4, gold=2)
+    QualitySettings.objects.filter(study=study).update(gold_feedback=feedback)
+    client.force_login(user)
+    golds = [a for a in queue(user, study) if a.test_case.purpose == "gold"]
+    response = post(client, golds[0], bad())
+    page = client.get(response["Location"]).text
+    assert ("Six factors are listed." in page) is feedback
+    # A gold item answered right is never explained.
+    page = client.get(post(client, golds[1], good())["Location"]).text
+    assert "Six factors are listed." not in page
