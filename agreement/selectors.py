@@ -334,6 +334,14 @@ def rater_reinstated_at(*, study: Study) -> dict[str, str]:
     return latest
 
 
+def dismissed_flags(*, study: Study, membership: Membership) -> set[str]:
+    """The flag texts an administrator dismissed for this rater (with a reason)."""
+    rows = study.events.filter(
+        kind=StudyEvent.Kind.RATER_FLAG_DISMISSED, membership=membership
+    ).values_list("detail", flat=True)
+    return {flag for detail in rows for flag in (detail or {}).get("flags", [])}
+
+
 def rater_events(*, study: Study, kinds):
     """The administrators' decisions about raters, newest first."""
     return study.events.filter(membership__isnull=False, kind__in=kinds).select_related(

@@ -11,7 +11,13 @@ from studies.services import RATER_ACTIONS, rater_status_change
 
 from . import qc
 from .plot import accuracy_chart, alpha_chart
-from .selectors import agreement_is_stale, qc_rules, rater_events, study_agreement
+from .selectors import (
+    agreement_is_stale,
+    dismissed_flags,
+    qc_rules,
+    rater_events,
+    study_agreement,
+)
 from .services import agreement_request_recompute
 
 
@@ -65,6 +71,11 @@ def study_agreement_status(request, slug):
 RATER_DECISIONS = [kind for _, kind in RATER_ACTIONS.values()]
 
 
+def _open_flags(check: dict, dismissed: set[str]) -> list[str]:
+    """A rater's flags not yet dismissed; a flag whose evidence changes is a new flag."""
+    return [flag for flag in check.get("flags", []) if flag not in dismissed]
+
+
 @login_required
 def study_quality(request, slug):
     """Quality-control flags per rater; administrators pause, retrain or exclude here."""
@@ -78,21 +89,25 @@ def study_quality(request, slug):
         membership = get_object_or_404(
             Membership, study=study, role=Membership.Role.RATER, pseudonym=pseudonym
         )
+        agreement = study_agreement(study=study)
+        check = (agreement.result or {}).get("qc", {}).get(membership.pseudonym) or {}
         try:
             changed = rater_status_change(
                 membership=membership,
                 action=request.POST.get("action", ""),
                 reason=request.POST.get("reason", ""),
                 actor=request.user,
+                flags=_open_flags(check, dismissed_flags(study=study, membership=membership)),
             )
         except ApplicationError as error:
             form_errors[membership.pseudonym] = str(error)
         else:
-            messages.success(
-                request,
-                f"{changed.pseudonym} is now {changed.get_status_display().lower()}; "
-                "the reason is recorded.",
+            done = (
+                "the flags are dismissed"
+                if request.POST.get("action") == "dismiss"
+                else f"{changed.pseudonym} is now {changed.get_status_display().lower()}"
             )
+            messages.success(request, f"{done}; the reason is recorded.")
             return redirect("agreement:qc", slug=study.slug)
     agreement = study_agreement(study=study)
     checks = (agreement.result or {}).get("qc", {})
@@ -102,10 +117,13 @@ def study_quality(request, slug):
     for m in raters.order_by("pseudonym"):
         check = checks.get(m.pseudonym)
         quality = (check or {}).get("quality")
+        dismissed = dismissed_flags(study=study, membership=m)
         rows.append(
             {
                 "membership": m,
                 "check": check,
+                "open_flags": _open_flags(check or {}, dismissed),
+                "dismissed": [f for f in (check or {}).get("flags", []) if f in dismissed],
                 "quality": quality,
                 "chart": accuracy_chart(quality["gold"]["series"], threshold=rules.gold_pass_share)
                 if quality

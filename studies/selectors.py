@@ -284,6 +284,11 @@ SETUP_EVENTS = (
     StudyEvent.Kind.RATER_SENT_TO_RETRAINING,
     StudyEvent.Kind.RATER_EXCLUDED,
     StudyEvent.Kind.RATER_REINSTATED,
+    StudyEvent.Kind.RATER_FLAG_DISMISSED,
+    StudyEvent.Kind.QUALITY_SETTINGS_CHANGED,
+    StudyEvent.Kind.EXPECTED_ANSWERS_SET,
+    StudyEvent.Kind.EXPECTED_ANSWERS_IMPORTED,
+    StudyEvent.Kind.ATTENTION_CHECK_ADDED,
     StudyEvent.Kind.UNBLINDED,
 )
 # Administrators' decisions about a rater: shown with the pseudonym and the reason.
@@ -292,7 +297,20 @@ RATER_DECISIONS = (
     StudyEvent.Kind.RATER_SENT_TO_RETRAINING,
     StudyEvent.Kind.RATER_EXCLUDED,
     StudyEvent.Kind.RATER_REINSTATED,
+    StudyEvent.Kind.RATER_FLAG_DISMISSED,
 )
+
+
+# Gold items and attention checks: what each set-up event names.
+QUALITY_ITEM_EVENTS = {
+    StudyEvent.Kind.EXPECTED_ANSWERS_SET: lambda d: (
+        f": {d.get('case', '')} ({d.get('purpose', '')})"
+    ),
+    StudyEvent.Kind.EXPECTED_ANSWERS_IMPORTED: lambda d: (
+        f": {d.get('cases', 0)} from {d.get('file', '')}"
+    ),
+    StudyEvent.Kind.ATTENTION_CHECK_ADDED: lambda d: f": {d.get('case', '')}",
+}
 
 
 def _describe(event: StudyEvent) -> str:
@@ -320,7 +338,10 @@ def _describe(event: StudyEvent) -> str:
         text += f"; fingerprint {detail['fingerprint'][:12]}…"
     elif event.kind in RATER_DECISIONS and event.membership is not None:
         text = f"{event.membership.pseudonym}: {text.lower()}"
+        text += " automatically (QC rule)" if detail.get("automatic") else ""
         text += f" ({event.reason})" if event.reason else ""
+    elif event.kind in QUALITY_ITEM_EVENTS:
+        text += QUALITY_ITEM_EVENTS[event.kind](detail)
     elif event.kind == Kind.WORKSHEET_IMPORTED and event.membership is not None:
         text += f" for {event.membership.pseudonym}: {detail.get('cases', 0)} cases"
     return text
@@ -336,7 +357,9 @@ def study_setup_events(*, study: Study, limit: int = 50) -> list[dict]:
     return [
         {
             "when": event.created_at,
-            "who": event.actor.get_username() if event.actor else "(command line)",
+            "who": event.actor.get_username()
+            if event.actor
+            else ("(quality control)" if event.detail.get("automatic") else "(command line)"),
             "what": _describe(event),
         }
         for event in events

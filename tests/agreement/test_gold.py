@@ -149,6 +149,13 @@ def test_a_rater_below_70_percent_on_five_gold_items_is_paused_through_the_views
     event = StudyEvent.objects.get(kind=StudyEvent.Kind.RATER_PAUSED, membership=membership)
     assert event.actor is None and event.detail["automatic"] and event.detail["rule"] == "QC-001"
     assert len(event.detail["evidence"]["missed"]) == 5
+    from studies.selectors import study_setup_events
+
+    history = study_setup_events(study=study)
+    assert any(
+        row["who"] == "(quality control)" and "paused automatically" in row["what"]
+        for row in history
+    )
     missed = event.detail["evidence"]["missed"][0]["details"][0]
     assert {missed["expected"], missed["given"]} == {"5", "0"}
     page = client.get(response["Location"]).text
@@ -278,3 +285,34 @@ def test_a_missed_gold_item_is_explained_only_if_the_study_gives_feedback(client
     # A gold item answered right is never explained.
     page = client.get(post(client, golds[1], good())["Location"]).text
     assert "Six factors are listed." not in page
+
+
+def test_an_admin_dismisses_a_flag_with_a_reason_and_it_is_in_the_history(client):
+    from annotation.services import rating_submit
+    from studies.selectors import study_setup_events
+
+    study, (user,) = gold_study(sample=10, gold=0, attention=2, gold_percent=0)
+    for assignment in queue(user, study):
+        rating_submit(assignment=assignment, payload=good(), any_version=True)
+    membership = Membership.objects.get(user=user)
+    admin = UserFactory(is_staff=True)
+    client.force_login(admin)
+    url = reverse("agreement:qc", args=[study.slug])
+    no_reason = client.post(url, {"rater": membership.pseudonym, "action": "dismiss"})
+    assert no_reason.status_code == 400
+    response = client.post(
+        url,
+        {"rater": membership.pseudonym, "action": "dismiss", "reason": "Checks were unclear"},
+    )
+    assert response.status_code == 302
+    page = client.get(url).text
+    assert "<s>missed 2 attention checks</s> (dismissed)" in page
+    event = StudyEvent.objects.get(kind=StudyEvent.Kind.RATER_FLAG_DISMISSED)
+    assert "missed 2 attention checks" in event.detail["flags"]
+    membership.refresh_from_db()
+    assert membership.status == Membership.Status.ACTIVE
+    history = [row["what"] for row in study_setup_events(study=study)]
+    assert any("flag dismissed (Checks were unclear)" in text for text in history)
+    # Nothing left to dismiss: refused, and said so.
+    again = client.post(url, {"rater": membership.pseudonym, "action": "dismiss", "reason": "x"})
+    assert again.status_code == 400 and "no open flag" in again.text
