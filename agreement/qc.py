@@ -40,7 +40,15 @@ def binomial_two_sided_p(successes: int, n: int, p: float = 0.5) -> float:
     likely than the one observed (the "minimum likelihood" method)."""
     if n == 0:
         return 1.0
-    probabilities = [math.comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(n + 1)]
+
+    def log_pmf(k: int) -> float:
+        # In logarithms: a binomial coefficient of a few thousand cases overflows a float.
+        return (
+            math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+            + k * math.log(p) + (n - k) * math.log1p(-p)
+        )  # fmt: skip
+
+    probabilities = [math.exp(log_pmf(k)) for k in range(n + 1)]
     observed = probabilities[successes]
     # A relative tolerance, so outcomes equally likely in exact arithmetic count as such.
     return min(1.0, sum(q for q in probabilities if q <= observed * (1 + 1e-7)))

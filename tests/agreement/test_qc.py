@@ -80,7 +80,10 @@ def test_cases_from_worksheets_are_untimed_and_never_look_fast():
 # --- Completed rules: binomial position test, preference basis, straight-lining -----------
 
 
-@pytest.mark.parametrize(("k", "n"), [(0, 1), (6, 6), (5, 8), (7, 10), (3, 10), (14, 20), (50, 60)])
+@pytest.mark.parametrize(
+    ("k", "n"),
+    [(0, 1), (6, 6), (5, 8), (7, 10), (3, 10), (14, 20), (50, 60), (2600, 5000), (2000, 6000)],
+)
 def test_the_binomial_test_matches_scipy(k, n):
     assert binomial_two_sided_p(k, n) == pytest.approx(binomtest(k, n, 0.5).pvalue, rel=1e-9)
 
