@@ -9,7 +9,9 @@ of QC-001 (``gold_check``'s "pause"), and reinstating is always an administrator
 
 import math
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+import numpy as np
 
 MIN_MEDIAN_SECONDS = 20
 POSITION_BIAS_SHARE = 0.70
@@ -67,18 +69,22 @@ class CaseRecord:
     # Pairwise studies: whether the preference went to the response shown first (None for a
     # tie or no preference); the position rule reads this instead of the totals.
     first_preferred: bool | None = None
-    # Every answer of the case as (dimension name, value for agreement), for straight-lining.
-    answers: tuple = field(default_factory=tuple)
 
 
 def rater_checks(
-    *, cases: list[CaseRecord], agreement: dict | None, rules: Rules | None = None
+    *,
+    cases: list[CaseRecord],
+    agreement: dict | None,
+    rules: Rules | None = None,
+    answers: dict[str, dict[str, list[float]]] | None = None,
 ) -> dict:
     """{pseudonym: {"cases", "median_seconds", "untimed", "first_preferred", "decided",
     "position_p", "position_basis", "peer_gaps", "straight_lines", "flags": [...]}} for
     every rater with a submitted case.
 
-    Time per case is judged on timed cases only: a case imported from a worksheet has no
+    ``answers`` holds each rater's answers per dimension (for straight-lining), as
+    ``answer_values`` reads them from the agreement data. Time per case is judged on timed
+    cases only: a case imported from a worksheet has no
     measured time, so it is counted in "untimed" and never makes the median look fast.
     """
     rules = rules or Rules()
@@ -99,7 +105,7 @@ def rater_checks(
         position = _position(records, rules)
         if position["flag"]:
             flags.append(position["flag"])
-        straight = straight_lines(records, items=rules.straight_line_items)
+        straight = straight_lines((answers or {}).get(rater, {}), items=rules.straight_line_items)
         flags.extend(straight)
         gaps = per_rater_agreement.get(rater, [])
         if gaps:
@@ -148,23 +154,28 @@ def _position(records: list[CaseRecord], rules: Rules) -> dict:
     return {"share": share, "n": n, "p": p, "basis": basis, "flag": flag}
 
 
-def straight_lines(records: list[CaseRecord], *, items: int) -> list[str]:
+def answer_values(raters: list[str], dimensions) -> dict[str, dict[str, list[float]]]:
+    """{rater: {dimension name: their answers}} from the agreement matrices (raters x
+    units, NaN where nothing was answered), in unit order."""
+    values: dict[str, dict[str, list[float]]] = {rater: {} for rater in raters}
+    for dimension in dimensions:
+        for index, rater in enumerate(raters):
+            row = dimension.matrix[index]
+            values[rater][dimension.name] = [float(v) for v in row[~np.isnan(row)]]
+    return values
+
+
+def straight_lines(values: dict[str, list[float]], *, items: int) -> list[str]:
     """Identical answers on every item, or no variation on a dimension across ``items``."""
-    answered = [r for r in records if r.answers]
-    if len(answered) < items:
-        return []
-    if len({r.answers for r in answered}) == 1:
-        return [f"identical answers on every one of {len(answered)} items"]
-    flags = []
-    values: dict[str, list] = {}
-    for record in answered:
-        for name, value in record.answers:
-            if value is not None:
-                values.setdefault(name, []).append(value)
-    for name, seen in values.items():
-        if len(seen) >= items and len(set(seen)) == 1:
-            flags.append(f"no variation on {name} across {len(seen)} answers")
-    return flags
+    constant = {name: seen for name, seen in values.items() if len(set(seen)) == 1}
+    counts = [len(seen) for seen in values.values() if seen]
+    if counts and len(constant) == len(counts) and max(counts) >= items:
+        return [f"identical answers on every item ({max(counts)} answers per dimension)"]
+    return [
+        f"no variation on {name} across {len(seen)} answers"
+        for name, seen in constant.items()
+        if len(seen) >= items
+    ]
 
 
 @dataclass(frozen=True)

@@ -208,12 +208,8 @@ def agreement_awaits_run(*, study_id: int) -> bool:
 
 
 def qc_case_records(*, study: Study) -> list[CaseRecord]:
-    """Every submitted case with its active time, totals by on-screen position, the
-    preference's side (pairwise studies) and its answers as the rater's screen showed them."""
-    rubric = study.rubric.scoring_dimensions()
-    per_response = [d for d in rubric if d.scope == "response"]
-    per_case = [d for d in rubric if d.scope == "case"]
-    preference = next((d for d in per_case if d.compares_two), None)
+    """Every submitted case with its active time, totals by on-screen position and, where
+    the rubric has a pairwise preference, whether it went to the response shown first."""
     rows = (
         Rating.objects.filter(
             assignment__test_case__study=study, assignment__status=Assignment.Status.SUBMITTED
@@ -226,48 +222,42 @@ def qc_case_records(*, study: Study) -> list[CaseRecord]:
             "assignment__source",
             "shown_label",
             "total",
-            "scores",
-            "assignment__case_scores",
         )
     )
     cases: dict[int, dict] = {}
-    for assignment_id, rater, seconds, source, shown_label, total, scores, case_scores in rows:
+    for assignment_id, rater, seconds, source, shown_label, total in rows:
         case = cases.setdefault(
-            assignment_id,
-            {
-                "rater": rater,
-                "seconds": seconds,
-                "source": source,
-                "totals": {},
-                "answers": [],
-                "case_scores": case_scores or {},
-            },
+            assignment_id, {"rater": rater, "seconds": seconds, "source": source, "totals": {}}
         )
         case["totals"][shown_label] = float(total)
-        # Unflipped: the values as the rater's screen showed them.
-        case["answers"].extend(
-            (d.name, d.agreement_value((scores or {}).get(d.key))) for d in per_response
+    firsts = _first_preferred(study=study)
+    return [
+        CaseRecord(
+            rater=case["rater"],
+            active_seconds=case["seconds"],
+            totals_by_position=tuple(case["totals"][label] for label in sorted(case["totals"])),
+            timed=case["source"] == Assignment.Source.SCREEN,
+            first_preferred=firsts.get(assignment_id),
         )
-    records = []
-    for case in cases.values():
-        case_answers = [
-            (d.name, d.agreement_value(case["case_scores"].get(d.key))) for d in per_case
-        ]
-        first = None
-        if preference is not None:
-            value = preference.agreement_value(case["case_scores"].get(preference.key))
-            first = None if not value else value < 0  # negative: the first shown preferred
-        records.append(
-            CaseRecord(
-                rater=case["rater"],
-                active_seconds=case["seconds"],
-                totals_by_position=tuple(case["totals"][label] for label in sorted(case["totals"])),
-                timed=case["source"] == Assignment.Source.SCREEN,
-                first_preferred=first,
-                answers=tuple(case["answers"] + case_answers),
-            )
-        )
-    return records
+        for assignment_id, case in cases.items()
+    ]
+
+
+def _first_preferred(*, study: Study) -> dict[int, bool | None]:
+    """Per submitted assignment: True when the pairwise preference went to the response
+    shown first, False to the second, None for a tie; empty without a preference."""
+    preference = next((d for d in study.rubric.scoring_dimensions() if d.compares_two), None)
+    if preference is None:
+        return {}
+    rows = Assignment.objects.filter(
+        test_case__study=study, status=Assignment.Status.SUBMITTED
+    ).values_list("pk", "case_scores")
+    firsts = {}
+    for pk, case_scores in rows.iterator(chunk_size=2000):
+        # Unflipped: the value as the rater's screen showed it; negative prefers the first.
+        value = preference.agreement_value((case_scores or {}).get(preference.key))
+        firsts[pk] = None if not value else value < 0
+    return firsts
 
 
 def qc_quality_answers(*, study: Study) -> list[QualityAnswer]:

@@ -16,7 +16,7 @@ from . import coalescing
 from .analysis import DimensionData, analyse_study_point, with_intervals
 from .background import background_schedule
 from .models import StudyAgreement
-from .qc import quality_checks, rater_checks
+from .qc import answer_values, quality_checks, rater_checks
 from .selectors import (
     StudyRatings,
     agreement_awaits_run,
@@ -103,7 +103,13 @@ def _point_result(*, study: Study) -> tuple[dict, StudyRatings]:
     result["left_out"] = data.left_out
     # The QC rules read point estimates only: they are final in the first stage.
     rules = qc_rules(study=study)
-    result["qc"] = rater_checks(cases=qc_case_records(study=study), agreement=result, rules=rules)
+    result["qc"] = rater_checks(
+        cases=qc_case_records(study=study),
+        agreement=result,
+        rules=rules,
+        # Straight-lining reads the sample's answers, already loaded for agreement.
+        answers=answer_values(data.raters, data.dimensions),
+    )
     for rater, check in quality_checks(qc_quality_answers(study=study), rules).items():
         entry = result["qc"].setdefault(rater, {"flags": []})
         entry["quality"] = check

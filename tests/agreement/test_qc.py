@@ -5,6 +5,7 @@ from agreement.qc import (
     CaseRecord,
     QualityAnswer,
     Rules,
+    answer_values,
     binomial_two_sided_p,
     confidence_accuracy,
     gold_check,
@@ -114,18 +115,40 @@ def test_position_bias_reads_the_preference_and_needs_significance():
     assert ties["R-01"]["decided"] == 1 and ties["R-01"]["position_basis"] == "preference"
 
 
-def answers(values):
-    return CaseRecord("R-01", 30, (1.0, 2.0), answers=tuple(values))
-
-
 def test_straight_lining_at_its_threshold():
-    same = [answers([("Depth", 4.0), ("Depth", 4.0), ("Pref", 1.0)]) for _ in range(10)]
-    assert straight_lines(same[:9], items=10) == []
-    assert straight_lines(same, items=10) == ["identical answers on every one of 10 items"]
-    varied = [answers([("Depth", 4.0), ("Pref", float(i % 3))]) for i in range(10)]
+    same = {"Depth": [4.0] * 10, "Pref": [1.0] * 10}
+    assert straight_lines({k: v[:9] for k, v in same.items()}, items=10) == []
+    assert straight_lines(same, items=10) == [
+        "identical answers on every item (10 answers per dimension)"
+    ]
+    varied = {"Depth": [4.0] * 10, "Pref": [float(i % 3) for i in range(10)]}
     assert straight_lines(varied, items=10) == ["no variation on Depth across 10 answers"]
-    lively = [answers([("Depth", float(i % 2)), ("Pref", float(i % 3))]) for i in range(10)]
+    lively = {"Depth": [float(i % 2) for i in range(10)], "Pref": [1.0] * 9}
     assert straight_lines(lively, items=10) == []
+
+
+def test_answer_values_read_the_agreement_matrices():
+    import numpy as np
+
+    from agreement.analysis import DimensionData
+
+    matrix = np.array([[1.0, np.nan, 1.0], [np.nan, 2.0, 3.0]])
+    dimension = DimensionData(
+        key="d", name="Depth", level="ordinal", matrix=matrix, unit_strata=[""] * 3
+    )
+    assert answer_values(["R-01", "R-02"], [dimension]) == {
+        "R-01": {"Depth": [1.0, 1.0]},
+        "R-02": {"Depth": [2.0, 3.0]},
+    }
+    checks = rater_checks(
+        cases=[CaseRecord("R-01", 30, (1.0, 2.0))],
+        agreement=None,
+        rules=Rules(straight_line_items=2),
+        answers=answer_values(["R-01", "R-02"], [dimension]),
+    )
+    assert checks["R-01"]["straight_lines"] == [
+        "identical answers on every item (2 answers per dimension)"
+    ]
 
 
 def test_time_threshold_comes_from_the_rules():
