@@ -316,3 +316,30 @@ def test_an_admin_dismisses_a_flag_with_a_reason_and_it_is_in_the_history(client
     # Nothing left to dismiss: refused, and said so.
     again = client.post(url, {"rater": membership.pseudonym, "action": "dismiss", "reason": "x"})
     assert again.status_code == 400 and "no open flag" in again.text
+
+
+def test_position_bias_reads_the_pairwise_preference_as_shown():
+    from agreement.selectors import qc_case_records
+    from annotation.services import rating_submit
+
+    lead = UserFactory()
+    study = study_create(slug="pref-qc", name="Pref", lead=lead, rubric_preset="pairwise")
+    cases_add(study=study, systems=list(SYSTEMS), cases=make_cases(4))
+    study.side_mode = "balanced"
+    study.save(update_fields=["side_mode"])
+    user = UserFactory()
+    membership = membership_add(study=study, user=user, role=Membership.Role.RATER)
+    assignments_create_all(study=study, rater=membership)
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.OPEN)
+    # Always the response shown first, whichever system it was (half the screens flipped).
+    for assignment in membership.assignments.all():
+        rating_submit(
+            assignment=assignment,
+            payload={"case": {"preference": {"choice": -2}}, "confidence": "low"},
+            any_version=True,
+        )
+    records = qc_case_records(study=study)
+    assert [r.first_preferred for r in records] == [True] * 4
+    qc = StudyAgreement.objects.get(study=study).result["qc"][membership.pseudonym]
+    assert qc["position_basis"] == "preference" and qc["first_preferred"] == 1.0
+    assert qc["decided"] == 4 and qc["position_p"] == pytest.approx(0.125)
