@@ -85,3 +85,29 @@ def accuracy_chart(series: list, *, threshold: float) -> dict | None:
         "right": SPARK_WIDTH - SPARK_PAD,
         "last": points[-1],
     }
+
+
+def time_chart(bins: list[int], *, edges, threshold: float) -> dict | None:
+    """Bars of a rater's timed cases per band of seconds (the last band open-ended), the
+    bands under the time threshold marked, for a small inline SVG."""
+    if not bins or not sum(bins):
+        return None
+    inner_h = SPARK_HEIGHT - 2 * SPARK_PAD - 12
+    width = (SPARK_WIDTH - 2 * SPARK_PAD) / len(bins)
+    tallest = max(bins)
+    bars = []
+    for index, count in enumerate(bins):
+        height = round(inner_h * count / tallest, 1)
+        bars.append(
+            {
+                "x": round(SPARK_PAD + index * width + 1, 1),
+                "y": round(SPARK_PAD + inner_h - height, 1),
+                "width": round(width - 2, 1),
+                "height": height,
+                "count": count,
+                "label": f"{edges[index]}+" if index == len(bins) - 1 else f"{edges[index]}",
+                "label_x": round(SPARK_PAD + index * width + width / 2, 1),
+                "fast": edges[index] < threshold,
+            }
+        )
+    return {"width": SPARK_WIDTH, "height": SPARK_HEIGHT, "bars": bars, "label_y": SPARK_HEIGHT - 2}

@@ -18,6 +18,8 @@ POSITION_BIAS_SHARE = 0.70
 POSITION_BIAS_MIN_CASES = 6
 POSITION_ALPHA = 0.05
 PEER_GAP = 0.10
+# Time per item on the QC page: the lower edge of each bar, in seconds.
+TIME_BINS = (0, 10, 20, 40, 80, 160, 320)
 STRAIGHT_LINE_ITEMS = 10
 GOLD_PASS_SHARE = 0.70
 GOLD_MINIMUM = 5
@@ -115,6 +117,10 @@ def rater_checks(
             "cases": len(records),
             "median_seconds": median_seconds,
             "untimed": len(records) - len(timed),
+            "time_bins": [
+                sum(1 for t in timed if low <= t < high)
+                for low, high in zip(TIME_BINS, (*TIME_BINS[1:], math.inf), strict=True)
+            ],
             "first_preferred": position["share"],
             "decided": position["n"],
             "position_p": position["p"],

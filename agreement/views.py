@@ -10,7 +10,7 @@ from studies.models import Membership
 from studies.services import RATER_ACTIONS, rater_status_change
 
 from . import qc
-from .plot import accuracy_chart, alpha_chart
+from .plot import accuracy_chart, alpha_chart, time_chart
 from .selectors import (
     agreement_is_stale,
     dismissed_flags,
@@ -128,6 +128,11 @@ def study_quality(request, slug):
                 "chart": accuracy_chart(quality["gold"]["series"], threshold=rules.gold_pass_share)
                 if quality
                 else None,
+                "time_chart": time_chart(
+                    (check or {}).get("time_bins") or [],
+                    edges=qc.TIME_BINS,
+                    threshold=rules.min_median_seconds,
+                ),
                 "error": form_errors.get(m.pseudonym),
             }
         )

@@ -176,6 +176,7 @@ def test_a_rater_below_70_percent_on_five_gold_items_is_paused_through_the_views
     qc_page = client.get(reverse("agreement:qc", args=[study.slug])).text
     assert "gold accuracy 0% on 5 items" in qc_page
     assert "Q-TC-" in qc_page  # which items were missed
+    assert "data-time-chart" in qc_page and "by active seconds: 0 s:" in qc_page  # time
     reinstated = client.post(
         reverse("agreement:qc", args=[study.slug]),
         {"rater": membership.pseudonym, "action": "reinstate", "reason": "Retrained on gold"},
