@@ -1,7 +1,7 @@
 """Gold items and attention checks: the coordinator marks cases, writes expected answers
 (in the browser or as a gold file), adds attention checks and sets the quality rules."""
 
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from django import forms
 from django.contrib import messages
@@ -59,6 +59,13 @@ class QualitySettingsForm(forms.Form):
 class GoldFileForm(forms.Form):
     file = forms.FileField(label="Gold file (CSV or Excel)")
 
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        # Refused before it is read into memory.
+        if upload.size > MAX_BYTES:
+            raise forms.ValidationError(f"The file is larger than {MAX_BYTES // (1024 * 1024)} MB.")
+        return upload
+
 
 class AttentionForm(forms.Form):
     case_id = forms.CharField(label="Test case id", max_length=50)
@@ -102,8 +109,6 @@ def quality_items(request, slug):
                 gold_form = GoldFileForm(request.POST, request.FILES)
                 if gold_form.is_valid():
                     upload = gold_form.cleaned_data["file"]
-                    if upload.size > MAX_BYTES:
-                        raise quality.StudySetupError("The file is larger than 10 MB.")
                     count = quality.expected_answers_import(
                         study=study, filename=upload.name, data=upload.read(), actor=request.user
                     )
@@ -117,7 +122,7 @@ def quality_items(request, slug):
                     )
                     messages.success(request, "The attention check is added.")
                     return redirect("studies:quality", slug=study.slug)
-        except (ApplicationError, InvalidOperation) as error:
+        except ApplicationError as error:
             messages.error(request, str(error))
             problems = list(getattr(error, "problems", []))
         status = 400
