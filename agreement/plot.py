@@ -72,3 +72,61 @@ def alpha_chart(result: dict, *, layout: str = "wide") -> dict:
         ],
         "ticks": [{"value": t, "x": x(t)} for t in ticks],
     }
+
+
+SPARK_WIDTH = 220
+SPARK_HEIGHT = 60
+SPARK_PAD = 6
+
+
+def accuracy_chart(series: list, *, threshold: float) -> dict | None:
+    """A rater's running gold accuracy after each gold item, with the pass line, as
+    coordinates for a small inline SVG (0% at the bottom, 100% at the top)."""
+    points = [value for value in series if value is not None]
+    if not points:
+        return None
+    inner_w, inner_h = SPARK_WIDTH - 2 * SPARK_PAD, SPARK_HEIGHT - 2 * SPARK_PAD
+    step = inner_w / max(len(points) - 1, 1)
+
+    def y(value: float) -> float:
+        return round(SPARK_PAD + (1 - value) * inner_h, 1)
+
+    coords = [(round(SPARK_PAD + i * step, 1), y(v)) for i, v in enumerate(points)]
+    return {
+        "width": SPARK_WIDTH,
+        "height": SPARK_HEIGHT,
+        "points": " ".join(f"{px},{py}" for px, py in coords),
+        "dots": [
+            {"x": px, "y": py, "value": v} for (px, py), v in zip(coords, points, strict=True)
+        ],
+        "threshold_y": y(threshold),
+        "left": SPARK_PAD,
+        "right": SPARK_WIDTH - SPARK_PAD,
+        "last": points[-1],
+    }
+
+
+def time_chart(bins: list[int], *, edges, threshold: float) -> dict | None:
+    """Bars of a rater's timed cases per band of seconds (the last band open-ended), the
+    bands under the time threshold marked, for a small inline SVG."""
+    if not bins or not sum(bins):
+        return None
+    inner_h = SPARK_HEIGHT - 2 * SPARK_PAD - 12
+    width = (SPARK_WIDTH - 2 * SPARK_PAD) / len(bins)
+    tallest = max(bins)
+    bars = []
+    for index, count in enumerate(bins):
+        height = round(inner_h * count / tallest, 1)
+        bars.append(
+            {
+                "x": round(SPARK_PAD + index * width + 1, 1),
+                "y": round(SPARK_PAD + inner_h - height, 1),
+                "width": round(width - 2, 1),
+                "height": height,
+                "count": count,
+                "label": f"{edges[index]}+" if index == len(bins) - 1 else f"{edges[index]}",
+                "label_x": round(SPARK_PAD + index * width + width / 2, 1),
+                "fast": edges[index] < threshold,
+            }
+        )
+    return {"width": SPARK_WIDTH, "height": SPARK_HEIGHT, "bars": bars, "label_y": SPARK_HEIGHT - 2}

@@ -9,11 +9,13 @@ import numpy as np
 from django.db.models import Count, F, Max, Q
 
 from annotation.models import Assignment, Rating
-from studies.models import Membership, Study, TestCase
+from annotation.selectors import expected_answer_details
+from studies.models import Membership, Study, StudyEvent, TestCase
+from studies.services.quality import quality_settings_for
 
 from .analysis import DimensionData
 from .models import StudyAgreement
-from .qc import CaseRecord
+from .qc import CaseRecord, QualityAnswer, Rules
 
 
 @dataclass(frozen=True)
@@ -206,7 +208,8 @@ def agreement_awaits_run(*, study_id: int) -> bool:
 
 
 def qc_case_records(*, study: Study) -> list[CaseRecord]:
-    """Every submitted case with its active time and totals by on-screen position."""
+    """Every submitted case with its active time, totals by on-screen position and, where
+    the rubric has a pairwise preference, whether it went to the response shown first."""
     rows = (
         Rating.objects.filter(
             assignment__test_case__study=study, assignment__status=Assignment.Status.SUBMITTED
@@ -227,15 +230,106 @@ def qc_case_records(*, study: Study) -> list[CaseRecord]:
             assignment_id, {"rater": rater, "seconds": seconds, "source": source, "totals": {}}
         )
         case["totals"][shown_label] = float(total)
+    firsts = _first_preferred(study=study)
     return [
         CaseRecord(
             rater=case["rater"],
             active_seconds=case["seconds"],
             totals_by_position=tuple(case["totals"][label] for label in sorted(case["totals"])),
             timed=case["source"] == Assignment.Source.SCREEN,
+            first_preferred=firsts.get(assignment_id),
         )
-        for case in cases.values()
+        for assignment_id, case in cases.items()
     ]
+
+
+def _first_preferred(*, study: Study) -> dict[int, bool | None]:
+    """Per submitted assignment: True when the pairwise preference went to the response
+    shown first, False to the second, None for a tie; empty without a preference."""
+    preference = next((d for d in study.rubric.scoring_dimensions() if d.compares_two), None)
+    if preference is None:
+        return {}
+    rows = Assignment.objects.filter(
+        test_case__study=study, status=Assignment.Status.SUBMITTED
+    ).values_list("pk", "case_scores")
+    firsts = {}
+    for pk, case_scores in rows.iterator(chunk_size=2000):
+        # Unflipped: the value as the rater's screen showed it; negative prefers the first.
+        value = preference.agreement_value((case_scores or {}).get(preference.key))
+        firsts[pk] = None if not value else value < 0
+    return firsts
+
+
+def qc_quality_answers(*, study: Study) -> list[QualityAnswer]:
+    """Every submitted gold item and attention check, checked against its expected answers
+    by each dimension's kind; the evidence names responses by system, never by label."""
+    rubric = {d.key: d for d in study.rubric.scoring_dimensions()}
+    assignments = (
+        Assignment.objects.filter(
+            test_case__study=study,
+            test_case__purpose__in=[TestCase.Purpose.GOLD, TestCase.Purpose.ATTENTION],
+            test_case__expected__isnull=False,
+            status=Assignment.Status.SUBMITTED,
+        )
+        .select_related("rater", "test_case__expected")
+        .prefetch_related("ratings__response__system")
+        .order_by("submitted_at", "pk")
+    )
+    answers = []
+    for assignment in assignments:
+        ratings = assignment.ratings.all()
+        details = expected_answer_details(
+            assignment=assignment,
+            expected=assignment.test_case.expected.answers or {},
+            dimensions=rubric,
+            names={r.label: r.response.system.name for r in ratings},
+        )
+        answers.append(
+            QualityAnswer(
+                rater=assignment.rater.pseudonym,
+                case=assignment.test_case.case_id,
+                purpose=assignment.test_case.purpose,
+                submitted_at=assignment.submitted_at.isoformat(),
+                met=sum(1 for d in details if d["met"]),
+                expected=len(details),
+                confidence=assignment.confidence,
+                details=tuple(details),
+            )
+        )
+    return answers
+
+
+def qc_rules(*, study: Study) -> Rules:
+    """The study's quality-control thresholds (its settings, or the protocol's defaults)."""
+    settings = quality_settings_for(study=study)
+    return Rules(
+        min_median_seconds=settings.min_median_seconds,
+        position_share=settings.position_share_percent / 100,
+        position_alpha=float(settings.position_alpha),
+        straight_line_items=settings.straight_line_items,
+        gold_pass_share=settings.gold_pass_percent / 100,
+        gold_minimum=settings.gold_minimum,
+        attention_misses=settings.attention_misses,
+    )
+
+
+def rater_reinstated_at(*, study: Study) -> dict[str, str]:
+    """Each rater's last reinstatement (ISO time): the gold rule counts answers after it."""
+    rows = study.events.filter(
+        kind=StudyEvent.Kind.RATER_REINSTATED, membership__isnull=False
+    ).values_list("membership__pseudonym", "created_at")
+    latest: dict[str, str] = {}
+    for pseudonym, at in rows:
+        latest[pseudonym] = max(latest.get(pseudonym, ""), at.isoformat())
+    return latest
+
+
+def dismissed_flags(*, study: Study, membership: Membership) -> set[str]:
+    """The flag texts an administrator dismissed for this rater (with a reason)."""
+    rows = study.events.filter(
+        kind=StudyEvent.Kind.RATER_FLAG_DISMISSED, membership=membership
+    ).values_list("detail", flat=True)
+    return {flag for detail in rows for flag in (detail or {}).get("flags", [])}
 
 
 def rater_events(*, study: Study, kinds):

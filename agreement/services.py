@@ -9,13 +9,14 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from studies.models import Study
+from studies.models import Membership, Study
+from studies.services import rater_pause_automatic
 
 from . import coalescing
 from .analysis import DimensionData, analyse_study_point, with_intervals
 from .background import background_schedule
 from .models import StudyAgreement
-from .qc import rater_checks
+from .qc import answer_values, quality_checks, rater_checks
 from .selectors import (
     StudyRatings,
     agreement_awaits_run,
@@ -23,6 +24,9 @@ from .selectors import (
     analysis_inputs,
     awaiting_run,
     qc_case_records,
+    qc_quality_answers,
+    qc_rules,
+    rater_reinstated_at,
     study_ratings,
 )
 
@@ -111,8 +115,54 @@ def _point_result(*, study: Study) -> tuple[dict, StudyRatings]:
     result["phase"] = study.current_phase
     result["left_out"] = data.left_out
     # The QC rules read point estimates only: they are final in the first stage.
-    result["qc"] = rater_checks(cases=qc_case_records(study=study), agreement=result)
+    rules = qc_rules(study=study)
+    result["qc"] = rater_checks(
+        cases=qc_case_records(study=study),
+        agreement=result,
+        rules=rules,
+        # Straight-lining reads the sample's answers, already loaded for agreement.
+        answers=answer_values(data.raters, data.dimensions),
+    )
+    for rater, check in quality_checks(qc_quality_answers(study=study), rules).items():
+        entry = result["qc"].setdefault(rater, {"flags": []})
+        entry["quality"] = check
+        entry["flags"] = entry.get("flags", []) + check["flags"]
     return result, data
+
+
+def quality_enforce(*, study: Study) -> list[str]:
+    """Pause, automatically, every active rater whose gold answers fail QC-001; returns
+    their pseudonyms. Only answers since a rater's last reinstatement count, so an
+    administrator's reinstatement gives them a fresh start rather than an instant pause."""
+    rules = qc_rules(study=study)
+    since = rater_reinstated_at(study=study)
+    answers = [
+        a for a in qc_quality_answers(study=study) if a.submitted_at > since.get(a.rater, "")
+    ]
+    active = dict(
+        study.memberships.filter(
+            role=Membership.Role.RATER, status=Membership.Status.ACTIVE
+        ).values_list("pseudonym", "pk")
+    )
+    paused = []
+    for rater, check in quality_checks(answers, rules).items():
+        gold = check["gold"]
+        if rater not in active or not gold["pause"]:
+            continue
+        reason = (
+            f"Gold accuracy {gold['accuracy']:.0%} on {gold['items']} gold items, below "
+            f"{rules.gold_pass_share:.0%} (QC-001)."
+        )
+        evidence = {
+            "items": gold["items"],
+            "accuracy": round(gold["accuracy"], 4),
+            "missed": gold["missed"][:50],
+        }
+        if rater_pause_automatic(
+            membership_id=active[rater], rule="QC-001", reason=reason, evidence=evidence
+        ):
+            paused.append(rater)
+    return paused
 
 
 def agreement_result(*, study: Study) -> tuple[dict, int]:
@@ -150,6 +200,8 @@ def agreement_point_stage(*, study_id: int) -> PointStage | None:
             n_ratings=data.n_ratings,
             inputs=inputs,
         )
+    # QC-001 acts on every run, even one a fresher result overtook: the pause is idempotent.
+    quality_enforce(study=study)
     # The run's locked part ends here (see tasks.py); its intervals come next.
     logger.info("Agreement run for study %s finished (request %s)", study_id, target)
     if not written:

@@ -10,8 +10,8 @@ from studies.models import Membership
 from studies.services import RATER_ACTIONS, rater_status_change
 
 from . import qc
-from .plot import alpha_chart
-from .selectors import rater_events, study_agreement
+from .plot import accuracy_chart, alpha_chart, time_chart
+from .selectors import dismissed_flags, qc_rules, rater_events, study_agreement
 from .services import agreement_stale_check
 
 
@@ -58,6 +58,11 @@ def study_agreement_status(request, slug):
 RATER_DECISIONS = [kind for _, kind in RATER_ACTIONS.values()]
 
 
+def _open_flags(check: dict, dismissed: set[str]) -> list[str]:
+    """A rater's flags not yet dismissed; a flag whose evidence changes is a new flag."""
+    return [flag for flag in check.get("flags", []) if flag not in dismissed]
+
+
 @login_required
 def study_quality(request, slug):
     """Quality-control flags per rater; administrators pause, retrain or exclude here."""
@@ -71,52 +76,84 @@ def study_quality(request, slug):
         membership = get_object_or_404(
             Membership, study=study, role=Membership.Role.RATER, pseudonym=pseudonym
         )
+        agreement = study_agreement(study=study)
+        check = (agreement.result or {}).get("qc", {}).get(membership.pseudonym) or {}
         try:
             changed = rater_status_change(
                 membership=membership,
                 action=request.POST.get("action", ""),
                 reason=request.POST.get("reason", ""),
                 actor=request.user,
+                flags=_open_flags(check, dismissed_flags(study=study, membership=membership)),
             )
         except ApplicationError as error:
             form_errors[membership.pseudonym] = str(error)
         else:
-            messages.success(
-                request,
-                f"{changed.pseudonym} is now {changed.get_status_display().lower()}; "
-                "the reason is recorded.",
+            done = (
+                "the flags are dismissed"
+                if request.POST.get("action") == "dismiss"
+                else f"{changed.pseudonym} is now {changed.get_status_display().lower()}"
             )
+            messages.success(request, f"{done}; the reason is recorded.")
             return redirect("agreement:qc", slug=study.slug)
     agreement = study_agreement(study=study)
     checks = (agreement.result or {}).get("qc", {})
     raters = study.memberships.filter(role=Membership.Role.RATER).select_related("user")
+    rules = qc_rules(study=study)
+    rows = []
+    for m in raters.order_by("pseudonym"):
+        check = checks.get(m.pseudonym)
+        quality = (check or {}).get("quality")
+        dismissed = dismissed_flags(study=study, membership=m)
+        rows.append(
+            {
+                "membership": m,
+                "check": check,
+                "open_flags": _open_flags(check or {}, dismissed),
+                "dismissed": [f for f in (check or {}).get("flags", []) if f in dismissed],
+                "quality": quality,
+                "chart": accuracy_chart(quality["gold"]["series"], threshold=rules.gold_pass_share)
+                if quality
+                else None,
+                "time_chart": time_chart(
+                    (check or {}).get("time_bins") or [],
+                    edges=qc.TIME_BINS,
+                    threshold=rules.min_median_seconds,
+                ),
+                "error": form_errors.get(m.pseudonym),
+            }
+        )
+    # Open flags first: raters with a flag who are not yet excluded.
+    rows.sort(
+        key=lambda row: (
+            not (
+                (row["check"] or {}).get("flags")
+                and row["membership"].status != Membership.Status.EXCLUDED
+            )
+        )
+    )
     return render(
         request,
         "agreement/quality.html",
         {
             "study": study,
             "agreement": agreement,
-            "rows": [
-                {
-                    "membership": m,
-                    "check": checks.get(m.pseudonym),
-                    "error": form_errors.get(m.pseudonym),
-                }
-                for m in raters.order_by("pseudonym")
-            ],
+            "rows": rows,
             "events": [
                 {
                     "created_at": event.created_at,
                     "rater": event.membership.pseudonym,
                     "label": event.get_kind_display(),
                     "reason": event.reason,
+                    "automatic": bool(event.detail.get("automatic")),
                 }
                 for event in rater_events(study=study, kinds=RATER_DECISIONS)
             ],
             "can_act": request.user.is_staff,
+            "rules": rules,
             "thresholds": {
-                "seconds": qc.MIN_MEDIAN_SECONDS,
-                "position": qc.POSITION_BIAS_SHARE,
+                "seconds": rules.min_median_seconds,
+                "position": rules.position_share,
                 "position_cases": qc.POSITION_BIAS_MIN_CASES,
                 "gap": qc.PEER_GAP,
             },

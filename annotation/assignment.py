@@ -31,6 +31,11 @@ text ``"{seed}:design:{attempt}"``). Every pair of raters can share a case only 
 P >= N (and each rater must be on enough cases to meet everyone); whenever P >= 2N the
 planner gives every pair at least one shared case (checked for up to 10 raters and 30 cases).
 
+Gold items and attention checks (test cases whose purpose is not the sample) are not
+planned with the sample: each rater gets their own share of them at the study's rates
+(``quality_cases_pick``), a gold item at most once, mixed into their queue at seeded
+positions (``quality_mixed_order``): never the first item, never two in a row.
+
 Planning is idempotent in use: existing assignments are kept and count towards each case's
 k, so running "Assign" again only tops cases up (e.g. after a rater was excluded); loads are
 exactly balanced for a plan made in one go. Each rater's order of items and, in the balanced
@@ -50,7 +55,8 @@ from django.db import transaction
 from studies.errors import ApplicationError
 from studies.events import study_event_record
 from studies.locks import study_lock
-from studies.models import Membership, Study, StudyEvent
+from studies.models import Membership, Study, StudyEvent, TestCase
+from studies.services.quality import quality_settings_for
 
 from .models import Assignment
 from .services import assignments_create
@@ -280,6 +286,65 @@ def _worse(change: tuple[int, int]) -> bool:
     return change > (0, 0)
 
 
+def quality_mixed_order(
+    *, sample: Sequence[str], quality: Sequence[str], seed: int, key: str
+) -> list[str]:
+    """The sample cases in their order with the quality items placed among them.
+
+    Each quality item goes right after a different sample case, chosen from the seeded
+    stream: so none comes first and no two come in a row (the next batch of a top-up
+    starts with a sample case again). Items beyond the number of sample cases are left out.
+    """
+    rng = random.Random(f"{seed}:quality-slots:{key}")
+    count = min(len(quality), len(sample))
+    slots = dict(zip(sorted(rng.sample(range(len(sample)), count)), quality, strict=False))
+    order = []
+    for index, case in enumerate(sample):
+        order.append(case)
+        if index in slots:
+            order.append(slots[index])
+    return order
+
+
+def quality_counts(*, sample_count: int, gold_percent: int, attention_every: int) -> tuple:
+    """(gold items, attention checks) for a rater with this many sample cases.
+
+    Gold items make up ``gold_percent`` of all their screens (10% of 50 screens: 45 sample
+    cases and 5 gold items); attention checks come once per ``attention_every`` items,
+    rounded to the nearest whole check.
+    """
+    gold = 0
+    if 0 < gold_percent < 100:
+        gold = int(sample_count * gold_percent / (100 - gold_percent) + 0.5)
+    attention = int(sample_count / attention_every + 0.5) if attention_every else 0
+    return gold, attention
+
+
+def quality_cases_pick(*, study: Study, rater: Membership, sample_count: int) -> list[str]:
+    """The gold items and attention checks to add to a rater's queue, given their sample
+    cases in total: seeded, never one they already have, topping up to the study's rates."""
+    settings = quality_settings_for(study=study)
+    gold_wanted, attention_wanted = quality_counts(
+        sample_count=sample_count,
+        gold_percent=settings.gold_percent,
+        attention_every=settings.attention_every,
+    )
+    have = set(rater.assignments.values_list("test_case__case_id", flat=True))
+    picked = []
+    for purpose, wanted in (
+        (TestCase.Purpose.GOLD, gold_wanted),
+        (TestCase.Purpose.ATTENTION, attention_wanted),
+    ):
+        pool = list(study.test_cases.filter(purpose=purpose).values_list("case_id", flat=True))
+        missing = wanted - len(have.intersection(pool))
+        fresh = [case for case in pool if case not in have]
+        order = random.Random(f"{study.blinding_seed}:{purpose}:{rater.pseudonym}")
+        fresh.sort()
+        order.shuffle(fresh)
+        picked.extend(fresh[: max(0, missing)])
+    return picked
+
+
 # Raters whose assignments count towards a case's k: active ones, and paused ones (who may
 # be reinstated). Withdrawn and excluded raters' cases are given to others.
 KEEPS_CASES = (Membership.Status.ACTIVE, Membership.Status.PAUSED)
@@ -348,11 +413,17 @@ def study_assign(*, study: Study, actor=None) -> dict[str, int]:
     active = [m for m in memberships if m.status == Membership.Status.ACTIVE]
     if not active:
         raise AssignmentDesignError("The study has no active raters yet.")
-    cases = {c.case_id: c for c in study.test_cases.order_by("position")}
+    all_cases = {c.case_id: c for c in study.test_cases.order_by("position")}
+    # The design covers the sample; gold items and attention checks come per rater below.
+    cases = {k: c for k, c in all_cases.items() if c.purpose == TestCase.Purpose.SAMPLE}
     if not cases:
         raise AssignmentDesignError("The study has no test cases yet.")
     in_study = {m.pseudonym for m in memberships}
-    existing = {p: c for p, c in assigned_case_sets(study=study).items() if p in in_study}
+    existing = {
+        p: {c for c in have if c in cases}
+        for p, have in assigned_case_sets(study=study).items()
+        if p in in_study
+    }
     names = [m.pseudonym for m in active]
     if study.raters_per_item:
         plan = plan_balanced(
@@ -367,9 +438,11 @@ def study_assign(*, study: Study, actor=None) -> dict[str, int]:
     created = {}
     for membership in active:
         new = plan.get(membership.pseudonym) or []
-        if new:
-            assignments_create(study=study, rater=membership, case_ids=new, cases=cases)
-            created[membership.pseudonym] = len(new)
+        load = len(existing.get(membership.pseudonym, ())) + len(new)
+        extra = quality_cases_pick(study=study, rater=membership, sample_count=load)
+        if new or extra:
+            assignments_create(study=study, rater=membership, case_ids=new + extra, cases=all_cases)
+            created[membership.pseudonym] = len(new) + len(extra)
     if created:
         study_event_record(
             study=study,

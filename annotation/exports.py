@@ -23,9 +23,10 @@ from openpyxl.styles import Font
 from openpyxl.utils import get_column_letter
 
 from studies.errors import ApplicationError
-from studies.models import BlindedLabel, Membership, Study
+from studies.models import BlindedLabel, Membership, Study, TestCase
 
 from .models import Assignment
+from .selectors import expected_answer_details
 from .worksheets.columns import (
     FORMULA_START,
     WORKSHEET_FIXED,
@@ -42,7 +43,10 @@ WORKSHEET_XLSX = "worksheet-xlsx"
 LONG_CSV = "long-csv"
 DICTIONARY_MD = "dictionary-md"
 KEY_CSV = "key-csv"
-FORMATS = (WORKSHEET_CSV, WORKSHEET_XLSX, LONG_CSV, DICTIONARY_MD, KEY_CSV)
+# Gold items' and attention checks' answers against their expected answers, in a file of
+# their own: they are not part of the sample, so the long table leaves them out.
+GOLD_CSV = "gold-csv"
+FORMATS = (WORKSHEET_CSV, WORKSHEET_XLSX, LONG_CSV, DICTIONARY_MD, KEY_CSV, GOLD_CSV)
 
 
 class ExportNotAllowedError(ApplicationError):
@@ -208,8 +212,8 @@ def long_rows(*, study: Study) -> Iterator[list]:
     systems = _systems(study)
     for assignment in _assignments(study, submitted_only=True):
         ratings = list(assignment.ratings.all())
-        if not ratings:
-            continue
+        if not ratings or assignment.test_case.purpose != TestCase.Purpose.SAMPLE:
+            continue  # gold items and attention checks: see ``gold_rows``
         common = {
             "rater": assignment.rater.pseudonym,
             "rater_status": assignment.rater.status,
@@ -234,6 +238,59 @@ def long_rows(*, study: Study) -> Iterator[list]:
                 test_case_id=assignment.test_case_id, label="", shown="", total="",
                 at=ratings[0].submitted_at,
             )  # fmt: skip
+
+
+GOLD_COLUMNS = (
+    "rater", "rater_status", "test_case", "purpose", "response_label", "dimension",
+    "expected", "given", "met", "confidence", "active_seconds", "submitted_at",
+)  # fmt: skip
+
+
+def gold_rows(*, study: Study) -> Iterator[list]:
+    """One row per submitted gold item or attention check and expected answer: what was
+    expected, what the rater gave and whether it met it (each dimension's kind says).
+    Responses are named by key label, and by system only after unblinding."""
+    yield [*GOLD_COLUMNS, *([SYSTEM_COLUMN[0]] if is_unblinded(study) else [])]
+    systems = _systems(study)
+    dimensions = {d.key: d for d in study.rubric.scoring_dimensions()}
+    assignments = (
+        Assignment.objects.filter(
+            test_case__study=study,
+            rater__role=Membership.Role.RATER,
+            status=Assignment.Status.SUBMITTED,
+            test_case__expected__isnull=False,
+        )
+        .exclude(test_case__purpose=TestCase.Purpose.SAMPLE)
+        .select_related("rater", "test_case__expected")
+        .prefetch_related("ratings")
+        .order_by("rater__pseudonym", "test_case__position")
+    )
+    for assignment in assignments.iterator(chunk_size=CHUNK):
+        names = {rating.label: rating.label for rating in assignment.ratings.all()}
+        for detail in expected_answer_details(
+            assignment=assignment,
+            expected=assignment.test_case.expected.answers or {},
+            dimensions=dimensions,
+            names=names,
+        ):
+            label = detail["label"]
+            row = [
+                assignment.rater.pseudonym,
+                assignment.rater.status,
+                assignment.test_case.case_id,
+                assignment.test_case.purpose,
+                label,
+                detail["key"],
+                detail["expected"],
+                detail["given"],
+                "yes" if detail["met"] else "no",
+                assignment.get_confidence_display(),
+                assignment.active_seconds,
+                _timestamp(assignment.submitted_at),
+            ]
+            if systems is not None:
+                row.append(systems.get((assignment.test_case_id, label), "") if label else "")
+            yield row
 
 
 def _long_row(study, common, column, entry, systems, *, test_case_id, label, shown, total, at):
@@ -445,6 +502,7 @@ def export_filename(*, study: Study, fmt: str, rater: str | None = None) -> str:
         LONG_CSV: f"{study.slug}-long.csv",
         DICTIONARY_MD: f"{study.slug}-data-dictionary.md",
         KEY_CSV: f"{study.slug}-key.csv",
+        GOLD_CSV: f"{study.slug}-gold.csv",
     }[fmt]
 
 
@@ -456,6 +514,8 @@ def export_text(*, study: Study, fmt: str, rater: str | None = None) -> Iterator
         return csv_lines(long_rows(study=study))
     if fmt == KEY_CSV:
         return csv_lines(key_rows(study=study))
+    if fmt == GOLD_CSV:
+        return csv_lines(gold_rows(study=study))
     if fmt == DICTIONARY_MD:
         return iter([data_dictionary(study=study)])
     raise ValueError(f"Unknown text export {fmt!r}.")

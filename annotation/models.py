@@ -57,6 +57,15 @@ class Assignment(models.Model):
     def __str__(self):
         return f"{self.test_case} for {self.rater}"
 
+    @property
+    def rater_label(self) -> str:
+        """How the rater's pages name this case: its place in their own queue.
+
+        Never the test case id: an id (its wording, its range) could tell a gold item or
+        an attention check from the sample, and the rater must not be able to.
+        """
+        return f"Case {self.position + 1}"
+
 
 class Rating(models.Model):
     """One rater's submitted score of one blinded response."""

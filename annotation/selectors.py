@@ -158,9 +158,10 @@ def practice_case(*, study: Study, settings: OnboardingSettings | None = None) -
     settings = settings or onboarding_settings(study=study)
     if not settings.practice_enabled:
         return None
-    if settings.practice_case_id:
+    # Never a gold item or attention check: practising on one would name it to the rater.
+    if settings.practice_case_id and settings.practice_case.purpose == TestCase.Purpose.SAMPLE:
         return settings.practice_case
-    return study.test_cases.order_by("position").first()
+    return study.test_cases.in_sample().order_by("position").first()
 
 
 def training_items(*, study: Study, kind: str):
@@ -362,7 +363,7 @@ def self_check(*, rater: Membership) -> SelfCheck:
                 }
             )
             entries.append(
-                Entry(assignment.test_case.case_id, rating.shown_label, rating.scores, rating.total)
+                Entry(assignment.rater_label, rating.shown_label, rating.scores, rating.total)
             )
             for key, value in rating.scores.items():
                 if isinstance(value, dict) and value.get("flagged"):
@@ -405,7 +406,7 @@ def self_check(*, rater: Membership) -> SelfCheck:
         }
         for dimension in listing
     ]
-    by_case = {a.test_case.case_id: a for a in assignments}
+    by_case = {a.rater_label: a for a in assignments}
     findings = find_inconsistencies(
         entries=entries,
         counted=[(d["key"], d["name"]) for d in listing],
@@ -422,3 +423,66 @@ def self_check(*, rater: Membership) -> SelfCheck:
         pending=pending,
         max_total=sum(d["max"] for d in per_response),
     )
+
+
+# --- Gold items and attention checks: a submitted answer against the expected one ---------
+
+
+def expected_answer_details(
+    *, assignment: Assignment, expected: dict, dimensions: dict, names: dict
+) -> list[dict]:
+    """Each expected answer of a submitted gold item or attention check, checked by its
+    dimension's kind: [{"label", "key", "dimension", "response", "expected", "given", "met"}].
+
+    ``expected`` is the case's ``ExpectedAnswer.answers``; ``dimensions`` the rubric's
+    kinds by key; ``names`` what to call each key label (system names for coordinators, the
+    labels themselves in an export before unblinding). Ratings come from
+    ``assignment.ratings`` (prefetch them for many assignments).
+    """
+    scores = {rating.label: rating.scores or {} for rating in assignment.ratings.all()}
+    wanted = [
+        (label, key, spec, scores.get(label, {}).get(key), False)
+        for label, by_key in sorted((expected.get("responses") or {}).items())
+        for key, spec in by_key.items()
+    ] + [
+        ("", key, spec, (assignment.case_scores or {}).get(key), assignment.flipped)
+        for key, spec in (expected.get("case") or {}).items()
+    ]
+    details = []
+    for label, key, spec, value, flipped in wanted:
+        scoring = dimensions.get(key)
+        if scoring is None:  # a dimension removed since (only possible before opening)
+            continue
+        details.append(
+            {
+                "label": label,
+                "key": key,
+                "dimension": scoring.name,
+                "response": names.get(label, label),
+                "expected": scoring.expected_text(spec, names=names),
+                "given": scoring.given_text(value, flipped=flipped, names=names),
+                "met": scoring.expected_met(spec, value, flipped=flipped),
+            }
+        )
+    return details
+
+
+def gold_feedback(*, assignment: Assignment) -> str:
+    """The explanation to show after a missed gold item, when the study gives feedback on
+    gold (off by default: the protocol keeps gold unannounced); "" otherwise."""
+    from studies.selectors import quality_settings_for
+
+    case = assignment.test_case
+    if (
+        case.purpose != TestCase.Purpose.GOLD
+        or not quality_settings_for(study=case.study).gold_feedback
+    ):
+        return ""
+    expected = getattr(case, "expected", None)
+    if expected is None or not expected.explanation:
+        return ""
+    dimensions = {d.key: d for d in case.study.rubric.scoring_dimensions()}
+    details = expected_answer_details(
+        assignment=assignment, expected=expected.answers, dimensions=dimensions, names={}
+    )
+    return expected.explanation if any(not d["met"] for d in details) else ""

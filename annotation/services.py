@@ -16,7 +16,7 @@ from studies.blinding import seeded_permutation
 from studies.errors import ApplicationError
 from studies.events import study_event_record
 from studies.locks import membership_lock, study_lock
-from studies.models import Membership, Study, StudyEvent
+from studies.models import Membership, Study, StudyEvent, TestCase
 from studies.rubric import RubricValueError, score_form, total_points
 from studies.signals import analysis_inputs_announce
 
@@ -48,32 +48,54 @@ class RatingInvalidError(ApplicationError):
 
 @transaction.atomic
 def assignments_create_all(*, study: Study, rater: Membership) -> list[Assignment]:
-    """Give a rater every test case, in an order shuffled from the study seed.
+    """Give a rater every test case of the sample, in an order shuffled from the study seed,
+    with gold items and attention checks mixed in at the study's rates.
 
     In a balanced side design, half of the rater's screens (chosen by the same seeded
     shuffle, keyed ``sides:{pseudonym}``) show the responses in reverse order.
     """
+    from .assignment import quality_cases_pick  # the design module builds on this one
+
     cases = {case.case_id: case for case in study.test_cases.all()}
-    return assignments_create(study=study, rater=rater, case_ids=list(cases), cases=cases)
+    sample = [c for c, case in cases.items() if case.purpose == TestCase.Purpose.SAMPLE]
+    extra = quality_cases_pick(study=study, rater=rater, sample_count=len(sample))
+    return assignments_create(study=study, rater=rater, case_ids=sample + extra, cases=cases)
 
 
 def assignments_create(
     *, study: Study, rater: Membership, case_ids: list[str], cases: dict | None = None
 ) -> list[Assignment]:
-    """Give a rater the named test cases (those not yet assigned), in a seeded order."""
+    """Give a rater the named test cases (those not yet assigned), in a seeded order.
+
+    Gold items and attention checks among them are mixed in at seeded positions among the
+    sample cases (``assignment.quality_mixed_order``): never first, never two in a row.
+    """
+    from .assignment import quality_mixed_order
+
     cases = cases or {c.case_id: c for c in study.test_cases.filter(case_id__in=case_ids)}
     existing = set(rater.assignments.values_list("test_case__case_id", flat=True))
     new_ids = [case_id for case_id in case_ids if case_id not in existing]
+    sample_ids = [c for c in new_ids if cases[c].purpose == TestCase.Purpose.SAMPLE]
+    quality_ids = [c for c in new_ids if cases[c].purpose != TestCase.Purpose.SAMPLE]
     order = seeded_permutation(
-        seed=study.blinding_seed, key=f"order:{rater.pseudonym}", items=new_ids
+        seed=study.blinding_seed, key=f"order:{rater.pseudonym}", items=sample_ids
     )
+    start = rater.assignments.count()
+    if quality_ids:
+        order = quality_mixed_order(
+            sample=order,
+            quality=seeded_permutation(
+                seed=study.blinding_seed, key=f"quality:{rater.pseudonym}", items=quality_ids
+            ),
+            seed=study.blinding_seed,
+            key=f"{rater.pseudonym}:{start}",
+        )
     flipped = set()
     if study.side_mode == "balanced":
         sides = seeded_permutation(
-            seed=study.blinding_seed, key=f"sides:{rater.pseudonym}", items=new_ids
+            seed=study.blinding_seed, key=f"sides:{rater.pseudonym}", items=order
         )
         flipped = set(sides[: len(sides) // 2])
-    start = rater.assignments.count()
     return Assignment.objects.bulk_create(
         Assignment(
             rater=rater,

@@ -239,6 +239,73 @@ class TestCase(models.Model):
         return self.case_id
 
 
+class ExpectedAnswer(models.Model):
+    """The expected answers of a gold item or attention check, and the explanation.
+
+    ``answers`` is ``{"responses": {key label: {dimension key: expected}}, "case": {dimension
+    key: expected}}``, each expected answer in the shape its rubric kind reads
+    (``expected_in`` / ``expected_met`` in ``studies.rubric``); a dimension left out has no
+    expectation. Never shown to raters, except the explanation after a miss when the study
+    gives feedback on gold items.
+    """
+
+    test_case = models.OneToOneField(TestCase, on_delete=models.CASCADE, related_name="expected")
+    answers = models.JSONField(default=dict)
+    explanation = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"Expected answers of {self.test_case}"
+
+
+class QualitySettings(models.Model):
+    """A study's quality-control rules (protocol section 8); frozen with the protocol.
+
+    A study without a row uses the defaults, the protocol template's.
+    """
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="quality_settings")
+    gold_percent = models.PositiveSmallIntegerField(
+        "gold items (% of each rater's screens)", default=10
+    )
+    gold_pass_percent = models.PositiveSmallIntegerField("gold accuracy needed (%)", default=70)
+    gold_minimum = models.PositiveSmallIntegerField(
+        "gold items answered before the rule applies", default=5
+    )
+    gold_feedback = models.BooleanField(
+        "explain a missed gold item to the rater",
+        default=False,
+        help_text="Off by default: the protocol keeps gold items unannounced.",
+    )
+    attention_every = models.PositiveSmallIntegerField(
+        "one attention check per this many items", default=50
+    )
+    attention_misses = models.PositiveSmallIntegerField(
+        "missed attention checks that flag a rater", default=2
+    )
+    min_median_seconds = models.PositiveSmallIntegerField(
+        "median seconds per item under which a rater is flagged", default=20
+    )
+    position_share_percent = models.PositiveSmallIntegerField(
+        "position bias: share of first-shown choices that flags (%)", default=70
+    )
+    position_alpha = models.DecimalField(
+        "position bias: significance level",
+        max_digits=4,
+        decimal_places=3,
+        default=Decimal("0.050"),
+    )
+    straight_line_items = models.PositiveSmallIntegerField(
+        "no variation on a dimension across this many items flags", default=10
+    )
+
+    class Meta:
+        verbose_name_plural = "quality settings"
+
+    def __str__(self):
+        return f"Quality control of {self.study}"
+
+
 class Response(models.Model):
     """One system's answer to a test case."""
 
@@ -375,6 +442,12 @@ class StudyEvent(models.Model):
         RATER_SENT_TO_RETRAINING = "rater_sent_to_retraining", "Sent to retraining"
         RATER_EXCLUDED = "rater_excluded", "Excluded from the analysis"
         RATER_REINSTATED = "rater_reinstated", "Reinstated"
+        RATER_FLAG_DISMISSED = "rater_flag_dismissed", "Flag dismissed"
+        # Quality control set-up: gold items and attention checks
+        QUALITY_SETTINGS_CHANGED = "quality_settings_changed", "Quality-control settings changed"
+        EXPECTED_ANSWERS_SET = "expected_answers_set", "Expected answers set"
+        EXPECTED_ANSWERS_IMPORTED = "expected_answers_imported", "Gold file imported"
+        ATTENTION_CHECK_ADDED = "attention_check_added", "Attention check added"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="events")
     actor = models.ForeignKey(

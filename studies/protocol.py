@@ -16,7 +16,11 @@ coordinator pages offer), so it can be proven what raters were shown. The docume
   fix the unblinding key. Because the document holds the key, it can be downloaded only
   after unblinding; before that the fingerprint alone is shown, a commitment that cannot be
   reversed (the 128-bit secret makes guessing the key from the fingerprint hopeless);
-- ``success_criterion``: ``alpha`` (as a string, e.g. ``"0.700"``) and ``min_dimensions``.
+- ``success_criterion``: ``alpha`` (as a string, e.g. ``"0.700"``) and ``min_dimensions``;
+- ``quality_control``: the study's quality rules (``QualitySettings``, the significance
+  level as a string) under ``rules``, and under ``items`` each gold item and attention
+  check in case order with its ``id``, ``purpose``, ``expected`` answers (by blinded label,
+  as stored) and ``explanation``.
 
 Not included, on purpose: the study's name and description, the consent text and the
 disclosure question (they can be amended while the study runs; a consent change bumps

@@ -24,6 +24,16 @@ it allows), ``lists_items`` (the self-check sets what was listed side by side) a
   ``display(value) -> dict``: the self-check and review pages (``shape`` picks the
   template's part); ``display_options()``: the options shown on the rating form.
 
+- expected answers (gold items and attention checks): ``expected_in(text, *, names)``
+  reads what a coordinator wrote (a gold file's cell or the browser form) into the
+  stored shape, ``expected_text(expected, *, names)`` writes it back,
+  ``expected_met(expected, value, *, flipped) -> bool`` says whether a rater's stored
+  answer meets it, with the tolerance that fits the kind, ``given_text(value, *,
+  flipped, names)`` shows the rater's answer beside it, and ``attention_expected()`` is
+  what an instructed "give it the lowest score" response expects (None: no expectation).
+  ``names`` maps key labels to what the coordinator calls the responses (system names),
+  for the one kind that compares two.
+
 ``flipped`` says the rater's screen showed the responses in reverse key order (balanced
 side design); only a pairwise preference depends on it.
 
@@ -125,6 +135,29 @@ def cell_number(text: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+# An expected answer as a coordinator writes it: a value, optionally "±k" and a unit.
+EXPECTED_TOLERANCE = re.compile(
+    r"^(?P<value>.+?)\s*(?:(?:±|\+/-|\+-)\s*(?P<k>\d{1,3})\s*(?P<unit>bands?|points?|pts?)?)?$"
+)
+MAX_EXPECTED_CHARS = 200
+
+
+def _expected_parts(text: str, *, name: str) -> tuple[str, int, str]:
+    """(value, tolerance, unit) of an expected answer's text, e.g. "4 ±1 band"."""
+    text = str(text or "").strip()
+    if not text:
+        raise RubricValueError(f"{name}: the expected answer is empty.")
+    if len(text) > MAX_EXPECTED_CHARS:
+        raise RubricValueError(
+            f"{name}: the expected answer is longer than {MAX_EXPECTED_CHARS} characters."
+        )
+    match = EXPECTED_TOLERANCE.match(text)
+    if match is None:  # pragma: no cover - the pattern matches every non-empty text
+        raise RubricValueError(f"{name}: {cell_shown(text)} cannot be read.")
+    unit = (match.group("unit") or "").rstrip("s")
+    return match.group("value").strip(), int(match.group("k") or 0), unit.replace("pt", "point")
+
+
 def cell_shown(text: str) -> str:
     """A cell's text as a message repeats it: its start, when it is long."""
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "…"
@@ -196,6 +229,34 @@ class DimensionKind:
     def read_cell(self, text: str, *, header: str = "") -> dict:
         """The stored answer for a worksheet cell; RubricValueError says what is wrong."""
         return self.score(self.cell_in(text.strip(), header=header or self.name))
+
+    # --- expected answers (gold items, attention checks) --------------------------------
+
+    def expected_in(self, text: str, *, names: dict | None = None) -> dict:
+        """The stored expected answer for what a coordinator wrote; RubricValueError if bad."""
+        raise NotImplementedError
+
+    def expected_text(self, expected: dict, *, names: dict | None = None) -> str:
+        """An expected answer written back the way ``expected_in`` reads it."""
+        raise NotImplementedError
+
+    def expected_met(self, expected: dict, value: dict | None, *, flipped: bool = False) -> bool:
+        """Whether a rater's stored answer meets the expected one (unanswered never does)."""
+        raise NotImplementedError
+
+    def given_text(self, value: dict | None, *, flipped: bool = False, names=None) -> str:
+        """A rater's stored answer, short, beside the expected one on the QC page."""
+        if not isinstance(value, dict):
+            return "no answer"
+        return str(self.cell_out(value, flipped=flipped))
+
+    def attention_expected(self) -> dict | None:
+        """What an instructed response ("give it the lowest score everywhere") expects."""
+        return None
+
+    def describe_expected(self) -> str:
+        """What an expected answer's cell holds, for the form and the gold file's help."""
+        return ""
 
     # --- display -----------------------------------------------------------------------
 
@@ -337,6 +398,47 @@ class CountedDimension(PointsInCell):
     def cell_choices(self) -> tuple:
         return tuple(sorted({band.points for band in self.bands}))
 
+    def band_index(self, points: int) -> int:
+        """The position of the band that gives these points (the highest, if several do)."""
+        index = 0
+        for position, band in enumerate(self.bands):
+            if band.points <= points:
+                index = position
+        return index
+
+    def expected_in(self, text: str, *, names: dict | None = None) -> dict:
+        value, tolerance, unit = _expected_parts(text, name=self.name)
+        points = cell_number(value)
+        if points not in self.cell_choices:
+            raise RubricValueError(
+                f"{self.name}: {cell_shown(value)} is not a possible score; expected points "
+                f"are {self.describe_choices()}."
+            )
+        return {"points": points, "tolerance": tolerance, "unit": unit or "band"}
+
+    def expected_text(self, expected: dict, *, names: dict | None = None) -> str:
+        if not expected.get("tolerance"):
+            return str(expected["points"])
+        tolerance, unit = expected["tolerance"], expected.get("unit", "band")
+        return f"{expected['points']} ±{tolerance} {unit}{'s' if tolerance > 1 else ''}"
+
+    def expected_met(self, expected: dict, value: dict | None, *, flipped: bool = False) -> bool:
+        if not isinstance(value, dict):
+            return False
+        given, wanted, tolerance = self.points(value), expected["points"], expected["tolerance"]
+        if expected.get("unit", "band") == "band":
+            return abs(self.band_index(given) - self.band_index(wanted)) <= tolerance
+        return abs(given - wanted) <= tolerance
+
+    def attention_expected(self) -> dict | None:
+        return {"points": self.bands[0].points, "tolerance": 0, "unit": "band"}
+
+    def describe_expected(self) -> str:
+        return (
+            f"points ({self.describe_choices()}), optionally within a number of bands or "
+            "points: 4, 4 ±1 band, 4 ±2 points"
+        )
+
     def long_text(self, value: dict | None, *, flipped: bool = False) -> tuple[str, str]:
         count = self.count(value) if isinstance(value, dict) else None
         if count is None:
@@ -408,6 +510,41 @@ class ChecklistDimension(PointsInCell):
     @property
     def cell_choices(self) -> tuple:
         return tuple(range(self.max_points + 1))
+
+    def expected_in(self, text: str, *, names: dict | None = None) -> dict:
+        words = [w.strip().lower() for w in str(text or "").split(";")]
+        meaning = {"yes": True, "no": False, "any": None, "either": None}
+        if len(words) != len(self.criteria) or any(w not in meaning for w in words):
+            raise RubricValueError(
+                f"{self.name}: give yes, no or any for each of the {len(self.criteria)} "
+                "criteria, separated by semicolons (yes;no;any)."
+            )
+        return {"checked": [meaning[w] for w in words]}
+
+    def expected_text(self, expected: dict, *, names: dict | None = None) -> str:
+        words = {True: "yes", False: "no", None: "any"}
+        return ";".join(words[c] for c in expected["checked"])
+
+    def expected_met(self, expected: dict, value: dict | None, *, flipped: bool = False) -> bool:
+        if not isinstance(value, dict):
+            return False
+        wanted = expected["checked"]
+        checked = value.get("checked")
+        if checked is None:  # points only (a worksheet): the count must be possible
+            least = sum(1 for c in wanted if c is True)
+            return least <= self.points(value) <= least + sum(1 for c in wanted if c is None)
+        return all(w is None or bool(c) == w for w, c in zip(wanted, checked, strict=False))
+
+    def attention_expected(self) -> dict | None:
+        return {"checked": [False] * len(self.criteria)}
+
+    def given_text(self, value: dict | None, *, flipped: bool = False, names=None) -> str:
+        if isinstance(value, dict) and value.get("checked") is not None:
+            return ";".join("yes" if c else "no" for c in value["checked"])
+        return super().given_text(value, flipped=flipped, names=names)
+
+    def describe_expected(self) -> str:
+        return f"yes, no or any for each of the {len(self.criteria)} criteria: yes;no;any"
 
     def long_text(self, value: dict | None, *, flipped: bool = False) -> tuple[str, str]:
         checked = value.get("checked") if isinstance(value, dict) else None
@@ -488,6 +625,30 @@ class SingleChoice(DimensionKind):
     def long_text(self, value: dict | None, *, flipped: bool = False) -> tuple[str, str]:
         choice = self._choice(value, flipped=flipped)
         return "", "" if choice is None else str(choice)
+
+    # Expected answers: one choice or "either of" several (``a|b``).
+    def expected_in(self, text: str, *, names: dict | None = None) -> dict:
+        parts = [p.strip() for p in str(text or "").split("|")]
+        if not any(parts):
+            raise RubricValueError(f"{self.name}: the expected answer is empty.")
+        choices = []
+        for part in parts:
+            choice = self._cell_value(part, header=self.name, numeric=self._numeric_cells)
+            if choice not in choices:
+                choices.append(choice)
+        return {"choices": choices}
+
+    _numeric_cells: ClassVar[bool] = True
+
+    def expected_text(self, expected: dict, *, names: dict | None = None) -> str:
+        return "|".join(str(c) for c in expected["choices"])
+
+    def expected_met(self, expected: dict, value: dict | None, *, flipped: bool = False) -> bool:
+        choice = self._choice(value, flipped=flipped)
+        return choice is not None and choice in expected["choices"]
+
+    def describe_expected(self) -> str:
+        return f"one of {self.describe_choices()}, or several separated by | (either of)"
 
     def display(self, value: dict | None) -> dict:
         view = super().display(value)
@@ -572,6 +733,27 @@ class ScaleDimension(SingleChoice):
     def _option_rows(self) -> list[tuple]:
         return [(o.value, o.label, o.anchor) for o in self.options]
 
+    def expected_in(self, text: str, *, names: dict | None = None) -> dict:
+        value, tolerance, unit = _expected_parts(text, name=self.name)
+        if unit == "band":
+            raise RubricValueError(f"{self.name}: a scale's tolerance is in points (±1).")
+        choice = self._cell_value(value, header=self.name)
+        return {"choice": choice, "tolerance": tolerance}
+
+    def expected_text(self, expected: dict, *, names: dict | None = None) -> str:
+        tolerance = expected.get("tolerance")
+        return f"{expected['choice']} ±{tolerance}" if tolerance else str(expected["choice"])
+
+    def expected_met(self, expected: dict, value: dict | None, *, flipped: bool = False) -> bool:
+        choice = self._choice(value, flipped=flipped)
+        return choice is not None and abs(choice - expected["choice"]) <= expected["tolerance"]
+
+    def attention_expected(self) -> dict | None:
+        return {"choice": min(o.value for o in self.options), "tolerance": 0}
+
+    def describe_expected(self) -> str:
+        return f"an option value ({self.describe_choices()}), optionally within k points: 4 ±1"
+
     def describe_cell(self) -> str:
         return f"option value (= points): {self.describe_choices()}"
 
@@ -646,6 +828,8 @@ class CategoricalDimension(SingleChoice):
             return {"choice": None}
         return {"choice": self._cell_value(text, header=header or self.name, numeric=False)}
 
+    _numeric_cells = False
+
     def describe_cell(self) -> str:
         return f"category code: {self.describe_choices()}"
 
@@ -695,6 +879,55 @@ class PairwiseDimension(SingleChoice):
 
     def _option_rows(self) -> list[tuple]:
         return [(value, label, "") for value, label in self.options()]
+
+    def expected_in(self, text: str, *, names: dict | None = None) -> dict:
+        """Values in key order, or a response's name for "prefers it" (any strength), or tie."""
+        by_name = {str(n).strip().lower(): label for label, n in (names or {}).items()}
+        values = pairwise_values(len(self.labels))
+        choices = []
+        for part in (p.strip() for p in str(text or "").split("|")):
+            label = by_name.get(part.lower()) or (
+                part.upper() if part.upper() in "AB" and part else None
+            )
+            if label == "A":
+                picked = [v for v in values if v < 0]
+            elif label == "B":
+                picked = [v for v in values if v > 0]
+            elif part.lower() == "tie" and 0 in values:
+                picked = [0]
+            else:
+                number = cell_number(part)
+                if number not in values:
+                    shown = ", ".join(str(n) for n in (names or {}).values())
+                    raise RubricValueError(
+                        f"{self.name}: {cell_shown(part) or 'an empty answer'} is not a "
+                        f"preference; write {shown + ', ' if shown else ''}tie or values "
+                        f"{self.describe_choices()} in key order, several separated by |."
+                    )
+                picked = [number]
+            choices.extend(v for v in picked if v not in choices)
+        return {"choices": sorted(choices)}
+
+    def expected_text(self, expected: dict, *, names: dict | None = None) -> str:
+        values = pairwise_values(len(self.labels))
+        choices = sorted(expected["choices"])
+        names = names or {}
+        for label, side in (
+            ("A", [v for v in values if v < 0]),
+            ("B", [v for v in values if v > 0]),
+        ):
+            if choices == side:
+                return str(names.get(label, label))
+        if choices == [0]:
+            return "tie"
+        return "|".join(str(c) for c in choices)
+
+    def attention_expected(self) -> dict | None:
+        # The instructed text is the same on both sides: a tie, where the scale has one.
+        return {"choices": [0]} if 0 in pairwise_values(len(self.labels)) else None
+
+    def describe_expected(self) -> str:
+        return "the response preferred (any strength), tie, or values in key order (a|b)"
 
     def describe_cell(self) -> str:
         return f"preference {self.describe_choices()} (negative prefers key label A)"

@@ -8,7 +8,16 @@ from . import protocol
 from .activity import rating_activity
 from .identity_check import Mention, find_identity_mentions
 from .importing import ParsedCases, parse_cases
-from .models import BlindedLabel, IdentityMention, Membership, Study, StudyEvent
+from .models import (
+    BlindedLabel,
+    ExpectedAnswer,
+    IdentityMention,
+    Membership,
+    QualitySettings,
+    Study,
+    StudyEvent,
+    TestCase,
+)
 from .rubric import RubricValueError
 
 
@@ -153,6 +162,35 @@ def study_protocol_document(*, study: Study) -> dict:
             "alpha": f"{study.success_alpha:.3f}",
             "min_dimensions": study.success_min_dimensions,
         },
+        "quality_control": _quality_document(study),
+    }
+
+
+def quality_settings_for(*, study: Study) -> QualitySettings:
+    """The study's quality rules; the protocol template's defaults when none were saved."""
+    return QualitySettings.objects.filter(study=study).first() or QualitySettings(study=study)
+
+
+def _quality_document(study: Study) -> dict:
+    settings = quality_settings_for(study=study)
+    rules = {
+        f.name: getattr(settings, f.name)
+        for f in QualitySettings._meta.concrete_fields
+        if f.name not in ("id", "study")
+    }
+    rules["position_alpha"] = f"{settings.position_alpha:.3f}"
+    items = (
+        ExpectedAnswer.objects.filter(test_case__study=study)
+        .exclude(test_case__purpose=TestCase.Purpose.SAMPLE)
+        .order_by("test_case__position")
+        .values_list("test_case__case_id", "test_case__purpose", "answers", "explanation")
+    )
+    return {
+        "rules": rules,
+        "items": [
+            {"id": case_id, "purpose": purpose, "expected": answers, "explanation": text}
+            for case_id, purpose, answers, text in items
+        ],
     }
 
 
@@ -261,6 +299,11 @@ SETUP_EVENTS = (
     StudyEvent.Kind.RATER_SENT_TO_RETRAINING,
     StudyEvent.Kind.RATER_EXCLUDED,
     StudyEvent.Kind.RATER_REINSTATED,
+    StudyEvent.Kind.RATER_FLAG_DISMISSED,
+    StudyEvent.Kind.QUALITY_SETTINGS_CHANGED,
+    StudyEvent.Kind.EXPECTED_ANSWERS_SET,
+    StudyEvent.Kind.EXPECTED_ANSWERS_IMPORTED,
+    StudyEvent.Kind.ATTENTION_CHECK_ADDED,
     StudyEvent.Kind.UNBLINDED,
 )
 # Administrators' decisions about a rater: shown with the pseudonym and the reason.
@@ -269,7 +312,20 @@ RATER_DECISIONS = (
     StudyEvent.Kind.RATER_SENT_TO_RETRAINING,
     StudyEvent.Kind.RATER_EXCLUDED,
     StudyEvent.Kind.RATER_REINSTATED,
+    StudyEvent.Kind.RATER_FLAG_DISMISSED,
 )
+
+
+# Gold items and attention checks: what each set-up event names.
+QUALITY_ITEM_EVENTS = {
+    StudyEvent.Kind.EXPECTED_ANSWERS_SET: lambda d: (
+        f": {d.get('case', '')} ({d.get('purpose', '')})"
+    ),
+    StudyEvent.Kind.EXPECTED_ANSWERS_IMPORTED: lambda d: (
+        f": {d.get('cases', 0)} from {d.get('file', '')}"
+    ),
+    StudyEvent.Kind.ATTENTION_CHECK_ADDED: lambda d: f": {d.get('case', '')}",
+}
 
 
 def _describe(event: StudyEvent) -> str:
@@ -297,7 +353,10 @@ def _describe(event: StudyEvent) -> str:
         text += f"; fingerprint {detail['fingerprint'][:12]}…"
     elif event.kind in RATER_DECISIONS and event.membership is not None:
         text = f"{event.membership.pseudonym}: {text.lower()}"
+        text += " automatically (QC rule)" if detail.get("automatic") else ""
         text += f" ({event.reason})" if event.reason else ""
+    elif event.kind in QUALITY_ITEM_EVENTS:
+        text += QUALITY_ITEM_EVENTS[event.kind](detail)
     elif event.kind == Kind.WORKSHEET_IMPORTED and event.membership is not None:
         text += f" for {event.membership.pseudonym}: {detail.get('cases', 0)} cases"
     return text
@@ -313,7 +372,9 @@ def study_setup_events(*, study: Study, limit: int = 50) -> list[dict]:
     return [
         {
             "when": event.created_at,
-            "who": event.actor.get_username() if event.actor else "(command line)",
+            "who": event.actor.get_username()
+            if event.actor
+            else ("(quality control)" if event.detail.get("automatic") else "(command line)"),
             "what": _describe(event),
         }
         for event in events

@@ -5,7 +5,7 @@ app_name = "studies"
 urlpatterns = []
 
 # Study set-up: create and edit, lifecycle, import of test cases, rubric builder.
-from .views import cases, rubric_builder, setup  # noqa: E402
+from .views import cases, quality, rubric_builder, setup  # noqa: E402
 
 urlpatterns += [
     path("studies/", setup.study_list, name="list"),
@@ -21,6 +21,12 @@ urlpatterns += [
         name="case_import",
     ),
     path("s/<slug:slug>/test-cases/remove/", cases.cases_remove, name="cases_remove"),
+    path("s/<slug:slug>/quality-items/", quality.quality_items, name="quality"),
+    path(
+        "s/<slug:slug>/quality-items/<uuid:case_uuid>/",
+        quality.quality_item,
+        name="quality_item",
+    ),
     path("s/<slug:slug>/rubric/", rubric_builder.rubric_detail, name="rubric"),
     path("s/<slug:slug>/rubric/preset/", rubric_builder.rubric_preset, name="rubric_preset"),
     path(

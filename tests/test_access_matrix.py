@@ -151,6 +151,9 @@ RULES = {
     "studies:case_import": Rule("coordinator"),
     "studies:cases_remove": Rule("coordinator", methods=POST_ONLY),
     "studies:rubric": Rule("coordinator"),
+    # Gold items and attention checks: never a rater's (their status would leak).
+    "studies:quality": Rule("coordinator"),
+    "studies:quality_item": Rule("coordinator"),
     "studies:rubric_preset": Rule("coordinator", methods=POST_ONLY),
     "studies:dimension_add": Rule("coordinator"),
     "studies:dimension_edit": Rule("coordinator"),
@@ -267,6 +270,7 @@ def world(db):
             "slug": study.slug,
             "item_uuid": item.uuid,
             "upload_uuid": upload.uuid,
+            "case_uuid": study.test_cases.first().uuid,
             "key": study.rubric.dimensions.first().key,
             "kind": "checklist",
             "fmt": "long-csv",

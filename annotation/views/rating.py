@@ -9,6 +9,7 @@ from django.views.decorators.http import require_http_methods
 
 from studies.errors import ApplicationError
 from studies.invitations import invitations_for_user
+from studies.models import Membership
 from studies.selectors import coordinated_studies, rubric_for_display
 
 from .. import selectors, services
@@ -61,12 +62,19 @@ def study_assignments(request, slug):
     )
 
 
+def _on_hold(request, membership: Membership):
+    """A paused rater gets no next item: back to their study page, which says why."""
+    return redirect("annotation:assignments", slug=membership.study.slug)
+
+
 @login_required
 def study_next(request, slug):
     study, membership = rater_study(request, slug)
     blocked = blocking_redirect(request, rater=membership)
     if blocked:
         return blocked
+    if membership.status != Membership.Status.ACTIVE:
+        return _on_hold(request, membership)
     assignment = selectors.next_unrated(rater=membership)
     if assignment is None:
         messages.success(request, "You have submitted every case in this study.")
@@ -121,14 +129,22 @@ def assignment_rate(request, assignment_uuid):
             error_field = getattr(exc, "field", "")
             version = assignment.version
         else:
-            case_id = assignment.test_case.case_id
+            label = assignment.rater_label
+            feedback = selectors.gold_feedback(assignment=assignment)
+            if feedback:
+                messages.info(request, f"About {label}: {feedback}")
+            # The worker may have paused the rater on this very submission (QC-001).
+            assignment.rater.refresh_from_db(fields=["status"])
+            if assignment.rater.status != Membership.Status.ACTIVE:
+                messages.success(request, f"{label} submitted.")
+                return _on_hold(request, assignment.rater)
             following = selectors.next_unrated(rater=assignment.rater, after=assignment)
             if revising:
-                messages.success(request, f"Your revision of {case_id} is saved.")
+                messages.success(request, f"Your revision of {label} is saved.")
                 if following is None:
                     return redirect("annotation:assignments", slug=study.slug)
                 return redirect("annotation:rate", assignment_uuid=following.uuid)
-            messages.success(request, f"{case_id} submitted.")
+            messages.success(request, f"{label} submitted.")
             if following is None:
                 messages.info(
                     request,
@@ -162,8 +178,7 @@ def assignment_rate(request, assignment_uuid):
             "hold": hold,
             "readonly": hold is not None,
             "local_key": f"rate:{assignment.uuid}",
-            "footer_note": f"{assignment.test_case.case_id} · {progress.done} of "
-            f"{progress.total} done",
+            "footer_note": f"{assignment.rater_label} · {progress.done} of {progress.total} done",
         },
         status=409 if stale else (400 if error else 200),
     )

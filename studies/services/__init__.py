@@ -26,7 +26,13 @@ from .lifecycle import (
     study_reopen,
     transitions_available,
 )
-from .membership import RATER_ACTIONS, membership_add, rater_add, rater_status_change
+from .membership import (
+    RATER_ACTIONS,
+    membership_add,
+    rater_add,
+    rater_pause_automatic,
+    rater_status_change,
+)
 from .rubric import (
     RUBRIC_FROZEN,
     dimension_delete,
@@ -56,6 +62,7 @@ __all__ = [
     "PROTOCOL_FIELDS",
     "PROTOCOL_FIELD_LABELS",
     "RATER_ACTIONS",
+    "rater_pause_automatic",
     "RUBRIC_FROZEN",
     "SETTINGS_FIELDS",
     "TRANSITIONS",

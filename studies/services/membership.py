@@ -36,12 +36,19 @@ RATER_ACTIONS = {
     "retrain": (Membership.Status.PAUSED, StudyEvent.Kind.RATER_SENT_TO_RETRAINING),
     "exclude": (Membership.Status.EXCLUDED, StudyEvent.Kind.RATER_EXCLUDED),
     "reinstate": (Membership.Status.ACTIVE, StudyEvent.Kind.RATER_REINSTATED),
+    # Reviewed and found fine: the rater's status stays; the flags dismissed are recorded.
+    "dismiss": (None, StudyEvent.Kind.RATER_FLAG_DISMISSED),
 }
 
 
 @transaction.atomic
 def rater_status_change(
-    *, membership: Membership, action: str, reason: str, actor: AbstractBaseUser
+    *,
+    membership: Membership,
+    action: str,
+    reason: str,
+    actor: AbstractBaseUser,
+    flags: list[str] | None = None,
 ) -> Membership:
     """Pause, send to retraining, exclude or reinstate a rater, with the reason recorded.
 
@@ -49,7 +56,7 @@ def rater_status_change(
     is announced as a change of the analysis' inputs.
     """
     if action not in RATER_ACTIONS:
-        raise StudySetupError("Choose pause, retrain, exclude or reinstate.")
+        raise StudySetupError("Choose pause, retrain, exclude, reinstate or dismiss.")
     reason = (reason or "").strip()
     if not reason:
         raise StudySetupError("Give the reason; it is kept in the study's history.")
@@ -63,6 +70,18 @@ def rater_status_change(
     if locked.status == Membership.Status.WITHDRAWN:
         raise StudySetupError("This rater has withdrawn from the study.")
     status, kind = RATER_ACTIONS[action]
+    if status is None:
+        if not flags:
+            raise StudySetupError(f"{locked.pseudonym} has no open flag to dismiss.")
+        study_event_record(
+            study_id=locked.study_id,
+            actor=actor,
+            kind=kind,
+            membership=locked,
+            reason=reason,
+            flags=[str(flag)[:500] for flag in flags[:20]],
+        )
+        return locked
     # Sending a paused rater to retraining says something new; the others would not.
     if locked.status == status and action != "retrain":
         raise StudySetupError(
@@ -104,3 +123,30 @@ def rater_add(
         study=study, actor=actor, kind=StudyEvent.Kind.RATER_ADDED, membership=membership
     )
     return membership
+
+
+@transaction.atomic
+def rater_pause_automatic(*, membership_id: int, rule: str, reason: str, evidence: dict) -> bool:
+    """Pause an active rater because a quality rule says so (QC-001: gold accuracy).
+
+    The same state an administrator's pause sets, recorded in the history with no actor
+    and the evidence; only an administrator reinstates. False if the rater is not active
+    (already paused, excluded or withdrawn): nothing changes then.
+    """
+    locked = membership_lock(membership_id, exclusive=True)
+    if locked.role != Membership.Role.RATER or locked.status != Membership.Status.ACTIVE:
+        return False
+    locked.status = Membership.Status.PAUSED
+    locked.save(update_fields=["status"])
+    study_event_record(
+        study_id=locked.study_id,
+        actor=None,
+        kind=StudyEvent.Kind.RATER_PAUSED,
+        membership=locked,
+        reason=reason,
+        status=Membership.Status.PAUSED,
+        automatic=True,
+        rule=rule,
+        evidence=evidence,
+    )
+    return True

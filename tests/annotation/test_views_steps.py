@@ -188,7 +188,7 @@ def test_self_check_lists_the_raters_counted_items(client, rater, study, members
         {"payload": json.dumps(payload), "version": "0"},
     )
     page = client.get(reverse("annotation:self_check", args=[study.slug])).text
-    assert "Competitive pressure" in page and assignment.test_case.case_id in page
+    assert "Competitive pressure" in page and assignment.rater_label in page
     for name in study.systems.values_list("name", flat=True):
         assert name not in page
 

@@ -27,8 +27,12 @@ def test_the_document_holds_the_protocol_and_commits_to_the_key(lead):
     study = make_study(lead=lead, slug="doc", cases=2, status=Study.Status.DRAFT)
     document = selectors.study_protocol_document(study=study)
     assert set(document) == {
-        "format", "instructions", "rubric", "test_cases", "blinding", "success_criterion"
+        "format", "instructions", "rubric", "test_cases", "blinding", "success_criterion",
+        "quality_control",
     }  # fmt: skip
+    # The quality rules are frozen with the protocol: the template's defaults here.
+    assert document["quality_control"]["rules"]["gold_pass_percent"] == 70
+    assert document["quality_control"]["items"] == []
     assert document["format"] == "concord-protocol/1"
     assert [d["key"] for d in document["rubric"]] == [
         "depth", "evidence", "alternatives", "structure", "actionability"

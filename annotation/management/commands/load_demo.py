@@ -7,6 +7,7 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from annotation.demo.quality import demo_quality_items_add
 from annotation.participation import consent_record
 from annotation.selectors import rater_progress
 from annotation.services import assignments_create_all, rating_submit
@@ -79,6 +80,7 @@ class Command(BaseCommand):
                 consent_text=CONSENT,
             )
             test_cases_add(study=study, systems=data["systems"], cases=data["cases"])
+            demo_quality_items_add(study=study, actor=users["coordinator"])
             for name in ("rater1", "rater2", "rater3"):
                 rater = membership_add(study=study, user=users[name], role=Membership.Role.RATER)
                 assignments_create_all(study=study, rater=rater)
