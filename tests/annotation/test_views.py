@@ -246,7 +246,7 @@ def test_revising_the_last_case_does_not_say_last_case_again(client, rater, memb
     )
     page = response.text
     assert "That was the last case" not in page
-    assert f"Your revision of {first.test_case.case_id} is saved." in page
+    assert f"Your revision of {first.rater_label} is saved." in page
     assert response.redirect_chain[-1][0] == reverse(
         "annotation:assignments", args=[membership.study.slug]
     )
