@@ -39,13 +39,15 @@ def test_cases_add(
     """Add test cases with one response per system, blinded from the study seed.
 
     Each case is ``{"id", "prompt", "context", "stratum", "responses": {system: text}}``;
-    input is assumed validated (the importer reports problems before calling this).
+    its responses are its systems (every system, or a few of them in an arena-style study);
+    ``systems`` is their union. Input is assumed validated (the importer reports problems
+    before calling this).
     """
     existing = set(study.systems.values_list("name", flat=True))
-    if existing and existing != set(systems):
+    if existing and not set(systems) <= existing:
         raise StudySetupError(
-            f"The study's systems are {', '.join(sorted(existing))}; every test case needs "
-            "a response from each of them."
+            f"The study's systems are {', '.join(sorted(existing))}; a later file can only "
+            "use those."
         )
     system_rows = {
         name: System.objects.get_or_create(study=study, name=name)[0] for name in systems
@@ -71,7 +73,7 @@ def test_cases_add(
             seed=study.blinding_seed,
             secret=study.blinding_secret,
             case_id=test_case.case_id,
-            systems=systems,
+            systems=sorted(case["responses"]),
         )
         orders.append(order)
         responses += [
