@@ -28,15 +28,22 @@ real output: it is imported, with a warning naming its row, never refused.
 
 import re
 from collections import Counter
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from . import tabular
 from .blinding import LABELS
 from .user_input import UserInputError, json_read
 
-MAX_FILE_BYTES = 10 * 1024 * 1024
-MAX_CASES = 5000
+# A file of 100,000 cases of about 2 KB is about 210 MB. It is read as a stream from the
+# stored upload (never whole in memory), checked a row at a time, and written in batches.
+MAX_FILE_BYTES = 256 * 1024 * 1024
+MAX_CASES = 100_000
+# Blank rows count; an Excel workbook of 100,000 cases unpacks to several times its size.
+MAX_TABLE_ROWS = 2 * MAX_CASES
+MAX_UNPACKED_BYTES = 1024 * 1024 * 1024
+# The first cases kept for the preview.
+PREVIEW_CASES = 10
 MAX_TEXT_CHARS = 100_000
 MAX_ID_CHARS = 50
 MAX_STRATUM_CHARS = 100
@@ -70,6 +77,9 @@ class Problem:
 
 @dataclass
 class ParsedCases:
+    """What a file holds. ``cases`` is every checked case, unless they were handed to a
+    ``sink`` (then it is empty: a large file's cases are written, not kept)."""
+
     file_type: str = ""
     systems: list[str] = field(default_factory=list)
     cases: list[dict] = field(default_factory=list)
@@ -77,15 +87,31 @@ class ParsedCases:
     # Things imported as they are but worth a look (an empty response); the first few.
     warnings: list[Problem] = field(default_factory=list)
     warning_count: int = 0
+    case_count: int = 0
+    first_cases: list[dict] = field(default_factory=list)
+    stratum_counts: Counter = field(default_factory=Counter)
+    _keep: bool = field(default=True, repr=False)
 
     @property
     def ok(self) -> bool:
-        return not self.problems and bool(self.cases)
+        return not self.problems and bool(self.case_count)
+
+    def take(self, case: dict, sink: Callable[[dict], None] | None) -> None:
+        """Count a checked case; keep it, or hand it to the sink (None: a file with problems)."""
+        self.case_count += 1
+        if case["stratum"]:
+            self.stratum_counts[case["stratum"]] += 1
+        if len(self.first_cases) < PREVIEW_CASES:
+            self.first_cases.append(case)
+        if self._keep:
+            self.cases.append(case)
+        elif sink is not None:
+            sink(case)
 
     @property
     def strata(self) -> list[tuple[str, int]]:
         """(stratum, number of cases), by name; a list, as templates read it more easily."""
-        return sorted(Counter(case["stratum"] for case in self.cases if case["stratum"]).items())
+        return sorted(self.stratum_counts.items())
 
     def problem_lines(self, limit: int = MAX_REPORTED_PROBLEMS) -> list[str]:
         lines = [str(problem) for problem in self.problems[:limit]]
@@ -137,23 +163,30 @@ def file_type_for(filename: str) -> str | None:
 def parse_cases(
     *,
     filename: str,
-    data: bytes,
+    data: tabular.Source,
     existing_ids: Collection[str] = (),
     study_systems: Sequence[str] = (),
+    sink: Callable[[dict], None] | None = None,
 ) -> ParsedCases:
-    """Read and check a whole file; ``existing_ids``/``study_systems`` are the study's."""
-    result = ParsedCases()
+    """Read and check a whole file; ``existing_ids``/``study_systems`` are the study's.
+
+    ``data`` is the file's bytes or its path (read as a stream). With a ``sink``, each
+    checked case is handed to it as it is read, while the file has no problem so far, and
+    not kept: the caller writes it and undoes everything if the file turns out to have one.
+    """
+    result = ParsedCases(_keep=sink is None)
     problems = _Collector()
     file_type = file_type_for(filename)
+    size = tabular.source_size(data)
     if file_type is None:
         problems.add(
             "File",
             f"'{filename}' is not a file type Concord reads. Upload a .csv, .jsonl or .xlsx "
             "file (an old .xls workbook must first be saved as .xlsx).",
         )
-    elif size_problem(len(data)):
-        problems.problems.append(size_problem(len(data)))
-    elif not data.strip():
+    elif size_problem(size):
+        problems.problems.append(size_problem(size))
+    elif _is_blank(data):
         problems.add("File", "the file is empty.")
     if problems.problems:
         result.problems = problems.problems
@@ -163,12 +196,21 @@ def parse_cases(
         records = _jsonl_records(data, problems)
     else:
         records = _table_records(_table_rows(filename, data, problems), problems)
-    _check_records(records, problems, result, existing_ids, study_systems)
+    _check_records(records, problems, result, existing_ids, study_systems, sink)
     # Reading and checking happen in two passes; report in the order of the file.
     result.problems = sorted(problems.problems, key=_position)
-    if not result.problems and not result.cases:
+    if not result.problems and not result.case_count:
         result.problems = [Problem("File", "the file has no test cases, only column names.")]
     return result
+
+
+def _is_blank(data: tabular.Source) -> bool:
+    """Whether the file holds only white space; reads no further than its first character."""
+    with tabular.source_open(data) as stream:
+        while chunk := stream.read(64 * 1024):
+            if chunk.strip():
+                return False
+    return True
 
 
 # --- Reading each format into records: (where, {field: text}, {system: text}, columns) --
@@ -185,21 +227,24 @@ def _add_table_problems(error: tabular.TableError, problems: _Collector) -> None
         problems.add(where, problem.message[0].lower() + problem.message[1:], column)
 
 
-def _table_rows(filename: str, data: bytes, problems: _Collector) -> Iterator[tuple[str, list]]:
+def _table_rows(
+    filename: str, data: tabular.Source, problems: _Collector
+) -> Iterator[tuple[str, list]]:
     """(where, cells) for each non-blank row; the same reader as the worksheet import's.
 
-    Each row is let go once it has been checked: what is kept are the checked cases, which
-    share the rows' text rather than copying it.
+    Rows are read one at a time from the file, and each is let go once it has been checked.
     """
     try:
-        rows = tabular.read_table(filename=filename, data=data, max_bytes=MAX_FILE_BYTES)
+        for row in tabular.iter_table(
+            filename=filename,
+            data=data,
+            max_bytes=MAX_FILE_BYTES,
+            max_rows=MAX_TABLE_ROWS,
+            max_unpacked_bytes=MAX_UNPACKED_BYTES,
+        ):
+            yield _row_where(row.number, row.line), row.cells
     except tabular.TableError as error:
         _add_table_problems(error, problems)
-        return
-    rows.reverse()
-    while rows:
-        row = rows.pop()
-        yield _row_where(row.number, row.line), row.cells
 
 
 def _row_where(number: int, line: int | None) -> str:
@@ -301,25 +346,26 @@ def _has_required_columns(where: str, seen: dict, problems: _Collector) -> bool:
     return usable
 
 
-def _jsonl_records(data: bytes, problems: _Collector) -> Iterator[tuple]:
+def _jsonl_records(data: tabular.Source, problems: _Collector) -> Iterator[tuple]:
     """One record per non-blank line that holds a JSON object, read line by line."""
     try:
         lines = tabular.text_lines(data)
     except tabular.TableError as error:
         _add_table_problems(error, problems)
         return
-    for number, line in enumerate(lines, start=1):
-        if problems.full:
-            return
-        if not line.strip():
-            continue
-        where = f"Line {number}"
-        record = _jsonl_object(where, line, problems)
-        if record is None:
-            continue
-        fields = _jsonl_fields(where, record, problems)
-        texts = _jsonl_responses(where, record, problems)
-        yield where, fields, texts, None
+    with lines:
+        for number, line in enumerate(lines, start=1):
+            if problems.full:
+                return
+            if not line.strip():
+                continue
+            where = f"Line {number}"
+            record = _jsonl_object(where, line, problems)
+            if record is None:
+                continue
+            fields = _jsonl_fields(where, record, problems)
+            texts = _jsonl_responses(where, record, problems)
+            yield where, fields, texts, None
 
 
 def _jsonl_object(where: str, line: str, problems: _Collector) -> dict | None:
@@ -403,9 +449,10 @@ class _Systems:
     full: bool = True
 
 
-def _check_records(records, problems, result, existing_ids, study_systems) -> None:
-    """Check each record, as it is read, into ``result.cases``; stops at too many problems
-    or cases. Nothing is held back: a case's systems are known from its own row or line."""
+def _check_records(records, problems, result, existing_ids, study_systems, sink) -> None:
+    """Check each record, as it is read, into ``result.cases`` (or the sink); stops at too
+    many problems or cases. Nothing is held back: a case's systems are known from its own
+    row or line."""
     existing_ids = set(existing_ids)
     first_seen: dict[str, str] = {}
     state: _Systems | None = None
@@ -426,10 +473,10 @@ def _check_records(records, problems, result, existing_ids, study_systems) -> No
         systems = _case_systems(where, fields, responses, columns, state, problems)
         case["responses"] = _check_responses(where, responses, systems, columns, problems, result)
         _check_case_id(where, case["id"], columns, first_seen, existing_ids, problems)
-        result.cases.append(case)
-        if len(result.cases) > MAX_CASES:
-            problems.add(where, f"a file can hold at most {MAX_CASES} test cases.")
+        if result.case_count >= MAX_CASES:
+            problems.add(where, f"a file can hold at most {MAX_CASES:,} test cases.")
             return
+        result.take(case, sink if not problems.problems else None)
     if state is not None:
         _check_union(state, problems)
         result.systems = sorted(state.union)

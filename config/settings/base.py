@@ -122,6 +122,11 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
+# Uploaded test-case files, kept between their preview and their import and afterwards as
+# the record of what was imported. Never served: only the import reads them. Every process
+# that imports (web workers, the Celery worker) must see the same directory.
+CASE_UPLOAD_ROOT = env.path("CASE_UPLOAD_ROOT", default=BASE_DIR / "var" / "case-uploads")
+
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"

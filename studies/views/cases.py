@@ -1,5 +1,7 @@
 """Test cases: the list, upload with a preview, import, and removal before opening."""
 
+from pathlib import Path
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -25,17 +27,19 @@ def case_list(request, slug):
         form = CaseUploadForm(request.POST, request.FILES)
         if form.is_valid():
             upload = form.cleaned_data["file"]
-            # A file too large is refused before it is read into memory.
+            # A file too large is refused before it is read. A large upload is on disk
+            # already (Django spools it): it is checked there, as a stream.
             too_large = importing.size_problem(upload.size)
-            data = b"" if too_large else upload.read()
             if too_large:
                 parsed = importing.ParsedCases(problems=[too_large])
             else:
-                parsed = selectors.test_cases_preview(study=study, filename=upload.name, data=data)
+                parsed = selectors.test_cases_preview(
+                    study=study, filename=upload.name, data=_uploaded_source(upload)
+                )
             if parsed.ok:
                 try:
                     pending = services.case_upload_create(
-                        study=study, actor=request.user, filename=upload.name, data=data
+                        study=study, actor=request.user, filename=upload.name, data=upload
                     )
                 except ApplicationError as error:
                     messages.error(request, str(error))
@@ -63,6 +67,14 @@ def case_list(request, slug):
     )
 
 
+def _uploaded_source(upload):
+    """The uploaded file's path when Django spooled it to disk, else its (small) bytes."""
+    if hasattr(upload, "temporary_file_path"):
+        return Path(upload.temporary_file_path())
+    upload.seek(0)
+    return upload.read()
+
+
 @login_required
 def case_import(request, slug, upload_uuid):
     """The preview of a checked file (counts and first cases); a POST imports it."""
@@ -70,7 +82,7 @@ def case_import(request, slug, upload_uuid):
     upload = study.case_uploads.filter(uuid=upload_uuid, imported_at__isnull=True).first()
     if upload is None:
         raise Http404
-    data = bytes(upload.content)
+    data = Path(upload.file.path)
     problems: list[str] = []
     if request.method == "POST":
         try:
@@ -83,7 +95,7 @@ def case_import(request, slug, upload_uuid):
             messages.error(request, str(error))
             return redirect("studies:cases", slug=study.slug)
         else:
-            count = len(parsed.cases)
+            count = parsed.case_count
             messages.success(
                 request,
                 f"Imported {count} test case{'s' if count != 1 else ''} from {upload.filename}.",
@@ -99,7 +111,7 @@ def case_import(request, slug, upload_uuid):
             "parsed": parsed,
             "problems": problems or parsed.problem_lines(),
             "warnings": parsed.warning_lines(),
-            "first_cases": parsed.cases[:10],
+            "first_cases": parsed.first_cases,
         },
         status=400 if problems else 200,
     )

@@ -1,0 +1,55 @@
+"""Uploaded test-case files move from a database column to files of their own."""
+
+from django.core.files.base import ContentFile
+from django.db import migrations, models
+
+import studies.upload_files
+
+
+def move_to_files(apps, schema_editor):
+    CaseUpload = apps.get_model("studies", "CaseUpload")
+    storage = studies.upload_files.case_upload_storage()
+    for upload in CaseUpload.objects.only("pk", "study_id", "uuid").iterator(chunk_size=20):
+        content = CaseUpload.objects.filter(pk=upload.pk).values_list("content", flat=True)[0]
+        name = storage.save(
+            studies.upload_files.case_upload_name(upload, ""), ContentFile(bytes(content))
+        )
+        CaseUpload.objects.filter(pk=upload.pk).update(file=name)
+
+
+def move_back(apps, schema_editor):
+    CaseUpload = apps.get_model("studies", "CaseUpload")
+    storage = studies.upload_files.case_upload_storage()
+    for upload in CaseUpload.objects.iterator(chunk_size=20):
+        with storage.open(upload.file.name, "rb") as stream:
+            CaseUpload.objects.filter(pk=upload.pk).update(content=stream.read())
+
+
+class Migration(migrations.Migration):
+    dependencies = [("studies", "0008_test_case_purpose")]
+
+    operations = [
+        migrations.AddField(
+            model_name="caseupload",
+            name="file",
+            field=models.FileField(
+                default="",
+                max_length=200,
+                storage=studies.upload_files.case_upload_storage,
+                upload_to=studies.upload_files.case_upload_name,
+            ),
+            preserve_default=False,
+        ),
+        migrations.AlterField(
+            model_name="caseupload",
+            name="content",
+            field=models.BinaryField(default=b""),
+        ),
+        migrations.RunPython(move_to_files, move_back),
+        migrations.RemoveField(model_name="caseupload", name="content"),
+        migrations.AlterField(
+            model_name="caseupload",
+            name="size",
+            field=models.PositiveBigIntegerField(),
+        ),
+    ]
