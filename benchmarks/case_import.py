@@ -37,7 +37,8 @@ def case(number: int) -> dict:
         "prompt": f"Question {number}: should the lab release the model? " * 2,
         "context": "",
         "stratum": ("policy", "science", "ethics")[number % 3],
-        "responses": {system: f"{system} {number}: {BODY}" for system in SYSTEMS},
+        # Texts that do not name their system: the blinding check finds nothing to store.
+        "responses": {system: f"{number}, {index}: {BODY}" for index, system in enumerate(SYSTEMS)},
     }
 
 

@@ -20,6 +20,11 @@ urlpatterns += [
         cases.case_import,
         name="case_import",
     ),
+    path(
+        "s/<slug:slug>/test-cases/import/<uuid:upload_uuid>/status.json",
+        cases.case_import_status,
+        name="case_import_status",
+    ),
     path("s/<slug:slug>/test-cases/remove/", cases.cases_remove, name="cases_remove"),
     path("s/<slug:slug>/rubric/", rubric_builder.rubric_detail, name="rubric"),
     path("s/<slug:slug>/rubric/preset/", rubric_builder.rubric_preset, name="rubric_preset"),

@@ -141,6 +141,7 @@ RULES = {
     "studies:protocol": Rule("coordinator", allowed={"GET": {403}, "POST": {403}}),
     "studies:cases": Rule("coordinator"),
     "studies:case_import": Rule("coordinator"),
+    "studies:case_import_status": Rule("coordinator"),
     "studies:cases_remove": Rule("coordinator", methods=POST_ONLY),
     "studies:rubric": Rule("coordinator"),
     "studies:rubric_preset": Rule("coordinator", methods=POST_ONLY),

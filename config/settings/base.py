@@ -183,6 +183,9 @@ AGREEMENT_DEBOUNCE_SECONDS = env.float("AGREEMENT_DEBOUNCE_SECONDS", default=1.0
 # With in-process tasks (no broker): "background" recomputes in a thread after the
 # response, as the embedded default does; "inline" runs it at once (the tests' choice).
 AGREEMENT_IN_PROCESS = env("AGREEMENT_IN_PROCESS", default="background")
+# The same for a case import: "background" imports in a thread while the page shows its
+# progress; "inline" imports inside the request.
+CASE_IMPORT_IN_PROCESS = env("CASE_IMPORT_IN_PROCESS", default="background")
 
 LOGGING = {
     "version": 1,

@@ -1,4 +1,5 @@
-"""Uploaded test-case files move from a database column to files of their own."""
+"""Uploaded test-case files move from a database column to files of their own; an
+upload's import can run as a job (its state, and its problems should it fail)."""
 
 from django.core.files.base import ContentFile
 from django.db import migrations, models
@@ -51,5 +52,25 @@ class Migration(migrations.Migration):
             model_name="caseupload",
             name="size",
             field=models.PositiveBigIntegerField(),
+        ),
+        migrations.AddField(
+            model_name="caseupload",
+            name="cases",
+            field=models.PositiveIntegerField(default=0),
+        ),
+        migrations.AddField(
+            model_name="caseupload",
+            name="import_state",
+            field=models.CharField(blank=True, default="", max_length=10),
+        ),
+        migrations.AddField(
+            model_name="caseupload",
+            name="import_problems",
+            field=models.JSONField(blank=True, default=list),
+        ),
+        migrations.AddField(
+            model_name="caseupload",
+            name="import_started_at",
+            field=models.DateTimeField(blank=True, null=True),
         ),
     ]

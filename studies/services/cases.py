@@ -1,16 +1,21 @@
 """Test cases: adding them with their blinding, importing a file, removing them."""
 
 import hashlib
+import logging
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
 from django.core.files.base import ContentFile, File
 from django.db import transaction
 from django.utils import timezone
 
 from studies import selectors, tabular
 from studies.blinding import LABELS, blinded_order
-from studies.errors import CaseImportError, StudySetupError
+from studies.bulk_rows import rows_insert
+from studies.errors import ApplicationError, CaseImportError, StudySetupError
 from studies.events import study_event_record
 from studies.identity_check import find_identity_mentions
 from studies.importing import ParsedCases
@@ -28,6 +33,8 @@ from studies.signals import analysis_inputs_announce
 from studies.upload_files import case_upload_storage
 
 from .guards import locked_study, refuse_if_frozen
+
+logger = logging.getLogger(__name__)
 
 # Cases per batch: a file's cases are written in statements of this many cases (and their
 # responses and labels), so that no statement, and no list of model instances, holds a
@@ -84,51 +91,44 @@ class CaseWriter:
         if not cases:
             return
         study = self.study
-        created = TestCase.objects.bulk_create(
+        case_pks = rows_insert(
+            TestCase,
             [
-                TestCase(
-                    study=study,
-                    case_id=case["id"],
-                    position=self.start + self.count + offset,
-                    prompt=case["prompt"],
-                    context=case.get("context", ""),
-                    stratum=case.get("stratum", ""),
-                )
+                {
+                    "study_id": study.pk,
+                    "case_id": case["id"],
+                    "position": self.start + self.count + offset,
+                    "prompt": case["prompt"],
+                    "context": case.get("context", ""),
+                    "stratum": case.get("stratum", ""),
+                }
                 for offset, case in enumerate(cases)
-            ]
+            ],
         )
-        responses, scan, counts = [], [], []
-        for test_case, case in zip(created, cases, strict=True):
+        responses, scan, labels = [], [], []
+        for case_pk, case in zip(case_pks, cases, strict=True):
             order = blinded_order(
                 seed=study.blinding_seed,
                 secret=study.blinding_secret,
-                case_id=test_case.case_id,
+                case_id=case["id"],
                 systems=sorted(case["responses"]),
             )
-            counts.append(len(order))
-            for name in order:
+            for label, name in zip(LABELS, order, strict=False):
                 text = case["responses"][name]
                 responses.append(
-                    Response(test_case_id=test_case.pk, system_id=self._system_pk(name), text=text)
+                    {"test_case_id": case_pk, "system_id": self._system_pk(name), "text": text}
                 )
-                scan.append((test_case.case_id, name, text))
-        responses = Response.objects.bulk_create(responses)
+                scan.append((case["id"], name, text))
+                labels.append({"test_case_id": case_pk, "label": label})
+        response_pks = rows_insert(Response, responses)
         self.scanned_for = set(self.system_pks)
         _identity_mentions_store(
-            rows=(
-                (r.pk, case_id, name, text)
-                for r, (case_id, name, text) in zip(responses, scan, strict=True)
-            ),
+            rows=((pk, *entry) for pk, entry in zip(response_pks, scan, strict=True)),
             systems=sorted(self.scanned_for),
         )
-        responses = iter(responses)
-        BlindedLabel.objects.bulk_create(
-            [
-                BlindedLabel(test_case_id=test_case.pk, label=label, response_id=next(responses).pk)
-                for test_case, count in zip(created, counts, strict=True)
-                for label in LABELS[:count]
-            ]
-        )
+        for label, pk in zip(labels, response_pks, strict=True):
+            label["response_id"] = pk
+        rows_insert(BlindedLabel, labels)
         self.count += len(cases)
         if self.progress is not None:
             self.progress(self.count)
@@ -170,14 +170,17 @@ def _identity_mentions_store(
 
     mentions = find_identity_mentions(responses=texts(), systems=systems)
     # In the scanner's order, so that the pk keeps it within a response.
-    IdentityMention.objects.bulk_create(
-        IdentityMention(
-            response_id=keys[mention.case_id, mention.system],
-            reason=mention.reason,
-            matched=mention.matched,
-            snippet=mention.snippet,
-        )
-        for mention in mentions
+    rows_insert(
+        IdentityMention,
+        [
+            {
+                "response_id": keys[mention.case_id, mention.system],
+                "reason": mention.reason,
+                "matched": mention.matched,
+                "snippet": mention.snippet,
+            }
+            for mention in mentions
+        ],
     )
     return len(mentions)
 
@@ -197,7 +200,12 @@ def identity_mentions_rescan(*, study: Study) -> int:
 
 @transaction.atomic
 def case_upload_create(
-    *, study: Study, actor: AbstractBaseUser | None, filename: str, data: bytes | File
+    *,
+    study: Study,
+    actor: AbstractBaseUser | None,
+    filename: str,
+    data: bytes | File,
+    cases: int = 0,
 ) -> CaseUpload:
     """Keep a checked file until the coordinator confirms its import (one pending per study).
 
@@ -218,6 +226,7 @@ def case_upload_create(
         filename=filename[:255],
         size=size,
         sha256=digest.hexdigest(),
+        cases=cases,
     )
     content.seek(0)
     upload.file.save("", content, save=False)
@@ -300,3 +309,78 @@ def test_cases_remove_all(*, study: Study, actor: AbstractBaseUser | None) -> in
     if count:
         analysis_inputs_announce(study_id=study.pk, reason="cases")
     return count
+
+
+# --- The import as a job, with its progress ------------------------------------------------
+
+# The progress of a running import, kept in the cache (the import's own writes are not seen
+# outside its transaction until it commits). It lapses when the import stops being heard
+# from: a job that died is then reported as stopped, and nothing of it was kept.
+IMPORT_PROGRESS_TIMEOUT = 120
+
+
+def _progress_key(upload: CaseUpload) -> str:
+    return f"case-import-progress:{upload.uuid}"
+
+
+def case_upload_import_start(*, study: Study, upload: CaseUpload) -> bool:
+    """Mark the upload's import as running; False if it runs already or was imported.
+
+    An import that failed, or stopped (its process died: nothing of it was kept), may be
+    started again.
+    """
+    refuse_if_frozen(study, "Test cases can no longer be added.")
+    upload.refresh_from_db()
+    if case_upload_import_status(upload=upload)["state"] not in ("ready", "failed", "stopped"):
+        return False
+    # Conditional on the state just read, so that of two requests at once only one starts it.
+    claimed = CaseUpload.objects.filter(
+        pk=upload.pk, study=study, imported_at__isnull=True, import_state=upload.import_state
+    ).update(import_state="running", import_problems=[], import_started_at=timezone.now())
+    if claimed:
+        cache.set(_progress_key(upload), 0, IMPORT_PROGRESS_TIMEOUT)
+        upload.refresh_from_db()
+    return bool(claimed)
+
+
+def case_upload_import_run(*, upload_id: int, actor_id: int | None) -> None:
+    """The job: import the upload (all or nothing) and record how it ended."""
+    upload = CaseUpload.objects.select_related("study").get(pk=upload_id)
+    if upload.imported_at is not None or upload.import_state != "running":
+        return  # imported already, or not asked for
+    key = _progress_key(upload)
+    problems: list[str] = []
+    try:
+        test_cases_import(
+            study=upload.study,
+            actor=get_user_model().objects.filter(pk=actor_id).first(),
+            filename=upload.filename,
+            data=Path(upload.file.path),
+            upload=upload,
+            progress=lambda written: cache.set(key, written, IMPORT_PROGRESS_TIMEOUT),
+        )
+    except CaseImportError as error:
+        problems = error.problems
+    except ApplicationError as error:
+        problems = [str(error)]
+    except Exception:
+        logger.exception("The import of case upload %s failed", upload_id)
+        problems = ["The import stopped on an error of the server; nothing was imported."]
+        raise
+    finally:
+        cache.delete(key)
+        CaseUpload.objects.filter(pk=upload_id).update(
+            import_state="failed" if problems else "", import_problems=problems
+        )
+
+
+def case_upload_import_status(*, upload: CaseUpload) -> dict:
+    """Where the upload's import is: ready, running (cases written of all), done, failed,
+    or stopped (it was running but is heard from no more: nothing of it was kept)."""
+    state = "done" if upload.imported_at else (upload.import_state or "ready")
+    written = 0
+    if state == "running":
+        written = cache.get(_progress_key(upload))
+        if written is None:
+            state, written = "stopped", 0
+    return {"state": state, "written": written, "total": upload.cases}

@@ -5,13 +5,14 @@ from pathlib import Path
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from studies import access, importing, selectors, services
 from studies.errors import ApplicationError
 from studies.forms import CaseUploadForm
+from studies.import_jobs import case_import_schedule
 
 CASES_PER_PAGE = 50
 
@@ -39,7 +40,11 @@ def case_list(request, slug):
             if parsed.ok:
                 try:
                     pending = services.case_upload_create(
-                        study=study, actor=request.user, filename=upload.name, data=upload
+                        study=study,
+                        actor=request.user,
+                        filename=upload.name,
+                        data=upload,
+                        cases=parsed.case_count,
                     )
                 except ApplicationError as error:
                     messages.error(request, str(error))
@@ -77,31 +82,39 @@ def _uploaded_source(upload):
 
 @login_required
 def case_import(request, slug, upload_uuid):
-    """The preview of a checked file (counts and first cases); a POST imports it."""
+    """The preview of a checked file (counts and first cases); a POST starts its import,
+    whose progress the page then shows until it is done."""
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     upload = study.case_uploads.filter(uuid=upload_uuid, imported_at__isnull=True).first()
     if upload is None:
         raise Http404
-    data = Path(upload.file.path)
-    problems: list[str] = []
     if request.method == "POST":
         try:
-            parsed = services.test_cases_import(
-                study=study, actor=request.user, filename=upload.filename, data=data, upload=upload
-            )
-        except services.CaseImportError as error:
-            problems = error.problems
+            started = services.case_upload_import_start(study=study, upload=upload)
         except ApplicationError as error:
             messages.error(request, str(error))
             return redirect("studies:cases", slug=study.slug)
-        else:
-            count = parsed.case_count
-            messages.success(
-                request,
-                f"Imported {count} test case{'s' if count != 1 else ''} from {upload.filename}.",
-            )
-            return redirect("studies:cases", slug=study.slug)
-    parsed = selectors.test_cases_preview(study=study, filename=upload.filename, data=data)
+        if started:
+            case_import_schedule(upload_id=upload.pk, actor_id=request.user.pk)
+            upload.refresh_from_db()
+            if upload.imported_at is not None:  # imported inside this request
+                messages.success(request, _imported_message(upload))
+                return redirect("studies:cases", slug=study.slug)
+            if upload.import_state == "running":
+                return redirect("studies:case_import", slug=study.slug, upload_uuid=upload.uuid)
+    status = services.case_upload_import_status(upload=upload)
+    if status["state"] == "running":
+        return render(
+            request,
+            "studies/case_import_progress.html",
+            {"study": study, "upload": upload, "status": status},
+        )
+    parsed = selectors.test_cases_preview(
+        study=study, filename=upload.filename, data=Path(upload.file.path)
+    )
+    problems = upload.import_problems if status["state"] == "failed" else []
+    if status["state"] == "stopped":
+        problems = ["The import stopped before it finished; nothing was imported."]
     return render(
         request,
         "studies/case_import.html",
@@ -110,11 +123,27 @@ def case_import(request, slug, upload_uuid):
             "upload": upload,
             "parsed": parsed,
             "problems": problems or parsed.problem_lines(),
+            "retry": status["state"] == "stopped" and parsed.ok,
             "warnings": parsed.warning_lines(),
             "first_cases": parsed.first_cases,
         },
         status=400 if problems else 200,
     )
+
+
+@login_required
+def case_import_status(request, slug, upload_uuid):
+    """The import's progress as JSON, for the page's script."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    upload = study.case_uploads.filter(uuid=upload_uuid).first()
+    if upload is None:
+        raise Http404
+    return JsonResponse(services.case_upload_import_status(upload=upload))
+
+
+def _imported_message(upload) -> str:
+    count = upload.cases
+    return f"Imported {count} test case{'s' if count != 1 else ''} from {upload.filename}."
 
 
 @login_required
