@@ -160,3 +160,32 @@ def test_a_large_upload_is_checked_on_disk_and_kept_as_a_file(client, draft, lea
     with upload.file.open("rb") as stored:
         assert stored.read() == data
     assert upload.filename == "c.csv" and "c.csv" not in upload.file.name
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_embedded_default_imports_in_a_thread_after_the_response(settings):
+    """In-process mode "background": the request only starts the import; a thread runs it."""
+    import threading
+    import time
+
+    from tests.factories import UserFactory
+
+    settings.CASE_IMPORT_IN_PROCESS = "background"
+    lead = UserFactory(username="thread-lead")
+    study = services.study_create(slug="thread", name="Thread", lead=lead)
+    data = "\n".join([HEADER, *(f"T{n},P,,,a,b" for n in range(30))]).encode()
+    upload = upload_of(study, lead, data, 30)
+    from studies.import_jobs import case_import_schedule
+
+    assert services.case_upload_import_start(study=study, upload=upload)
+    case_import_schedule(upload_id=upload.pk, actor_id=lead.pk)
+    assert any(thread.name == "case-import" for thread in threading.enumerate()) or (
+        Case.objects.filter(study=study).count() == 30
+    )
+    deadline = time.monotonic() + 60
+    while services.case_upload_import_status(upload=upload)["state"] == "running":
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+        upload.refresh_from_db()
+    assert services.case_upload_import_status(upload=upload)["state"] == "done"
+    assert Case.objects.filter(study=study).count() == 30
