@@ -11,6 +11,9 @@ import threading
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 
+from .errors import StudySetupError
+from .models import CaseUpload
+
 logger = logging.getLogger(__name__)
 
 
@@ -20,7 +23,15 @@ def case_import_schedule(*, upload_id: int, actor_id: int | None) -> None:
     from .tasks import import_case_upload
 
     if not settings.CELERY_TASK_ALWAYS_EAGER:
-        import_case_upload.delay_on_commit(upload_id, actor_id)
+        try:
+            import_case_upload.delay_on_commit(upload_id, actor_id)
+        except Exception as error:  # noqa: BLE001 - the broker is down: say so, keep nothing
+            logger.warning("Could not enqueue the import of case upload %s", upload_id)
+            CaseUpload.objects.filter(pk=upload_id).update(import_state="")
+            raise StudySetupError(
+                "The import could not be started (the task queue is unreachable); nothing "
+                "was imported. Try again in a moment."
+            ) from error
     elif settings.CASE_IMPORT_IN_PROCESS == "inline":
         case_upload_import_run(upload_id=upload_id, actor_id=actor_id)
     else:

@@ -95,7 +95,11 @@ def case_import(request, slug, upload_uuid):
             messages.error(request, str(error))
             return redirect("studies:cases", slug=study.slug)
         if started:
-            case_import_schedule(upload_id=upload.pk, actor_id=request.user.pk)
+            try:
+                case_import_schedule(upload_id=upload.pk, actor_id=request.user.pk)
+            except ApplicationError as error:
+                messages.error(request, str(error))
+                return redirect("studies:case_import", slug=study.slug, upload_uuid=upload.uuid)
             upload.refresh_from_db()
             if upload.imported_at is not None:  # imported inside this request
                 messages.success(request, _imported_message(upload))
