@@ -14,7 +14,8 @@ COPY . .
 RUN SECRET_KEY=collectstatic-only-placeholder-not-a-secret-0123456789abcdef ALLOWED_HOSTS=localhost \
     python manage.py collectstatic --no-input
 
-RUN useradd --create-home concord && chown -R concord /app
+RUN useradd --create-home concord && chown -R concord /app \
+    && mkdir -p /data/case-uploads && chown concord /data/case-uploads
 USER concord
 EXPOSE 8000
 CMD ["gunicorn", "-c", "config/gunicorn.py", "config.wsgi:application"]

@@ -1,124 +1,91 @@
-"""The test case import's reading and checking: seconds and peak memory per file.
+"""The test case import: seconds, cases per second and peak memory, up to 100,000 cases.
 
-Run: .venv/bin/python benchmarks/case_import.py
-Times ``studies.importing.parse_cases`` (what the upload page and the import run before
-anything is written) on CSV and JSONL files of 1,000 and 10,000 cases and on a file of 10 MB,
-the upload limit. A file of more than MAX_CASES cases is refused once the limit is passed,
-so the 10,000-case line is the cost of that refusal. Prints one line per file.
+Run: .venv/bin/python benchmarks/case_import.py [--db] [--cases 10000 100000]
 
-With ``--db`` it also times the whole import of the 10 MB files as the pages run it (the
-check at upload, keeping the upload, the check for the preview, and the import with its
-writes), in a PostgreSQL database of its own (``concord_bench_cases``, or
-BENCH_DATABASE_URL), inside a transaction that is rolled back.
+Writes CSV and JSONL files of cases of about 2 KB (a prompt and two responses of about
+1 KB) to a temporary directory, then measures each in a process of its own, so that the
+peak resident memory (``ru_maxrss``) is that file's alone:
+
+- **check**: ``studies.importing.parse_cases`` on the file's path (what the upload runs);
+- with ``--db``, **whole import**: as the pages run it, the check of the upload, keeping
+  it (copied to the upload store), the check for the preview, and the import with its
+  writes, in a PostgreSQL database of its own (``concord_bench_cases``, or
+  BENCH_DATABASE_URL), inside a transaction that is rolled back.
 """
 
-import io
+import csv
 import json
 import os
+import resource
+import subprocess
 import sys
+import tempfile
 import time
-import tracemalloc
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
 
-from studies.importing import MAX_CASES, MAX_FILE_BYTES, parse_cases  # noqa: E402
-
 SYSTEMS = ("baseline", "improved")
+BODY = "The response weighs the options, cites the data and says what to do. " * 15
 
 
-def case(number: int, text_chars: int) -> dict:
-    body = ("The response weighs the options, cites the data and says what to do. " * 64)[
-        :text_chars
-    ]
+def case(number: int) -> dict:
     return {
-        "id": f"TC-{number:05d}",
-        "prompt": f"Question {number}: should the lab release the model?",
+        "id": f"TC-{number:06d}",
+        "prompt": f"Question {number}: should the lab release the model? " * 2,
         "context": "",
         "stratum": ("policy", "science", "ethics")[number % 3],
-        "responses": {system: f"{system} {number}: {body}" for system in SYSTEMS},
+        # Texts that do not name their system: the blinding check finds nothing to store.
+        "responses": {system: f"{number}, {index}: {BODY}" for index, system in enumerate(SYSTEMS)},
     }
 
 
-def csv_file(cases: list[dict]) -> bytes:
-    import csv
-
-    out = io.StringIO(newline="")
-    writer = csv.writer(out)
-    writer.writerow(["id", "prompt", "context", "stratum", *[f"response:{s}" for s in SYSTEMS]])
-    for c in cases:
-        writer.writerow(
-            [c["id"], c["prompt"], c["context"], c["stratum"], *c["responses"].values()]
-        )
-    return out.getvalue().encode()
-
-
-def jsonl_file(cases: list[dict]) -> bytes:
-    return "\n".join(json.dumps(c) for c in cases).encode()
-
-
-def sized(make, limit: int) -> bytes:
-    """As many cases of ~1 KB responses as fit in ``limit`` bytes (at most MAX_CASES)."""
-    text_chars = 64
-    while True:
-        data = make([case(n, text_chars) for n in range(1, MAX_CASES + 1)])
-        if len(data) > limit * 0.97:
-            break
-        text_chars = int(text_chars * limit / len(data))
-    while len(data) > limit:
-        text_chars -= 16
-        data = make([case(n, text_chars) for n in range(1, MAX_CASES + 1)])
-    return data
-
-
-def files():
-    for make, ext in ((csv_file, "csv"), (jsonl_file, "jsonl")):
-        for count in (1_000, 10_000):
-            yield (
-                f"{ext}: {count:,} cases",
-                f"cases.{ext}",
-                make([case(n, 200) for n in range(1, count + 1)]),
+def write_file(path: Path, count: int) -> None:
+    with path.open("w", encoding="utf-8", newline="") as out:
+        if path.suffix == ".csv":
+            writer = csv.writer(out)
+            writer.writerow(
+                ["id", "prompt", "context", "stratum"] + [f"response:{s}" for s in SYSTEMS]
             )
-        yield f"{ext}: a 10 MB file", f"cases.{ext}", sized(make, MAX_FILE_BYTES)
+            for n in range(1, count + 1):
+                c = case(n)
+                writer.writerow(
+                    [c["id"], c["prompt"], c["context"], c["stratum"], *c["responses"].values()]
+                )
+        else:
+            for n in range(1, count + 1):
+                out.write(json.dumps(case(n)) + "\n")
 
 
-def measure(filename: str, data: bytes) -> tuple[str, float, int]:
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def check_only(path: Path) -> None:
+    from studies.importing import parse_cases
+
+    started_rss = peak_mb()
     started = time.perf_counter()
-    parsed = parse_cases(filename=filename, data=data)
+    parsed = parse_cases(filename=path.name, data=path, sink=lambda case: None)
     seconds = time.perf_counter() - started
-    outcome = f"{len(parsed.cases):,} cases" if parsed.ok else f"refused: {parsed.problems[0]}"
-    del parsed
-    tracemalloc.start()
-    try:
-        parse_cases(filename=filename, data=data)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return outcome[:70], seconds, peak
+    assert parsed.ok, parsed.problem_lines()[:3]
+    report("check", path, parsed.case_count, seconds, started_rss)
 
 
-def traced(run) -> tuple[float, int]:
-    """Seconds of one run, and the peak memory of another under tracemalloc."""
-    started = time.perf_counter()
-    run()
-    seconds = time.perf_counter() - started
-    tracemalloc.start()
-    try:
-        run()
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return seconds, peak
-
-
-def database_section() -> None:
+def database_url() -> str:
     url = os.environ.get(
         "BENCH_DATABASE_URL", "postgres://postgres:postgres@127.0.0.1:5432/concord_bench_cases"
     )
     os.environ["DATABASE_URL"] = url
+    return url
+
+
+def prepare_database() -> None:
     import psycopg
 
+    url = database_url()
     name, admin = url.rsplit("/", 1)[1], url.rsplit("/", 1)[0] + "/postgres"
     with psycopg.connect(admin, autocommit=True) as connection:
         if not connection.execute(
@@ -128,52 +95,89 @@ def database_section() -> None:
     import django
 
     django.setup()
-    from django.contrib.auth import get_user_model
     from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def whole_import(path: Path) -> None:
+    database_url()
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.files import File
     from django.db import transaction
 
     from studies import selectors, services
 
-    User = get_user_model()  # noqa: N806
-
-    call_command("migrate", verbosity=0)
-
     class Rollback(Exception):
         pass
 
-    def whole_import(filename: str, data: bytes) -> None:
-        try:
-            with transaction.atomic():
-                lead = User.objects.create(username="bench-lead")
-                study = services.study_create(slug="bench", name="Bench", lead=lead)
-                assert selectors.test_cases_preview(study=study, filename=filename, data=data).ok
+    started_rss = peak_mb()
+    started = time.perf_counter()
+    try:
+        with transaction.atomic():
+            lead = get_user_model().objects.create(username="bench-lead")
+            study = services.study_create(slug="bench", name="Bench", lead=lead)
+            assert selectors.test_cases_preview(
+                study=study, filename=path.name, data=path, sink=lambda case: None
+            ).ok
+            with path.open("rb") as stream:
                 upload = services.case_upload_create(
-                    study=study, actor=lead, filename=filename, data=data
+                    study=study, actor=lead, filename=path.name, data=File(stream)
                 )
-                stored = bytes(upload.content)
-                selectors.test_cases_preview(study=study, filename=filename, data=stored)
-                services.test_cases_import(
-                    study=study, actor=lead, filename=filename, data=stored, upload=upload
-                )
-                raise Rollback
-        except Rollback:
-            pass
+            stored = Path(upload.file.path)
+            checked = time.perf_counter()
+            selectors.test_cases_preview(
+                study=study, filename=path.name, data=stored, sink=lambda case: None
+            )
+            previewed = time.perf_counter()
+            parsed = services.test_cases_import(
+                study=study, actor=lead, filename=path.name, data=stored, upload=upload
+            )
+            imported = time.perf_counter()
+            assert study.test_cases.count() == parsed.case_count
+            upload.file.delete(save=False)
+            raise Rollback
+    except Rollback:
+        pass
+    report("whole import", path, parsed.case_count, imported - started, started_rss)
+    print(
+        f"    upload check and keep {checked - started:.2f} s, "
+        f"preview {previewed - checked:.2f} s, "
+        f"import {imported - previewed:.2f} s ({parsed.case_count / (imported - previewed):,.0f} "
+        "cases/s)"
+    )
 
-    print(f"\n{'whole import (database)':26} {'size':>8} {'seconds':>8} {'peak MB':>8}")
-    for make, ext in ((csv_file, "csv"), (jsonl_file, "jsonl")):
-        data = sized(make, MAX_FILE_BYTES)
-        seconds, peak = traced(lambda: whole_import(f"cases.{ext}", data))  # noqa: B023
-        print(f"{ext + ': a 10 MB file':26} {len(data) / 2**20:7.2f}M {seconds:8.2f} "
-              f"{peak / 2**20:8.1f}")  # fmt: skip
+
+def report(what: str, path: Path, count: int, seconds: float, started_rss: float) -> None:
+    size = path.stat().st_size / 2**20
+    print(
+        f"{what:13} {path.suffix[1:]:5} {count:>8,} cases {size:7.1f} MB {seconds:7.2f} s "
+        f"{count / seconds:>8,.0f} cases/s   peak RSS {peak_mb():6.0f} MB "
+        f"(from {started_rss:.0f} MB)"
+    )
 
 
-def main():
-    print(f"{'file':26} {'size':>8} {'seconds':>8} {'peak MB':>8}  outcome")
-    for name, filename, data in files():
-        outcome, seconds, peak = measure(filename, data)
-        print(f"{name:26} {len(data) / 2**20:7.2f}M {seconds:8.2f} {peak / 2**20:8.1f}  {outcome}")
-    if "--db" in sys.argv:
-        database_section()
+def main() -> None:
+    if sys.argv[1:2] == ["--one"]:
+        what, path = sys.argv[2], Path(sys.argv[3])
+        (check_only if what == "check" else whole_import)(path)
+        return
+    counts = [int(a) for a in sys.argv[1:] if a.isdigit()] or [10_000, 100_000]
+    with_db = "--db" in sys.argv
+    if with_db:
+        prepare_database()
+    print(f"load average: {os.getloadavg()[0]:.1f}")
+    with tempfile.TemporaryDirectory() as directory:
+        for count in counts:
+            for ext in ("csv", "jsonl"):
+                path = Path(directory) / f"cases-{count}.{ext}"
+                write_file(path, count)
+                for what in ("check", "import") if with_db else ("check",):
+                    subprocess.run([sys.executable, __file__, "--one", what, str(path)], check=True)
+                path.unlink()
 
 
 if __name__ == "__main__":

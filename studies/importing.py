@@ -12,26 +12,38 @@ The formats (also in docs/coordinator.md and on the test cases page):
   columns), both read by ``studies.tabular`` as the worksheet import reads them. Columns,
   in any order:
   ``id`` and ``prompt`` (required), ``context`` and ``stratum`` (optional), and one
-  ``response:<system>`` column per system, e.g. ``response:baseline``. Blank rows are
-  skipped. Rows are numbered as a spreadsheet shows them: the column names are row 1.
+  ``response:<system>`` column per system, e.g. ``response:baseline``. Every system is in
+  every case, unless an optional ``systems`` column names each case's systems separated by
+  ``;`` (at least two, arena-style studies): then the row's other responses must be blank.
+  Blank rows are skipped. Rows are numbered as a spreadsheet shows them: the column names
+  are row 1.
 - **JSONL** (``.jsonl``, UTF-8): one JSON object per line,
   ``{"id": "TC-001", "prompt": "...", "context": "...", "stratum": "...",
   "responses": {"baseline": "...", "improved": "..."}}``; ``context`` and ``stratum`` may
-  be left out. Blank lines are skipped.
+  be left out; ``responses`` holds exactly the case's systems. Blank lines are skipped.
+
+The study's systems are the union of the cases' systems. An empty response is a system's
+real output: it is imported, with a warning naming its row, never refused.
 """
 
-import itertools
 import re
 from collections import Counter
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from . import tabular
 from .blinding import LABELS
 from .user_input import UserInputError, json_read
 
-MAX_FILE_BYTES = 10 * 1024 * 1024
-MAX_CASES = 5000
+# A file of 100,000 cases of about 2 KB is about 210 MB. It is read as a stream from the
+# stored upload (never whole in memory), checked a row at a time, and written in batches.
+MAX_FILE_BYTES = 256 * 1024 * 1024
+MAX_CASES = 100_000
+# Blank rows count; an Excel workbook of 100,000 cases unpacks to several times its size.
+MAX_TABLE_ROWS = 2 * MAX_CASES
+MAX_UNPACKED_BYTES = 1024 * 1024 * 1024
+# The first cases kept for the preview.
+PREVIEW_CASES = 10
 MAX_TEXT_CHARS = 100_000
 MAX_ID_CHARS = 50
 MAX_STRATUM_CHARS = 100
@@ -41,9 +53,12 @@ MAX_REPORTED_PROBLEMS = 200
 FILE_TYPES = {".csv": "CSV", ".jsonl": "JSONL", ".xlsx": "Excel"}
 RESPONSE_PREFIX = "response:"
 REQUIRED_COLUMNS = ("id", "prompt")
-OPTIONAL_COLUMNS = ("context", "stratum")
+OPTIONAL_COLUMNS = ("context", "stratum", "systems")
+SYSTEMS_SEPARATOR = ";"
 JSONL_FIELDS = ("id", "prompt", "context", "stratum", "responses")
-COLUMN_HINT = "Use id, prompt, context, stratum, or response:<system name> for each system."
+COLUMN_HINT = (
+    "Use id, prompt, context, stratum, systems, or response:<system name> for each system."
+)
 
 
 @dataclass(frozen=True)
@@ -62,24 +77,52 @@ class Problem:
 
 @dataclass
 class ParsedCases:
+    """What a file holds. ``cases`` is every checked case, unless they were handed to a
+    ``sink`` (then it is empty: a large file's cases are written, not kept)."""
+
     file_type: str = ""
     systems: list[str] = field(default_factory=list)
     cases: list[dict] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    # Things imported as they are but worth a look (an empty response); the first few.
+    warnings: list[Problem] = field(default_factory=list)
+    warning_count: int = 0
+    case_count: int = 0
+    first_cases: list[dict] = field(default_factory=list)
+    stratum_counts: Counter = field(default_factory=Counter)
+    _keep: bool = field(default=True, repr=False)
 
     @property
     def ok(self) -> bool:
-        return not self.problems and bool(self.cases)
+        return not self.problems and bool(self.case_count)
+
+    def take(self, case: dict, sink: Callable[[dict], None] | None) -> None:
+        """Count a checked case; keep it, or hand it to the sink (None: a file with problems)."""
+        self.case_count += 1
+        if case["stratum"]:
+            self.stratum_counts[case["stratum"]] += 1
+        if len(self.first_cases) < PREVIEW_CASES:
+            self.first_cases.append(case)
+        if self._keep:
+            self.cases.append(case)
+        elif sink is not None:
+            sink(case)
 
     @property
     def strata(self) -> list[tuple[str, int]]:
         """(stratum, number of cases), by name; a list, as templates read it more easily."""
-        return sorted(Counter(case["stratum"] for case in self.cases if case["stratum"]).items())
+        return sorted(self.stratum_counts.items())
 
     def problem_lines(self, limit: int = MAX_REPORTED_PROBLEMS) -> list[str]:
         lines = [str(problem) for problem in self.problems[:limit]]
         if len(self.problems) > limit:
             lines.append(f"... and {len(self.problems) - limit} more problems.")
+        return lines
+
+    def warning_lines(self, limit: int = MAX_REPORTED_PROBLEMS) -> list[str]:
+        lines = [str(warning) for warning in self.warnings[:limit]]
+        if self.warning_count > len(lines):
+            lines.append(f"... and {self.warning_count - len(lines)} more.")
         return lines
 
 
@@ -120,23 +163,30 @@ def file_type_for(filename: str) -> str | None:
 def parse_cases(
     *,
     filename: str,
-    data: bytes,
+    data: tabular.Source,
     existing_ids: Collection[str] = (),
     study_systems: Sequence[str] = (),
+    sink: Callable[[dict], None] | None = None,
 ) -> ParsedCases:
-    """Read and check a whole file; ``existing_ids``/``study_systems`` are the study's."""
-    result = ParsedCases()
+    """Read and check a whole file; ``existing_ids``/``study_systems`` are the study's.
+
+    ``data`` is the file's bytes or its path (read as a stream). With a ``sink``, each
+    checked case is handed to it as it is read, while the file has no problem so far, and
+    not kept: the caller writes it and undoes everything if the file turns out to have one.
+    """
+    result = ParsedCases(_keep=sink is None)
     problems = _Collector()
     file_type = file_type_for(filename)
+    size = tabular.source_size(data)
     if file_type is None:
         problems.add(
             "File",
             f"'{filename}' is not a file type Concord reads. Upload a .csv, .jsonl or .xlsx "
             "file (an old .xls workbook must first be saved as .xlsx).",
         )
-    elif size_problem(len(data)):
-        problems.problems.append(size_problem(len(data)))
-    elif not data.strip():
+    elif size_problem(size):
+        problems.problems.append(size_problem(size))
+    elif _is_blank(data):
         problems.add("File", "the file is empty.")
     if problems.problems:
         result.problems = problems.problems
@@ -146,12 +196,21 @@ def parse_cases(
         records = _jsonl_records(data, problems)
     else:
         records = _table_records(_table_rows(filename, data, problems), problems)
-    _check_records(records, problems, result, existing_ids, study_systems)
+    _check_records(records, problems, result, existing_ids, study_systems, sink)
     # Reading and checking happen in two passes; report in the order of the file.
     result.problems = sorted(problems.problems, key=_position)
-    if not result.problems and not result.cases:
+    if not result.problems and not result.case_count:
         result.problems = [Problem("File", "the file has no test cases, only column names.")]
     return result
+
+
+def _is_blank(data: tabular.Source) -> bool:
+    """Whether the file holds only white space; reads no further than its first character."""
+    with tabular.source_open(data) as stream:
+        while chunk := stream.read(64 * 1024):
+            if chunk.strip():
+                return False
+    return True
 
 
 # --- Reading each format into records: (where, {field: text}, {system: text}, columns) --
@@ -168,21 +227,24 @@ def _add_table_problems(error: tabular.TableError, problems: _Collector) -> None
         problems.add(where, problem.message[0].lower() + problem.message[1:], column)
 
 
-def _table_rows(filename: str, data: bytes, problems: _Collector) -> Iterator[tuple[str, list]]:
+def _table_rows(
+    filename: str, data: tabular.Source, problems: _Collector
+) -> Iterator[tuple[str, list]]:
     """(where, cells) for each non-blank row; the same reader as the worksheet import's.
 
-    Each row is let go once it has been checked: what is kept are the checked cases, which
-    share the rows' text rather than copying it.
+    Rows are read one at a time from the file, and each is let go once it has been checked.
     """
     try:
-        rows = tabular.read_table(filename=filename, data=data, max_bytes=MAX_FILE_BYTES)
+        for row in tabular.iter_table(
+            filename=filename,
+            data=data,
+            max_bytes=MAX_FILE_BYTES,
+            max_rows=MAX_TABLE_ROWS,
+            max_unpacked_bytes=MAX_UNPACKED_BYTES,
+        ):
+            yield _row_where(row.number, row.line), row.cells
     except tabular.TableError as error:
         _add_table_problems(error, problems)
-        return
-    rows.reverse()
-    while rows:
-        row = rows.pop()
-        yield _row_where(row.number, row.line), row.cells
 
 
 def _row_where(number: int, line: int | None) -> str:
@@ -284,25 +346,26 @@ def _has_required_columns(where: str, seen: dict, problems: _Collector) -> bool:
     return usable
 
 
-def _jsonl_records(data: bytes, problems: _Collector) -> Iterator[tuple]:
+def _jsonl_records(data: tabular.Source, problems: _Collector) -> Iterator[tuple]:
     """One record per non-blank line that holds a JSON object, read line by line."""
     try:
         lines = tabular.text_lines(data)
     except tabular.TableError as error:
         _add_table_problems(error, problems)
         return
-    for number, line in enumerate(lines, start=1):
-        if problems.full:
-            return
-        if not line.strip():
-            continue
-        where = f"Line {number}"
-        record = _jsonl_object(where, line, problems)
-        if record is None:
-            continue
-        fields = _jsonl_fields(where, record, problems)
-        texts = _jsonl_responses(where, record, problems)
-        yield where, fields, texts, None
+    with lines:
+        for number, line in enumerate(lines, start=1):
+            if problems.full:
+                return
+            if not line.strip():
+                continue
+            where = f"Line {number}"
+            record = _jsonl_object(where, line, problems)
+            if record is None:
+                continue
+            fields = _jsonl_fields(where, record, problems)
+            texts = _jsonl_responses(where, record, problems)
+            yield where, fields, texts, None
 
 
 def _jsonl_object(where: str, line: str, problems: _Collector) -> dict | None:
@@ -372,58 +435,170 @@ def _jsonl_responses(where: str, record: dict, problems: _Collector) -> dict:
 # --- Checks shared by every format -------------------------------------------------------
 
 
-def _check_records(records, problems, result, existing_ids, study_systems) -> None:
-    """Check each record, as it is read, into ``result.cases``; stops at too many problems
-    or cases. Only the records up to the first that names the systems are held back."""
+@dataclass
+class _Systems:
+    """What the checks learn about systems while reading: the union, and what waits for it."""
+
+    # Tables: the response columns; JSONL: None (each line names its own systems).
+    columns: list[str] | None
+    study: list[str]
+    union: set[str] = field(default_factory=set)
+    # Cases with one system, reported once the file (or the study) has shown more than one.
+    single: list[tuple[str, str]] = field(default_factory=list)
+    # Whether each case has every system of the file (no ``systems`` column, a table).
+    full: bool = True
+
+
+def _check_records(records, problems, result, existing_ids, study_systems, sink) -> None:
+    """Check each record, as it is read, into ``result.cases`` (or the sink); stops at too
+    many problems or cases. Nothing is held back: a case's systems are known from its own
+    row or line."""
     existing_ids = set(existing_ids)
-    records = iter(records)
-    ahead = []
-    for record in records:
-        ahead.append(record)
-        if record[3] is not None or record[2]:  # a table's columns, or a line's responses
-            break
-    if not ahead:
-        return
-    systems = _systems_of_file(ahead, sorted(study_systems), problems)
-    if systems is None:
-        for _ in records:  # read on, for the problems of the lines themselves
-            if problems.full:
-                return
-        return
     first_seen: dict[str, str] = {}
-    for where, fields, responses, columns in itertools.chain(ahead, records):
+    state: _Systems | None = None
+    for where, fields, responses, columns in records:
         if problems.full:
             return
+        if state is None:
+            state = _Systems(columns=None, study=sorted(study_systems), full=columns is not None)
+            if columns is not None:
+                state.columns = _systems_of_header(columns, state, problems)
+                if state.columns is None:
+                    for _ in records:  # read on, for the problems of the rows themselves
+                        if problems.full:
+                            return
+                    return
+                state.full = ("field", "systems") not in columns
         case = _check_fields(where, fields, columns, problems)
-        case["responses"] = _check_responses(where, responses, systems, columns, problems)
+        systems = _case_systems(where, fields, responses, columns, state, problems)
+        case["responses"] = _check_responses(where, responses, systems, columns, problems, result)
         _check_case_id(where, case["id"], columns, first_seen, existing_ids, problems)
-        result.cases.append(case)
-        if len(result.cases) > MAX_CASES:
-            problems.add(where, f"a file can hold at most {MAX_CASES} test cases.")
+        if result.case_count >= MAX_CASES:
+            problems.add(where, f"a file can hold at most {MAX_CASES:,} test cases.")
             return
-    result.systems = systems
+        result.take(case, sink if not problems.problems else None)
+    if state is not None:
+        _check_union(state, problems)
+        result.systems = sorted(state.union)
 
 
-def _check_responses(where, responses, systems, columns, problems) -> dict[str, str]:
-    """The usable response of each of the file's systems; reports missing and extra ones."""
+def _systems_of_header(columns, state: _Systems, problems) -> list[str] | None:
+    """A table's response columns; checked against the study when every case has them all."""
+    systems = sorted({entry[1] for entry in columns if entry and entry[0] == "response"})
+    if len(systems) > len(LABELS):
+        problems.add("Row 1", f"at most {len(LABELS)} systems can be blinded.")
+        return None
+    full = ("field", "systems") not in columns
+    if full and state.study and systems != state.study:
+        problems.add(
+            "Row 1",
+            f"the study's systems are {', '.join(state.study)}, but this file has responses "
+            f"for {', '.join(systems)}. Every test case needs a response from the same systems.",
+        )
+        return None
+    return systems
+
+
+def _case_systems(where, fields, responses, columns, state: _Systems, problems) -> list[str]:
+    """The systems of one case: every column's, the ``systems`` cell's, or the line's."""
+    if columns is None:
+        systems = sorted(responses)
+        if not systems:
+            problems.add(
+                where,
+                'there are no responses: give one per system, {"<system>": "<text>", ...}.',
+                "field 'responses'",
+            )
+    elif state.full:
+        systems = state.columns
+    else:
+        systems = _systems_cell(where, fields.get("systems") or "", columns, state, problems)
+        named = set(systems)
+        for system in sorted(set(responses) - named):
+            if responses[system].strip():
+                problems.add(
+                    where,
+                    f"system '{system}' is not in this row's systems "
+                    f"({', '.join(systems) or 'none'}), so its response must be blank; "
+                    "or add it to the systems cell.",
+                    _column_name(columns, system, kind="response"),
+                )
+    if len(systems) > len(LABELS):
+        problems.add(where, f"at most {len(LABELS)} systems can be blinded in one test case.")
+        return []
+    if len(systems) == 1 and len(state.single) <= MAX_REPORTED_PROBLEMS:
+        state.single.append((where, systems[0]))
+    state.union.update(systems)
+    return systems
+
+
+def _systems_cell(where, text, columns, state: _Systems, problems) -> list[str]:
+    """The names in a row's ``systems`` cell; each needs its own response column."""
+    column = _column_name(columns, "systems")
+    names = [name.strip() for name in text.split(SYSTEMS_SEPARATOR) if name.strip()]
+    systems = []
+    for name in names[: len(state.columns) + 1]:  # more names than columns cannot all be good
+        if name in systems:
+            problems.add(where, f"the system '{name}' is named twice.", column)
+        elif name not in state.columns:
+            problems.add(
+                where,
+                f"the system '{name}' has no column 'response:{name}' in row 1.",
+                column,
+            )
+        else:
+            systems.append(name)
+    if len(names) < 2:
+        problems.add(
+            where,
+            "name at least two of the case's systems, separated by ';', e.g. 'baseline; improved'.",
+            column,
+        )
+        return []
+    return sorted(systems)
+
+
+def _check_union(state: _Systems, problems) -> None:
+    """Checks that need the whole file: single-system cases, and the study's systems."""
+    systems = sorted(state.union)
+    if max(len(systems), len(state.study)) > 1:
+        for where, system in state.single:
+            problems.add(
+                where,
+                f"this test case has a response from '{system}' only; a case needs responses "
+                "from at least two systems to be compared.",
+            )
+    if len(systems) > len(LABELS):
+        problems.add("File", f"at most {len(LABELS)} systems can be blinded in one study.")
+    elif not state.full and state.study and not set(systems) <= set(state.study):
+        problems.add(
+            "File",
+            f"the study's systems are {', '.join(state.study)}, but this file also has "
+            f"responses for {', '.join(sorted(set(systems) - set(state.study)))}. A later file "
+            "can only use the study's systems.",
+        )
+
+
+def _check_responses(where, responses, systems, columns, problems, result) -> dict[str, str]:
+    """The response of each of the case's systems; an empty one is kept, with a warning."""
     checked = {}
     for system in systems:
         column = _column_name(columns, system, kind="response")
-        if system not in responses:
-            problems.add(where, f"there is no response for system '{system}'.", column)
-            continue
-        text = responses[system].strip()
+        text = responses.get(system, "").strip()
         if not text:
-            problems.add(where, f"the response of system '{system}' is empty.", column)
+            result.warning_count += 1
+            if len(result.warnings) < MAX_REPORTED_PROBLEMS:
+                result.warnings.append(
+                    Problem(
+                        where,
+                        f"the response of system '{system}' is empty; it is imported as "
+                        "that system's output.",
+                        column,
+                    )
+                )
+            checked[system] = ""
         elif _check_text(where, text, column, problems):
             checked[system] = text
-    for system in sorted(set(responses) - set(systems)):
-        problems.add(
-            where,
-            f"system '{system}' is not one of the systems of the first test case; "
-            f"every line must have responses for the same systems ({', '.join(systems)}).",
-            f"field 'responses.{system}'",
-        )
     return checked
 
 
@@ -444,33 +619,6 @@ def _check_case_id(where, case_id, columns, first_seen, existing_ids, problems) 
             _column_name(columns, "id"),
         )
     first_seen.setdefault(case_id, where)
-
-
-def _systems_of_file(records, study_systems, problems) -> list[str] | None:
-    """Tables: the response columns. JSONL: the systems of the first line with responses."""
-    where, _, _, columns = records[0]
-    if columns is not None:
-        systems = [entry[1] for entry in columns if entry and entry[0] == "response"]
-        where = "Row 1"
-    else:
-        with_responses = [record for record in records if record[2]]
-        if not with_responses:
-            problems.add("File", "no line has responses, so there are no systems to compare.")
-            return None
-        where, _, responses, _ = with_responses[0]
-        systems = list(responses)
-    systems = sorted(set(systems))
-    if len(systems) > len(LABELS):
-        problems.add(where, f"at most {len(LABELS)} systems can be blinded.")
-        return None
-    if study_systems and systems != study_systems:
-        problems.add(
-            where,
-            f"the study's systems are {', '.join(study_systems)}, but this file has responses "
-            f"for {', '.join(systems)}. Every test case needs a response from the same systems.",
-        )
-        return None
-    return systems
 
 
 def _column_name(columns, name: str, *, kind: str = "field") -> str:

@@ -6,6 +6,7 @@ from django.db import models
 
 from . import rubric as rubric_scoring
 from .blinding import new_secret
+from .upload_files import case_upload_name, case_upload_storage
 
 
 class Rubric(models.Model):
@@ -482,11 +483,18 @@ class CaseUpload(models.Model):
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
     filename = models.CharField(max_length=255)
-    size = models.PositiveIntegerField()
+    size = models.PositiveBigIntegerField()
     sha256 = models.CharField(max_length=64)
-    content = models.BinaryField()
+    # A file, not a column: a large upload is streamed to disk and read back as a stream.
+    file = models.FileField(storage=case_upload_storage, upload_to=case_upload_name, max_length=200)
     created_at = models.DateTimeField(auto_now_add=True)
     imported_at = models.DateTimeField(null=True, blank=True)
+    # The checked file's number of cases (the import's progress counts towards it), and its
+    # import as a job: running, or failed with its problems (imported: ``imported_at``).
+    cases = models.PositiveIntegerField(default=0)
+    import_state = models.CharField(max_length=10, blank=True, default="")
+    import_problems = models.JSONField(default=list, blank=True)
+    import_started_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -1,6 +1,7 @@
 """Reads for coordinators."""
 
 from collections import Counter
+from collections.abc import Callable
 
 from django.db.models import Count, Q
 
@@ -19,6 +20,7 @@ from .models import (
     TestCase,
 )
 from .rubric import RubricValueError
+from .tabular import Source
 
 
 def coordinated_studies(*, user):
@@ -103,13 +105,19 @@ def study_case_summary(*, study: Study) -> dict:
     }
 
 
-def test_cases_preview(*, study: Study, filename: str, data: bytes) -> ParsedCases:
-    """Check a file against the study (its ids and systems) without writing anything."""
+def test_cases_preview(
+    *, study: Study, filename: str, data: Source, sink: Callable[[dict], None] | None = None
+) -> ParsedCases:
+    """Check a file against the study (its ids and systems); writes nothing itself.
+
+    ``data`` is the file's bytes or its path; ``sink`` as for ``parse_cases``.
+    """
     return parse_cases(
         filename=filename,
         data=data,
         existing_ids=set(study.test_cases.values_list("case_id", flat=True)),
         study_systems=list(study.systems.values_list("name", flat=True)),
+        sink=sink,
     )
 
 

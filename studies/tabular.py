@@ -1,7 +1,8 @@
 """Reading a table (CSV, tab-separated, a markdown pipe table, or Excel) into rows of text.
 
 The one reader behind both imports (test cases and worksheets). It imports nothing from
-Django's models: it takes the file's name and bytes and returns ``TableRow``s, or raises
+Django's models: it takes the file's name and its bytes (or the path of the file on disk,
+read as a stream: a large file is never held in memory) and returns ``TableRow``s, or raises
 ``TableError`` listing ``TableProblem``s with the row and column they are about.
 
 - **Text** (``.csv``, ``.txt``, ``.tsv``, ``.md``): UTF-8 with or without a BOM, or UTF-16
@@ -22,13 +23,14 @@ import codecs
 import csv
 import io
 import math
+import os
 import threading
 import zipfile
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
-from typing import NoReturn
+from typing import BinaryIO, NoReturn
 from xml.etree.ElementTree import ParseError
 from xml.parsers import expat
 
@@ -40,6 +42,7 @@ MAX_COLUMNS = 500
 MAX_CELL_CHARS = 200_000
 # An .xlsx is a zip: what it unpacks to is bounded from the zip's directory, before reading.
 MAX_UNPACKED_BYTES = 64 * 1024 * 1024
+CHUNK_BYTES = 1024 * 1024
 
 TEXT_EXTENSIONS = (".csv", ".txt", ".tsv", ".md")
 EXCEL_EXTENSIONS = (".xlsx",)
@@ -125,10 +128,23 @@ def table_format(filename: str) -> str | None:
     return None
 
 
+# A file's content: its bytes, or the path of the file on disk (read a chunk at a time).
+Source = bytes | os.PathLike
+
+
+def source_size(data: Source) -> int:
+    return os.path.getsize(data) if isinstance(data, os.PathLike) else len(data)
+
+
+def source_open(data: Source) -> BinaryIO:
+    """A new binary stream over the content, from its start; the caller closes it."""
+    return open(data, "rb") if isinstance(data, os.PathLike) else io.BytesIO(data)  # noqa: SIM115
+
+
 def read_table(
     *,
     filename: str,
-    data: bytes,
+    data: Source,
     sheet_names: Sequence[str] = (),
     max_bytes: int = MAX_BYTES,
     max_rows: int = MAX_ROWS,
@@ -137,44 +153,101 @@ def read_table(
     max_unpacked_bytes: int = MAX_UNPACKED_BYTES,
 ) -> list[TableRow]:
     """The non-blank rows of a text or Excel file, as text; raises ``TableError``."""
+    return list(
+        iter_table(
+            filename=filename,
+            data=data,
+            sheet_names=sheet_names,
+            max_bytes=max_bytes,
+            max_rows=max_rows,
+            max_columns=max_columns,
+            max_cell_chars=max_cell_chars,
+            max_unpacked_bytes=max_unpacked_bytes,
+        )
+    )
+
+
+def iter_table(
+    *,
+    filename: str,
+    data: Source,
+    sheet_names: Sequence[str] = (),
+    max_bytes: int = MAX_BYTES,
+    max_rows: int = MAX_ROWS,
+    max_columns: int = MAX_COLUMNS,
+    max_cell_chars: int = MAX_CELL_CHARS,
+    max_unpacked_bytes: int = MAX_UNPACKED_BYTES,
+) -> Iterator[TableRow]:
+    """``read_table``'s rows one at a time: a row is let go once the caller has read it.
+
+    The checks of the whole file (its type, size, encoding, a workbook's archive) are made
+    when this is called; a row's problem is raised when that row is reached.
+    """
     kind = table_format(filename)
     if kind is None:
         extensions = ", ".join(TEXT_EXTENSIONS + EXCEL_EXTENSIONS)
         _refuse(None, None, f"'{filename}' is not a table file. Use one of {extensions}.")
-    if len(data) > max_bytes:
+    if source_size(data) > max_bytes:
         _refuse(None, None, f"The file is larger than {_size(max_bytes)}.")
     bounds = _Bounds(max_rows, max_columns, max_cell_chars)
     if kind == "text":
         return _read_text(data, bounds)
-    return _read_excel(data, bounds, sheet_names, max_unpacked_bytes)
+    _check_archive(data, max_unpacked_bytes)
+    return _read_excel(data, bounds, sheet_names)
 
 
-def _encoding(data: bytes) -> str:
+def _encoding(data: Source) -> str:
     """UTF-8 (a BOM or not) or UTF-16 with its BOM; anything else is refused with its line."""
-    # UTF-32, or UTF-16 without its BOM (a NUL in the first two bytes), would read as UTF-8.
-    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)) or b"\x00" in data[:2]:
-        _refuse(None, None, NOT_UTF8, line=1)
-    encoding = "utf-16" if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else None
-    try:
-        # Checked whole, so that a file is refused before any row is read; the text is
-        # dropped at once, and the rows are decoded again as they are read.
-        data.decode(encoding or "utf-8-sig")
-    except UnicodeDecodeError as error:
-        if encoding:
-            start = error.start - error.start % 2
-            line = data[:start].decode(encoding, errors="replace").count("\n") + 1
-        else:
-            line = data[: error.start].count(b"\n") + 1
-        _refuse(None, None, NOT_UTF8, line=line)
-    return encoding or "utf-8-sig"
+    with source_open(data) as stream:
+        start = stream.read(4)
+        # UTF-32, or UTF-16 without its BOM (a NUL in the first two bytes), would read as
+        # UTF-8.
+        if start.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)) or b"\x00" in start[:2]:
+            _refuse(None, None, NOT_UTF8, line=1)
+        utf16 = start.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+        encoding = "utf-16" if utf16 else "utf-8-sig"
+        # Checked whole, a chunk at a time, so that a file is refused before any row is
+        # read; the text is dropped at once, and the rows are decoded again as they are read.
+        decoder = codecs.getincrementaldecoder(encoding)()
+        stream.seek(0)
+        read = 0
+        while True:
+            chunk = stream.read(CHUNK_BYTES)
+            pending = len(decoder.getstate()[0])
+            try:
+                decoder.decode(chunk, final=not chunk)
+            except UnicodeDecodeError as error:
+                at = read - pending + error.start
+                if utf16:
+                    at -= at % 2
+                _refuse(None, None, NOT_UTF8, line=_line_at(stream, encoding, at))
+            read += len(chunk)
+            if not chunk:
+                return encoding
 
 
-def text_lines(data: bytes, *, newline: str | None = None) -> io.TextIOWrapper:
+def _line_at(stream: BinaryIO, encoding: str, offset: int) -> int:
+    """The line the byte at ``offset`` is on, counted in the text before it."""
+    decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+    stream.seek(0)
+    lines, left = 1, offset
+    while left > 0:
+        chunk = stream.read(min(CHUNK_BYTES, left))
+        if not chunk:
+            break
+        left -= len(chunk)
+        lines += decoder.decode(chunk, final=left <= 0).count("\n")
+    return lines
+
+
+def text_lines(data: Source, *, newline: str | None = None) -> io.TextIOWrapper:
     """The file's lines, decoded as they are read: the text is never held whole.
 
-    ``newline`` as for ``open``: None for universal newlines, "" for the csv module.
+    ``newline`` as for ``open``: None for universal newlines, "" for the csv module. The
+    caller closes it (or lets it go: the stream closes with it).
     """
-    return io.TextIOWrapper(io.BytesIO(data), encoding=_encoding(data), newline=newline)
+    encoding = _encoding(data)
+    return io.TextIOWrapper(source_open(data), encoding=encoding, newline=newline)
 
 
 def _refuse(
@@ -228,18 +301,23 @@ class _Bounds:
 # --- Text ---------------------------------------------------------------------------------
 
 # csv's field size limit is global to the process: it is raised only for the length of one
-# read, under a lock, so that no field is refused for its size by csv itself; each cell's
+# row's read, under a lock, so that no field is refused for its size by csv itself; each cell's
 # length is then checked against the caller's bound, with its row and column.
 _FIELD_LIMIT = threading.Lock()
 
 
-def _read_text(data: bytes, bounds: _Bounds) -> list[TableRow]:
-    delimiter = _delimiter(text_lines(data))
+def _read_text(data: Source, bounds: _Bounds) -> Iterator[TableRow]:
+    with text_lines(data) as lines:
+        delimiter = _delimiter(lines)
+    return _text_rows(text_lines(data, newline=""), delimiter, bounds, source_size(data))
+
+
+def _next_row(reader, field_limit: int):
+    """The reader's next row with csv's field limit raised, under the lock, for that row."""
     with _FIELD_LIMIT:
-        # A field has at most as many characters as the file has bytes.
-        previous = csv.field_size_limit(len(data) + 1)
+        previous = csv.field_size_limit(field_limit)
         try:
-            return list(_text_rows(text_lines(data, newline=""), delimiter, bounds))
+            return next(reader, None)
         finally:
             csv.field_size_limit(previous)
 
@@ -252,14 +330,20 @@ def _delimiter(lines: Iterator[str]) -> str:
     return delimiter if unquoted.count(delimiter) else ","
 
 
-def _text_rows(lines: Iterator[str], delimiter: str, bounds: _Bounds) -> Iterator[TableRow]:
+def _text_rows(lines, delimiter: str, bounds: _Bounds, size: int) -> Iterator[TableRow]:
+    with lines:
+        yield from _text_rows_of(lines, delimiter, bounds, size)
+
+
+def _text_rows_of(lines, delimiter: str, bounds: _Bounds, size: int) -> Iterator[TableRow]:
     reader = csv.reader(lines, delimiter=delimiter, strict=True)
     number = 0
     last_line = 0
     header_seen = rule_may_follow = False
     while True:
         try:
-            cells = next(reader, None)
+            # A field has at most as many characters as the file has bytes.
+            cells = _next_row(reader, size + 1)
         except csv.Error as error:
             message = f"The CSV cannot be read ({error}); check the quotes in this row."
             _refuse(number + 1, None, message, line=last_line + 1)
@@ -311,23 +395,26 @@ _UNREADABLE = (
 )
 
 
-def _read_excel(
-    data: bytes, bounds: _Bounds, sheet_names: Sequence[str], max_unpacked: int
-) -> list[TableRow]:
+def _read_excel(data: Source, bounds: _Bounds, sheet_names: Sequence[str]) -> Iterator[TableRow]:
     from openpyxl import load_workbook
 
-    _check_archive(data, max_unpacked)
+    stream = source_open(data)
     try:
         # Not data_only: a formula cell is seen as a formula, and refused, rather than read as
         # the value some program last computed and saved (or, when none was saved, as empty).
-        workbook = load_workbook(io.BytesIO(data), read_only=True, data_only=False)
+        workbook = load_workbook(stream, read_only=True, data_only=False)
     except _UNREADABLE:
+        stream.close()
         _refuse(None, None, NOT_A_WORKBOOK)
+    return _excel_rows(workbook, stream, bounds, sheet_names)
+
+
+def _excel_rows(workbook, stream, bounds: _Bounds, sheet_names) -> Iterator[TableRow]:
     try:
         sheet = _sheet(workbook, sheet_names)
         # The size a sheet declares may be anything: read only the rows and cells it holds.
         sheet.reset_dimensions()
-        rows, formulas = [], []
+        formulas = []
         for number, cells in enumerate(sheet.iter_rows(), start=1):
             if not cells:
                 continue  # a row missing from the file (Excel leaves blank rows out)
@@ -342,14 +429,14 @@ def _read_excel(
                     formulas.append(TableProblem(number, column, FORMULA_CELL))
             row = bounds.row(number, number, [_excel_text(value) for value in values])
             if row is not None:
-                rows.append(row)
+                yield row
         if formulas:
             raise TableError(formulas)
-        return rows
     except _UNREADABLE:
         _refuse(None, None, NOT_A_WORKBOOK)
     finally:
         workbook.close()
+        stream.close()
 
 
 def _sheet(workbook, preferred: Sequence[str]):
@@ -363,7 +450,7 @@ def _sheet(workbook, preferred: Sequence[str]):
     return sheets[0]
 
 
-def _check_archive(data: bytes, max_unpacked: int) -> None:
+def _check_archive(data: Source, max_unpacked: int) -> None:
     """Refuse a zip bomb from its directory, and any row too wide to be a spreadsheet's.
 
     zipfile stops reading an entry at the size its directory gives, so the directory bounds
@@ -371,7 +458,7 @@ def _check_archive(data: bytes, max_unpacked: int) -> None:
     because openpyxl builds each row whole in memory before it hands it over.
     """
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        with source_open(data) as stream, zipfile.ZipFile(stream) as archive:
             entries = archive.infolist()
             unpacked = sum(entry.file_size for entry in entries)
             if unpacked > max_unpacked:

@@ -20,6 +20,11 @@ urlpatterns += [
         cases.case_import,
         name="case_import",
     ),
+    path(
+        "s/<slug:slug>/test-cases/import/<uuid:upload_uuid>/status.json",
+        cases.case_import_status,
+        name="case_import_status",
+    ),
     path("s/<slug:slug>/test-cases/remove/", cases.cases_remove, name="cases_remove"),
     path("s/<slug:slug>/quality-items/", quality.quality_items, name="quality"),
     path(

@@ -149,6 +149,7 @@ RULES = {
     "studies:protocol": Rule("coordinator", allowed={"GET": {403}, "POST": {403}}),
     "studies:cases": Rule("coordinator"),
     "studies:case_import": Rule("coordinator"),
+    "studies:case_import_status": Rule("coordinator"),
     "studies:cases_remove": Rule("coordinator", methods=POST_ONLY),
     "studies:rubric": Rule("coordinator"),
     # Gold items and attention checks: never a rater's (their status would leak).
@@ -366,7 +367,9 @@ def snapshot(tables) -> str:
         )
     with connection.cursor() as cursor:
         cursor.execute(" UNION ALL ".join(parts))
-        return hashlib.sha256(repr(cursor.fetchall()).encode()).hexdigest()
+        # Sorted: UNION ALL may return its parts in any order (a parallel plan does, once
+        # the tables' statistics call for one, e.g. after a large import).
+        return hashlib.sha256(repr(sorted(cursor.fetchall())).encode()).hexdigest()
 
 
 def _status(response) -> int | str:

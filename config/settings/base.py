@@ -165,6 +165,11 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
+# Uploaded test-case files, kept between their preview and their import and afterwards as
+# the record of what was imported. Never served: only the import reads them. Every process
+# that imports (web workers, the Celery worker) must see the same directory.
+CASE_UPLOAD_ROOT = env.path("CASE_UPLOAD_ROOT", default=BASE_DIR / "var" / "case-uploads")
+
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
@@ -221,6 +226,9 @@ AGREEMENT_DEBOUNCE_SECONDS = env.float("AGREEMENT_DEBOUNCE_SECONDS", default=1.0
 # With in-process tasks (no broker): "background" recomputes in a thread after the
 # response, as the embedded default does; "inline" runs it at once (the tests' choice).
 AGREEMENT_IN_PROCESS = env("AGREEMENT_IN_PROCESS", default="background")
+# The same for a case import: "background" imports in a thread while the page shows its
+# progress; "inline" imports inside the request.
+CASE_IMPORT_IN_PROCESS = env("CASE_IMPORT_IN_PROCESS", default="background")
 
 LOGGING = {
     "version": 1,

@@ -1,5 +1,8 @@
 """Settings for the test suite: the real services (PostgreSQL, Redis) by default."""
 
+import tempfile
+from pathlib import Path
+
 from .base import *  # noqa: F403
 from .base import env
 
@@ -13,6 +16,9 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=True)
 # Tests read the result right after a change: run in-process recomputes at once.
 AGREEMENT_IN_PROCESS = env("AGREEMENT_IN_PROCESS", default="inline")
+CASE_IMPORT_IN_PROCESS = env("CASE_IMPORT_IN_PROCESS", default="inline")
+# Each test run keeps its uploaded files in a directory of its own.
+CASE_UPLOAD_ROOT = Path(tempfile.mkdtemp(prefix="concord-case-uploads-"))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},

@@ -12,6 +12,9 @@ from studies.errors import CaseImportError, StudySetupError
 
 from .cases import (
     case_upload_create,
+    case_upload_import_run,
+    case_upload_import_start,
+    case_upload_import_status,
     identity_mentions_rescan,
     test_cases_add,
     test_cases_import,
@@ -70,6 +73,9 @@ __all__ = [
     "StudySetupError",
     "Transition",
     "case_upload_create",
+    "case_upload_import_run",
+    "case_upload_import_start",
+    "case_upload_import_status",
     "identity_mentions_rescan",
     "dimension_delete",
     "dimension_level_set",

@@ -1,15 +1,21 @@
 """Test cases: adding them with their blinding, importing a file, removing them."""
 
 import hashlib
-from collections.abc import Iterable, Sequence
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
+from django.core.files.base import ContentFile, File
 from django.db import transaction
 from django.utils import timezone
 
-from studies import selectors
+from studies import selectors, tabular
 from studies.blinding import LABELS, blinded_order
-from studies.errors import CaseImportError, StudySetupError
+from studies.bulk_rows import rows_insert
+from studies.errors import ApplicationError, CaseImportError, StudySetupError
 from studies.events import study_event_record
 from studies.identity_check import find_identity_mentions
 from studies.importing import ParsedCases
@@ -24,77 +30,131 @@ from studies.models import (
     TestCase,
 )
 from studies.signals import analysis_inputs_announce
+from studies.upload_files import case_upload_storage
 
 from .guards import locked_study, refuse_if_frozen
 
-# Rows per INSERT: a file's cases are written in statements of this many rows, so that no
-# statement holds a whole 10 MB file's text again.
-WRITE_BATCH = 500
+logger = logging.getLogger(__name__)
+
+# Cases per batch: a file's cases are written in statements of this many cases (and their
+# responses and labels), so that no statement, and no list of model instances, holds a
+# whole file's text again.
+WRITE_BATCH = 1000
+
+
+class CaseWriter:
+    """Writes checked cases in batches, blinded, with the blinding check stored.
+
+    Used inside the caller's transaction: what it wrote is undone with it. ``add`` takes a
+    case as ``test_cases_add`` does; ``finish`` writes the last batch and returns the count.
+    """
+
+    def __init__(self, *, study: Study, progress=None):
+        self.study = study
+        self.system_pks = dict(study.systems.values_list("name", "pk"))
+        self.start = study.test_cases.count()
+        self.count = 0
+        self.batch: list[dict] = []
+        self.progress = progress
+        # The systems each batch was scanned for; a name first seen later is looked for
+        # again in the texts already written, once, at the end.
+        self.scanned_for: set[str] | None = None
+
+    def add(self, case: dict) -> None:
+        self.batch.append(case)
+        if len(self.batch) >= WRITE_BATCH:
+            self._flush()
+
+    def finish(self) -> int:
+        self._flush()
+        names = set(self.system_pks)
+        if self.scanned_for is not None and names != self.scanned_for:
+            IdentityMention.objects.filter(
+                response__test_case__study=self.study,
+                response__test_case__position__gte=self.start,
+            ).delete()
+            rows = Response.objects.filter(
+                test_case__study=self.study, test_case__position__gte=self.start
+            ).values_list("pk", "test_case__case_id", "system__name", "text")
+            _identity_mentions_store(rows=rows.iterator(chunk_size=2000), systems=sorted(names))
+        if self.count:
+            analysis_inputs_announce(study_id=self.study.pk, reason="cases")
+        return self.count
+
+    def _system_pk(self, name: str) -> int:
+        if name not in self.system_pks:
+            self.system_pks[name] = System.objects.get_or_create(study=self.study, name=name)[0].pk
+        return self.system_pks[name]
+
+    def _flush(self) -> None:
+        cases, self.batch = self.batch, []
+        if not cases:
+            return
+        study = self.study
+        case_pks = rows_insert(
+            TestCase,
+            [
+                {
+                    "study_id": study.pk,
+                    "case_id": case["id"],
+                    "position": self.start + self.count + offset,
+                    "prompt": case["prompt"],
+                    "context": case.get("context", ""),
+                    "stratum": case.get("stratum", ""),
+                }
+                for offset, case in enumerate(cases)
+            ],
+        )
+        responses, scan, labels = [], [], []
+        for case_pk, case in zip(case_pks, cases, strict=True):
+            order = blinded_order(
+                seed=study.blinding_seed,
+                secret=study.blinding_secret,
+                case_id=case["id"],
+                systems=sorted(case["responses"]),
+            )
+            for label, name in zip(LABELS, order, strict=False):
+                text = case["responses"][name]
+                responses.append(
+                    {"test_case_id": case_pk, "system_id": self._system_pk(name), "text": text}
+                )
+                scan.append((case["id"], name, text))
+                labels.append({"test_case_id": case_pk, "label": label})
+        response_pks = rows_insert(Response, responses)
+        self.scanned_for = set(self.system_pks)
+        _identity_mentions_store(
+            rows=((pk, *entry) for pk, entry in zip(response_pks, scan, strict=True)),
+            systems=sorted(self.scanned_for),
+        )
+        for label, pk in zip(labels, response_pks, strict=True):
+            label["response_id"] = pk
+        rows_insert(BlindedLabel, labels)
+        self.count += len(cases)
+        if self.progress is not None:
+            self.progress(self.count)
 
 
 @transaction.atomic
-def test_cases_add(
-    *, study: Study, systems: Sequence[str], cases: Sequence[dict]
-) -> list[TestCase]:
+def test_cases_add(*, study: Study, systems: Sequence[str], cases: Iterable[dict]) -> int:
     """Add test cases with one response per system, blinded from the study seed.
 
     Each case is ``{"id", "prompt", "context", "stratum", "responses": {system: text}}``;
-    input is assumed validated (the importer reports problems before calling this).
+    its responses are its systems (every system, or a few of them in an arena-style study);
+    ``systems`` is their union. Input is assumed validated (the importer reports problems
+    before calling this). Returns the number of cases added.
     """
     existing = set(study.systems.values_list("name", flat=True))
-    if existing and existing != set(systems):
+    if existing and not set(systems) <= existing:
         raise StudySetupError(
-            f"The study's systems are {', '.join(sorted(existing))}; every test case needs "
-            "a response from each of them."
+            f"The study's systems are {', '.join(sorted(existing))}; a later file can only "
+            "use those."
         )
-    system_rows = {
-        name: System.objects.get_or_create(study=study, name=name)[0] for name in systems
-    }
-    start = study.test_cases.count()
-    created = TestCase.objects.bulk_create(
-        [
-            TestCase(
-                study=study,
-                case_id=case["id"],
-                position=start + offset,
-                prompt=case["prompt"],
-                context=case.get("context", ""),
-                stratum=case.get("stratum", ""),
-            )
-            for offset, case in enumerate(cases)
-        ],
-        batch_size=WRITE_BATCH,
-    )
-    responses, orders = [], []
-    for test_case, case in zip(created, cases, strict=True):
-        order = blinded_order(
-            seed=study.blinding_seed,
-            secret=study.blinding_secret,
-            case_id=test_case.case_id,
-            systems=systems,
-        )
-        orders.append(order)
-        responses += [
-            Response(test_case=test_case, system=system_rows[name], text=case["responses"][name])
-            for name in order
-        ]
-    responses = Response.objects.bulk_create(responses, batch_size=WRITE_BATCH)
-    _identity_mentions_store(
-        rows=((r.pk, r.test_case.case_id, r.system.name, r.text) for r in responses),
-        systems=systems,
-    )
-    responses = iter(responses)
-    BlindedLabel.objects.bulk_create(
-        [
-            BlindedLabel(test_case=test_case, label=label, response=next(responses))
-            for test_case, order in zip(created, orders, strict=True)
-            for label in LABELS[: len(order)]
-        ],
-        batch_size=WRITE_BATCH,
-    )
-    if created:
-        analysis_inputs_announce(study_id=study.pk, reason="cases")
-    return created
+    writer = CaseWriter(study=study)
+    for name in systems:
+        writer._system_pk(name)
+    for case in cases:
+        writer.add(case)
+    return writer.finish()
 
 
 def _identity_mentions_store(
@@ -110,14 +170,17 @@ def _identity_mentions_store(
 
     mentions = find_identity_mentions(responses=texts(), systems=systems)
     # In the scanner's order, so that the pk keeps it within a response.
-    IdentityMention.objects.bulk_create(
-        IdentityMention(
-            response_id=keys[mention.case_id, mention.system],
-            reason=mention.reason,
-            matched=mention.matched,
-            snippet=mention.snippet,
-        )
-        for mention in mentions
+    rows_insert(
+        IdentityMention,
+        [
+            {
+                "response_id": keys[mention.case_id, mention.system],
+                "reason": mention.reason,
+                "matched": mention.matched,
+                "snippet": mention.snippet,
+            }
+            for mention in mentions
+        ],
     )
     return len(mentions)
 
@@ -137,20 +200,59 @@ def identity_mentions_rescan(*, study: Study) -> int:
 
 @transaction.atomic
 def case_upload_create(
-    *, study: Study, actor: AbstractBaseUser | None, filename: str, data: bytes
+    *,
+    study: Study,
+    actor: AbstractBaseUser | None,
+    filename: str,
+    data: bytes | File,
+    cases: int = 0,
 ) -> CaseUpload:
-    """Keep a checked file until the coordinator confirms its import (one pending per study)."""
+    """Keep a checked file until the coordinator confirms its import (one pending per study).
+
+    ``data`` is the file's bytes or an uploaded file, copied to the upload store a chunk at
+    a time.
+    """
     study = locked_study(study)
     refuse_if_frozen(study, "Test cases can no longer be added.")
-    study.case_uploads.filter(imported_at__isnull=True).delete()
-    return CaseUpload.objects.create(
+    _pending_uploads_delete(study)
+    content = ContentFile(data) if isinstance(data, bytes) else data
+    digest, size = hashlib.sha256(), 0
+    for chunk in content.chunks():
+        digest.update(chunk)
+        size += len(chunk)
+    upload = CaseUpload(
         study=study,
         uploaded_by=actor,
         filename=filename[:255],
-        size=len(data),
-        sha256=hashlib.sha256(data).hexdigest(),
-        content=data,
+        size=size,
+        sha256=digest.hexdigest(),
+        cases=cases,
     )
+    content.seek(0)
+    upload.file.save("", content, save=False)
+    try:
+        upload.save()
+    except BaseException:
+        upload.file.delete(save=False)  # no row, no file
+        raise
+    return upload
+
+
+def _pending_uploads_delete(study: Study) -> None:
+    """Delete the study's uploads not imported yet, and their files once that is committed."""
+    pending = study.case_uploads.filter(imported_at__isnull=True)
+    names = list(pending.values_list("file", flat=True))
+    pending.delete()
+    storage = case_upload_storage()
+    transaction.on_commit(lambda: [storage.delete(name) for name in names if name])
+
+
+def file_sha256(data: tabular.Source) -> str:
+    digest = hashlib.sha256()
+    with tabular.source_open(data) as stream:
+        while chunk := stream.read(tabular.CHUNK_BYTES):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 @transaction.atomic
@@ -159,16 +261,26 @@ def test_cases_import(
     study: Study,
     actor: AbstractBaseUser | None,
     filename: str,
-    data: bytes,
+    data: tabular.Source,
     upload: CaseUpload | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> ParsedCases:
-    """Import a whole file in one transaction, or nothing if it has any problem."""
+    """Import a whole file in one transaction, or nothing if it has any problem.
+
+    The file (its bytes, or its path: read as a stream) is checked and written in one pass:
+    each checked case is written in a batch as it is read, and should any problem turn up,
+    everything written is undone with the transaction. ``progress`` is told the number of
+    cases written after each batch.
+    """
     study = locked_study(study)
     refuse_if_frozen(study, "Test cases can no longer be added.")
-    parsed = selectors.test_cases_preview(study=study, filename=filename, data=data)
+    writer = CaseWriter(study=study, progress=progress)
+    parsed = selectors.test_cases_preview(
+        study=study, filename=filename, data=data, sink=writer.add
+    )
     if not parsed.ok:
         raise CaseImportError(parsed.problem_lines())
-    test_cases_add(study=study, systems=parsed.systems, cases=parsed.cases)
+    writer.finish()
     if upload is not None:
         upload.imported_at = timezone.now()
         upload.save(update_fields=["imported_at"])
@@ -177,9 +289,9 @@ def test_cases_import(
         actor=actor,
         kind=StudyEvent.Kind.CASES_IMPORTED,
         filename=filename,
-        sha256=hashlib.sha256(data).hexdigest(),
+        sha256=upload.sha256 if upload is not None else file_sha256(data),
         file_type=parsed.file_type,
-        cases=len(parsed.cases),
+        cases=parsed.case_count,
         systems=parsed.systems,
     )
     return parsed
@@ -197,3 +309,78 @@ def test_cases_remove_all(*, study: Study, actor: AbstractBaseUser | None) -> in
     if count:
         analysis_inputs_announce(study_id=study.pk, reason="cases")
     return count
+
+
+# --- The import as a job, with its progress ------------------------------------------------
+
+# The progress of a running import, kept in the cache (the import's own writes are not seen
+# outside its transaction until it commits). It lapses when the import stops being heard
+# from: a job that died is then reported as stopped, and nothing of it was kept.
+IMPORT_PROGRESS_TIMEOUT = 120
+
+
+def _progress_key(upload: CaseUpload) -> str:
+    return f"case-import-progress:{upload.uuid}"
+
+
+def case_upload_import_start(*, study: Study, upload: CaseUpload) -> bool:
+    """Mark the upload's import as running; False if it runs already or was imported.
+
+    An import that failed, or stopped (its process died: nothing of it was kept), may be
+    started again.
+    """
+    refuse_if_frozen(study, "Test cases can no longer be added.")
+    upload.refresh_from_db()
+    if case_upload_import_status(upload=upload)["state"] not in ("ready", "failed", "stopped"):
+        return False
+    # Conditional on the state just read, so that of two requests at once only one starts it.
+    claimed = CaseUpload.objects.filter(
+        pk=upload.pk, study=study, imported_at__isnull=True, import_state=upload.import_state
+    ).update(import_state="running", import_problems=[], import_started_at=timezone.now())
+    if claimed:
+        cache.set(_progress_key(upload), 0, IMPORT_PROGRESS_TIMEOUT)
+        upload.refresh_from_db()
+    return bool(claimed)
+
+
+def case_upload_import_run(*, upload_id: int, actor_id: int | None) -> None:
+    """The job: import the upload (all or nothing) and record how it ended."""
+    upload = CaseUpload.objects.select_related("study").get(pk=upload_id)
+    if upload.imported_at is not None or upload.import_state != "running":
+        return  # imported already, or not asked for
+    key = _progress_key(upload)
+    problems: list[str] = []
+    try:
+        test_cases_import(
+            study=upload.study,
+            actor=get_user_model().objects.filter(pk=actor_id).first(),
+            filename=upload.filename,
+            data=Path(upload.file.path),
+            upload=upload,
+            progress=lambda written: cache.set(key, written, IMPORT_PROGRESS_TIMEOUT),
+        )
+    except CaseImportError as error:
+        problems = error.problems
+    except ApplicationError as error:
+        problems = [str(error)]
+    except Exception:
+        logger.exception("The import of case upload %s failed", upload_id)
+        problems = ["The import stopped on an error of the server; nothing was imported."]
+        raise
+    finally:
+        cache.delete(key)
+        CaseUpload.objects.filter(pk=upload_id).update(
+            import_state="failed" if problems else "", import_problems=problems
+        )
+
+
+def case_upload_import_status(*, upload: CaseUpload) -> dict:
+    """Where the upload's import is: ready, running (cases written of all), done, failed,
+    or stopped (it was running but is heard from no more: nothing of it was kept)."""
+    state = "done" if upload.imported_at else (upload.import_state or "ready")
+    written = 0
+    if state == "running":
+        written = cache.get(_progress_key(upload))
+        if written is None:
+            state, written = "stopped", 0
+    return {"state": state, "written": written, "total": upload.cases}

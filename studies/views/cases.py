@@ -1,19 +1,20 @@
 """Test cases: the list, upload with a preview, import, and removal before opening."""
 
+from pathlib import Path
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from studies import access, importing, selectors, services
 from studies.errors import ApplicationError
 from studies.forms import CaseUploadForm
+from studies.import_jobs import case_import_schedule
 
 CASES_PER_PAGE = 50
-# The preview shows this many test cases in full, rendered as raters will see them.
-PREVIEW_CASES = 5
 
 
 @login_required
@@ -27,17 +28,23 @@ def case_list(request, slug):
         form = CaseUploadForm(request.POST, request.FILES)
         if form.is_valid():
             upload = form.cleaned_data["file"]
-            # A file too large is refused before it is read into memory.
+            # A file too large is refused before it is read. A large upload is on disk
+            # already (Django spools it): it is checked there, as a stream.
             too_large = importing.size_problem(upload.size)
-            data = b"" if too_large else upload.read()
             if too_large:
                 parsed = importing.ParsedCases(problems=[too_large])
             else:
-                parsed = selectors.test_cases_preview(study=study, filename=upload.name, data=data)
+                parsed = selectors.test_cases_preview(
+                    study=study, filename=upload.name, data=_uploaded_source(upload)
+                )
             if parsed.ok:
                 try:
                     pending = services.case_upload_create(
-                        study=study, actor=request.user, filename=upload.name, data=data
+                        study=study,
+                        actor=request.user,
+                        filename=upload.name,
+                        data=upload,
+                        cases=parsed.case_count,
                     )
                 except ApplicationError as error:
                     messages.error(request, str(error))
@@ -65,33 +72,53 @@ def case_list(request, slug):
     )
 
 
+def _uploaded_source(upload):
+    """The uploaded file's path when Django spooled it to disk, else its (small) bytes."""
+    if hasattr(upload, "temporary_file_path"):
+        return Path(upload.temporary_file_path())
+    upload.seek(0)
+    return upload.read()
+
+
 @login_required
 def case_import(request, slug, upload_uuid):
-    """The preview of a checked file (counts and first cases); a POST imports it."""
+    """The preview of a checked file (counts and first cases); a POST starts its import,
+    whose progress the page then shows until it is done."""
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     upload = study.case_uploads.filter(uuid=upload_uuid, imported_at__isnull=True).first()
     if upload is None:
         raise Http404
-    data = bytes(upload.content)
-    problems: list[str] = []
     if request.method == "POST":
         try:
-            parsed = services.test_cases_import(
-                study=study, actor=request.user, filename=upload.filename, data=data, upload=upload
-            )
-        except services.CaseImportError as error:
-            problems = error.problems
+            started = services.case_upload_import_start(study=study, upload=upload)
         except ApplicationError as error:
             messages.error(request, str(error))
             return redirect("studies:cases", slug=study.slug)
-        else:
-            count = len(parsed.cases)
-            messages.success(
-                request,
-                f"Imported {count} test case{'s' if count != 1 else ''} from {upload.filename}.",
-            )
-            return redirect("studies:cases", slug=study.slug)
-    parsed = selectors.test_cases_preview(study=study, filename=upload.filename, data=data)
+        if started:
+            try:
+                case_import_schedule(upload_id=upload.pk, actor_id=request.user.pk)
+            except ApplicationError as error:
+                messages.error(request, str(error))
+                return redirect("studies:case_import", slug=study.slug, upload_uuid=upload.uuid)
+            upload.refresh_from_db()
+            if upload.imported_at is not None:  # imported inside this request
+                messages.success(request, _imported_message(upload))
+                return redirect("studies:cases", slug=study.slug)
+            if upload.import_state == "running":
+                return redirect("studies:case_import", slug=study.slug, upload_uuid=upload.uuid)
+    status = services.case_upload_import_status(upload=upload)
+    if status["state"] == "running":
+        return render(
+            request,
+            "studies/case_import_progress.html",
+            {"study": study, "upload": upload, "status": status},
+        )
+    parsed = selectors.test_cases_preview(
+        study=study, filename=upload.filename, data=Path(upload.file.path)
+    )
+    problems = upload.import_problems if status["state"] == "failed" else []
+    if status["state"] == "stopped":
+        problems = ["The import stopped before it finished; nothing was imported."]
     # Warnings before anything is written: the same scan the import stores afterwards.
     check = selectors.test_cases_preview_blinding_check(study=study, parsed=parsed)
     return render(
@@ -102,13 +129,30 @@ def case_import(request, slug, upload_uuid):
             "upload": upload,
             "parsed": parsed,
             "problems": problems or parsed.problem_lines(),
-            "first_cases": parsed.cases[:PREVIEW_CASES],
-            "more_cases": max(0, len(parsed.cases) - PREVIEW_CASES),
+            "retry": status["state"] == "stopped" and parsed.ok,
+            "warnings": parsed.warning_lines(),
+            "first_cases": parsed.first_cases,
+            "more_cases": max(0, parsed.case_count - len(parsed.first_cases)),
             "preview": True,
             **check,
         },
         status=400 if problems else 200,
     )
+
+
+@login_required
+def case_import_status(request, slug, upload_uuid):
+    """The import's progress as JSON, for the page's script."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    upload = study.case_uploads.filter(uuid=upload_uuid).first()
+    if upload is None:
+        raise Http404
+    return JsonResponse(services.case_upload_import_status(upload=upload))
+
+
+def _imported_message(upload) -> str:
+    count = upload.cases
+    return f"Imported {count} test case{'s' if count != 1 else ''} from {upload.filename}."
 
 
 @login_required

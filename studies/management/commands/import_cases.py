@@ -28,16 +28,16 @@ class Command(BaseCommand):
         if too_large:
             raise CommandError(f"{too_large}\nNothing was imported.")
         try:
-            parsed = test_cases_import(
-                study=target, actor=None, filename=path.name, data=path.read_bytes()
-            )
+            parsed = test_cases_import(study=target, actor=None, filename=path.name, data=path)
         except CaseImportError as error:
             raise CommandError("\n".join([*error.problems, str(error)])) from None
         except StudySetupError as error:
             raise CommandError(str(error)) from None
+        for line in parsed.warning_lines():
+            self.stderr.write(f"Warning: {line}")
         strata = len(parsed.strata)
         self.stdout.write(
-            f"Imported {len(parsed.cases)} test cases ({len(parsed.systems)} systems: "
+            f"Imported {parsed.case_count} test cases ({len(parsed.systems)} systems: "
             f"{', '.join(parsed.systems)}; {strata} strat{'um' if strata == 1 else 'a'}) "
             f"into '{target.slug}'."
         )
