@@ -14,6 +14,7 @@ from studies.models import Membership
 from studies.services import RATER_ACTIONS, rater_status_change
 
 from . import judge_files, judges, qc
+from .arena import study_ranking
 from .calibration import judge_calibration, judge_prompts_jsonl, pairwise_dimension
 from .judge_files import JudgeImportError
 from .models import Judge
@@ -244,4 +245,14 @@ def judge_calibration_page(request, slug, judge_uuid):
         request,
         "agreement/judge_calibration.html",
         {"study": study, "judge": judge, "report": judge_calibration(study=study, judge=judge)},
+    )
+
+
+@login_required
+@require_GET
+def study_ranking_page(request, slug):
+    """Win matrix and Bradley-Terry ranking of the systems, from the raters' preferences."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    return render(
+        request, "agreement/ranking.html", {"study": study, "arena": study_ranking(study=study)}
     )

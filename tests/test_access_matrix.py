@@ -161,6 +161,7 @@ RULES = {
         allowed={"POST": frozenset({200, 302, 400, 404})},
     ),
     # LLM judges: prompts, outputs and calibration are coordinators' (no system names).
+    "agreement:ranking": Rule("coordinator", methods=("GET",)),
     "agreement:judges": Rule("coordinator"),
     "agreement:judge_prompts": Rule("coordinator", methods=("GET",)),
     "agreement:judge_calibration": Rule("coordinator", methods=("GET",)),

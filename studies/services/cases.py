@@ -36,10 +36,13 @@ WRITE_BATCH = 500
 def test_cases_add(
     *, study: Study, systems: Sequence[str], cases: Sequence[dict]
 ) -> list[TestCase]:
-    """Add test cases with one response per system, blinded from the study seed.
+    """Add test cases with one response per system of the case, blinded from the study seed.
 
     Each case is ``{"id", "prompt", "context", "stratum", "responses": {system: text}}``;
-    input is assumed validated (the importer reports problems before calling this).
+    ``responses`` names the case's systems: all of ``systems``, or a subset of them when
+    cases compare varying pairings (arena style). The labels A, B, ... are shuffled among
+    the case's own systems. Input is assumed validated (the importer reports problems
+    before calling this).
     """
     existing = set(study.systems.values_list("name", flat=True))
     if existing and existing != set(systems):
@@ -71,7 +74,7 @@ def test_cases_add(
             seed=study.blinding_seed,
             secret=study.blinding_secret,
             case_id=test_case.case_id,
-            systems=systems,
+            systems=[name for name in systems if name in case["responses"]],
         )
         orders.append(order)
         responses += [
