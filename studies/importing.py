@@ -12,15 +12,20 @@ The formats (also in docs/coordinator.md and on the test cases page):
   columns), both read by ``studies.tabular`` as the worksheet import reads them. Columns,
   in any order:
   ``id`` and ``prompt`` (required), ``context`` and ``stratum`` (optional), and one
-  ``response:<system>`` column per system, e.g. ``response:baseline``. Blank rows are
-  skipped. Rows are numbered as a spreadsheet shows them: the column names are row 1.
+  ``response:<system>`` column per system, e.g. ``response:baseline``. Every system is in
+  every case, unless an optional ``systems`` column names each case's systems separated by
+  ``;`` (at least two, arena-style studies): then the row's other responses must be blank.
+  Blank rows are skipped. Rows are numbered as a spreadsheet shows them: the column names
+  are row 1.
 - **JSONL** (``.jsonl``, UTF-8): one JSON object per line,
   ``{"id": "TC-001", "prompt": "...", "context": "...", "stratum": "...",
   "responses": {"baseline": "...", "improved": "..."}}``; ``context`` and ``stratum`` may
-  be left out. Blank lines are skipped.
+  be left out; ``responses`` holds exactly the case's systems. Blank lines are skipped.
+
+The study's systems are the union of the cases' systems. An empty response is a system's
+real output: it is imported, with a warning naming its row, never refused.
 """
 
-import itertools
 import re
 from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
@@ -41,9 +46,12 @@ MAX_REPORTED_PROBLEMS = 200
 FILE_TYPES = {".csv": "CSV", ".jsonl": "JSONL", ".xlsx": "Excel"}
 RESPONSE_PREFIX = "response:"
 REQUIRED_COLUMNS = ("id", "prompt")
-OPTIONAL_COLUMNS = ("context", "stratum")
+OPTIONAL_COLUMNS = ("context", "stratum", "systems")
+SYSTEMS_SEPARATOR = ";"
 JSONL_FIELDS = ("id", "prompt", "context", "stratum", "responses")
-COLUMN_HINT = "Use id, prompt, context, stratum, or response:<system name> for each system."
+COLUMN_HINT = (
+    "Use id, prompt, context, stratum, systems, or response:<system name> for each system."
+)
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,9 @@ class ParsedCases:
     systems: list[str] = field(default_factory=list)
     cases: list[dict] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    # Things imported as they are but worth a look (an empty response); the first few.
+    warnings: list[Problem] = field(default_factory=list)
+    warning_count: int = 0
 
     @property
     def ok(self) -> bool:
@@ -80,6 +91,12 @@ class ParsedCases:
         lines = [str(problem) for problem in self.problems[:limit]]
         if len(self.problems) > limit:
             lines.append(f"... and {len(self.problems) - limit} more problems.")
+        return lines
+
+    def warning_lines(self, limit: int = MAX_REPORTED_PROBLEMS) -> list[str]:
+        lines = [str(warning) for warning in self.warnings[:limit]]
+        if self.warning_count > len(lines):
+            lines.append(f"... and {self.warning_count - len(lines)} more.")
         return lines
 
 
@@ -372,58 +389,169 @@ def _jsonl_responses(where: str, record: dict, problems: _Collector) -> dict:
 # --- Checks shared by every format -------------------------------------------------------
 
 
+@dataclass
+class _Systems:
+    """What the checks learn about systems while reading: the union, and what waits for it."""
+
+    # Tables: the response columns; JSONL: None (each line names its own systems).
+    columns: list[str] | None
+    study: list[str]
+    union: set[str] = field(default_factory=set)
+    # Cases with one system, reported once the file (or the study) has shown more than one.
+    single: list[tuple[str, str]] = field(default_factory=list)
+    # Whether each case has every system of the file (no ``systems`` column, a table).
+    full: bool = True
+
+
 def _check_records(records, problems, result, existing_ids, study_systems) -> None:
     """Check each record, as it is read, into ``result.cases``; stops at too many problems
-    or cases. Only the records up to the first that names the systems are held back."""
+    or cases. Nothing is held back: a case's systems are known from its own row or line."""
     existing_ids = set(existing_ids)
-    records = iter(records)
-    ahead = []
-    for record in records:
-        ahead.append(record)
-        if record[3] is not None or record[2]:  # a table's columns, or a line's responses
-            break
-    if not ahead:
-        return
-    systems = _systems_of_file(ahead, sorted(study_systems), problems)
-    if systems is None:
-        for _ in records:  # read on, for the problems of the lines themselves
-            if problems.full:
-                return
-        return
     first_seen: dict[str, str] = {}
-    for where, fields, responses, columns in itertools.chain(ahead, records):
+    state: _Systems | None = None
+    for where, fields, responses, columns in records:
         if problems.full:
             return
+        if state is None:
+            state = _Systems(columns=None, study=sorted(study_systems), full=columns is not None)
+            if columns is not None:
+                state.columns = _systems_of_header(columns, state, problems)
+                if state.columns is None:
+                    for _ in records:  # read on, for the problems of the rows themselves
+                        if problems.full:
+                            return
+                    return
+                state.full = ("field", "systems") not in columns
         case = _check_fields(where, fields, columns, problems)
-        case["responses"] = _check_responses(where, responses, systems, columns, problems)
+        systems = _case_systems(where, fields, responses, columns, state, problems)
+        case["responses"] = _check_responses(where, responses, systems, columns, problems, result)
         _check_case_id(where, case["id"], columns, first_seen, existing_ids, problems)
         result.cases.append(case)
         if len(result.cases) > MAX_CASES:
             problems.add(where, f"a file can hold at most {MAX_CASES} test cases.")
             return
-    result.systems = systems
+    if state is not None:
+        _check_union(state, problems)
+        result.systems = sorted(state.union)
 
 
-def _check_responses(where, responses, systems, columns, problems) -> dict[str, str]:
-    """The usable response of each of the file's systems; reports missing and extra ones."""
+def _systems_of_header(columns, state: _Systems, problems) -> list[str] | None:
+    """A table's response columns; checked against the study when every case has them all."""
+    systems = sorted({entry[1] for entry in columns if entry and entry[0] == "response"})
+    if len(systems) > len(LABELS):
+        problems.add("Row 1", f"at most {len(LABELS)} systems can be blinded.")
+        return None
+    full = ("field", "systems") not in columns
+    if full and state.study and systems != state.study:
+        problems.add(
+            "Row 1",
+            f"the study's systems are {', '.join(state.study)}, but this file has responses "
+            f"for {', '.join(systems)}. Every test case needs a response from the same systems.",
+        )
+        return None
+    return systems
+
+
+def _case_systems(where, fields, responses, columns, state: _Systems, problems) -> list[str]:
+    """The systems of one case: every column's, the ``systems`` cell's, or the line's."""
+    if columns is None:
+        systems = sorted(responses)
+        if not systems:
+            problems.add(
+                where,
+                'there are no responses: give one per system, {"<system>": "<text>", ...}.',
+                "field 'responses'",
+            )
+    elif state.full:
+        systems = state.columns
+    else:
+        systems = _systems_cell(where, fields.get("systems") or "", columns, state, problems)
+        named = set(systems)
+        for system in sorted(set(responses) - named):
+            if responses[system].strip():
+                problems.add(
+                    where,
+                    f"system '{system}' is not in this row's systems "
+                    f"({', '.join(systems) or 'none'}), so its response must be blank; "
+                    "or add it to the systems cell.",
+                    _column_name(columns, system, kind="response"),
+                )
+    if len(systems) > len(LABELS):
+        problems.add(where, f"at most {len(LABELS)} systems can be blinded in one test case.")
+        return []
+    if len(systems) == 1 and len(state.single) <= MAX_REPORTED_PROBLEMS:
+        state.single.append((where, systems[0]))
+    state.union.update(systems)
+    return systems
+
+
+def _systems_cell(where, text, columns, state: _Systems, problems) -> list[str]:
+    """The names in a row's ``systems`` cell; each needs its own response column."""
+    column = _column_name(columns, "systems")
+    names = [name.strip() for name in text.split(SYSTEMS_SEPARATOR) if name.strip()]
+    systems = []
+    for name in names[: len(state.columns) + 1]:  # more names than columns cannot all be good
+        if name in systems:
+            problems.add(where, f"the system '{name}' is named twice.", column)
+        elif name not in state.columns:
+            problems.add(
+                where,
+                f"the system '{name}' has no column 'response:{name}' in row 1.",
+                column,
+            )
+        else:
+            systems.append(name)
+    if len(names) < 2:
+        problems.add(
+            where,
+            "name at least two of the case's systems, separated by ';', e.g. 'baseline; improved'.",
+            column,
+        )
+        return []
+    return sorted(systems)
+
+
+def _check_union(state: _Systems, problems) -> None:
+    """Checks that need the whole file: single-system cases, and the study's systems."""
+    systems = sorted(state.union)
+    if max(len(systems), len(state.study)) > 1:
+        for where, system in state.single:
+            problems.add(
+                where,
+                f"this test case has a response from '{system}' only; a case needs responses "
+                "from at least two systems to be compared.",
+            )
+    if len(systems) > len(LABELS):
+        problems.add("File", f"at most {len(LABELS)} systems can be blinded in one study.")
+    elif not state.full and state.study and not set(systems) <= set(state.study):
+        problems.add(
+            "File",
+            f"the study's systems are {', '.join(state.study)}, but this file also has "
+            f"responses for {', '.join(sorted(set(systems) - set(state.study)))}. A later file "
+            "can only use the study's systems.",
+        )
+
+
+def _check_responses(where, responses, systems, columns, problems, result) -> dict[str, str]:
+    """The response of each of the case's systems; an empty one is kept, with a warning."""
     checked = {}
     for system in systems:
         column = _column_name(columns, system, kind="response")
-        if system not in responses:
-            problems.add(where, f"there is no response for system '{system}'.", column)
-            continue
-        text = responses[system].strip()
+        text = responses.get(system, "").strip()
         if not text:
-            problems.add(where, f"the response of system '{system}' is empty.", column)
+            result.warning_count += 1
+            if len(result.warnings) < MAX_REPORTED_PROBLEMS:
+                result.warnings.append(
+                    Problem(
+                        where,
+                        f"the response of system '{system}' is empty; it is imported as "
+                        "that system's output.",
+                        column,
+                    )
+                )
+            checked[system] = ""
         elif _check_text(where, text, column, problems):
             checked[system] = text
-    for system in sorted(set(responses) - set(systems)):
-        problems.add(
-            where,
-            f"system '{system}' is not one of the systems of the first test case; "
-            f"every line must have responses for the same systems ({', '.join(systems)}).",
-            f"field 'responses.{system}'",
-        )
     return checked
 
 
@@ -444,33 +572,6 @@ def _check_case_id(where, case_id, columns, first_seen, existing_ids, problems) 
             _column_name(columns, "id"),
         )
     first_seen.setdefault(case_id, where)
-
-
-def _systems_of_file(records, study_systems, problems) -> list[str] | None:
-    """Tables: the response columns. JSONL: the systems of the first line with responses."""
-    where, _, _, columns = records[0]
-    if columns is not None:
-        systems = [entry[1] for entry in columns if entry and entry[0] == "response"]
-        where = "Row 1"
-    else:
-        with_responses = [record for record in records if record[2]]
-        if not with_responses:
-            problems.add("File", "no line has responses, so there are no systems to compare.")
-            return None
-        where, _, responses, _ = with_responses[0]
-        systems = list(responses)
-    systems = sorted(set(systems))
-    if len(systems) > len(LABELS):
-        problems.add(where, f"at most {len(LABELS)} systems can be blinded.")
-        return None
-    if study_systems and systems != study_systems:
-        problems.add(
-            where,
-            f"the study's systems are {', '.join(study_systems)}, but this file has responses "
-            f"for {', '.join(systems)}. Every test case needs a response from the same systems.",
-        )
-        return None
-    return systems
 
 
 def _column_name(columns, name: str, *, kind: str = "field") -> str:

@@ -36,19 +36,18 @@ WRITE_BATCH = 500
 def test_cases_add(
     *, study: Study, systems: Sequence[str], cases: Sequence[dict]
 ) -> list[TestCase]:
-    """Add test cases with one response per system of the case, blinded from the study seed.
+    """Add test cases with one response per system, blinded from the study seed.
 
     Each case is ``{"id", "prompt", "context", "stratum", "responses": {system: text}}``;
-    ``responses`` names the case's systems: all of ``systems``, or a subset of them when
-    cases compare varying pairings (arena style). The labels A, B, ... are shuffled among
-    the case's own systems. Input is assumed validated (the importer reports problems
+    its responses are its systems (every system, or a few of them in an arena-style study);
+    ``systems`` is their union. Input is assumed validated (the importer reports problems
     before calling this).
     """
     existing = set(study.systems.values_list("name", flat=True))
-    if existing and existing != set(systems):
+    if existing and not set(systems) <= existing:
         raise StudySetupError(
-            f"The study's systems are {', '.join(sorted(existing))}; every test case needs "
-            "a response from each of them."
+            f"The study's systems are {', '.join(sorted(existing))}; a later file can only "
+            "use those."
         )
     system_rows = {
         name: System.objects.get_or_create(study=study, name=name)[0] for name in systems
@@ -74,7 +73,7 @@ def test_cases_add(
             seed=study.blinding_seed,
             secret=study.blinding_secret,
             case_id=test_case.case_id,
-            systems=[name for name in systems if name in case["responses"]],
+            systems=sorted(case["responses"]),
         )
         orders.append(order)
         responses += [

@@ -98,6 +98,7 @@ def case_import(request, slug, upload_uuid):
             "upload": upload,
             "parsed": parsed,
             "problems": problems or parsed.problem_lines(),
+            "warnings": parsed.warning_lines(),
             "first_cases": parsed.cases[:10],
         },
         status=400 if problems else 200,

@@ -77,12 +77,11 @@ def test_import_cases_lists_every_problem_and_writes_nothing(lead, tmp_path):
     with pytest.raises(CommandError) as raised:
         call_command("import_cases", "cli", str(bad))
     assert str(raised.value).splitlines() == [
-        "Row 1, column G 'notes': unknown column. Use id, prompt, context, stratum, or "
-        "response:<system name> for each system.",
+        "Row 1, column G 'notes': unknown column. Use id, prompt, context, stratum, "
+        "systems, or response:<system name> for each system.",
         "Row 2, column A 'id': the study already has a test case with the id 'TC-001'.",
         "Row 3, column B 'prompt': the prompt is empty.",
-        "Row 3, column F 'response:improved': the response of system 'improved' is empty.",
-        "The file has 4 problems; nothing was imported.",
+        "The file has 3 problems; nothing was imported.",
     ]
     assert db_counts() == before
 
@@ -130,10 +129,12 @@ def test_the_commands_exit_non_zero_with_the_error_list_on_stderr(tmp_path):
     created = manage("create_study", "proc", "--name", "Proc", "--lead", "cli-lead")
     assert created.returncode == 0, created.stderr
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"id": "TC-1", "prompt": "P", "responses": {"a": "x", "b": ""}}\n')
+    bad.write_text(
+        '{"id": "TC-1", "prompt": "P", "responses": {"a": "x", "b": "y"}}\n{"id": "TC-2", "prompt": "P", "responses": {"a": "x"}}\n'
+    )
     failed = manage("import_cases", "proc", str(bad))
     assert failed.returncode == 1
-    assert "Line 1, field 'responses.b': the response of system 'b' is empty." in failed.stderr
+    assert "Line 2: this test case has a response from 'a' only" in failed.stderr
     assert "nothing was imported" in failed.stderr
     assert not Case.objects.filter(study__slug="proc").exists()
     imported = manage("import_cases", "proc", str(SAMPLES / "cases.csv"))

@@ -101,7 +101,10 @@ BAD_FILES = {
     ),
     "unknown column": ("cases.csv", f"{HEADER},notes\nTC-9,P,,,a,b,n\n".encode()),
     "empty prompt": ("cases.csv", f"{HEADER}\nTC-9, ,,,a,b\n".encode()),
-    "empty response": ("cases.xlsx", xlsx([HEADER.split(","), ["TC-9", "P", "", "", "a", ""]])),
+    "a case with one system": (
+        "cases.csv",
+        f"{HEADER},systems\nTC-9,P,,,a,,baseline\n".encode(),
+    ),
     "other systems": ("cases.csv", b"id,prompt,response:x,response:y\nTC-9,P,a,b\n"),
     "one good row, one bad": ("cases.csv", f"{HEADER}\nTC-8,P,,,a,b\nTC-9,,,,a,b\n".encode()),
     "not a workbook": ("cases.xlsx", b"PK\x03\x04 broken"),
@@ -192,3 +195,46 @@ def test_another_users_study_is_untouched(lead):
         study=mine, actor=lead, filename="c.csv", data=(SAMPLES / "cases.csv").read_bytes()
     )
     assert list(other.test_cases.values_list("case_id", flat=True)) == before
+
+
+def test_an_arena_file_imports_each_case_with_its_own_systems_blinded(draft, lead):
+    data = (
+        b"id,prompt,systems,response:alpha,response:beta,response:gamma\n"
+        b"T1,P,alpha;gamma,a,,c\n"
+        b"T2,P,beta;alpha;gamma,a,,c\n"
+    )
+    parsed = services.test_cases_import(study=draft, actor=lead, filename="a.csv", data=data)
+    assert parsed.warning_count == 1  # T2's beta: empty, imported as it is
+    assert sorted(draft.systems.values_list("name", flat=True)) == ["alpha", "beta", "gamma"]
+    texts = {
+        (case_id, system): text
+        for case_id, system, text in Response.objects.filter(test_case__study=draft).values_list(
+            "test_case__case_id", "system__name", "text"
+        )
+    }
+    assert texts == {
+        ("T1", "alpha"): "a",
+        ("T1", "gamma"): "c",
+        ("T2", "alpha"): "a",
+        ("T2", "beta"): "",
+        ("T2", "gamma"): "c",
+    }
+    expected = {
+        case_id: blinding_key(
+            seed=draft.blinding_seed,
+            secret=draft.blinding_secret,
+            case_ids=[case_id],
+            systems=systems,
+        )[case_id]
+        for case_id, systems in (("T1", ["alpha", "gamma"]), ("T2", ["alpha", "beta", "gamma"]))
+    }
+    assert key_of(draft) == expected
+    # A later file may use some of the study's systems, not others.
+    more = b'{"id": "T3", "prompt": "P", "responses": {"beta": "b", "gamma": "c"}}\n'
+    services.test_cases_import(study=draft, actor=lead, filename="b.jsonl", data=more)
+    assert draft.systems.count() == 3
+    before = db_counts()
+    other = b'{"id": "T4", "prompt": "P", "responses": {"beta": "b", "delta": "d"}}\n'
+    with pytest.raises(CaseImportError):
+        services.test_cases_import(study=draft, actor=lead, filename="c.jsonl", data=other)
+    assert db_counts() == before

@@ -183,19 +183,9 @@ def test_systems_are_checked_against_the_study():
         ),
         (
             "cases.csv",
-            csv_file("TC-1,P,,,a,"),
-            "Row 2, column F 'response:improved': the response of system 'improved' is empty.",
-        ),
-        (
-            "cases.csv",
-            csv_file("TC-1,P,,,a"),
-            "Row 2, column F 'response:improved': the response of system 'improved' is empty.",
-        ),
-        (
-            "cases.csv",
             csv_file("TC-1,P,,,a,b", header=HEADER + ",score"),
-            "Row 1, column G 'score': unknown column. Use id, prompt, context, stratum, or "
-            "response:<system name> for each system.",
+            "Row 1, column G 'score': unknown column. Use id, prompt, context, stratum, "
+            "systems, or response:<system name> for each system.",
         ),
         (
             "cases.csv",
@@ -284,26 +274,13 @@ def test_systems_are_checked_against_the_study():
         (
             "cases.jsonl",
             jsonl_file(case(), {"id": "TC-2", "prompt": "P", "responses": {"baseline": "a"}}),
-            "Line 2, field 'responses.improved': there is no response for system 'improved'.",
+            "Line 2: this test case has a response from 'baseline' only; a case needs responses "
+            "from at least two systems to be compared.",
         ),
         (
             "cases.jsonl",
             jsonl_file(case(), {"id": "TC-2", "prompt": "P"}),
-            "Line 2, field 'responses.baseline': there is no response for system 'baseline'.",
-        ),
-        (
-            "cases.jsonl",
-            jsonl_file(case(), case("TC-2", improved="")),
-            "Line 2, field 'responses.improved': the response of system 'improved' is empty.",
-        ),
-        (
-            "cases.jsonl",
-            jsonl_file(
-                case(),
-                {**case("TC-2"), "responses": {"baseline": "a", "improved": "b", "third": "c"}},
-            ),  # fmt: skip
-            "Line 2, field 'responses.third': system 'third' is not one of the systems of the "
-            "first test case",
+            "Line 2, field 'responses': there are no responses: give one per system",
         ),
         (
             "cases.jsonl",
@@ -314,18 +291,6 @@ def test_systems_are_checked_against_the_study():
             "cases.xlsx",
             b"PK\x03\x04 not really a workbook",
             "File: the file cannot be read as an Excel workbook (.xlsx).",
-        ),
-        (
-            "cases.xlsx",
-            xlsx_file(
-                [
-                    ["id", "prompt", "response:a", "response:b"],
-                    ["T1", "P", "a", None],
-                    [],
-                    [None, "P", "a", "b"],
-                ]
-            ),  # fmt: skip
-            "Row 2, column D 'response:b': the response of system 'b' is empty.",
         ),
         (
             "cases.xlsx",
@@ -363,11 +328,10 @@ def test_rows_are_numbered_as_a_spreadsheet_shows_them_with_the_line_when_differ
 def test_every_problem_is_listed_in_file_order():
     data = csv_file("TC-1,,,,a,b", ",P,,,a,b", "TC-1,P,,,,b", header=HEADER + ",notes")
     assert problems("x.csv", data) == [
-        "Row 1, column G 'notes': unknown column. Use id, prompt, context, stratum, or "
-        "response:<system name> for each system.",
+        "Row 1, column G 'notes': unknown column. Use id, prompt, context, stratum, "
+        "systems, or response:<system name> for each system.",
         "Row 2, column B 'prompt': the prompt is empty.",
         "Row 3, column A 'id': the id is missing.",
-        "Row 4, column E 'response:baseline': the response of system 'baseline' is empty.",
         "Row 4, column A 'id': the id 'TC-1' is used twice (also row 2).",
     ]
 
@@ -384,3 +348,128 @@ def test_too_many_cases_are_refused(monkeypatch):
     monkeypatch.setattr(importing, "MAX_CASES", 2)
     data = csv_file("TC-1,P,,,a,b", "TC-2,P,,,a,b", "TC-3,P,,,a,b")
     assert problems("x.csv", data) == ["Row 4: a file can hold at most 2 test cases."]
+
+
+# --- Per-case systems (arena-style studies) and empty responses ----------------------------
+
+ARENA = "id,prompt,systems,response:alpha,response:beta,response:gamma"
+
+
+def test_a_systems_column_gives_each_case_its_own_systems():
+    data = csv_file("T1,P,alpha; gamma,a,,c", "T2,P,beta;alpha;,a,b,", header=ARENA)
+    result = parse_cases(filename="x.csv", data=data)
+    assert result.ok, result.problem_lines()
+    assert [case["responses"] for case in result.cases] == [
+        {"alpha": "a", "gamma": "c"},
+        {"alpha": "a", "beta": "b"},
+    ]
+    assert result.systems == ["alpha", "beta", "gamma"]
+
+
+def test_jsonl_responses_are_the_case_systems_and_the_study_systems_their_union():
+    data = jsonl_file(
+        {"id": "T1", "prompt": "P", "responses": {"alpha": "a", "beta": "b"}},
+        {"id": "T2", "prompt": "P", "responses": {"gamma": "c", "beta": "b"}},
+    )
+    result = parse_cases(filename="x.jsonl", data=data)
+    assert result.ok, result.problem_lines()
+    assert [sorted(case["responses"]) for case in result.cases] == [
+        ["alpha", "beta"],
+        ["beta", "gamma"],
+    ]
+    assert result.systems == ["alpha", "beta", "gamma"]
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        (
+            "T1,P,alpha,a,,",
+            "Row 2, column C 'systems': name at least two of the case's systems, separated by "
+            "';', e.g. 'baseline; improved'.",
+        ),
+        ("T1,P,,a,b,", "Row 2, column C 'systems': name at least two"),
+        (
+            "T1,P,alpha;delta,a,,",
+            "Row 2, column C 'systems': the system 'delta' has no column 'response:delta' in "
+            "row 1.",
+        ),
+        ("T1,P,alpha;alpha;beta,a,b,", "Row 2, column C 'systems': the system 'alpha' is named"),
+        (
+            "T1,P,alpha;beta,a,b,c",
+            "Row 2, column F 'response:gamma': system 'gamma' is not in this row's systems "
+            "(alpha, beta), so its response must be blank; or add it to the systems cell.",
+        ),
+    ],
+)
+def test_a_systems_cell_is_checked(row, expected):
+    found = problems("x.csv", csv_file(row, header=ARENA))
+    assert any(line.startswith(expected) for line in found), found
+
+
+def test_per_case_systems_must_be_among_the_study_systems():
+    data = csv_file("T1,P,alpha;beta,a,b,", header=ARENA)
+    assert parse_cases(filename="x.csv", data=data, study_systems=["alpha", "beta", "x"]).ok
+    assert problems("x.csv", data, study_systems=["alpha", "x"]) == [
+        "File: the study's systems are alpha, x, but this file also has responses for beta. "
+        "A later file can only use the study's systems."
+    ]
+    # A study with two systems: a case with one of them only is refused.
+    one = jsonl_file({"id": "T1", "prompt": "P", "responses": {"alpha": "a"}})
+    assert parse_cases(filename="x.jsonl", data=one).ok  # a study of one system
+    assert problems("x.jsonl", one, study_systems=["alpha", "beta"]) == [
+        "Line 1: this test case has a response from 'alpha' only; a case needs responses from "
+        "at least two systems to be compared."
+    ]
+
+
+@pytest.mark.parametrize(
+    ("filename", "data", "expected"),
+    [
+        (
+            "x.csv",
+            csv_file("TC-1,P,,,a,", "TC-2,P,,,a,b", "TC-3,P,,,   ,b"),
+            [
+                "Row 2, column F 'response:improved': the response of system 'improved' is "
+                "empty; it is imported as that system's output.",
+                "Row 4, column E 'response:baseline': the response of system 'baseline' is "
+                "empty; it is imported as that system's output.",
+            ],
+        ),
+        (
+            "x.jsonl",
+            jsonl_file(case(), case("TC-2", improved=""), case("TC-3", baseline=None)),
+            [
+                "Line 2, field 'responses.improved': the response of system 'improved' is "
+                "empty; it is imported as that system's output.",
+                "Line 3, field 'responses.baseline': the response of system 'baseline' is "
+                "empty; it is imported as that system's output.",
+            ],
+        ),
+        (
+            "x.xlsx",
+            xlsx_file([["id", "prompt", "response:a", "response:b"], ["T1", "P", "a", None]]),
+            [
+                "Row 2, column D 'response:b': the response of system 'b' is empty; it is "
+                "imported as that system's output."
+            ],
+        ),
+    ],
+)
+def test_empty_responses_are_kept_with_a_warning_naming_the_rows(filename, data, expected):
+    result = parse_cases(filename=filename, data=data)
+    assert result.ok, result.problem_lines()
+    assert result.warning_lines() == expected
+    assert result.warning_count == len(expected)
+    assert (
+        "" in result.cases[0]["responses"].values() or "" in result.cases[1]["responses"].values()
+    )
+
+
+def test_a_long_list_of_warnings_is_cut_short_with_a_count():
+    data = csv_file(*[f"TC-{n},P,,,a," for n in range(300)])
+    result = parse_cases(filename="x.csv", data=data)
+    assert result.ok and result.warning_count == 300
+    lines = result.warning_lines()
+    assert len(lines) == importing.MAX_REPORTED_PROBLEMS + 1
+    assert lines[-1] == f"... and {300 - importing.MAX_REPORTED_PROBLEMS} more."

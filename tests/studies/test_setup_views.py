@@ -328,7 +328,6 @@ def test_a_bad_upload_lists_every_problem_and_stores_nothing(client, lead):
         "Row 1, column G &#x27;score&#x27;: unknown column.",
         "Row 2, column A &#x27;id&#x27;: the study already has a test case with the id",
         "Row 3, column B &#x27;prompt&#x27;: the prompt is empty.",
-        "Row 3, column F &#x27;response:improved&#x27;: the response of system",
     ):
         assert expected in response.text
     assert "Nothing was imported" in response.text
@@ -486,3 +485,18 @@ def test_page_queries_do_not_grow_with_the_number_of_cases(client, lead, page):
             assert client.get(reverse(f"studies:{page}", args=[study.slug])).status_code == 200
         counts.append(len(queries))
     assert counts[0] == counts[1]
+
+
+def test_the_preview_lists_empty_responses_as_warnings_and_imports_them(client, lead):
+    study = services.study_create(slug="empty", name="Empty", lead=lead)
+    client.force_login(lead)
+    data = f"{HEADER}\nTC-1,P,,,a,\nTC-2,P,,,a,b\n".encode()
+    response = client.post(
+        reverse("studies:cases", args=[study.slug]), {"file": upload("c.csv", data)}
+    )
+    assert response.status_code == 302
+    preview = client.get(response["Location"]).text
+    assert 'id="import-warnings"' in preview and "1 empty response." in preview
+    assert "Row 2, column F &#x27;response:improved&#x27;: the response of system" in preview
+    assert client.post(response["Location"]).status_code == 302
+    assert study.test_cases.count() == 2

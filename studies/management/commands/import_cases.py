@@ -35,6 +35,8 @@ class Command(BaseCommand):
             raise CommandError("\n".join([*error.problems, str(error)])) from None
         except StudySetupError as error:
             raise CommandError(str(error)) from None
+        for line in parsed.warning_lines():
+            self.stderr.write(f"Warning: {line}")
         strata = len(parsed.strata)
         self.stdout.write(
             f"Imported {len(parsed.cases)} test cases ({len(parsed.systems)} systems: "
