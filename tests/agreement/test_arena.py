@@ -46,7 +46,12 @@ def arena(db):
     study = study_create(
         slug="arena", name="Arena", lead=lead, rubric_preset="pairwise", side_mode="balanced"
     )
-    study_services.test_cases_add(study=study, systems=SYSTEMS, cases=arena_cases())
+    # Imported as a file: each JSONL line's responses are that case's two systems.
+    data = "\n".join(
+        json.dumps({k: case[k] for k in ("id", "prompt", "context", "responses")})
+        for case in arena_cases()
+    ).encode()
+    study_services.test_cases_import(study=study, actor=lead, filename="arena.jsonl", data=data)
     raters = [UserFactory(username=f"arena-rater-{n}") for n in range(3)]
     for user in raters:
         membership = membership_add(study=study, user=user, role=Membership.Role.RATER)
