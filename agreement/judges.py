@@ -3,7 +3,8 @@
 Concord never calls a model. A coordinator exports the prompts (one per test case and
 order, both orders), runs a judge elsewhere, and imports the outputs; this module reads a
 verdict strictly by the judge template's rule and computes how the judge agrees with the
-human raters. Pure Python and numpy, no Django. See docs/statistics.md ("LLM judges").
+human raters. Pure Python and numpy, no Django (the steps are read by
+``studies.rendering.reasoning_steps``, as on the rating screen). See docs/statistics.md.
 
 Orders: "AB" shows the case's key label A as candidate A; "BA" swaps them, so a verdict
 "A" in order "BA" prefers key label B. Preferences are signed as the pairwise dimension
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agreement.stats import cohen_kappa
+from studies.rendering import reasoning_steps
 
 ORDERS = ("AB", "BA")
 MAX_OUTPUT_CHARS = 100_000
@@ -122,7 +124,7 @@ def template_check(text: str) -> list[str]:
 
 def numbered_steps(context: str) -> str:
     """The partial reasoning steps, one per non-empty line, numbered from 1."""
-    steps = [line.strip() for line in context.splitlines() if line.strip()]
+    steps = reasoning_steps(context)
     return "\n".join(f"Step {number}: {step}" for number, step in enumerate(steps, 1))
 
 

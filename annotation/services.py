@@ -243,7 +243,23 @@ def _submission_clean(*, assignment: Assignment, payload: dict) -> dict:
     if not confidence:
         raise RatingInvalidError("Choose your confidence (Low, Medium or High) before submitting.")
     scored, case_scored = _score_all(assignment=assignment, payload=payload)
+    if assignment.test_case.study.explanation_first and not notes:
+        _refuse_verdict_without_explanation(assignment=assignment, case_scored=case_scored)
     return {"responses": scored, "case": case_scored, "confidence": confidence, "notes": notes}
+
+
+EXPLANATION_FIRST_MESSAGE = (
+    "This study asks for your reasoning first: write it in the box above the preference, "
+    "then choose."
+)
+
+
+def _refuse_verdict_without_explanation(*, assignment: Assignment, case_scored: dict) -> None:
+    """A preference between the two responses needs the rater's written reasoning."""
+    for dimension in assignment.test_case.study.rubric.scoring_dimensions():
+        answer = case_scored.get(dimension.key) or {}
+        if dimension.compares_two and answer.get("choice") is not None:
+            raise RatingInvalidError(EXPLANATION_FIRST_MESSAGE)
 
 
 def _submission_store(

@@ -29,6 +29,8 @@ def study_create(
     consent_text: str = "",
     raters_per_item: int | None = None,
     side_mode: str = "fixed",
+    explanation_first: bool = False,
+    case_layout: str = "standard",
     success_alpha: Decimal = Decimal("0.700"),
     success_min_dimensions: int | None = None,
     actor: AbstractBaseUser | None = None,
@@ -52,6 +54,8 @@ def study_create(
         consent_text=consent_text,
         raters_per_item=raters_per_item,
         side_mode=side_mode,
+        explanation_first=explanation_first,
+        case_layout=case_layout,
         success_alpha=success_alpha,
         success_min_dimensions=success_min_dimensions,
     )
@@ -76,6 +80,8 @@ SETTINGS_FIELDS = (
     "blinding_seed",
     "raters_per_item",
     "side_mode",
+    "explanation_first",
+    "case_layout",
     "success_alpha",
     "success_min_dimensions",
 )
@@ -87,6 +93,8 @@ PROTOCOL_FIELDS = frozenset(
         "blinding_seed",
         "raters_per_item",
         "side_mode",
+        "explanation_first",
+        "case_layout",
         "success_alpha",
         "success_min_dimensions",
     }
@@ -100,6 +108,8 @@ PROTOCOL_FIELD_LABELS = {
     "blinding_seed": "blinding seed",
     "raters_per_item": "raters per test case",
     "side_mode": "A/B side design",
+    "explanation_first": "explanation before the verdict",
+    "case_layout": "case layout",
     "success_alpha": "success criterion",
     "success_min_dimensions": "success criterion",
 }
