@@ -24,6 +24,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(PY)
 run: $(VENV)/.installed-run
 	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py migrate --no-input
 	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py load_demo
+	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py load_judge_demo
 	@echo "Concord is at http://127.0.0.1:$(PORT)/ (Ctrl-C stops it)"
 	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py runserver 127.0.0.1:$(PORT)
 
