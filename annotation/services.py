@@ -237,10 +237,16 @@ def _revision_keep(*, assignment: Assignment, replacing: dict, now) -> RatingRev
     )
 
 
-def _submission_clean(*, assignment: Assignment, payload: dict) -> dict:
-    """The whole answer to a case, cleaned and scored by the rubric; raises on bad input."""
+def _submission_clean(
+    *, assignment: Assignment, payload: dict, confidence_required: bool = True
+) -> dict:
+    """The whole answer to a case, cleaned and scored by the rubric; raises on bad input.
+
+    Ratings imported from elsewhere may leave the confidence blank when the study allows it
+    (``Study.imported_optional``); it is then stored blank, never as a default.
+    """
     confidence, notes = _clean_case_fields(payload)
-    if not confidence:
+    if not confidence and confidence_required:
         raise RatingInvalidError("Choose your confidence (Low, Medium or High) before submitting.")
     scored, case_scored = _score_all(assignment=assignment, payload=payload)
     if assignment.test_case.study.explanation_first and not notes:
@@ -405,7 +411,11 @@ def ratings_import(
         try:
             cleaned[assignment.pk] = (
                 assignment,
-                _submission_clean(assignment=assignment, payload=answers[assignment.test_case_id]),
+                _submission_clean(
+                    assignment=assignment,
+                    payload=answers[assignment.test_case_id],
+                    confidence_required=not study.imported_optional,
+                ),
             )
         except RatingInvalidError as error:
             raise RatingInvalidError(f"{assignment.test_case.case_id}: {error}") from error

@@ -109,6 +109,9 @@ class Study(models.Model):
         ],
         default="standard",
     )
+    # Ratings collected elsewhere (an imported worksheet) may leave confidence and totals
+    # blank; they are exported as imported, with a blank confidence.
+    imported_optional = models.BooleanField(default=False)
     success_alpha = models.DecimalField(max_digits=4, decimal_places=3, default=Decimal("0.700"))
     success_min_dimensions = models.PositiveSmallIntegerField(default=3)
     protocol_fingerprint = models.CharField(max_length=64, blank=True)

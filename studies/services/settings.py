@@ -82,6 +82,7 @@ SETTINGS_FIELDS = (
     "side_mode",
     "explanation_first",
     "case_layout",
+    "imported_optional",
     "success_alpha",
     "success_min_dimensions",
 )
