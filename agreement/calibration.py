@@ -6,12 +6,15 @@ each screen's side undone). Judges are never raters: nothing here feeds the agre
 statistics. System names appear only once the study is unblinded.
 """
 
+import csv
+import io
 from collections import defaultdict
 from collections.abc import Iterator
 
 import numpy as np
 
 from annotation.exports import is_unblinded
+from annotation.worksheets.columns import neutralise
 from studies.models import BlindedLabel, Study, TestCase
 
 from . import judges
@@ -215,3 +218,37 @@ def _win_rates(study, cases, texts, judge_prefs, majority) -> list[dict] | None:
         }
         for i, name in enumerate(systems)
     ]
+
+
+JUDGE_EXPORT_COLUMNS = [
+    "judge", "case_id", "order", "verdict_as_shown", "preferred_key_label", "problem", "output",
+]  # fmt: skip
+
+
+def judge_outputs_csv(*, study: Study) -> Iterator[str]:
+    """The judges' outputs, one CSV row each: verdicts as shown and in key order (A/B)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+
+    def flush() -> str:
+        text = buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+        return text
+
+    writer.writerow(JUDGE_EXPORT_COLUMNS)
+    yield "\ufeff" + flush()
+    rows = (
+        JudgeOutput.objects.filter(judge__study=study)
+        .order_by("judge__name", "test_case__position", "order")
+        .values_list("judge__name", "test_case__case_id", "order", "verdict", "problem", "raw_text")
+    )
+    for judge, case_id, order, verdict, problem, text in rows.iterator(chunk_size=2000):
+        key = ""
+        if verdict:
+            key = "A" if judges.key_preference(verdict, order) < 0 else "B"
+        # Text a spreadsheet would run as a formula is quoted, as in the raters' exports.
+        writer.writerow(
+            [neutralise(c) for c in (judge, case_id, order, verdict, key, problem, text)]
+        )
+        yield flush()

@@ -11,6 +11,7 @@ urlpatterns = [
     path("s/<slug:slug>/ranking/", views.study_ranking_page, name="ranking"),
     path("s/<slug:slug>/judges/", views.study_judges, name="judges"),
     path("s/<slug:slug>/judges/prompts.jsonl", views.judge_prompts, name="judge_prompts"),
+    path("s/<slug:slug>/judges/outputs.csv", views.judge_outputs_export, name="judge_export"),
     path(
         "s/<slug:slug>/judges/<uuid:judge_uuid>/",
         views.judge_calibration_page,

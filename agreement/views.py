@@ -15,7 +15,12 @@ from studies.services import RATER_ACTIONS, rater_status_change
 
 from . import judge_files, judges, qc
 from .arena import study_ranking
-from .calibration import judge_calibration, judge_prompts_jsonl, pairwise_dimension
+from .calibration import (
+    judge_calibration,
+    judge_outputs_csv,
+    judge_prompts_jsonl,
+    pairwise_dimension,
+)
 from .judge_files import JudgeImportError
 from .models import Judge
 from .plot import alpha_chart
@@ -256,3 +261,15 @@ def study_ranking_page(request, slug):
     return render(
         request, "agreement/ranking.html", {"study": study, "arena": study_ranking(study=study)}
     )
+
+
+@login_required
+@require_GET
+def judge_outputs_export(request, slug):
+    """Every imported judge output as CSV, apart from the raters' exports (no system names)."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    response = StreamingHttpResponse(
+        judge_outputs_csv(study=study), content_type="text/csv; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-judge-outputs.csv"'
+    return response

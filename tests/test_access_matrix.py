@@ -165,6 +165,7 @@ RULES = {
     "agreement:judges": Rule("coordinator"),
     "agreement:judge_prompts": Rule("coordinator", methods=("GET",)),
     "agreement:judge_calibration": Rule("coordinator", methods=("GET",)),
+    "agreement:judge_export": Rule("coordinator", methods=("GET",)),
 }
 # Django's admin is one rule for all its URLs (one per registered model and action).
 ADMIN_NAMESPACE = "admin"

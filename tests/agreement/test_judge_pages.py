@@ -223,3 +223,18 @@ def test_win_rates_after_unblinding_name_the_systems(client, study):
     assert set(rates) == {"alpha", "beta"}
     assert rates["alpha"]["judge"] + rates["beta"]["judge"] == pytest.approx(1.0)
     assert rates["alpha"]["humans_n"] == rates["beta"]["humans_n"]
+
+
+def test_judge_outputs_export_apart_in_key_order_without_system_names(client, study):
+    client.force_login(study.lead)
+    upload(client, study, "judge.jsonl", outputs_jsonl())
+    response = client.get(reverse("agreement:judge_export", args=[study.slug]))
+    body = b"".join(response.streaming_content).decode("utf-8-sig")
+    rows = list(csv.DictReader(io.StringIO(body)))
+    assert len(rows) == 12
+    first = {(r["case_id"], r["order"]): r for r in rows}
+    # Case 1: [[A]] in order AB and [[B]] in order BA both prefer the key's A.
+    assert first["TC-001", "AB"]["preferred_key_label"] == "A"
+    assert first["TC-001", "BA"]["verdict_as_shown"] == "B"
+    assert first["TC-001", "BA"]["preferred_key_label"] == "A"
+    assert "alpha" not in body and "beta" not in body
