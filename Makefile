@@ -24,6 +24,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(PY)
 run: $(VENV)/.installed-run
 	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py migrate --no-input
 	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py load_demo
+	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py load_judge_demo
 	@echo "Concord is at http://127.0.0.1:$(PORT)/ (Ctrl-C stops it)"
 	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py runserver 127.0.0.1:$(PORT)
 
@@ -32,6 +33,7 @@ reset-demo: $(VENV)/.installed-run
 	rm -f db.sqlite3 db.sqlite3-wal db.sqlite3-shm
 	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py migrate --no-input
 	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py load_demo
+	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py load_judge_demo
 	@echo "The demo is reset. make run serves it."
 
 # The whole suite against the real services: PostgreSQL, Redis, a Celery worker, Chromium.

@@ -1,6 +1,8 @@
+import uuid
+
 from django.db import models
 
-from studies.models import Study
+from studies.models import Study, TestCase
 
 
 class StudyAgreement(models.Model):
@@ -35,3 +37,71 @@ class StudyAgreement(models.Model):
     def is_stale(self) -> bool:
         """A recompute was requested and has not finished; see also ``selectors``."""
         return self.requested > self.computed
+
+
+class JudgeTemplate(models.Model):
+    """A judge prompt template of a study, with placeholders (see ``judges.PLACEHOLDERS``)."""
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="judge_templates")
+    name = models.CharField(max_length=100)
+    text = models.TextField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "name"], name="unique_judge_template_name"),
+        ]
+
+    def __str__(self):
+        return self.name
+
+
+class Judge(models.Model):
+    """An LLM judge whose outputs were imported; never a rater (see ``judges``)."""
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="judges")
+    name = models.CharField(max_length=100)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "name"], name="unique_judge_name"),
+        ]
+
+    def __str__(self):
+        return self.name
+
+
+class JudgeOutput(models.Model):
+    """One imported judge output for a test case in one order (AB or BA).
+
+    ``verdict`` is what the judge chose as shown ("A" = the first candidate of that order),
+    or blank when the output could not be parsed; ``problem`` then says why.
+    """
+
+    class Order(models.TextChoices):
+        AB = "AB", "A/B (key order)"
+        BA = "BA", "B/A (swapped)"
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="outputs")
+    test_case = models.ForeignKey(TestCase, on_delete=models.CASCADE, related_name="judge_outputs")
+    order = models.CharField(max_length=2, choices=Order.choices)
+    raw_text = models.TextField()
+    verdict = models.CharField(max_length=1, blank=True)
+    problem = models.CharField(max_length=200, blank=True)
+    imported_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["test_case__position", "order"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["judge", "test_case", "order"], name="one_judge_output_per_order"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.judge} on {self.test_case} ({self.order})"

@@ -6,16 +6,19 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
+from studies.errors import ApplicationError
+from studies.locks import study_lock
 from studies.models import Membership, Study
 from studies.services import rater_pause_automatic
 
-from . import coalescing
+from . import coalescing, judges
 from .analysis import DimensionData, analyse_study_point, with_intervals
 from .background import background_schedule
-from .models import StudyAgreement
+from .judge_files import JudgeImportError, judge_rows_read
+from .models import Judge, JudgeOutput, JudgeTemplate, StudyAgreement
 from .qc import answer_values, quality_checks, rater_checks
 from .selectors import (
     StudyRatings,
@@ -242,3 +245,93 @@ def agreement_sweep() -> list[int]:
     """Enqueue every stale study (e.g. after the broker was down); returns their ids."""
     stale = StudyAgreement.objects.filter(awaiting_run()).values_list("study_id", flat=True)
     return [study_id for study_id in stale if agreement_enqueue(study_id=study_id)]
+
+
+class JudgeTemplateError(ApplicationError):
+    """A judge prompt template cannot be saved; the message lists why."""
+
+
+@transaction.atomic
+def judge_template_save(
+    *, study: Study, name: str, text: str, template: JudgeTemplate | None = None
+) -> JudgeTemplate:
+    """Create or change one of the study's judge prompt templates."""
+    name = name.strip()
+    problems = judges.template_check(text)
+    if not name or len(name) > 100:
+        problems.insert(0, "Give the template a name of at most 100 characters.")
+    elif study.judge_templates.filter(name=name).exclude(pk=getattr(template, "pk", None)).exists():
+        problems.insert(0, f"The study already has a template named {name!r}.")
+    if problems:
+        raise JudgeTemplateError(" ".join(problems), problems=problems)
+    template = template or JudgeTemplate(study=study)
+    template.name, template.text = name, text
+    template.save()
+    return template
+
+
+@transaction.atomic
+def judge_outputs_import(*, study: Study, filename: str, data: bytes) -> dict:
+    """Import judge outputs: every row or none. Returns counts for the message.
+
+    Rows naming an unknown case, a case without exactly two responses, or the same judge,
+    case and order twice are problems that refuse the whole file. An output whose verdict
+    cannot be read is not a problem of the file: it is stored with the reason, listed on the
+    judges page, and never counted as a verdict. A row replaces an earlier output of the
+    same judge, case and order.
+    """
+    rows = judge_rows_read(filename=filename, data=data)
+    study_lock(study.pk)  # shared: the cases cannot be removed meanwhile
+    pairs = dict(
+        study.test_cases.annotate(n=Count("responses")).filter(n=2).values_list("case_id", "pk")
+    )
+    known = set(study.test_cases.values_list("case_id", flat=True))
+    problems, seen = [], set()
+    for row in rows:
+        place = f"Line/row {row.number}"
+        if row.case_id not in known:
+            problems.append(f"{place}: no test case {row.case_id[:50]!r} in this study.")
+        elif row.case_id not in pairs:
+            problems.append(f"{place}: test case {row.case_id!r} does not have two responses.")
+        key = (row.judge, row.case_id, row.order)
+        if key in seen:
+            problems.append(f"{place}: {row.judge!r} on {row.case_id!r} ({row.order}) again.")
+        seen.add(key)
+    if problems:
+        raise JudgeImportError(problems)
+    now = timezone.now()
+    names = sorted({row.judge for row in rows})
+    existing = {judge.name: judge for judge in study.judges.filter(name__in=names)}
+    for name in names:
+        if name not in existing:
+            existing[name] = Judge.objects.create(study=study, name=name)
+    outputs = []
+    for row in rows:
+        try:
+            verdict, problem = judges.parse_verdict(row.output), ""
+        except ValueError as error:
+            verdict, problem = "", str(error)[:200]
+        outputs.append(
+            JudgeOutput(
+                judge=existing[row.judge],
+                test_case_id=pairs[row.case_id],
+                order=row.order,
+                raw_text=row.output,
+                verdict=verdict,
+                problem=problem,
+                imported_at=now,
+            )
+        )
+    # In batches of the file's rows: one DELETE per 500 keys.
+    for start in range(0, len(outputs), 500):
+        batch = outputs[start : start + 500]
+        keys = Q()
+        for output in batch:
+            keys |= Q(judge=output.judge, test_case_id=output.test_case_id, order=output.order)
+        JudgeOutput.objects.filter(keys).delete()
+    JudgeOutput.objects.bulk_create(outputs, batch_size=500)
+    return {
+        "rows": len(outputs),
+        "judges": names,
+        "unparseable": sum(1 for output in outputs if not output.verdict),
+    }

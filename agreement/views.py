@@ -1,18 +1,31 @@
+import uuid
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import JsonResponse
+from django.db.models import Count, Q
+from django.http import Http404, HttpResponseBadRequest, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET
 
 from studies import access
 from studies.errors import ApplicationError
 from studies.models import Membership
 from studies.services import RATER_ACTIONS, rater_status_change
 
-from . import qc
+from . import judge_files, judges, qc
+from .arena import study_ranking
+from .calibration import (
+    judge_calibration,
+    judge_outputs_csv,
+    judge_prompts_jsonl,
+    pairwise_dimension,
+)
+from .judge_files import JudgeImportError
+from .models import Judge
 from .plot import accuracy_chart, alpha_chart, time_chart
 from .selectors import dismissed_flags, qc_rules, rater_events, study_agreement
-from .services import agreement_stale_check
+from .services import agreement_stale_check, judge_outputs_import, judge_template_save
 
 
 def _stale(study, agreement) -> bool:
@@ -160,3 +173,133 @@ def study_quality(request, slug):
         },
         status=400 if form_errors else 200,
     )
+
+
+def _judge_template_text(study, choice: str) -> str | None:
+    """The text of the chosen template: the built-in reference, or one of the study's."""
+    if choice in ("", "reference"):
+        return judges.REFERENCE_TEMPLATE
+    template = study.judge_templates.filter(uuid=_uuid_or_none(choice)).first()
+    return template.text if template else None
+
+
+def _uuid_or_none(text: str):
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        return None
+
+
+@login_required
+def study_judges(request, slug):
+    """LLM judges: export prompts, edit templates, import outputs, list judges."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    problems, status = [], 200
+    template_form = {"name": "", "text": judges.REFERENCE_TEMPLATE, "uuid": ""}
+    if request.method == "POST":
+        action = request.POST.get("action", "")
+        try:
+            if action == "import":
+                upload = request.FILES.get("file")
+                if upload is None:
+                    raise JudgeImportError(["Choose a file to import."])
+                if upload.size > judge_files.MAX_BYTES:
+                    raise JudgeImportError(["The file is larger than 10 MB."])
+                counts = judge_outputs_import(study=study, filename=upload.name, data=upload.read())
+                messages.success(
+                    request,
+                    f"Imported {counts['rows']} judge output(s) from {', '.join(counts['judges'])}"
+                    f"; {counts['unparseable']} could not be read (listed on the judge's "
+                    "calibration page).",
+                )
+                return redirect("agreement:judges", slug=study.slug)
+            if action == "template":
+                existing = study.judge_templates.filter(
+                    uuid=_uuid_or_none(request.POST.get("uuid", ""))
+                ).first()
+                saved = judge_template_save(
+                    study=study,
+                    name=request.POST.get("name", "")[:200],
+                    text=request.POST.get("text", "")[: judges.MAX_TEMPLATE_CHARS + 1],
+                    template=existing,
+                )
+                messages.success(request, f"Template {saved.name!r} saved.")
+                return redirect("agreement:judges", slug=study.slug)
+            return HttpResponseBadRequest("Unknown action.")
+        except ApplicationError as error:
+            problems = error.problems or [str(error)]
+            status = 400
+            if action == "template":
+                template_form = {
+                    "name": request.POST.get("name", "")[:200],
+                    "text": request.POST.get("text", "")[: judges.MAX_TEMPLATE_CHARS],
+                    "uuid": request.POST.get("uuid", "")[:40],
+                }
+            problems = [error.message, *problems] if error.message not in problems else problems
+    judge_rows = study.judges.annotate(
+        n_outputs=Count("outputs"),
+        n_unparseable=Count("outputs", filter=Q(outputs__verdict="")),
+    )
+    return render(
+        request,
+        "agreement/judges.html",
+        {
+            "study": study,
+            "judges": judge_rows,
+            "templates": study.judge_templates.all(),
+            "template_form": template_form,
+            "placeholders": judges.PLACEHOLDERS.items(),
+            "problems": problems,
+            "pairwise": pairwise_dimension(study),
+        },
+        status=status,
+    )
+
+
+@login_required
+@require_GET
+def judge_prompts(request, slug):
+    """The prompts for a judge, both orders, as JSONL (no system names)."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    text = _judge_template_text(study, request.GET.get("template", ""))
+    if text is None:
+        raise Http404
+    response = StreamingHttpResponse(
+        judge_prompts_jsonl(study=study, template=text), content_type="application/jsonl"
+    )
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-judge-prompts.jsonl"'
+    return response
+
+
+@login_required
+@require_GET
+def judge_calibration_page(request, slug, judge_uuid):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    judge = get_object_or_404(Judge, study=study, uuid=judge_uuid)
+    return render(
+        request,
+        "agreement/judge_calibration.html",
+        {"study": study, "judge": judge, "report": judge_calibration(study=study, judge=judge)},
+    )
+
+
+@login_required
+@require_GET
+def study_ranking_page(request, slug):
+    """Win matrix and Bradley-Terry ranking of the systems, from the raters' preferences."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    return render(
+        request, "agreement/ranking.html", {"study": study, "arena": study_ranking(study=study)}
+    )
+
+
+@login_required
+@require_GET
+def judge_outputs_export(request, slug):
+    """Every imported judge output as CSV, apart from the raters' exports (no system names)."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    response = StreamingHttpResponse(
+        judge_outputs_csv(study=study), content_type="text/csv; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-judge-outputs.csv"'
+    return response

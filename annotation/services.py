@@ -270,23 +270,52 @@ def _revision_keep(*, assignment: Assignment, replacing: dict, now) -> RatingRev
     )
 
 
-def _submission_clean(*, assignment: Assignment, payload: dict) -> dict:
-    """The whole answer to a case, cleaned and scored by the rubric; raises on bad input."""
+def _submission_clean(
+    *, assignment: Assignment, payload: dict, confidence_required: bool = True
+) -> dict:
+    """The whole answer to a case, cleaned and scored by the rubric; raises on bad input.
+
+    Ratings imported from elsewhere may leave the confidence blank when the study allows it
+    (``Study.imported_optional``); it is then stored blank, never as a default.
+    """
     labels = list(assignment.test_case.labels.values_list("label", flat=True))
-    return submission_check(study=assignment.test_case.study, labels=labels, payload=payload)
+    return submission_check(
+        study=assignment.test_case.study,
+        labels=labels,
+        payload=payload,
+        confidence_required=confidence_required,
+    )
 
 
-def submission_check(*, study: Study, labels: list[str], payload: dict) -> dict:
+def submission_check(
+    *, study: Study, labels: list[str], payload: dict, confidence_required: bool = True
+) -> dict:
     """What a submit of ``payload`` for a case with these labels would record, cleaned and
     scored; raises ``RatingInvalidError`` as a submit would. Writes nothing: the rubric
     preview asks it too, so it refuses exactly what the rating screen refuses."""
     confidence, notes = _clean_case_fields(payload)
-    if not confidence:
+    if not confidence and confidence_required:
         raise RatingInvalidError(
             "Choose your confidence (Low, Medium or High) before submitting.", field="confidence"
         )
     scored, case_scored = _score_labels(study=study, labels=labels, payload=payload)
+    if study.explanation_first and not notes:
+        _refuse_verdict_without_explanation(study=study, case_scored=case_scored)
     return {"responses": scored, "case": case_scored, "confidence": confidence, "notes": notes}
+
+
+EXPLANATION_FIRST_MESSAGE = (
+    "This study asks for your reasoning first: write it in the box above the preference, "
+    "then choose."
+)
+
+
+def _refuse_verdict_without_explanation(*, study: Study, case_scored: dict) -> None:
+    """A preference between the two responses needs the rater's written reasoning."""
+    for dimension in study.rubric.scoring_dimensions():
+        answer = case_scored.get(dimension.key) or {}
+        if dimension.compares_two and answer.get("choice") is not None:
+            raise RatingInvalidError(EXPLANATION_FIRST_MESSAGE, field="notes")
 
 
 def _submission_store(
@@ -432,7 +461,11 @@ def ratings_import(
         try:
             cleaned[assignment.pk] = (
                 assignment,
-                _submission_clean(assignment=assignment, payload=answers[assignment.test_case_id]),
+                _submission_clean(
+                    assignment=assignment,
+                    payload=answers[assignment.test_case_id],
+                    confidence_required=not study.imported_optional,
+                ),
             )
         except RatingInvalidError as error:
             raise RatingInvalidError(f"{assignment.test_case.case_id}: {error}") from error

@@ -27,6 +27,9 @@ class StudyForm(forms.ModelForm):
             "disclosure_question": "Disclosure question",
             "raters_per_item": "Raters per test case",
             "side_mode": "A/B sides",
+            "explanation_first": "Explanation before the verdict",
+            "case_layout": "Case layout",
+            "imported_optional": "Imported ratings: confidence and total optional",
             "success_alpha": "Success criterion: Krippendorff's alpha at least",
             "success_min_dimensions": "… on at least this many dimensions",
         }
@@ -57,6 +60,20 @@ class StudyForm(forms.ModelForm):
             "side_mode": (
                 "Fixed: Response A is the same system for every rater of a test case. "
                 "Balanced: half of each rater's screens show the responses in the other order."
+            ),
+            "explanation_first": (
+                "Pairwise preference: the rater writes their reasoning (the notes) before the "
+                "preference can be chosen, as the judge template asks of judges."
+            ),
+            "case_layout": (
+                "Next step: the prompt is the question, the context holds the partial "
+                "reasoning steps (one per line, shown numbered), and the two responses are the "
+                "candidate next steps, side by side."
+            ),
+            "imported_optional": (
+                "For human labels collected in another tool and imported as worksheets: "
+                "Confidence and Total may be left blank. Such ratings are marked imported in "
+                "the exports, with a blank confidence (never a default)."
             ),
             "success_alpha": "0.70 in the reference study.",
             "success_min_dimensions": "3 (of 5) in the reference study.",

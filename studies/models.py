@@ -99,6 +99,20 @@ class Study(models.Model):
         ],
         default="fixed",
     )
+    # Pairwise studies: the rater writes their reasoning before the preference can be chosen
+    # (enforced on the screen and by annotation.services), as a judge prompt asks of judges.
+    explanation_first = models.BooleanField(default=False)
+    case_layout = models.CharField(
+        max_length=10,
+        choices=[
+            ("standard", "Prompt and responses"),
+            ("next_step", "Question, numbered partial reasoning steps, candidate next steps"),
+        ],
+        default="standard",
+    )
+    # Ratings collected elsewhere (an imported worksheet) may leave confidence and totals
+    # blank; they are exported as imported, with a blank confidence.
+    imported_optional = models.BooleanField(default=False)
     success_alpha = models.DecimalField(max_digits=4, decimal_places=3, default=Decimal("0.700"))
     success_min_dimensions = models.PositiveSmallIntegerField(default=3)
     protocol_fingerprint = models.CharField(max_length=64, blank=True)

@@ -25,3 +25,11 @@ def render_markdown(text: str) -> str:
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer nofollow",
     )
+
+
+def reasoning_steps(context: str) -> list[str]:
+    """The partial reasoning steps of a next-step case: one per non-empty line of its context.
+
+    The rating screen numbers them and the judge prompts do too, from this one reading.
+    """
+    return [line.strip() for line in context.splitlines() if line.strip()]

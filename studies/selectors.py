@@ -271,16 +271,21 @@ def study_open_problems(*, study: Study) -> list[str]:
     dimensions = list(study.rubric.dimensions.all())
     if not dimensions:
         problems.append("Add at least one dimension to the rubric.")
-    systems = study.systems.count()
+    # A dimension comparing two responses needs every case to have exactly two (the study
+    # may have more systems, each case comparing two of them).
+    cases_not_pairs = (
+        study.test_cases.annotate(n_responses=Count("responses")).exclude(n_responses=2).count()
+    )
     for dimension in dimensions:
         try:
             scoring = dimension.scoring()
         except RubricValueError as error:
             problems.append(f"Rubric: {error}")
             continue
-        if scoring.compares_two and systems and systems != 2:
+        if scoring.compares_two and cases_not_pairs:
             problems.append(
-                f"{dimension.name} compares two responses, but this study has {systems} systems."
+                f"{dimension.name} compares two responses, but {cases_not_pairs} test case(s) "
+                "do not have exactly two."
             )
     if dimensions and study.success_min_dimensions > len(dimensions):
         problems.append(

@@ -22,6 +22,7 @@ from django.contrib.auth.models import Group
 from django.db import connection, transaction
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
+from agreement.models import Judge
 from annotation.models import Assignment
 from annotation.participation import withdrawal_record
 from studies import invitations
@@ -174,6 +175,12 @@ RULES = {
         exceptions={("lead", "POST"): 403, ("coordinator", "POST"): 403},
         allowed={"POST": frozenset({200, 302, 400, 404})},
     ),
+    # LLM judges: prompts, outputs and calibration are coordinators' (no system names).
+    "agreement:ranking": Rule("coordinator", methods=("GET",)),
+    "agreement:judges": Rule("coordinator"),
+    "agreement:judge_prompts": Rule("coordinator", methods=("GET",)),
+    "agreement:judge_calibration": Rule("coordinator", methods=("GET",)),
+    "agreement:judge_export": Rule("coordinator", methods=("GET",)),
 }
 # Django's admin is one rule for all its URLs (one per registered model and action).
 ADMIN_NAMESPACE = "admin"
@@ -251,6 +258,7 @@ def world(db):
         membership=members[people["paused"].pk], action="pause", reason="QC", actor=people["admin"]
     )
     item = make_item(study, key=payload_for(1))
+    judge = Judge.objects.create(study=study, name="matrix-judge")
     _, token = invitations.invitation_create(study=study, created_by=people["lead"])
     link = study.invitations.get()
     invitations.rater_invite_account(
@@ -270,6 +278,7 @@ def world(db):
         "args": {
             "slug": study.slug,
             "item_uuid": item.uuid,
+            "judge_uuid": judge.uuid,
             "upload_uuid": upload.uuid,
             "case_uuid": study.test_cases.first().uuid,
             "key": study.rubric.dimensions.first().key,

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_http_methods
 from studies.errors import ApplicationError
 from studies.invitations import invitations_for_user
 from studies.models import Membership
+from studies.rendering import reasoning_steps
 from studies.selectors import coordinated_studies, rubric_for_display
 
 from .. import selectors, services
@@ -164,6 +165,9 @@ def assignment_rate(request, assignment_uuid):
             "study": study,
             "assignment": assignment,
             "responses": selectors.blinded_responses(assignment=assignment),
+            "next_step_steps": reasoning_steps(assignment.test_case.context)
+            if study.case_layout == "next_step"
+            else [],
             "payload": payload,
             "version": version,
             "current_version": assignment.version,

@@ -95,7 +95,9 @@ def worksheet_parse(
         raise WorksheetError([WorksheetProblem(None, None, "The file has no rows.")])
     columns = dimension_columns(study=study)
     header_number, header = rows[0]
-    fields, problems = _read_header(header_number, header, columns)
+    # The study may let ratings collected elsewhere leave confidence and totals blank.
+    optional = study.imported_optional
+    fields, problems = _read_header(header_number, header, columns, optional=optional)
     if problems:
         raise WorksheetError(problems)
     body = []
@@ -118,7 +120,9 @@ def worksheet_parse(
     return cases, skipped
 
 
-def _read_header(number: int, header: list[str], columns: list[DimensionColumn]):
+def _read_header(
+    number: int, header: list[str], columns: list[DimensionColumn], *, optional: bool = False
+):
     known = _header_map(columns)
     fields: dict[int, str] = {}
     seen: dict[str, int] = {}
@@ -143,7 +147,8 @@ def _read_header(number: int, header: list[str], columns: list[DimensionColumn])
         fields[index] = name
     required = [("case", "TC-ID"), ("label", "Response")]
     required += [(f"dim:{c.key}", c.header) for c in columns]
-    required += [("total", "Total"), ("confidence", "Confidence")]
+    if not optional:
+        required += [("total", "Total"), ("confidence", "Confidence")]
     for name, display in required:
         if name not in seen:
             problems.append(WorksheetProblem(number, display, "This column is missing."))
@@ -181,7 +186,15 @@ def _check_rows(study, rater, columns, body):
             continue
         test_case_id = cases[case_id].pk
         checked.append(
-            _check_case(case_id, test_case_id, rows, columns, labels[test_case_id], problems)
+            _check_case(
+                case_id,
+                test_case_id,
+                rows,
+                columns,
+                labels[test_case_id],
+                problems,
+                optional=study.imported_optional,
+            )  # fmt: skip
         )
     return checked, skipped, problems
 
@@ -242,7 +255,9 @@ def _row_place_problem(number, values, cases, labels, first_row) -> WorksheetPro
     return None
 
 
-def _check_case(case_id, test_case_id, rows, columns, case_labels, problems) -> CaseScores:
+def _check_case(
+    case_id, test_case_id, rows, columns, case_labels, problems, *, optional=False
+) -> CaseScores:
     """One test case's rows read against the rubric: scores, totals, confidence, notes."""
     entry = CaseScores(case_id=case_id, test_case_id=test_case_id)
     present = {values["label"] for _, values in rows}
@@ -255,9 +270,9 @@ def _check_case(case_id, test_case_id, rows, columns, case_labels, problems) -> 
     response_columns = [c for c in columns if c.scope != "case"]
     for number, values in rows:
         entry.scores[values["label"]] = _check_response_row(
-            number, values, response_columns, problems
+            number, values, response_columns, problems, optional=optional
         )
-    entry.confidence = _check_confidence(rows, case_id, problems)
+    entry.confidence = _check_confidence(rows, case_id, problems, optional=optional)
     for column in (c for c in columns if c.scope == "case"):
         raw = _per_case(rows, f"dim:{column.key}", column.header, case_id, problems)
         if raw is None:
@@ -281,7 +296,7 @@ def _check_case(case_id, test_case_id, rows, columns, case_labels, problems) -> 
     return entry
 
 
-def _check_response_row(number, values, columns, problems) -> dict:
+def _check_response_row(number, values, columns, problems, *, optional=False) -> dict:
     """One response's cells read against the rubric, and its total checked against them."""
     scores, total_ok = {}, True
     for column in columns:
@@ -294,7 +309,8 @@ def _check_response_row(number, values, columns, problems) -> dict:
     raw_total = values.get("total", "")
     total = cell_number(raw_total)
     if not raw_total:
-        problems.append(WorksheetProblem(number, "Total", "The total is empty."))
+        if not optional:
+            problems.append(WorksheetProblem(number, "Total", "The total is empty."))
     elif total is None or total < 0:
         problems.append(
             WorksheetProblem(number, "Total", "The total must be a whole number of 0 or more.")
@@ -308,7 +324,7 @@ def _check_response_row(number, values, columns, problems) -> dict:
     return scores
 
 
-def _check_confidence(rows, case_id, problems) -> str:
+def _check_confidence(rows, case_id, problems, *, optional=False) -> str:
     """The case's confidence; an unknown value is reported at its own cell first."""
     unknown = [
         (number, values["confidence"])
@@ -327,7 +343,8 @@ def _check_confidence(rows, case_id, problems) -> str:
     if confidence is None:
         return ""
     if not confidence:
-        problems.append(WorksheetProblem(rows[0][0], "Confidence", "Give Low, Medium or High."))
+        if not optional:  # blank stays blank: never read as a default such as Medium
+            problems.append(WorksheetProblem(rows[0][0], "Confidence", "Give Low, Medium or High."))
         return ""
     return CONFIDENCE[confidence.lower()]
 

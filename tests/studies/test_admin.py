@@ -23,7 +23,7 @@ def study_post(study, **changes):
         "instructions": study.instructions, "consent_text": study.consent_text,
         "consent_version": study.consent_version,
         "disclosure_question": study.disclosure_question,
-        "raters_per_item": study.raters_per_item or "", "side_mode": study.side_mode,
+        "raters_per_item": study.raters_per_item or "", "side_mode": study.side_mode, "case_layout": study.case_layout,
         "success_alpha": study.success_alpha,
         "success_min_dimensions": study.success_min_dimensions, "_save": "Save",
     }  # fmt: skip

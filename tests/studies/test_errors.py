@@ -24,7 +24,7 @@ def post_settings(client, study, **changes):
     data = {
         "name": study.name, "description": "", "instructions": "New", "consent_text": "",
         "disclosure_question": study.disclosure_question, "blinding_seed": study.blinding_seed,
-        "raters_per_item": "", "side_mode": study.side_mode,
+        "raters_per_item": "", "side_mode": study.side_mode, "case_layout": study.case_layout,
         "success_alpha": study.success_alpha,
         "success_min_dimensions": study.success_min_dimensions,
     }  # fmt: skip

@@ -104,11 +104,11 @@ def test_a_study_without_test_cases_cannot_open(lead):
         services.study_pilot_start(study=study, actor=lead)
 
 
-def test_a_pairwise_preference_needs_exactly_two_systems(lead):
+def test_a_pairwise_preference_needs_exactly_two_responses_per_case(lead):
     study = make_study(lead=lead, slug="three", cases=1, status=Study.Status.DRAFT,
                        systems=("a", "b", "c"))  # fmt: skip
     services.rubric_replace_with_preset(study=study, actor=lead, preset="pairwise")
-    with pytest.raises(StudySetupError, match="compares two responses, but this study has 3"):
+    with pytest.raises(StudySetupError, match="compares two responses, but 1 test case"):
         services.study_open(study=study, actor=lead)
 
 

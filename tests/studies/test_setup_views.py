@@ -264,6 +264,7 @@ def settings_post(study, **changes):
         "disclosure_question": study.disclosure_question,
         "blinding_seed": study.blinding_seed, "raters_per_item": study.raters_per_item or "",
         "side_mode": study.side_mode, "success_alpha": study.success_alpha,
+        "case_layout": study.case_layout,
         "success_min_dimensions": study.success_min_dimensions,
     }  # fmt: skip
     data.update(changes)

@@ -1,0 +1,230 @@
+"""LLM judges: their prompts, the strict reading of their verdicts, and their calibration.
+
+Concord never calls a model. A coordinator exports the prompts (one per test case and
+order, both orders), runs a judge elsewhere, and imports the outputs; this module reads a
+verdict strictly by the judge template's rule and computes how the judge agrees with the
+human raters. Pure Python and numpy, no Django (the steps are read by
+``studies.rendering.reasoning_steps``, as on the rating screen). See docs/statistics.md.
+
+Orders: "AB" shows the case's key label A as candidate A; "BA" swaps them, so a verdict
+"A" in order "BA" prefers key label B. Preferences are signed as the pairwise dimension
+stores them in key order: -1 prefers A, 0 a tie, +1 prefers B.
+"""
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from agreement.stats import cohen_kappa
+from studies.rendering import reasoning_steps
+
+ORDERS = ("AB", "BA")
+MAX_OUTPUT_CHARS = 100_000
+MAX_TEMPLATE_CHARS = 20_000
+
+# The judge prompt of the reference protocol ("two next reasoning steps"), built in.
+REFERENCE_TEMPLATE = """\
+Please act as an impartial judge and evaluate the quality of two next reasoning steps \
+provided by two AI assistants to the question and partial reasoning steps displayed below. \
+Your evaluation should consider correctness and helpfulness. You will be given assistant \
+A's answer, and assistant B's answer. Your job is to evaluate which assistant's answer is \
+better. You should compare the two responses and provide a detailed explanation. Avoid any \
+position biases and ensure that the order in which the responses were presented does not \
+influence your decision. Do not allow the length of the responses to influence your \
+evaluation. Do not favor certain names of the assistants. Be as objective as possible. \
+After providing your explanation, output your final verdict by strictly following this \
+format: "[[A]]" if assistant A is better, and "[[B]]" if assistant B is better.
+
+[Question and Intermediate Reasoning Steps Provided]
+{question_and_steps}
+
+[The Start of Assistant A's Next Reasoning Step]
+{step_a}
+[The End of Assistant A's Next Reasoning Step]
+
+[The Start of Assistant B's Next Reasoning Step]
+{step_b}
+[The End of Assistant B's Next Reasoning Step]
+"""
+
+PLACEHOLDERS = {
+    "question": "the test case's prompt",
+    "steps": "the partial reasoning steps (the case's context), numbered one per line",
+    "question_and_steps": "the question followed by the numbered steps",
+    "step_a": "the candidate shown as A in this order",
+    "step_b": "the candidate shown as B in this order",
+}
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+VERDICT = re.compile(r"\[\[([AB])\]\]")
+# Anything that looks like an attempt at a verdict but is not one of the two exact tokens:
+# double brackets around anything else ("[[C]]", "[[a]]", "[[ A ]]", "[[Tie]]") or single
+# brackets around one letter ("[A]").
+MALFORMED = re.compile(r"\[\[[^\[\]\n]{0,20}\]\]|(?<!\[)\[\s*[A-Za-z]\s*\](?!\])")
+
+
+def parse_verdict(text: str) -> str:
+    """ "A" or "B": a non-empty explanation, then exactly one [[A]] or [[B]], then only space.
+
+    Raises ValueError naming the reason otherwise; a verdict is never guessed.
+    """
+    if not isinstance(text, str):
+        raise ValueError("the output is not text")
+    if len(text) > MAX_OUTPUT_CHARS:
+        raise ValueError(f"the output is longer than {MAX_OUTPUT_CHARS} characters")
+    verdicts = list(VERDICT.finditer(text))
+    malformed = [m.group(0) for m in MALFORMED.finditer(text) if not VERDICT.fullmatch(m.group(0))]
+    if len(verdicts) > 1:
+        raise ValueError(f"more than one verdict ({len(verdicts)} found)")
+    if malformed:
+        raise ValueError(f"malformed verdict token {malformed[0]!r} (only [[A]] or [[B]])")
+    if not verdicts:
+        raise ValueError("no verdict ([[A]] or [[B]]) in the output")
+    verdict = verdicts[0]
+    before, after = text[: verdict.start()].strip(), text[verdict.end() :].strip()
+    if not before:
+        if after:
+            raise ValueError("the verdict comes before the explanation")
+        raise ValueError("no explanation before the verdict")
+    if after:
+        raise ValueError("text after the verdict")
+    return verdict.group(1)
+
+
+def key_preference(verdict: str, order: str) -> int:
+    """The verdict shown in `order` as a key-order preference: -1 prefers A, +1 prefers B."""
+    if order not in ORDERS or verdict not in ("A", "B"):
+        raise ValueError("order must be AB or BA and the verdict A or B")
+    prefers_a = (verdict == "A") == (order == "AB")
+    return -1 if prefers_a else 1
+
+
+def template_check(text: str) -> list[str]:
+    """Problems with a prompt template (empty list if it can be used)."""
+    problems = []
+    if not text.strip():
+        return ["The template is empty."]
+    if len(text) > MAX_TEMPLATE_CHARS:
+        problems.append(f"The template is longer than {MAX_TEMPLATE_CHARS} characters.")
+    unknown = sorted({name for name in PLACEHOLDER.findall(text) if name not in PLACEHOLDERS})
+    if unknown:
+        problems.append(
+            "Unknown placeholder(s): "
+            + ", ".join("{" + name + "}" for name in unknown)
+            + "; use "
+            + ", ".join("{" + name + "}" for name in PLACEHOLDERS)
+            + "."
+        )
+    for needed in ("step_a", "step_b"):
+        if "{" + needed + "}" not in text:
+            problems.append(f"The template must contain {{{needed}}}.")
+    return problems
+
+
+def numbered_steps(context: str) -> str:
+    """The partial reasoning steps, one per non-empty line, numbered from 1."""
+    steps = reasoning_steps(context)
+    return "\n".join(f"Step {number}: {step}" for number, step in enumerate(steps, 1))
+
+
+def template_fill(template: str, *, question: str, context: str, first: str, second: str) -> str:
+    """Fill the placeholders in one pass (a response holding "{step_b}" stays as written)."""
+    steps = numbered_steps(context)
+    values = {
+        "question": question,
+        "steps": steps,
+        "question_and_steps": f"{question}\n{steps}" if steps else question,
+        "step_a": first,
+        "step_b": second,
+    }
+    return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
+
+
+def human_majority(preferences: np.ndarray) -> np.ndarray:
+    """Per case (columns of raters x cases signs, NaN = not rated): the majority sign.
+
+    -1, 0 or +1 when one of them has strictly more votes than each other; NaN when the case
+    has no vote or the most common answers are tied.
+    """
+    signs = np.sign(preferences)
+    votes = np.stack([(signs == value).sum(axis=0) for value in (-1, 0, 1)])
+    top = votes.max(axis=0)
+    winners = (votes == top).sum(axis=0)
+    result = np.array([-1.0, 0.0, 1.0])[votes.argmax(axis=0)]
+    result[(top == 0) | (winners > 1)] = np.nan
+    return result
+
+
+def judge_case_preferences(by_order: np.ndarray) -> np.ndarray:
+    """Cases x 2 key-order verdicts (orders AB, BA; NaN = none) -> one preference per case.
+
+    Both orders agreeing (or only one parsed): that preference; the two disagreeing: a tie
+    (0), since the judge then preferred whichever side came first or second, not a
+    response. NaN if neither order gave a verdict.
+    """
+    first, second = by_order[:, 0], by_order[:, 1]
+    result = np.where(np.isnan(first), second, first)
+    both = ~np.isnan(first) & ~np.isnan(second)
+    result[both & (first != second)] = 0.0
+    return result
+
+
+@dataclass(frozen=True)
+class KappaInterval:
+    kappa: float
+    low: float
+    high: float
+    n_cases: int
+
+
+LABELS = [-1.0, 0.0, 1.0]
+
+
+def kappa_with_interval(
+    judge: np.ndarray, humans: np.ndarray, *, n_resamples: int = 1000, seed: int = 0
+) -> KappaInterval:
+    """Cohen's kappa (categories A, tie, B) on the cases both have, with a bootstrap
+    percentile interval (95%) over those cases; NaN where undefined."""
+    shared = ~np.isnan(judge) & ~np.isnan(humans)
+    first, second = judge[shared], humans[shared]
+    n = int(shared.sum())
+    kappa = cohen_kappa(first, second, labels=LABELS) if n else float("nan")
+    low = high = float("nan")
+    if n >= 2 and n_resamples:
+        rng = np.random.default_rng(seed)
+        draws = rng.integers(0, n, size=(n_resamples, n))
+        values = np.array([cohen_kappa(first[d], second[d], labels=LABELS) for d in draws])
+        values = values[~np.isnan(values)]
+        if values.size:
+            low, high = (float(v) for v in np.quantile(values, [0.025, 0.975]))
+    return KappaInterval(kappa=float(kappa), low=low, high=high, n_cases=n)
+
+
+def position_consistency(by_order: np.ndarray) -> tuple[float, int]:
+    """Share of cases with verdicts in both orders whose key-order verdicts agree, and n."""
+    both = ~np.isnan(by_order).any(axis=1)
+    n = int(both.sum())
+    if not n:
+        return float("nan"), 0
+    return float(np.mean(by_order[both, 0] == by_order[both, 1])), n
+
+
+def first_position_rate(shown_verdicts: list[str]) -> tuple[float, int]:
+    """Share of parsed verdicts that chose the candidate shown first ("A"), and n."""
+    n = len(shown_verdicts)
+    if not n:
+        return float("nan"), 0
+    return sum(v == "A" for v in shown_verdicts) / n, n
+
+
+def longer_preferred_rate(preferences: np.ndarray, lengths: np.ndarray) -> tuple[float, int]:
+    """Among decisive preferences (-1/+1) between responses of different lengths, the share
+    that chose the longer response, and n. lengths: cases x 2 (key A, key B)."""
+    decisive = np.isin(preferences, (-1.0, 1.0)) & (lengths[:, 0] != lengths[:, 1])
+    n = int(decisive.sum())
+    if not n:
+        return float("nan"), 0
+    longer_is_b = lengths[decisive, 1] > lengths[decisive, 0]
+    chose_b = preferences[decisive] > 0
+    return float(np.mean(longer_is_b == chose_b)), n

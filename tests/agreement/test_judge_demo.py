@@ -1,0 +1,24 @@
+"""The demo's pairwise study loads with a judge whose calibration page has data."""
+
+import pytest
+from django.core.management import call_command
+from django.urls import reverse
+
+from agreement.models import Judge
+from studies.models import Study
+
+
+@pytest.mark.django_db
+def test_judge_demo_loads_once_and_the_calibration_page_shows_it(client):
+    call_command("load_demo", stdout=None)
+    call_command("load_judge_demo")
+    call_command("load_judge_demo")  # idempotent
+    study = Study.objects.get(slug="next-step-demo")
+    judge = Judge.objects.get(study=study)
+    assert judge.outputs.count() == 2 * study.test_cases.count()
+    assert judge.outputs.filter(verdict="").exists()  # some outputs listed as unparseable
+    client.force_login(study.lead)
+    page = client.get(reverse("agreement:judge_calibration", args=[study.slug, judge.uuid]))
+    report = page.context["report"]
+    assert report["majority"]["kappa"] is not None and report["n_raters"] == 2
+    assert report["unparseable"]

@@ -1,0 +1,240 @@
+"""LLM judges end to end: prompt export, output import, calibration against scikit-learn."""
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+from sklearn.metrics import cohen_kappa_score
+
+from agreement.models import Judge, JudgeOutput
+from agreement.selectors import study_ratings
+from annotation.services import assignments_create_all, rating_submit
+from studies import services as study_services
+from studies.models import Membership, Study
+from studies.services import membership_add, study_create
+
+from ..factories import UserFactory, make_cases
+
+# Key-order preferences (-1 = A, 0 = tie, +1 = B) of three raters on six cases.
+HUMANS = [
+    [-1, -1, 1, 1, 0, -1],
+    [-1, 1, 1, 1, 0, 1],
+    [-1, -1, 1, -1, 1, 1],
+]
+# The judge's verdicts as shown, per case: (order AB, order BA).
+JUDGE = [("A", "B"), ("A", "B"), ("B", "B"), ("B", "A"), ("A", "B"), ("B", "A")]
+
+
+@pytest.fixture
+def study(db):
+    lead = UserFactory(username="judge-lead")
+    study = study_create(
+        slug="judged", name="Judged", lead=lead, rubric_preset="pairwise", side_mode="balanced"
+    )
+    study_services.test_cases_add(
+        study=study, systems=["alpha", "beta"], cases=make_cases(6, ("alpha", "beta"))
+    )
+    raters = []
+    for _ in range(3):
+        membership = membership_add(study=study, user=UserFactory(), role=Membership.Role.RATER)
+        assignments_create_all(study=study, rater=membership)
+        raters.append(membership)
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.OPEN)
+    study.refresh_from_db()
+    for membership, preferences in zip(raters, HUMANS, strict=True):
+        for assignment in membership.assignments.select_related("test_case"):
+            case = int(assignment.test_case.case_id[3:]) - 1
+            key_value = preferences[case]
+            choice = -key_value if assignment.flipped else key_value
+            rating_submit(
+                assignment=assignment,
+                payload={"case": {"preference": {"choice": choice}}, "confidence": "high"},
+                any_version=True,
+            )
+    return study
+
+
+def outputs_jsonl(verdicts=JUDGE, judge="judge-1"):
+    lines = []
+    for n, (first, second) in enumerate(verdicts, 1):
+        for order, verdict in (("AB", first), ("BA", second)):
+            lines.append(
+                {
+                    "case_id": f"TC-{n:03d}",
+                    "order": order,
+                    "judge": judge,
+                    "output": f"Reasoning about case {n}.\n[[{verdict}]]",
+                }
+            )
+    return "\n".join(json.dumps(line) for line in lines).encode()
+
+
+def upload(client, study, name, data):
+    return client.post(
+        reverse("agreement:judges", args=[study.slug]),
+        {"action": "import", "file": SimpleUploadedFile(name, data)},
+    )
+
+
+def test_prompt_export_has_both_orders_swapped_and_no_system_names(client, study):
+    client.force_login(study.lead)
+    response = client.get(reverse("agreement:judge_prompts", args=[study.slug]))
+    assert response.status_code == 200
+    body = b"".join(response.streaming_content).decode()
+    lines = [json.loads(line) for line in body.splitlines()]
+    assert [(line["case_id"], line["order"]) for line in lines[:4]] == [
+        ("TC-001", "AB"), ("TC-001", "BA"), ("TC-002", "AB"), ("TC-002", "BA"),
+    ]  # fmt: skip
+    assert len(lines) == 12
+    case = study.test_cases.get(case_id="TC-001")
+    texts = {label.label: label.response.text for label in case.labels.select_related("response")}
+    ab, ba = lines[0]["prompt"], lines[1]["prompt"]
+    assert ab.index(texts["A"]) < ab.index(texts["B"])
+    assert ba.index(texts["B"]) < ba.index(texts["A"])
+    assert "[[A]]" in ab and case.prompt in ab
+    assert "alpha" not in body and "beta" not in body
+
+
+def test_prompt_export_with_an_edited_template(client, study):
+    client.force_login(study.lead)
+    response = client.post(
+        reverse("agreement:judges", args=[study.slug]),
+        {"action": "template", "name": "short", "text": "Q: {question}\n1) {step_a}\n2) {step_b}"},
+    )
+    assert response.status_code == 302
+    template = study.judge_templates.get()
+    response = client.get(
+        reverse("agreement:judge_prompts", args=[study.slug]), {"template": str(template.uuid)}
+    )
+    first = json.loads(b"".join(response.streaming_content).decode().splitlines()[0])
+    assert first["prompt"].startswith("Q: Prompt number 1")
+    bad = client.post(
+        reverse("agreement:judges", args=[study.slug]),
+        {"action": "template", "name": "bad", "text": "Judge {candidate}"},
+    )
+    assert bad.status_code == 400
+    assert "Unknown placeholder" in bad.content.decode()
+    assert study.judge_templates.count() == 1
+
+
+def test_import_and_calibration_match_scikit_learn(client, study):
+    client.force_login(study.lead)
+    response = upload(client, study, "judge.jsonl", outputs_jsonl())
+    assert response.status_code == 302
+    judge = Judge.objects.get(study=study, name="judge-1")
+    assert judge.outputs.count() == 12
+
+    page = client.get(reverse("agreement:judge_calibration", args=[study.slug, judge.uuid]))
+    assert page.status_code == 200
+    report = page.context["report"]
+
+    # Humans: the strict majority of the three raters; judge: a tie where the orders disagree.
+    humans = np.array(HUMANS, dtype=float)
+    majority = []
+    for column in humans.T:
+        values, counts = np.unique(column, return_counts=True)
+        majority.append(values[counts.argmax()] if (counts == counts.max()).sum() == 1 else None)
+    judge_key = []
+    for first, second in JUDGE:
+        ab = -1 if first == "A" else 1
+        ba = 1 if second == "A" else -1
+        judge_key.append(ab if ab == ba else 0)
+    shared = [i for i, m in enumerate(majority) if m is not None]
+    expected = cohen_kappa_score(
+        [judge_key[i] for i in shared], [majority[i] for i in shared], labels=[-1, 0, 1]
+    )
+    assert report["majority"]["kappa"] == pytest.approx(expected)
+    assert report["majority"]["n"] == len(shared)
+    assert report["majority"]["low"] <= report["majority"]["kappa"] <= report["majority"]["high"]
+    for row, preferences in zip(report["per_rater"], HUMANS, strict=True):
+        assert row["kappa"] == pytest.approx(
+            cohen_kappa_score(judge_key, preferences, labels=[-1, 0, 1])
+        )
+    # Same key-order verdict after swapping in 5 of 6 cases; the first shown chosen 5 of 12.
+    assert report["position_consistency"] == pytest.approx(5 / 6)
+    assert report["first_position_rate"] == pytest.approx(5 / 12)
+    assert report["win_rates"] is None  # not unblinded: no system names
+    assert report["n_disagreements"] == sum(judge_key[i] != majority[i] for i in shared)
+    html = page.content.decode()
+    assert "Response A" in html and "alpha" not in html
+
+
+def test_judges_never_count_as_raters(client, study):
+    client.force_login(study.lead)
+    upload(client, study, "judge.jsonl", outputs_jsonl())
+    ratings = study_ratings(study=study, pilot=False)
+    assert len(ratings.raters) == 3
+    assert "judge-1" not in ratings.raters
+
+
+def test_unparseable_outputs_are_kept_with_the_reason_and_listed(client, study):
+    client.force_login(study.lead)
+    rows = [
+        ("TC-001", "AB", "Clear.\n[[A]]"),
+        ("TC-001", "BA", "[[B]] since it is right"),
+        ("TC-002", "AB", "Both fine. [[A]] [[A]]"),
+        ("TC-002", "BA", "Hmm [[C]]"),
+    ]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["case_id", "order", "judge", "output"])
+    writer.writerows((case, order, "csv-judge", text) for case, order, text in rows)
+    response = upload(client, study, "judge.csv", buffer.getvalue().encode())
+    assert response.status_code == 302
+    judge = Judge.objects.get(name="csv-judge")
+    problems = dict(judge.outputs.values_list("raw_text", "problem"))
+    assert problems["Clear.\n[[A]]"] == ""
+    assert "before the explanation" in problems["[[B]] since it is right"]
+    assert "more than one verdict" in problems["Both fine. [[A]] [[A]]"]
+    assert "malformed" in problems["Hmm [[C]]"]
+    page = client.get(reverse("agreement:judge_calibration", args=[study.slug, judge.uuid]))
+    assert len(page.context["report"]["unparseable"]) == 3
+    assert "more than one verdict" in page.content.decode()
+
+
+def test_a_file_with_row_errors_imports_nothing(client, study):
+    client.force_login(study.lead)
+    lines = outputs_jsonl().decode().splitlines()
+    lines.append(json.dumps({"case_id": "TC-999", "order": "AB", "judge": "j", "output": "x"}))
+    lines.append(json.dumps({"case_id": "TC-001", "order": "XY", "judge": "j", "output": "x"}))
+    lines.append("not json")
+    response = upload(client, study, "judge.jsonl", "\n".join(lines).encode())
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "Line/row 14" in html and "XY" in html and "Line/row 15" in html
+    assert not JudgeOutput.objects.exists() and not Judge.objects.exists()
+    response = upload(client, study, "judge.jsonl", outputs_jsonl() + b"\n" + lines[0].encode())
+    assert response.status_code == 400
+    assert "again" in response.content.decode()
+    assert not JudgeOutput.objects.exists()
+
+
+def test_win_rates_after_unblinding_name_the_systems(client, study):
+    client.force_login(study.lead)
+    upload(client, study, "judge.jsonl", outputs_jsonl())
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.UNBLINDED)
+    judge = Judge.objects.get()
+    page = client.get(reverse("agreement:judge_calibration", args=[study.slug, judge.uuid]))
+    rates = {row["system"]: row for row in page.context["report"]["win_rates"]}
+    assert set(rates) == {"alpha", "beta"}
+    assert rates["alpha"]["judge"] + rates["beta"]["judge"] == pytest.approx(1.0)
+    assert rates["alpha"]["humans_n"] == rates["beta"]["humans_n"]
+
+
+def test_judge_outputs_export_apart_in_key_order_without_system_names(client, study):
+    client.force_login(study.lead)
+    upload(client, study, "judge.jsonl", outputs_jsonl())
+    response = client.get(reverse("agreement:judge_export", args=[study.slug]))
+    body = b"".join(response.streaming_content).decode("utf-8-sig")
+    rows = list(csv.DictReader(io.StringIO(body)))
+    assert len(rows) == 12
+    first = {(r["case_id"], r["order"]): r for r in rows}
+    # Case 1: [[A]] in order AB and [[B]] in order BA both prefer the key's A.
+    assert first["TC-001", "AB"]["preferred_key_label"] == "A"
+    assert first["TC-001", "BA"]["verdict_as_shown"] == "B"
+    assert first["TC-001", "BA"]["preferred_key_label"] == "A"
+    assert "alpha" not in body and "beta" not in body
