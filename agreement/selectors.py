@@ -9,7 +9,7 @@ import numpy as np
 from django.db.models import Count, F, Max, Q
 
 from annotation.models import Assignment, Rating
-from studies.models import Membership, Study, TestCase
+from studies.models import BlindedLabel, Membership, Study, TestCase
 
 from .analysis import DimensionData
 from .models import StudyAgreement
@@ -67,6 +67,7 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
     case_raters = row_raters[first_rows]
     case_columns = np.fromiter((case_units[rows[i][2]] for i in first_rows), np.intp)
 
+    reversed_cases = _cases_in_reverse_system_order(study=study, case_ids=[c for c, _ in cases])
     dimensions = []
     for index, (dimension, scoring) in enumerate(rubric):
         if scoring.scope == "case":
@@ -77,6 +78,18 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
             where, column = (row_raters, row_units), values[:, index]
         matrix = np.full((len(raters), len(units)), np.nan)
         matrix[where] = column
+        orientation, key_order = "key", None
+        if reversed_cases is not None and scoring.compares_two and scoring.scope == "case":
+            # After unblinding a preference reads in the systems' order: chance agreement
+            # depends on which side is called "first".
+            orientation, key_order = "system", matrix
+            matrix = matrix.copy()
+            for column, (case_id, _) in enumerate(cases):
+                if reversed_cases.get(case_id):
+                    matrix[:, column] = [
+                        v if math.isnan(v) else scoring.in_key_order(v, flipped=True)
+                        for v in matrix[:, column]
+                    ]
         dimensions.append(
             DimensionData(
                 key=dimension.key,
@@ -84,6 +97,9 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
                 level=dimension.level,
                 matrix=matrix,
                 unit_strata=strata,
+                categories=scoring.agreement_values,
+                orientation=orientation,
+                key_order_matrix=key_order,
             )
         )
     return StudyRatings(
@@ -92,6 +108,30 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
         n_ratings=len(rows),
         left_out={"excluded_rater_ratings": excluded.count(), "other_phase_ratings": other.count()},
     )
+
+
+def study_system_order(*, study: Study) -> list[str]:
+    """The systems in the order the analysis names them (by name); empty while blinded."""
+    if study.status != Study.Status.UNBLINDED:
+        return []
+    return list(study.systems.order_by("name").values_list("name", flat=True))
+
+
+def _cases_in_reverse_system_order(*, study: Study, case_ids: list[int]) -> dict | None:
+    """Test case pk -> True where key label A holds the later system of the pair; None
+    while the study is blinded (nothing here reads a system before unblinding)."""
+    order = {name: i for i, name in enumerate(study_system_order(study=study))}
+    if not order:
+        return None
+    rows = BlindedLabel.objects.filter(test_case_id__in=case_ids).values_list(
+        "test_case_id", "label", "response__system__name"
+    )
+    labels: dict[int, dict[str, int]] = {}
+    for case_id, label, system in rows.iterator():
+        labels.setdefault(case_id, {})[label] = order[system]
+    return {
+        case_id: by_label.get("A", 0) > by_label.get("B", 0) for case_id, by_label in labels.items()
+    }
 
 
 ROW_COLUMNS = (
@@ -168,6 +208,7 @@ def analysis_inputs(*, study: Study) -> dict:
     excluded = study.memberships.filter(status=Membership.Status.EXCLUDED).order_by("pk")
     return {
         "phase": study.current_phase,
+        "unblinded": study.status == Study.Status.UNBLINDED,
         "opened_at": study.opened_at.isoformat() if study.opened_at else None,
         "dimensions": [
             list(row)

@@ -14,3 +14,11 @@ def stat(value) -> str:
 @register.filter
 def get(mapping, key):
     return (mapping or {}).get(key)
+
+
+@register.filter
+def percent(value) -> str:
+    """A share as a percentage with one decimal, or an en dash where undefined."""
+    if value is None or value == "":
+        return "–"
+    return f"{100 * float(value):.1f}%"
