@@ -3,7 +3,7 @@
 import json
 import math
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from django.db.models import Count, F, Max, Q
@@ -22,6 +22,13 @@ class StudyRatings:
     dimensions: list[DimensionData]
     n_ratings: int
     left_out: dict
+    # For the comparison of systems: the sample's cases (pks, in order) and the key labels
+    # of the response units (cases x labels, case-major), each response's total
+    # (raters x response units) and each case's confidence (raters x cases, 1-3).
+    case_ids: list[int] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    totals: np.ndarray | None = None
+    confidence: np.ndarray | None = None
 
 
 def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
@@ -67,6 +74,12 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
     case_raters = row_raters[first_rows]
     case_columns = np.fromiter((case_units[rows[i][2]] for i in first_rows), np.intp)
 
+    totals = np.full((len(raters), len(response_units)), np.nan)
+    totals[row_raters, row_units] = [float(row[7]) for row in rows]
+    confidence = np.full((len(raters), len(case_units)), np.nan)
+    confidence[case_raters, case_columns] = [
+        CONFIDENCE_LEVELS.get(rows[i][8], math.nan) for i in first_rows
+    ]
     reversed_cases = _cases_in_reverse_system_order(study=study, case_ids=[c for c, _ in cases])
     dimensions = []
     for index, (dimension, scoring) in enumerate(rubric):
@@ -107,6 +120,10 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
         dimensions=dimensions,
         n_ratings=len(rows),
         left_out={"excluded_rater_ratings": excluded.count(), "other_phase_ratings": other.count()},
+        case_ids=[case_id for case_id, _ in cases],
+        labels=labels,
+        totals=totals,
+        confidence=confidence,
     )
 
 
@@ -142,7 +159,14 @@ ROW_COLUMNS = (
     "assignment__flipped",
     "assignment_id",
     "submitted_at",
+    "total",
+    "assignment__confidence",
 )
+CONFIDENCE_LEVELS = {
+    Assignment.Confidence.LOW: 1.0,
+    Assignment.Confidence.MEDIUM: 2.0,
+    Assignment.Confidence.HIGH: 3.0,
+}
 
 # Each stored answer's numbers for agreement, kept per process (a worker's) for a few
 # studies: a recompute reads and converts only the answers submitted or revised since the
