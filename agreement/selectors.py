@@ -7,12 +7,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.db.models import Count, F, Max, Q
+from django.db.models.functions import Length
 
 from annotation.models import Assignment, Rating
 from studies.models import BlindedLabel, Membership, Study, TestCase
 
 from .analysis import DimensionData
 from .models import StudyAgreement
+from .outcomes import ComparisonData, DimensionRole
 from .qc import CaseRecord
 
 
@@ -124,6 +126,54 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
         labels=labels,
         totals=totals,
         confidence=confidence,
+    )
+
+
+def study_comparison_data(*, study: Study, data: StudyRatings) -> ComparisonData | None:
+    """The ratings laid out for comparing systems; None while the study is blinded."""
+    systems = study_system_order(study=study)
+    if not systems or not data.case_ids:
+        return None
+    index = {name: i for i, name in enumerate(systems)}
+    case_index = {case_id: i for i, case_id in enumerate(data.case_ids)}
+    label_index = {label: i for i, label in enumerate(data.labels)}
+    case_systems = np.full((len(data.case_ids), len(data.labels)), -1)
+    lengths = np.full(case_systems.shape, np.nan)
+    rows = (
+        BlindedLabel.objects.filter(test_case_id__in=data.case_ids)
+        .annotate(length=Length("response__text"))
+        .values_list("test_case_id", "label", "response__system__name", "length")
+    )
+    for case_id, label, system, length in rows.iterator():
+        if label in label_index:
+            case_systems[case_index[case_id], label_index[label]] = index[system]
+            lengths[case_index[case_id], label_index[label]] = length
+    dimensions = {d.key: d for d in study.rubric.dimensions.all()}
+    roles = []
+    for dimension in data.dimensions:
+        scoring = dimensions[dimension.key].scoring()
+        response = scoring.scope == "response"
+        roles.append(
+            DimensionRole(
+                key=dimension.key,
+                name=dimension.name,
+                scored=response and scoring.max_points > 0,
+                binary=response and len(scoring.agreement_values) == 2,
+                preference=scoring.scope == "case" and scoring.compares_two,
+                max_points=scoring.max_points,
+            )
+        )
+    strata = dict(study.test_cases.in_sample().values_list("id", "stratum"))
+    return ComparisonData(
+        systems=systems,
+        labels=data.labels,
+        strata=[strata.get(case_id, "") for case_id in data.case_ids],
+        case_systems=case_systems,
+        totals=data.totals,
+        dimensions=data.dimensions,
+        roles=roles,
+        lengths=lengths,
+        confidence=data.confidence,
     )
 
 

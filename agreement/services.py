@@ -15,6 +15,7 @@ from . import coalescing
 from .analysis import DimensionData, analyse_study_point, with_intervals
 from .background import background_schedule
 from .models import StudyAgreement
+from .outcomes import ComparisonData, compare_systems, label_free_summary
 from .qc import rater_checks
 from .selectors import (
     StudyRatings,
@@ -22,6 +23,7 @@ from .selectors import (
     analysis_inputs,
     awaiting_run,
     qc_case_records,
+    study_comparison_data,
     study_ratings,
 )
 
@@ -83,6 +85,7 @@ class PointStage:
     dimensions: list[DimensionData]
     n_resamples: int
     seed: int
+    comparison: ComparisonData | None = None
 
 
 def _point_result(*, study: Study) -> tuple[dict, StudyRatings]:
@@ -99,19 +102,27 @@ def _point_result(*, study: Study) -> tuple[dict, StudyRatings]:
     result["left_out"] = data.left_out
     # The QC rules read point estimates only: they are final in the first stage.
     result["qc"] = rater_checks(cases=qc_case_records(study=study), agreement=result)
+    # Label-free until unblinding; the comparison of systems comes with the intervals.
+    result["summary"] = label_free_summary(dimensions=data.dimensions, confidence=data.confidence)
+    result["comparison_pending"] = study.status == Study.Status.UNBLINDED
     return result, data
+
+
+def _with_comparison(result: dict, comparison: ComparisonData | None, *, n_resamples, seed):
+    """The result with the comparison of systems (after unblinding only)."""
+    result = {key: value for key, value in result.items() if key != "comparison_pending"}
+    if comparison is not None:
+        result["comparison"] = compare_systems(comparison, n_resamples=n_resamples, seed=seed)
+    return result
 
 
 def agreement_result(*, study: Study) -> tuple[dict, int]:
     """The study's statistics from its data as they are now, and the ratings they used."""
     point, data = _point_result(study=study)
-    result = with_intervals(
-        point,
-        dimensions=data.dimensions,
-        n_resamples=settings.AGREEMENT_BOOTSTRAP_RESAMPLES,
-        seed=study.blinding_seed,
-    )
-    return result, data.n_ratings
+    options = {"n_resamples": settings.AGREEMENT_BOOTSTRAP_RESAMPLES, "seed": study.blinding_seed}
+    result = with_intervals(point, dimensions=data.dimensions, **options)
+    comparison = study_comparison_data(study=study, data=data)
+    return _with_comparison(result, comparison, **options), data.n_ratings
 
 
 def agreement_point_stage(*, study_id: int) -> PointStage | None:
@@ -148,6 +159,7 @@ def agreement_point_stage(*, study_id: int) -> PointStage | None:
         dimensions=data.dimensions,
         n_resamples=settings.AGREEMENT_BOOTSTRAP_RESAMPLES,
         seed=study.blinding_seed,
+        comparison=study_comparison_data(study=study, data=data),
     )
 
 
@@ -158,6 +170,9 @@ def agreement_interval_stage(*, stage: PointStage) -> bool:
         return False  # superseded already: spare the bootstrap
     result = with_intervals(
         stage.point, dimensions=stage.dimensions, n_resamples=stage.n_resamples, seed=stage.seed
+    )
+    result = _with_comparison(
+        result, stage.comparison, n_resamples=stage.n_resamples, seed=stage.seed
     )
     written = StudyAgreement.objects.filter(study_id=stage.study_id, computed=stage.target).update(
         result=result
