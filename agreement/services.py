@@ -104,7 +104,8 @@ def _point_result(*, study: Study) -> tuple[dict, StudyRatings]:
     result["qc"] = rater_checks(cases=qc_case_records(study=study), agreement=result)
     # Label-free until unblinding; the comparison of systems comes with the intervals.
     result["summary"] = label_free_summary(dimensions=data.dimensions, confidence=data.confidence)
-    result["comparison_pending"] = study.status == Study.Status.UNBLINDED
+    if study.status == Study.Status.UNBLINDED:
+        result["comparison_pending"] = True
     return result, data
 
 

@@ -152,6 +152,8 @@ RULES = {
     # Agreement and quality control.
     "agreement:study": Rule("coordinator"),
     "agreement:status": Rule("coordinator"),
+    "agreement:report": Rule("coordinator"),
+    "agreement:report_bundle": Rule("coordinator"),
     # Coordinators read the flags; only administrators pause, retrain or exclude.
     # (An administrator's POST naming no rater of the study is a 404.)
     "agreement:qc": Rule(

@@ -22,3 +22,12 @@ def percent(value) -> str:
     if value is None or value == "":
         return "–"
     return f"{100 * float(value):.1f}%"
+
+
+@register.filter
+def pvalue(value) -> str:
+    """A p-value as reported: three decimals, or "< 0.001"."""
+    if value is None or value == "":
+        return "–"
+    value = float(value)
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
