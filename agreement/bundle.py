@@ -21,14 +21,16 @@ The data dictionary explains every column of the exports.
 
 def report_bundle_write(*, study: Study, report: dict, report_html: str, file: IO[bytes]) -> None:
     """Write the bundle; the unblinding key goes in only once the study is unblinded."""
+    unblinded = exports.is_unblinded(study)
     formats = [exports.WORKSHEET_CSV, exports.LONG_CSV, exports.DICTIONARY_MD]
-    if exports.is_unblinded(study):
+    if unblinded:
         formats.append(exports.KEY_CSV)
     configuration = {
         "study": report["study"],
         "blinding": report["blinding"],
         "design": report["design"],
-        "protocol": study_protocol_document(study=study),
+        # The frozen protocol holds the key: only its fingerprint until unblinding.
+        "protocol": study_protocol_document(study=study) if unblinded else None,
     }
     names = [exports.export_filename(study=study, fmt=fmt) for fmt in formats]
     with zipfile.ZipFile(file, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
