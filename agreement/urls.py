@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import report_views, views
+from . import report_views, sample_size_views, views
 
 app_name = "agreement"
 
@@ -9,5 +9,6 @@ urlpatterns = [
     path("s/<slug:slug>/agreement/status/", views.study_agreement_status, name="status"),
     path("s/<slug:slug>/quality/", views.study_quality, name="qc"),
     path("s/<slug:slug>/report/", report_views.study_report_page, name="report"),
+    path("s/<slug:slug>/sample-size/", sample_size_views.study_sample_size, name="sample_size"),
     path("s/<slug:slug>/report/bundle.zip", report_views.study_report_bundle, name="report_bundle"),
 ]

@@ -154,6 +154,7 @@ RULES = {
     "agreement:status": Rule("coordinator"),
     "agreement:report": Rule("coordinator"),
     "agreement:report_bundle": Rule("coordinator"),
+    "agreement:sample_size": Rule("coordinator"),
     # Coordinators read the flags; only administrators pause, retrain or exclude.
     # (An administrator's POST naming no rater of the study is a 404.)
     "agreement:qc": Rule(
