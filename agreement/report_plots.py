@@ -9,7 +9,7 @@ from html import escape
 PALETTE = ("#1f5fa8", "#d9822b", "#2f8f5b", "#8e44ad", "#c0392b", "#7f8c8d")
 WIDTH = 640
 ROW = 30
-LEFT = 210
+LEFT = 260
 RIGHT = 30
 TOP = 24
 BOTTOM = 34
@@ -75,7 +75,7 @@ def forest(
         color = row.get("color") or PALETTE[0]
         body.append(
             f'<text x="{LEFT - 8}" y="{y + 4}" text-anchor="end">'
-            f"{escape(str(row['name'])[:32])}</text>"
+            f"{escape(str(row['name'])[:42])}</text>"
         )
         if row.get("low") is not None and row.get("high") is not None:
             body.append(
