@@ -58,10 +58,13 @@ def report_charts(report: dict) -> dict:
         high=0.0,
     )
     charts["distributions"] = [
-        grouped_bars(
-            [f"{v:g}" for v in d["values"]],
-            [{"name": s["system"], "counts": s["counts"]} for s in d["systems"]],
-            label=f"{d['name']}: how often each score was given, per system",
+        (
+            d["name"],
+            grouped_bars(
+                [f"{v:g}" for v in d["values"]],
+                [{"name": s["system"], "counts": s["counts"]} for s in d["systems"]],
+                label=f"{d['name']}: how often each score was given, per system",
+            ),
         )
         for d in comparison["distributions"]
     ]
@@ -107,10 +110,9 @@ def report_charts(report: dict) -> dict:
             y_label="second system preferred",
             curve=curve,
         )
-    return {
-        key: [mark_safe(v) for v in value] if isinstance(value, list) else mark_safe(value)  # noqa: S308
-        for key, value in charts.items()
-    }
+    safe = {key: mark_safe(value) for key, value in charts.items() if key != "distributions"}  # noqa: S308
+    safe["distributions"] = [(name, mark_safe(svg)) for name, svg in charts["distributions"]]  # noqa: S308
+    return safe
 
 
 def _color(index: int) -> str:
