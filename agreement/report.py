@@ -147,7 +147,9 @@ def study_report(*, study: Study) -> dict:
             for pk, pseudonym, status in raters
         ],
         "blinding": {
-            "seed": study.blinding_seed,
+            # Like the exports' data dictionary: with the public procedure the seed could
+            # help rebuild the key, so it is given only once the key is public.
+            "seed": study.blinding_seed if unblinded else None,
             "side_mode": study.get_side_mode_display(),
             "procedure": "docs/blinding.md: labels A, B, ... shuffled per test case from the "
             "study's seed; each rater's case order shuffled; the key kept apart until "
@@ -167,7 +169,7 @@ def study_report(*, study: Study) -> dict:
             "dimensions": result.get("dimensions", []),
             "success": result.get("success"),
             "left_out": left_out,
-            "bootstrap": result.get("bootstrap"),
+            "bootstrap": _without_seed(result.get("bootstrap"), keep=unblinded),
         },
         "quality": {"flags": result.get("qc", {}), "decisions": exclusions},
         "summary": result.get("summary"),
@@ -177,6 +179,12 @@ def study_report(*, study: Study) -> dict:
     }
     report["checklist"] = _checklist(report, study)
     return report
+
+
+def _without_seed(bootstrap: dict | None, *, keep: bool) -> dict | None:
+    if not bootstrap or keep:
+        return bootstrap
+    return {key: value for key, value in bootstrap.items() if key != "seed"}
 
 
 def _feedback(study: Study) -> dict:

@@ -36,6 +36,7 @@ def test_the_report_before_unblinding_names_no_system_and_shows_no_estimate(clie
     assert all(system not in html for system in SYSTEMS)
     assert 'id="report-blinded"' in html
     assert "Estimates are computed after unblinding" in html
+    assert "withheld until unblinding" in html  # the blinding seed
     bundle = client.get(reverse("agreement:report_bundle", args=[rated_study.slug]))
     with zipfile.ZipFile(io.BytesIO(bundle.content)) as archive:
         names = archive.namelist()
