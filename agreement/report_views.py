@@ -4,16 +4,20 @@ import io
 import math
 from pathlib import Path
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.staticfiles import finders
 from django.http import HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_POST
 
 from studies import access
+from studies.errors import ApplicationError
 
 from .bundle import report_bundle_write
+from .plan import stratum_shares_set, stratum_shares_text
 from .report import study_report
 from .report_plots import PALETTE, forest, grouped_bars, histogram, scatter
 
@@ -126,8 +130,26 @@ def study_report_page(request, slug):
     return render(
         request,
         "agreement/report.html",
-        {"study": study, "report": report, "charts": report_charts(report)},
+        {
+            "study": study,
+            "report": report,
+            "charts": report_charts(report),
+            "shares_text": stratum_shares_text(study=study),
+        },
     )
+
+
+@login_required
+@require_POST
+def study_stratum_shares(request, slug):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    try:
+        stratum_shares_set(study=study, actor=request.user, text=request.POST.get("shares", ""))
+    except ApplicationError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, "Stratum shares saved; the estimates are recomputed.")
+    return redirect("agreement:report", slug=study.slug)
 
 
 @login_required

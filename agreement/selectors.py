@@ -13,7 +13,7 @@ from annotation.models import Assignment, Rating
 from studies.models import BlindedLabel, Membership, Study, TestCase
 
 from .analysis import DimensionData
-from .models import StudyAgreement
+from .models import AnalysisPlan, StudyAgreement
 from .outcomes import ComparisonData, DimensionRole
 from .qc import CaseRecord
 
@@ -174,7 +174,13 @@ def study_comparison_data(*, study: Study, data: StudyRatings) -> ComparisonData
         roles=roles,
         lengths=lengths,
         confidence=data.confidence,
+        stratum_shares=_stratum_shares(study),
     )
+
+
+def _stratum_shares(study: Study) -> dict[str, float]:
+    plan = AnalysisPlan.objects.filter(study=study).first()
+    return dict(plan.stratum_shares) if plan else {}
 
 
 def study_system_order(*, study: Study) -> list[str]:
@@ -293,6 +299,7 @@ def analysis_inputs(*, study: Study) -> dict:
         "success": [str(study.success_alpha), study.success_min_dimensions],
         "cases": [cases["count"], cases["last_id"]],
         "excluded": list(excluded.values_list("pk", flat=True)),
+        "stratum_shares": _stratum_shares(study),
         "ratings": [
             ratings["count"],
             ratings["last"].isoformat() if ratings["last"] else None,

@@ -10,5 +10,10 @@ urlpatterns = [
     path("s/<slug:slug>/quality/", views.study_quality, name="qc"),
     path("s/<slug:slug>/report/", report_views.study_report_page, name="report"),
     path("s/<slug:slug>/sample-size/", sample_size_views.study_sample_size, name="sample_size"),
+    path(
+        "s/<slug:slug>/report/stratum-shares/",
+        report_views.study_stratum_shares,
+        name="stratum_shares",
+    ),
     path("s/<slug:slug>/report/bundle.zip", report_views.study_report_bundle, name="report_bundle"),
 ]

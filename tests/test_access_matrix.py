@@ -155,6 +155,7 @@ RULES = {
     "agreement:report": Rule("coordinator"),
     "agreement:report_bundle": Rule("coordinator"),
     "agreement:sample_size": Rule("coordinator"),
+    "agreement:stratum_shares": Rule("coordinator", methods=POST_ONLY),
     # Coordinators read the flags; only administrators pause, retrain or exclude.
     # (An administrator's POST naming no rater of the study is a 404.)
     "agreement:qc": Rule(
