@@ -251,29 +251,33 @@ def _bootstrap_scores(
 ) -> np.ndarray:
     """Scores for each resample of the items (resamples x systems); NaN rows if unfittable.
 
-    Each item's half-tie win counts are summed once; a resample is a row of draw counts per
-    item, so its score matrix is a matrix product.
+    A resample is a row of draw counts per item; each comparison then weighs its item's
+    count, and a weighted bincount gives the resample's score matrix.
     """
     if n_resamples == 0:
         return np.empty((0, n))
     n_items = int(items.max()) + 1 if items.size else 0
-    scored = np.zeros((max(n_items, 1), n * n))
+    cells = n * n
+    # Each comparison's half-tie scores: the winner's cell, and for a tie the other cell too.
     winner = np.where(outcome == 0.0, second, first)
     loser = np.where(outcome == 0.0, first, second)
-    weight = np.where(outcome == 0.5, 0.5, 1.0)
-    np.add.at(scored, (items, winner * n + loser), weight)
     tied = outcome == 0.5
-    np.add.at(scored, (items[tied], second[tied] * n + first[tied]), 0.5)
+    cell = np.concatenate([winner * n + loser, second[tied] * n + first[tied]])
+    weight = np.concatenate([np.where(tied, 0.5, 1.0), np.full(int(tied.sum()), 0.5)])
+    item = np.concatenate([items, items[tied]])
 
     rng = np.random.default_rng(seed)
-    chunk = max(1, BLOCK // (n * n))
+    chunk = max(1, BLOCK // cells)
     result = np.empty((n_resamples, n))
     for start in range(0, n_resamples, chunk):
         size = min(chunk, n_resamples - start)
         if n_items:
             drawn = rng.integers(0, n_items, size=(size, n_items))
-            counts = np.stack([np.bincount(row, minlength=n_items) for row in drawn])
-            matrices = (counts @ scored).reshape(size, n, n)
+            matrices = np.empty((size, cells))
+            for row, draws in enumerate(drawn):
+                counts = np.bincount(draws, minlength=n_items)
+                matrices[row] = np.bincount(cell, weights=counts[item] * weight, minlength=cells)
+            matrices = matrices.reshape(size, n, n)
         else:
             matrices = np.zeros((size, n, n))
         fits = np.ones(size, dtype=bool) if prior else _fit_exists(matrices)
