@@ -153,9 +153,9 @@ def bootstrap_means(
     for start in range(0, n_resamples, block):
         size = min(block, n_resamples - start)
         draws = rng.integers(0, n, size=(size, n)) if n else np.zeros((size, 0), int)
-        counts = np.zeros((size, n))
-        np.add.at(counts, (np.repeat(np.arange(size), n), draws.ravel()), 1.0)
-        counts *= w
+        offsets = (np.arange(size) * n)[:, None]
+        counts = np.bincount((draws + offsets).ravel(), minlength=size * n).reshape(size, n)
+        counts = counts * w
         with np.errstate(invalid="ignore", divide="ignore"):
             result[start : start + size] = (counts @ filled) / (counts @ present)
     return result[:, 0] if single else result
@@ -178,11 +178,14 @@ def paired_difference(
     n_resamples: int = 10_000,
     seed: int = 0,
     weights: npt.ArrayLike | None = None,
+    boot: npt.ArrayLike | None = None,
 ) -> dict:
     """Second minus first over items both have: mean difference with a bootstrap interval,
     Wilcoxon's signed-rank test, the paired t-test, Cohen's d_z and the relative difference.
 
     weights: per item, for a stratum-weighted mean difference (the tests stay unweighted).
+    boot: the difference's bootstrap means when already drawn (``bootstrap_means`` of many
+    columns at once shares one set of draws), instead of drawing them here.
     """
     a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
     if a.shape != b.shape:
@@ -194,7 +197,8 @@ def paired_difference(
     n = int(d.size)
     result = {"n": n, "mean_first": _mean(a, w), "mean_second": _mean(b, w)}
     result["difference"] = _mean(d, w)
-    boot = bootstrap_means(d, n_resamples=n_resamples, seed=seed, weights=w) if n else []
+    if boot is None:
+        boot = bootstrap_means(d, n_resamples=n_resamples, seed=seed, weights=w) if n else []
     result["low"], result["high"] = percentile_interval(boot)
     mean_first = result["mean_first"]
     result["relative"] = (

@@ -154,13 +154,40 @@ def compare_systems(data: ComparisonData, *, n_resamples: int = 10_000, seed: in
         if role.scored:
             measures.append((role.key, role.name, _per_case(dim.matrix, n_cases, n_labels)))
     per_system, paired, cases_plot = [], [], []
-    for key, name, per_label in measures:
-        scores = _by_system(per_label, data.case_systems, n_systems)
+    scores = [_by_system(per_label, data.case_systems, n_systems) for _, _, per_label in measures]
+    # One set of bootstrap draws per group of cases serves every column (all measures and
+    # pairs): the same resampled cases for each, and a fraction of the cost.
+    means_boot = (
+        bootstrap_means(np.hstack(scores), n_resamples=n_resamples, seed=seed) if n_cases else None
+    )
+    groups = [("overall", np.arange(n_cases))] + [
+        (stratum, np.flatnonzero(np.asarray(data.strata) == stratum)) for stratum in strata
+    ]
+    differences = {}
+    for group, cases in groups:
+        weights = (
+            _case_weights(data.strata, shares, cases)
+            if group == "overall" and shares and strata
+            else None
+        )
+        columns = np.column_stack(
+            [m[cases, b] - m[cases, a] for m in scores for a, b in pairs]
+        ) if pairs and cases.size else np.empty((cases.size, 0))  # fmt: skip
+        boot = (
+            bootstrap_means(columns, n_resamples=n_resamples, seed=seed, weights=weights)
+            if columns.size
+            else None
+        )
+        differences[group] = (cases, weights, boot)
+    for m, (key, name, _) in enumerate(measures):
         rows = []
-        boot = bootstrap_means(scores, n_resamples=n_resamples, seed=seed) if n_cases else None
         for s, system in enumerate(data.systems):
-            column = scores[:, s]
-            low, high = percentile_interval(boot[:, s]) if boot is not None else (None, None)
+            column = scores[m][:, s]
+            low, high = (
+                percentile_interval(means_boot[:, m * n_systems + s])
+                if means_boot is not None
+                else (None, None)
+            )
             rows.append(
                 {
                     "system": system,
@@ -171,18 +198,15 @@ def compare_systems(data: ComparisonData, *, n_resamples: int = 10_000, seed: in
                 }
             )
         per_system.append({"key": key, "name": name, "systems": rows})
-        for first, second in pairs:
-            a, b = scores[:, first], scores[:, second]
-            groups = [("overall", np.arange(n_cases))] + [
-                (stratum, np.flatnonzero(np.asarray(data.strata) == stratum)) for stratum in strata
-            ]
-            for group, cases in groups:
-                weights = None
-                if group == "overall" and shares and strata:
-                    weights = _case_weights(data.strata, shares, cases)
+        for p, (first, second) in enumerate(pairs):
+            a, b = scores[m][:, first], scores[m][:, second]
+            for group, _ in groups:
+                cases, weights, boot = differences[group]
+                column = boot[:, m * len(pairs) + p] if boot is not None else np.array([])
                 result = paired_difference(
-                    a[cases], b[cases], n_resamples=n_resamples, seed=seed, weights=weights
-                )
+                    a[cases], b[cases], n_resamples=n_resamples, seed=seed, weights=weights,
+                    boot=column,
+                )  # fmt: skip
                 paired.append(
                     {
                         "key": key,
