@@ -174,6 +174,7 @@ def study_report(*, study: Study) -> dict:
         "quality": {"flags": result.get("qc", {}), "decisions": exclusions},
         "summary": result.get("summary"),
         "comparison": comparison,
+        "comparison_failed": bool(result.get("comparison_failed")) and unblinded,
         "deviations": deviations,
         "feedback": _feedback(study),
     }

@@ -113,7 +113,11 @@ def _with_comparison(result: dict, comparison: ComparisonData | None, *, n_resam
     """The result with the comparison of systems (after unblinding only)."""
     result = {key: value for key, value in result.items() if key != "comparison_pending"}
     if comparison is not None:
-        result["comparison"] = compare_systems(comparison, n_resamples=n_resamples, seed=seed)
+        try:
+            result["comparison"] = compare_systems(comparison, n_resamples=n_resamples, seed=seed)
+        except Exception:  # noqa: BLE001 - a failed comparison must not cost the agreement
+            logger.exception("The comparison of systems failed; the agreement is stored")
+            result["comparison_failed"] = True
     return result
 
 
