@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 from studies.models import Study
 from studies.unblinding import study_unblind
 
-from .accessibility import assert_fits
+from .accessibility import assert_accessible, assert_fits
 from .conftest import SCREENSHOTS, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -36,12 +36,14 @@ def test_the_demo_report_after_unblinding_is_complete_and_prints(browser, page, 
     expect(page.locator("#section-estimates svg.report-chart").first).to_be_visible()
     for system in demo.systems.values_list("name", flat=True):
         expect(page.locator("#section-systems")).to_contain_text(system)
+    assert_accessible(page, name="report")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "report.png"), full_page=True)
     # Print to PDF as the browser's Print does: the print stylesheet drops the navigation.
     page.emulate_media(media="print")
     expect(page.locator("nav.navbar")).to_be_hidden()
-    expect(page.locator(".report-actions")).to_be_hidden()
+    expect(page.locator(".report-actions").first).to_be_hidden()
+    expect(page.locator("#id_shares")).to_be_hidden()
     page.screenshot(path=str(SCREENSHOTS / "report-print.png"), full_page=True)
     pdf = Path(SCREENSHOTS / "report.pdf")
     page.pdf(path=str(pdf), format="A4", print_background=True)
