@@ -33,6 +33,12 @@ class DimensionData:
     level: str
     matrix: np.ndarray
     unit_strata: list[str] = field(default_factory=list)
+    # Every value the dimension can take, in order (weighted kappa counts unused ones too).
+    categories: tuple[float, ...] = ()
+    # "key" (blinded labels A/B) or "system" (a preference turned to the systems' order,
+    # after unblinding); with "system", ``key_order_matrix`` holds the blinded orientation.
+    orientation: str = "key"
+    key_order_matrix: np.ndarray | None = None
 
 
 def _number(value) -> float | None:
@@ -42,10 +48,16 @@ def _number(value) -> float | None:
     return None if math.isnan(value) or math.isinf(value) else round(value, 6)
 
 
-def _kappa_weights(level: str):
-    # Cohen's kappa weighting that matches the level of measurement: unweighted for
-    # categories, linear for ranks, quadratic for interval/ratio (Cohen 1968).
-    return {"nominal": None, "ordinal": "linear"}.get(level, "quadratic")
+def _kappa_weights(level: str) -> tuple[str | None, str]:
+    """Cohen's kappa weighting that matches the level of measurement (Cohen 1968):
+    unweighted for categories, linear on the categories' positions for ranks, quadratic on
+    the values themselves for interval and ratio scales (band points 0, 2, 4, 5 are not
+    evenly spaced)."""
+    if level == "nominal":
+        return None, "position"
+    if level == "ordinal":
+        return "linear", "position"
+    return "quadratic", "value"
 
 
 def _fleiss(matrix: np.ndarray) -> tuple[float | None, str]:
@@ -86,6 +98,11 @@ def dimension_intervals(data: DimensionData, *, n_resamples: int, seed: int) -> 
 
 def dimension_point(data: DimensionData, *, raters: list[str]) -> dict:
     """Everything of a dimension's result but the bootstrap; interval fields are None."""
+    return _dimension_point(data, raters=raters)[0]
+
+
+def _dimension_point(data: DimensionData, *, raters: list[str]) -> tuple[dict, float]:
+    """The dimension's result, and its alpha unrounded (for the success criterion)."""
     matrix = np.asarray(data.matrix, dtype=float)
     rated = ~np.isnan(matrix)
     per_unit = rated.sum(axis=0)
@@ -93,8 +110,13 @@ def dimension_point(data: DimensionData, *, raters: list[str]) -> dict:
     # The same number as the bootstrap's estimate (both evaluate alpha's terms once).
     alpha = krippendorff_alpha(matrix, level=data.level)
     fleiss, fleiss_note = _fleiss(matrix)
-    weights = _kappa_weights(data.level)
-    cohen = pairwise_cohen_kappa(matrix, weights=weights) if len(raters) >= 2 else np.eye(1)
+    weights, distance = _kappa_weights(data.level)
+    categories = _categories(data, matrix)
+    cohen = (
+        pairwise_cohen_kappa(matrix, weights, categories, distance=distance)
+        if len(raters) >= 2
+        else np.eye(1)
+    )
     left_out = alpha_without_each_rater(matrix, level=data.level) if len(raters) >= 3 else []
     per_rater = []
     for index, rater in enumerate(raters):
@@ -130,13 +152,42 @@ def dimension_point(data: DimensionData, *, raters: list[str]) -> dict:
         "n_units": int(pairable_units.sum()),
         "n_raters": int((rated[:, pairable_units].sum(axis=1) > 0).sum()),
         "n_pairable": int(per_unit[pairable_units].sum()),
+        # What was rated: one judgment per unit and rater (a case-level preference counts
+        # once per case, not once per response).
+        "n_judgments": int(rated.sum()),
         "percent_agreement": _number(percent_agreement(matrix)) if pairable_units.any() else None,
         "fleiss_kappa": fleiss,
         "fleiss_note": fleiss_note,
         "cohen_weights": weights or "none",
+        "cohen_distance": distance if weights else "",
+        "orientation": data.orientation,
+        "key_order": _key_order(data),
         "cohen": [[_number(v) for v in row] for row in cohen] if len(raters) >= 2 else [],
         "per_rater": per_rater,
         "strata": strata,
+    }, float(alpha)
+
+
+def _categories(data: DimensionData, matrix: np.ndarray) -> np.ndarray | None:
+    """The dimension's full scale, widened by any value outside it (a scale edited after
+    rating), or None (the values that occur) when the dimension did not say."""
+    if not data.categories:
+        return None
+    observed = matrix[~np.isnan(matrix)]
+    listed = np.asarray(data.categories, dtype=float)
+    extra = np.setdiff1d(observed, listed)
+    return np.union1d(listed, extra) if extra.size else listed
+
+
+def _key_order(data: DimensionData) -> dict | None:
+    """The same dimension in blinded key order, beside the system order it is shown in."""
+    if data.key_order_matrix is None:
+        return None
+    matrix = np.asarray(data.key_order_matrix, dtype=float)
+    paired = (np.count_nonzero(~np.isnan(matrix), axis=0) >= 2).any()
+    return {
+        "alpha": _number(krippendorff_alpha(matrix, level=data.level)),
+        "percent_agreement": _number(percent_agreement(matrix)) if paired else None,
     }
 
 
@@ -169,8 +220,15 @@ def analyse_study_point(
 
     The success criterion reads point estimates only, so it is final here.
     """
-    results = [dimension_point(d, raters=raters) for d in dimensions]
-    passing = [r["key"] for r in results if r["alpha"] is not None and r["alpha"] >= success_alpha]
+    points = [_dimension_point(d, raters=raters) for d in dimensions]
+    results = [result for result, _ in points]
+    # The unrounded alpha decides: 0.6999996 must not pass a criterion of 0.70.
+    alphas = [alpha for _, alpha in points]
+    passing = [
+        r["key"]
+        for r, alpha in zip(results, alphas, strict=True)
+        if not math.isnan(alpha) and alpha >= success_alpha
+    ]
     return {
         "raters": raters,
         "dimensions": results,

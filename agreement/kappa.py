@@ -11,6 +11,7 @@ import numpy.typing as npt
 from agreement.ratings import RatingData, rating_matrix
 
 Weights = Literal["linear", "quadratic"] | None
+Distance = Literal["position", "value"]
 
 
 def percent_agreement(data: RatingData) -> float:
@@ -64,54 +65,76 @@ def cohen_kappa(
     r1: npt.ArrayLike,
     r2: npt.ArrayLike,
     weights: Weights = None,
-    labels: npt.ArrayLike | None = None,
+    categories: npt.ArrayLike | None = None,
+    *,
+    distance: Distance = "position",
 ) -> float:
     """Cohen's kappa of two raters over the units both rated (None or NaN = missing).
 
-    weights: None (Cohen 1960), "linear" or "quadratic" (Cohen 1968), on the positions of the
-    categories in `labels`, as scikit-learn does. labels: the ordered categories; by default
-    the distinct ratings, sorted. NaN if fewer than two units are shared, or if kappa is
-    undefined (both raters used one and the same category).
+    weights: None (Cohen 1960), "linear" or "quadratic" (Cohen 1968). categories: the full
+    ordered list of possible values; with it the result does not depend on which values
+    happen to occur (an unused interior scale point still counts in the weights), and equals
+    scikit-learn's ``cohen_kappa_score(r1, r2, labels=categories, weights=weights)``. Without
+    it, the distinct ratings, sorted. distance: "position" weighs a disagreement by the gap
+    between the categories' positions in ``categories`` (scikit-learn's rule, right for
+    ordinal scales); "value" by the gap between the values themselves (interval and ratio
+    scales, e.g. band points 0, 2, 4, 5). NaN if fewer than two units are shared, or if
+    kappa is undefined (both raters used one and the same category).
     """
     first, second = rating_matrix([r1])[0], rating_matrix([r2])[0]
     if first.shape != second.shape:
         raise ValueError("r1 and r2 must rate the same units: they differ in length")
     pair = np.vstack([first, second])
-    categories = _categories(pair, labels)
+    categories = _categories(pair, categories)
     codes = _category_codes(pair, categories)
-    _check_weights(weights)
-    return _kappa(codes[0], codes[1], categories.size, weights)
+    _check_weights(weights, distance)
+    scale = _scale(categories, distance)
+    return _kappa(codes[0], codes[1], scale, weights)
 
 
 def pairwise_cohen_kappa(
-    data: RatingData, weights: Weights = None, labels: npt.ArrayLike | None = None
+    data: RatingData,
+    weights: Weights = None,
+    categories: npt.ArrayLike | None = None,
+    *,
+    distance: Distance = "position",
 ) -> np.ndarray:
     """Raters x raters matrix of Cohen's kappa, each pair on the units both rated.
 
-    The categories (labels, by default every distinct rating in data) are the same for all
-    pairs, which matters for weighted kappa. NaN where a pair shares fewer than two units or
-    kappa is undefined; the diagonal is 1.
+    The categories (``categories``, by default every distinct rating in data) are the same
+    for all pairs, which matters for weighted kappa; ``distance`` as in ``cohen_kappa``. NaN
+    where a pair shares fewer than two units or kappa is undefined; the diagonal is 1.
     """
     ratings = rating_matrix(data)
-    categories = _categories(ratings, labels)
+    categories = _categories(ratings, categories)
     codes = _category_codes(ratings, categories)
-    _check_weights(weights)
+    _check_weights(weights, distance)
+    scale = _scale(categories, distance)
     raters = len(ratings)
     result = np.eye(raters)
     for first in range(raters):
         for second in range(first + 1, raters):
-            kappa = _kappa(codes[first], codes[second], categories.size, weights)
+            kappa = _kappa(codes[first], codes[second], scale, weights)
             result[first, second] = result[second, first] = kappa
     return result
 
 
-def _kappa(first: np.ndarray, second: np.ndarray, n_categories: int, weights: Weights) -> float:
+def _scale(categories: np.ndarray, distance: Distance) -> np.ndarray:
+    """Where each category lies for the weights: its position, or its value."""
+    if distance == "value":
+        return categories.astype(np.float64)
+    return np.arange(categories.size, dtype=np.float64)
+
+
+def _kappa(first: np.ndarray, second: np.ndarray, scale: np.ndarray, weights: Weights) -> float:
     """Kappa from two rows of category codes (-1 = missing): 1 - sum w O / sum w E.
 
     O is the table of joint ratings and E = outer(row totals, column totals) / n, as in
-    scikit-learn; both sums come from the codes and the totals, with no categories x
-    categories table, so that many distinct ratings cost no memory.
+    scikit-learn; ``scale`` places each category for the weights (w = |x_i - x_j| or its
+    square). Both sums come from the codes and the totals, with no categories x categories
+    table, so that many distinct ratings cost no memory.
     """
+    n_categories = scale.size
     both = (first >= 0) & (second >= 0)
     if np.count_nonzero(both) < 2:
         return float("nan")
@@ -120,55 +143,57 @@ def _kappa(first: np.ndarray, second: np.ndarray, n_categories: int, weights: We
     columns = np.bincount(second, minlength=n_categories).astype(np.float64)
     if np.count_nonzero(rows) == 1 and np.array_equal(rows, columns):
         return float("nan")  # both raters used one and the same category: E is all agreement
-    observed = _weight(first - second, weights).sum()
-    chance = _chance_disagreement(rows, columns, weights) / first.size
+    if weights is None:
+        observed = np.count_nonzero(first != second)
+    else:
+        observed = _weight(scale[first] - scale[second], weights).sum()
+    chance = _chance_disagreement(rows, columns, scale, weights) / first.size
     return float(1.0 - observed / chance)
 
 
-def _check_weights(weights: Weights) -> None:
+def _check_weights(weights: Weights, distance: Distance = "position") -> None:
     if weights not in (None, "linear", "quadratic"):
         raise ValueError(f"weights must be None, 'linear' or 'quadratic'; got {weights!r}")
+    if distance not in ("position", "value"):
+        raise ValueError(f"distance must be 'position' or 'value'; got {distance!r}")
 
 
 def _weight(gap: np.ndarray, weights: Weights) -> np.ndarray:
-    """Disagreement weight of a gap between category positions."""
-    if weights is None:
-        return (gap != 0).astype(np.float64)
+    """Disagreement weight of a gap between two categories' places on the scale."""
     if weights == "linear":
         return np.abs(gap).astype(np.float64)
     return (gap * gap).astype(np.float64)
 
 
-def _chance_disagreement(rows: np.ndarray, columns: np.ndarray, weights: Weights) -> float:
-    """sum_{i,j} rows_i columns_j w(i - j), in O(categories)."""
+def _chance_disagreement(
+    rows: np.ndarray, columns: np.ndarray, scale: np.ndarray, weights: Weights
+) -> float:
+    """sum_{i,j} rows_i columns_j w(x_i - x_j), in O(categories log categories)."""
     n = rows.sum()
-    position = np.arange(rows.size, dtype=np.float64)
     if weights is None:
         return n * n - rows @ columns
     if weights == "quadratic":
         # sum r_i c_j (x_i - x_j)^2 with x centred, for precision
-        x = position - (rows + columns) @ position / (2.0 * n)
+        x = scale - (rows + columns) @ scale / (2.0 * n)
         return n * (rows @ (x * x)) + n * (columns @ (x * x)) - 2.0 * (rows @ x) * (columns @ x)
-    # Linear: sum_i rows_i |i - j| for every j, from cumulative counts and sums below j.
-    count_below = np.cumsum(rows)
-    sum_below = np.cumsum(rows * position)
-    distance = (
-        position * count_below
-        - sum_below
-        + (sum_below[-1] - sum_below)
-        - position * (n - count_below)
-    )
-    return columns @ distance
+    # Linear: sum_i rows_i |x_i - x_j| for every j, from cumulative counts and sums of the
+    # categories below x_j (in the order of their places, which `categories` need not be).
+    order = np.argsort(scale, kind="stable")
+    x, r, c = scale[order], rows[order], columns[order]
+    count_below = np.cumsum(r)
+    sum_below = np.cumsum(r * x)
+    distance = x * count_below - sum_below + (sum_below[-1] - sum_below) - x * (n - count_below)
+    return c @ distance
 
 
-def _categories(ratings: np.ndarray, labels: npt.ArrayLike | None) -> np.ndarray:
-    """The ordered categories: `labels`, or the distinct ratings sorted."""
-    if labels is None:
+def _categories(ratings: np.ndarray, categories: npt.ArrayLike | None) -> np.ndarray:
+    """The ordered categories: `categories`, or the distinct ratings sorted."""
+    if categories is None:
         return np.unique(ratings[~np.isnan(ratings)])
-    categories = rating_matrix([labels])[0]
-    if np.isnan(categories).any() or np.unique(categories).size != categories.size:
-        raise ValueError("labels must be distinct numbers")
-    return categories
+    listed = rating_matrix([categories])[0]
+    if np.isnan(listed).any() or np.unique(listed).size != listed.size:
+        raise ValueError("categories must be distinct numbers")
+    return listed
 
 
 def _category_codes(ratings: np.ndarray, categories: np.ndarray) -> np.ndarray:
@@ -180,7 +205,7 @@ def _category_codes(ratings: np.ndarray, categories: np.ndarray) -> np.ndarray:
     listed = position < categories.size
     listed[listed] = categories[order][position[listed]] == values[listed]
     if not listed.all():
-        raise ValueError("every rating must be one of the labels")
+        raise ValueError("every rating must be one of the categories")
     codes = np.full(ratings.shape, -1)
     codes[present] = order[position]
     return codes

@@ -105,3 +105,16 @@ class JudgeOutput(models.Model):
 
     def __str__(self):
         return f"{self.judge} on {self.test_case} ({self.order})"
+
+
+class AnalysisPlan(models.Model):
+    """What the coordinator decided about the analysis: the strata's real shares, which
+    weight the overall estimate when the sample's shares differ from them (protocol 5.1)."""
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="analysis_plan")
+    # {stratum: share}, shares summing to 1; {} = the sample's own shares (unweighted).
+    stratum_shares = models.JSONField(default=dict, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"Analysis plan of {self.study}"

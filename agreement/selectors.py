@@ -3,18 +3,20 @@
 import json
 import math
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from django.db.models import Count, F, Max, Q
+from django.db.models.functions import Length
 
 from annotation.models import Assignment, Rating
 from annotation.selectors import expected_answer_details
-from studies.models import Membership, Study, StudyEvent, TestCase
+from studies.models import BlindedLabel, Membership, Study, StudyEvent, TestCase
 from studies.services.quality import quality_settings_for
 
 from .analysis import DimensionData
-from .models import StudyAgreement
+from .models import AnalysisPlan, StudyAgreement
+from .outcomes import ComparisonData, DimensionRole
 from .qc import CaseRecord, QualityAnswer, Rules
 
 
@@ -24,6 +26,13 @@ class StudyRatings:
     dimensions: list[DimensionData]
     n_ratings: int
     left_out: dict
+    # For the comparison of systems: the sample's cases (pks, in order) and the key labels
+    # of the response units (cases x labels, case-major), each response's total
+    # (raters x response units) and each case's confidence (raters x cases, 1-3).
+    case_ids: list[int] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    totals: np.ndarray | None = None
+    confidence: np.ndarray | None = None
 
 
 def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
@@ -69,6 +78,13 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
     case_raters = row_raters[first_rows]
     case_columns = np.fromiter((case_units[rows[i][2]] for i in first_rows), np.intp)
 
+    totals = np.full((len(raters), len(response_units)), np.nan)
+    totals[row_raters, row_units] = [float(row[7]) for row in rows]
+    confidence = np.full((len(raters), len(case_units)), np.nan)
+    confidence[case_raters, case_columns] = [
+        CONFIDENCE_LEVELS.get(rows[i][8], math.nan) for i in first_rows
+    ]
+    reversed_cases = _cases_in_reverse_system_order(study=study, case_ids=[c for c, _ in cases])
     dimensions = []
     for index, (dimension, scoring) in enumerate(rubric):
         if scoring.scope == "case":
@@ -79,6 +95,18 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
             where, column = (row_raters, row_units), values[:, index]
         matrix = np.full((len(raters), len(units)), np.nan)
         matrix[where] = column
+        orientation, key_order = "key", None
+        if reversed_cases is not None and scoring.compares_two and scoring.scope == "case":
+            # After unblinding a preference reads in the systems' order: chance agreement
+            # depends on which side is called "first".
+            orientation, key_order = "system", matrix
+            matrix = matrix.copy()
+            for column, (case_id, _) in enumerate(cases):
+                if reversed_cases.get(case_id):
+                    matrix[:, column] = [
+                        v if math.isnan(v) else scoring.in_key_order(v, flipped=True)
+                        for v in matrix[:, column]
+                    ]
         dimensions.append(
             DimensionData(
                 key=dimension.key,
@@ -86,6 +114,9 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
                 level=dimension.level,
                 matrix=matrix,
                 unit_strata=strata,
+                categories=scoring.agreement_values,
+                orientation=orientation,
+                key_order_matrix=key_order,
             )
         )
     return StudyRatings(
@@ -93,7 +124,89 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
         dimensions=dimensions,
         n_ratings=len(rows),
         left_out={"excluded_rater_ratings": excluded.count(), "other_phase_ratings": other.count()},
+        case_ids=[case_id for case_id, _ in cases],
+        labels=labels,
+        totals=totals,
+        confidence=confidence,
     )
+
+
+def study_comparison_data(*, study: Study, data: StudyRatings) -> ComparisonData | None:
+    """The ratings laid out for comparing systems; None while the study is blinded."""
+    systems = study_system_order(study=study)
+    if not systems or not data.case_ids:
+        return None
+    index = {name: i for i, name in enumerate(systems)}
+    case_index = {case_id: i for i, case_id in enumerate(data.case_ids)}
+    label_index = {label: i for i, label in enumerate(data.labels)}
+    case_systems = np.full((len(data.case_ids), len(data.labels)), -1)
+    lengths = np.full(case_systems.shape, np.nan)
+    rows = (
+        BlindedLabel.objects.filter(test_case_id__in=data.case_ids)
+        .annotate(length=Length("response__text"))
+        .values_list("test_case_id", "label", "response__system__name", "length")
+    )
+    for case_id, label, system, length in rows.iterator():
+        if label in label_index:
+            case_systems[case_index[case_id], label_index[label]] = index[system]
+            lengths[case_index[case_id], label_index[label]] = length
+    dimensions = {d.key: d for d in study.rubric.dimensions.all()}
+    roles = []
+    for dimension in data.dimensions:
+        scoring = dimensions[dimension.key].scoring()
+        response = scoring.scope == "response"
+        roles.append(
+            DimensionRole(
+                key=dimension.key,
+                name=dimension.name,
+                scored=response and scoring.max_points > 0,
+                binary=response and len(scoring.agreement_values) == 2,
+                preference=scoring.scope == "case" and scoring.compares_two,
+                max_points=scoring.max_points,
+            )
+        )
+    strata = dict(study.test_cases.in_sample().values_list("id", "stratum"))
+    return ComparisonData(
+        systems=systems,
+        labels=data.labels,
+        strata=[strata.get(case_id, "") for case_id in data.case_ids],
+        case_systems=case_systems,
+        totals=data.totals,
+        dimensions=data.dimensions,
+        roles=roles,
+        lengths=lengths,
+        confidence=data.confidence,
+        stratum_shares=_stratum_shares(study),
+    )
+
+
+def _stratum_shares(study: Study) -> dict[str, float]:
+    plan = AnalysisPlan.objects.filter(study=study).first()
+    return dict(plan.stratum_shares) if plan else {}
+
+
+def study_system_order(*, study: Study) -> list[str]:
+    """The systems in the order the analysis names them (by name); empty while blinded."""
+    if study.status != Study.Status.UNBLINDED:
+        return []
+    return list(study.systems.order_by("name").values_list("name", flat=True))
+
+
+def _cases_in_reverse_system_order(*, study: Study, case_ids: list[int]) -> dict | None:
+    """Test case pk -> True where key label A holds the later system of the pair; None
+    while the study is blinded (nothing here reads a system before unblinding)."""
+    order = {name: i for i, name in enumerate(study_system_order(study=study))}
+    if not order:
+        return None
+    rows = BlindedLabel.objects.filter(test_case_id__in=case_ids).values_list(
+        "test_case_id", "label", "response__system__name"
+    )
+    labels: dict[int, dict[str, int]] = {}
+    for case_id, label, system in rows.iterator():
+        labels.setdefault(case_id, {})[label] = order[system]
+    return {
+        case_id: by_label.get("A", 0) > by_label.get("B", 0) for case_id, by_label in labels.items()
+    }
 
 
 ROW_COLUMNS = (
@@ -104,7 +217,14 @@ ROW_COLUMNS = (
     "assignment__flipped",
     "assignment_id",
     "submitted_at",
+    "total",
+    "assignment__confidence",
 )
+CONFIDENCE_LEVELS = {
+    Assignment.Confidence.LOW: 1.0,
+    Assignment.Confidence.MEDIUM: 2.0,
+    Assignment.Confidence.HIGH: 3.0,
+}
 
 # Each stored answer's numbers for agreement, kept per process (a worker's) for a few
 # studies: a recompute reads and converts only the answers submitted or revised since the
@@ -170,6 +290,7 @@ def analysis_inputs(*, study: Study) -> dict:
     excluded = study.memberships.filter(status=Membership.Status.EXCLUDED).order_by("pk")
     return {
         "phase": study.current_phase,
+        "unblinded": study.status == Study.Status.UNBLINDED,
         "opened_at": study.opened_at.isoformat() if study.opened_at else None,
         "dimensions": [
             list(row)
@@ -180,6 +301,7 @@ def analysis_inputs(*, study: Study) -> dict:
         "success": [str(study.success_alpha), study.success_min_dimensions],
         "cases": [cases["count"], cases["last_id"]],
         "excluded": list(excluded.values_list("pk", flat=True)),
+        "stratum_shares": _stratum_shares(study),
         "ratings": [
             ratings["count"],
             ratings["last"].isoformat() if ratings["last"] else None,

@@ -19,6 +19,7 @@ from .analysis import DimensionData, analyse_study_point, with_intervals
 from .background import background_schedule
 from .judge_files import JudgeImportError, judge_rows_read
 from .models import Judge, JudgeOutput, JudgeTemplate, StudyAgreement
+from .outcomes import ComparisonData, compare_systems, label_free_summary
 from .qc import answer_values, quality_checks, rater_checks
 from .selectors import (
     StudyRatings,
@@ -30,6 +31,7 @@ from .selectors import (
     qc_quality_answers,
     qc_rules,
     rater_reinstated_at,
+    study_comparison_data,
     study_ratings,
 )
 
@@ -103,6 +105,7 @@ class PointStage:
     dimensions: list[DimensionData]
     n_resamples: int
     seed: int
+    comparison: ComparisonData | None = None
 
 
 def _point_result(*, study: Study) -> tuple[dict, StudyRatings]:
@@ -130,6 +133,10 @@ def _point_result(*, study: Study) -> tuple[dict, StudyRatings]:
         entry = result["qc"].setdefault(rater, {"flags": []})
         entry["quality"] = check
         entry["flags"] = entry.get("flags", []) + check["flags"]
+    # Label-free until unblinding; the comparison of systems comes with the intervals.
+    result["summary"] = label_free_summary(dimensions=data.dimensions, confidence=data.confidence)
+    if study.status == Study.Status.UNBLINDED:
+        result["comparison_pending"] = True
     return result, data
 
 
@@ -168,16 +175,25 @@ def quality_enforce(*, study: Study) -> list[str]:
     return paused
 
 
+def _with_comparison(result: dict, comparison: ComparisonData | None, *, n_resamples, seed):
+    """The result with the comparison of systems (after unblinding only)."""
+    result = {key: value for key, value in result.items() if key != "comparison_pending"}
+    if comparison is not None:
+        try:
+            result["comparison"] = compare_systems(comparison, n_resamples=n_resamples, seed=seed)
+        except Exception:  # noqa: BLE001 - a failed comparison must not cost the agreement
+            logger.exception("The comparison of systems failed; the agreement is stored")
+            result["comparison_failed"] = True
+    return result
+
+
 def agreement_result(*, study: Study) -> tuple[dict, int]:
     """The study's statistics from its data as they are now, and the ratings they used."""
     point, data = _point_result(study=study)
-    result = with_intervals(
-        point,
-        dimensions=data.dimensions,
-        n_resamples=settings.AGREEMENT_BOOTSTRAP_RESAMPLES,
-        seed=study.blinding_seed,
-    )
-    return result, data.n_ratings
+    options = {"n_resamples": settings.AGREEMENT_BOOTSTRAP_RESAMPLES, "seed": study.blinding_seed}
+    result = with_intervals(point, dimensions=data.dimensions, **options)
+    comparison = study_comparison_data(study=study, data=data)
+    return _with_comparison(result, comparison, **options), data.n_ratings
 
 
 def agreement_point_stage(*, study_id: int) -> PointStage | None:
@@ -216,6 +232,7 @@ def agreement_point_stage(*, study_id: int) -> PointStage | None:
         dimensions=data.dimensions,
         n_resamples=settings.AGREEMENT_BOOTSTRAP_RESAMPLES,
         seed=study.blinding_seed,
+        comparison=study_comparison_data(study=study, data=data),
     )
 
 
@@ -226,6 +243,9 @@ def agreement_interval_stage(*, stage: PointStage) -> bool:
         return False  # superseded already: spare the bootstrap
     result = with_intervals(
         stage.point, dimensions=stage.dimensions, n_resamples=stage.n_resamples, seed=stage.seed
+    )
+    result = _with_comparison(
+        result, stage.comparison, n_resamples=stage.n_resamples, seed=stage.seed
     )
     written = StudyAgreement.objects.filter(study_id=stage.study_id, computed=stage.target).update(
         result=result

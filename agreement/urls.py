@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import report_views, sample_size_views, views
 
 app_name = "agreement"
 
@@ -17,4 +17,12 @@ urlpatterns = [
         views.judge_calibration_page,
         name="judge_calibration",
     ),
+    path("s/<slug:slug>/report/", report_views.study_report_page, name="report"),
+    path("s/<slug:slug>/sample-size/", sample_size_views.study_sample_size, name="sample_size"),
+    path(
+        "s/<slug:slug>/report/stratum-shares/",
+        report_views.study_stratum_shares,
+        name="stratum_shares",
+    ),
+    path("s/<slug:slug>/report/bundle.zip", report_views.study_report_bundle, name="report_bundle"),
 ]

@@ -82,7 +82,13 @@ def _systems(study: Study) -> dict[tuple[int, str], str] | None:
     rows = BlindedLabel.objects.filter(test_case__study=study).values_list(
         "test_case_id", "label", "response__system__name"
     )
-    return {(case, label): name for case, label, name in rows.iterator()}
+    systems = {(case, label): name for case, label, name in rows.order_by("test_case_id", "label")}
+    # A case-level answer (a preference) concerns the pair: its systems in key order.
+    pairs: dict[int, list[str]] = {}
+    for (case, _), name in systems.items():
+        pairs.setdefault(case, []).append(name)
+    systems.update({(case, ""): " vs ".join(names) for case, names in pairs.items()})
+    return systems
 
 
 def _assignments(study: Study, *, rater: str | None = None, submitted_only: bool = False):
@@ -193,7 +199,11 @@ LONG_COLUMNS = [
     ("submitted_at", "When the rating was last submitted (ISO 8601, UTC)."),
     ("version", "Revision counter of the rater's work on the test case; rises on every save."),
 ]
-SYSTEM_COLUMN = ("system", "The system that wrote the response (only after unblinding).")
+SYSTEM_COLUMN = (
+    "system",
+    "The system that wrote the response (only after unblinding); on a case-level row such "
+    "as a preference, the pair in key order, 'A-system vs B-system'.",
+)
 
 
 def long_header(*, study: Study) -> list[str]:
@@ -315,7 +325,7 @@ def _long_row(study, common, column, entry, systems, *, test_case_id, label, sho
     }
     values = [row[name] for name, _ in LONG_COLUMNS]
     if systems is not None:
-        values.append(systems.get((test_case_id, label), "") if label else "")
+        values.append(systems.get((test_case_id, label), ""))
     return values
 
 

@@ -15,7 +15,8 @@ it allows), ``lists_items`` (the self-check sets what was listed side by side) a
   the stored answer ``{...value, "points": p}``.
 - reading back, from a stored value (``None`` when nothing was recorded):
   ``agreement_value(value, *, flipped) -> float | None``: the number Krippendorff's alpha
-  sees, in key order; None when unanswered.
+  sees, in key order; None when unanswered. ``agreement_values``: every number it can
+  give, in order (the full scale for weighted kappa, used or not).
   ``cell_out(value, *, flipped)``: what a worksheet cell shows ("" when nothing), and
   ``cell_in(text, *, header) -> raw answer`` for ``clean`` (``read_cell`` does both steps);
   ``cell_choices``/``cell_aliases``/``describe_choices()``/``describe_cell()`` say what a
@@ -181,6 +182,19 @@ class DimensionKind:
         """The stored answer for a raw one: cleaned, with its points."""
         value = self.clean(raw)
         return {**value, "points": self.points(value)}
+
+    def in_key_order(self, choice, *, flipped: bool):
+        """The recorded choice as the key orders the responses (only pairwise differs).
+
+        The same turn takes a value in key order to another order of the two responses
+        (the systems' order after unblinding): ``flipped`` says the two orders differ.
+        """
+        return choice
+
+    @property
+    def agreement_values(self) -> tuple[float, ...]:
+        """Every value ``agreement_value`` can give, in order: the scale's possible points."""
+        return tuple(sorted(float(v) for v in self.cell_choices))
 
     # --- the worksheet ---------------------------------------------------------------
 
@@ -601,10 +615,6 @@ class SingleChoice(DimensionKind):
     def points(self, value: dict) -> int:
         return 0
 
-    def in_key_order(self, choice, *, flipped: bool):
-        """The recorded choice as the key orders the responses (only pairwise differs)."""
-        return choice
-
     def _choice(self, value: dict | None, *, flipped: bool):
         choice = value.get("choice") if isinstance(value, dict) else None
         return None if choice is None else self.in_key_order(choice, flipped=flipped)
@@ -813,6 +823,10 @@ class CategoricalDimension(SingleChoice):
         choice = self._choice(value, flipped=flipped)
         codes = self.cell_choices
         return float(codes.index(choice)) if choice in codes else None
+
+    @property
+    def agreement_values(self) -> tuple[float, ...]:
+        return tuple(float(position) for position in range(len(self.categories)))
 
     def _option_rows(self) -> list[tuple]:
         return [(c.value, c.label, c.help) for c in self.categories]

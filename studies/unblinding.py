@@ -7,6 +7,7 @@ from django.utils import timezone
 from .errors import ApplicationError
 from .events import study_event_record
 from .models import Study, StudyEvent
+from .signals import analysis_inputs_announce
 
 
 class UnblindingError(ApplicationError):
@@ -36,4 +37,6 @@ def study_unblind(*, study: Study, actor: AbstractBaseUser, reason: str = "") ->
         protocol_fingerprint=study.protocol_fingerprint,
         unblinded_at=study.unblinded_at.isoformat(),
     )
+    # The analysis now reads preferences in the systems' order and estimates per system.
+    analysis_inputs_announce(study_id=study.pk, reason="unblinded")
     return study

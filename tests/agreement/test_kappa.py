@@ -63,7 +63,7 @@ def test_cohen_matches_sklearn_on_random_data(weights):
             else rng.integers(0, 6, n)
         )
         expected = sklearn_kappa(r1, r2, weights=weights, labels=labels)
-        assert cohen_kappa(r1, r2, weights, labels=labels) == pytest.approx(
+        assert cohen_kappa(r1, r2, weights, categories=labels) == pytest.approx(
             expected, abs=1e-12, nan_ok=True
         )
         # Default labels: the distinct ratings, as sklearn's default.
@@ -86,8 +86,8 @@ def test_weights_follow_the_order_of_labels(weights):
     r1, r2 = [3, 1, 2, 2, 3, 1], [3, 2, 2, 1, 1, 1]
     labels = [3, 1, 2]
     expected = sklearn_kappa(r1, r2, weights=weights, labels=labels)
-    assert cohen_kappa(r1, r2, weights, labels=labels) == pytest.approx(expected, abs=1e-12)
-    assert cohen_kappa(r1, r2, weights, labels=labels) != pytest.approx(
+    assert cohen_kappa(r1, r2, weights, categories=labels) == pytest.approx(expected, abs=1e-12)
+    assert cohen_kappa(r1, r2, weights, categories=labels) != pytest.approx(
         cohen_kappa(r1, r2, weights)
     )
 
@@ -114,8 +114,8 @@ def test_cohen_undefined_is_nan(weights):
     [
         (lambda: cohen_kappa([1, 2, 3], [1, 2]), "differ in length"),
         (lambda: cohen_kappa([1, 2], [1, 2], weights="cubic"), "weights must be"),
-        (lambda: cohen_kappa([1, 2], [1, 5], labels=[1, 2]), "one of the labels"),
-        (lambda: cohen_kappa([1, 2], [1, 2], labels=[1, 1, 2]), "distinct"),
+        (lambda: cohen_kappa([1, 2], [1, 5], categories=[1, 2]), "one of the categories"),
+        (lambda: cohen_kappa([1, 2], [1, 2], categories=[1, 1, 2]), "distinct"),
     ],
 )
 def test_cohen_rejects_bad_input(call, message):
@@ -221,3 +221,65 @@ def test_percent_agreement_is_fleiss_observed_agreement_on_complete_data():
     table = np.array(FLEISS_1971)
     observed = ((table * (table - 1)).sum(axis=1) / (6 * 5)).mean()
     assert percent_agreement(raters_by_units(FLEISS_1971)) == pytest.approx(observed, abs=1e-15)
+
+
+# The full set of categories and value distances --------------------------------------------
+
+
+@pytest.mark.parametrize("weights", ["linear", "quadratic"])
+def test_an_unused_interior_category_still_counts_in_the_weights(weights):
+    # A 1-5 scale on which nobody used 3: the categories that occur would shrink the gaps.
+    r1 = [1, 2, 4, 5, 5, 1, 2, 4, 4, 2]
+    r2 = [1, 2, 5, 5, 4, 2, 1, 4, 5, 2]
+    scale = [1, 2, 3, 4, 5]
+    full = cohen_kappa(r1, r2, weights, categories=scale)
+    assert full == pytest.approx(sklearn_kappa(r1, r2, weights=weights, labels=scale), abs=1e-12)
+    assert full != pytest.approx(cohen_kappa(r1, r2, weights), abs=1e-3)
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_categories_make_kappa_independent_of_the_values_that_occur(weights):
+    rng = np.random.default_rng(21)
+    scale = [0, 2, 4, 5]
+    for _ in range(20):
+        used = rng.choice(scale, size=rng.integers(2, 5), replace=False)
+        r1, r2 = rng.choice(used, size=15), rng.choice(used, size=15)
+        expected = sklearn_kappa(r1, r2, weights=weights, labels=scale)
+        assert cohen_kappa(r1, r2, weights, categories=scale) == pytest.approx(
+            expected, abs=1e-12, nan_ok=True
+        )
+
+
+@pytest.mark.parametrize("weights", ["linear", "quadratic"])
+def test_value_distances_weigh_by_the_values(weights):
+    # Band points 0, 2, 4, 5: the gap 4-5 is half the gap 0-2, unlike their positions.
+    r1 = np.array([0, 2, 4, 5, 5, 0, 2, 4, 4, 2, 5, 0])
+    r2 = np.array([0, 4, 5, 4, 5, 2, 2, 5, 4, 0, 2, 0])
+    scale = np.array([0, 2, 4, 5])
+    power = 1 if weights == "linear" else 2
+    w = np.abs(scale[:, None] - scale[None, :]) ** power
+    table = np.zeros((4, 4))
+    for a, b in zip(np.searchsorted(scale, r1), np.searchsorted(scale, r2), strict=True):
+        table[a, b] += 1
+    chance = np.outer(table.sum(1), table.sum(0)) / table.sum()
+    expected = 1 - (w * table).sum() / (w * chance).sum()
+    by_value = cohen_kappa(r1, r2, weights, categories=scale, distance="value")
+    assert by_value == pytest.approx(expected, abs=1e-12)
+    assert by_value != pytest.approx(cohen_kappa(r1, r2, weights, categories=scale), abs=1e-3)
+    # Positions of 0, 1, 2, 3 are the values of an evenly spaced scale: the two agree.
+    even = np.searchsorted(scale, r1), np.searchsorted(scale, r2)
+    assert cohen_kappa(*even, weights, categories=[0, 1, 2, 3], distance="value") == (
+        pytest.approx(cohen_kappa(r1, r2, weights, categories=scale), abs=1e-12)
+    )
+
+
+def test_value_distances_follow_a_falling_list_of_categories():
+    r1, r2 = [5, 4, 2, 0, 4, 2], [4, 4, 0, 0, 5, 2]
+    rising = cohen_kappa(r1, r2, "linear", categories=[0, 2, 4, 5], distance="value")
+    falling = cohen_kappa(r1, r2, "linear", categories=[5, 4, 2, 0], distance="value")
+    assert rising == pytest.approx(falling, abs=1e-12)
+
+
+def test_distance_must_be_known():
+    with pytest.raises(ValueError, match="distance must be"):
+        cohen_kappa([1, 2], [1, 2], "linear", distance="rank")

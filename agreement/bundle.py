@@ -1,0 +1,44 @@
+"""The report bundle: one zip with the exports, the data dictionary, the study's
+configuration (seeds, fingerprint), the report as HTML and every number as results.json."""
+
+import json
+import zipfile
+from typing import IO
+
+from annotation import exports
+from studies.models import Study
+from studies.selectors import study_protocol_document
+
+README = """Concord report bundle for {name}
+
+report.html          the study report as shown in Concord (open it in a browser)
+results.json         every number on the report
+configuration.json   the study's settings, blinding seed, protocol fingerprint and document
+{files}
+The data dictionary explains every column of the exports.
+"""
+
+
+def report_bundle_write(*, study: Study, report: dict, report_html: str, file: IO[bytes]) -> None:
+    """Write the bundle; the unblinding key goes in only once the study is unblinded."""
+    unblinded = exports.is_unblinded(study)
+    formats = [exports.WORKSHEET_CSV, exports.LONG_CSV, exports.DICTIONARY_MD]
+    if unblinded:
+        formats.append(exports.KEY_CSV)
+    configuration = {
+        "study": report["study"],
+        "blinding": report["blinding"],
+        "design": report["design"],
+        # The frozen protocol holds the key: only its fingerprint until unblinding.
+        "protocol": study_protocol_document(study=study) if unblinded else None,
+    }
+    names = [exports.export_filename(study=study, fmt=fmt) for fmt in formats]
+    with zipfile.ZipFile(file, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+        bundle.writestr("report.html", report_html)
+        bundle.writestr("results.json", json.dumps(report, indent=2, default=str))
+        bundle.writestr("configuration.json", json.dumps(configuration, indent=2, default=str))
+        for fmt, name in zip(formats, names, strict=True):
+            with bundle.open(name, "w") as member:
+                exports.export_write(study=study, fmt=fmt, file=member)
+        listing = "".join(f"{name}\n" for name in names)
+        bundle.writestr("README.txt", README.format(name=study.name, files=listing))

@@ -1,0 +1,90 @@
+"""The analysis plan a coordinator sets: the strata's real shares (all-or-nothing)."""
+
+import math
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from studies.errors import ApplicationError
+from studies.events import study_event_record
+from studies.models import Study, StudyEvent
+from studies.signals import analysis_inputs_announce
+
+from .models import AnalysisPlan
+
+MAX_TEXT = 5_000
+MAX_STRATA = 100
+NO_STRATUM = "(none)"  # how the cases without a stratum are named here
+
+
+class AnalysisPlanError(ApplicationError):
+    """The shares cannot be used; the message says why."""
+
+
+def stratum_shares_parse(*, text: str, strata: list[str]) -> dict[str, float]:
+    """ "stratum: share" per line (a percentage, e.g. 70, or a fraction, 0.7) -> {stratum:
+    fraction}. Every stratum of the sample once, shares summing to 100%; empty = none."""
+    if len(text) > MAX_TEXT:
+        raise AnalysisPlanError(f"Give at most {MAX_TEXT} characters.")
+    lines = [line.strip() for line in text.replace("\x00", "").splitlines() if line.strip()]
+    if not lines:
+        return {}
+    if len(lines) > MAX_STRATA:
+        raise AnalysisPlanError(f"Give at most {MAX_STRATA} strata.")
+    shares: dict[str, float] = {}
+    for number, line in enumerate(lines, start=1):
+        name, sep, value = line.rpartition(":")
+        name = name.strip()
+        name = "" if name == NO_STRATUM else name
+        if not sep or (not name and NO_STRATUM not in line):
+            raise AnalysisPlanError(f"Line {number}: write 'stratum: share', e.g. 'policy: 70'.")
+        try:
+            share = float(value.strip().rstrip("%"))
+        except ValueError:
+            raise AnalysisPlanError(
+                f"Line {number}: {value.strip()[:20]!r} is not a number."
+            ) from None
+        if not math.isfinite(share) or share <= 0 or share > 100:
+            raise AnalysisPlanError(f"Line {number}: a share lies above 0 and at most 100%.")
+        if name not in strata:
+            raise AnalysisPlanError(f"Line {number}: the sample has no stratum {name[:50]!r}.")
+        if name in shares:
+            raise AnalysisPlanError(f"Line {number}: {name[:50]!r} is given twice.")
+        shares[name] = share
+    missing = [s or NO_STRATUM for s in strata if s not in shares]
+    if missing:
+        raise AnalysisPlanError(
+            f"Give a share for every stratum; missing: {', '.join(missing)[:200]}."
+        )
+    total = sum(shares.values())
+    scale = 100.0 if total > 1.0 + 1e-9 else 1.0
+    if abs(total / scale - 1.0) > 0.005:
+        raise AnalysisPlanError(f"The shares add up to {total:g}; they must add up to 100%.")
+    return {name: share / total for name, share in shares.items()}
+
+
+@transaction.atomic
+def stratum_shares_set(*, study: Study, actor: AbstractBaseUser, text: str) -> AnalysisPlan:
+    """Store the strata's shares, record it in the study's history and ask for a recompute."""
+    strata = sorted(set(study.test_cases.in_sample().values_list("stratum", flat=True)))
+    shares = stratum_shares_parse(text=text, strata=strata)
+    plan, _ = AnalysisPlan.objects.select_for_update().get_or_create(study=study)
+    if plan.stratum_shares == shares:
+        return plan
+    plan.stratum_shares = shares
+    plan.save(update_fields=["stratum_shares", "updated_at"])
+    study_event_record(
+        study=study,
+        actor=actor,
+        kind=StudyEvent.Kind.SETTINGS_CHANGED,
+        reason="Stratum shares for the overall estimate"
+        + (": " + ", ".join(f"{k} {v:.1%}" for k, v in shares.items()) if shares else " removed"),
+    )
+    analysis_inputs_announce(study_id=study.pk, reason="stratum shares")
+    return plan
+
+
+def stratum_shares_text(*, study: Study) -> str:
+    plan = AnalysisPlan.objects.filter(study=study).first()
+    shares = plan.stratum_shares if plan else {}
+    return "\n".join(f"{name or NO_STRATUM}: {100 * share:g}" for name, share in shares.items())

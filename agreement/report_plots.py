@@ -1,0 +1,210 @@
+"""The report's charts as SVG markup drawn on the server (no script, no CDN, prints as is).
+
+Every text is escaped here; the page marks the returned markup safe. Pure Python.
+"""
+
+import math
+from html import escape
+
+PALETTE = ("#1f5fa8", "#d9822b", "#2f8f5b", "#8e44ad", "#c0392b", "#7f8c8d")
+WIDTH = 640
+ROW = 30
+LEFT = 260
+RIGHT = 30
+TOP = 24
+BOTTOM = 34
+
+
+def _svg(height: int, label: str, body: list[str]) -> str:
+    return (
+        f'<svg class="report-chart" viewBox="0 0 {WIDTH} {height}" width="100%" role="img" '
+        f'aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg" font-size="12" '
+        f'font-family="system-ui, sans-serif"><title>{escape(label)}</title>{"".join(body)}</svg>'
+    )
+
+
+def _ticks(low: float, high: float, count: int = 5) -> list[float]:
+    span = high - low
+    if span <= 0:
+        return [low]
+    raw = span / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    first = math.ceil(low / step) * step
+    return [round(first + i * step, 10) for i in range(int((high - first) / step + 1e-9) + 1)]
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}" if abs(value) >= 0.01 or value == 0 else f"{value:.2g}"
+
+
+def forest(
+    rows: list[dict], *, label: str, low: float, high: float, lines: tuple = (), unit: str = ""
+) -> str:
+    """Point estimates with interval whiskers, one row each: [{"name", "value", "low",
+    "high"}]; ``lines`` are reference values (thresholds, 0.5, 0) drawn dashed."""
+    values = [
+        v for r in rows for v in (r.get("value"), r.get("low"), r.get("high")) if v is not None
+    ]
+    low, high = min([low, *values]), max([high, *values])
+    if high <= low:
+        high = low + 1
+    plot = WIDTH - LEFT - RIGHT
+    height = TOP + ROW * max(len(rows), 1) + BOTTOM
+
+    def x(v: float) -> float:
+        return round(LEFT + (v - low) / (high - low) * plot, 1)
+
+    body = []
+    axis = height - BOTTOM + 6
+    for tick in _ticks(low, high):
+        body.append(
+            f'<line x1="{x(tick)}" x2="{x(tick)}" y1="{TOP - 6}" y2="{axis}" stroke="#e3e3e3"/>'
+            f'<text x="{x(tick)}" y="{axis + 14}" text-anchor="middle">'
+            f"{_fmt(tick)}{escape(unit)}</text>"
+        )
+    for value in lines:
+        body.append(
+            f'<line x1="{x(value)}" x2="{x(value)}" y1="{TOP - 10}" y2="{axis}" '
+            f'stroke="#b03a2e" stroke-dasharray="4 3"/>'
+            f'<text x="{x(value)}" y="{TOP - 12}" text-anchor="middle" fill="#b03a2e">'
+            f"{_fmt(value)}</text>"
+        )
+    for index, row in enumerate(rows):
+        y = TOP + ROW * index + ROW / 2
+        color = row.get("color") or PALETTE[0]
+        body.append(
+            f'<text x="{LEFT - 8}" y="{y + 4}" text-anchor="end">'
+            f"{escape(str(row['name'])[:42])}</text>"
+        )
+        if row.get("low") is not None and row.get("high") is not None:
+            body.append(
+                f'<line x1="{x(row["low"])}" x2="{x(row["high"])}" y1="{y}" y2="{y}" '
+                f'stroke="{color}" stroke-width="2"/>'
+            )
+        if row.get("value") is not None:
+            body.append(f'<circle cx="{x(row["value"])}" cy="{y}" r="5" fill="{color}"/>')
+        else:
+            body.append(f'<text x="{LEFT + 4}" y="{y + 4}" fill="#666">undefined</text>')
+    return _svg(height, label, body)
+
+
+def grouped_bars(groups: list[str], series: list[dict], *, label: str) -> str:
+    """Counts per group (x) and series (one bar each, coloured), with a legend:
+    series = [{"name", "counts": [one per group]}]."""
+    peak = max([1, *(c for s in series for c in s["counts"])])
+    left, plot_height = 50, 150
+    height = TOP + plot_height + BOTTOM + 18 * math.ceil(len(series) / 3)
+    plot = WIDTH - left - RIGHT
+    slot = plot / max(len(groups), 1)
+    bar = max(2.0, (slot * 0.8) / max(len(series), 1))
+    base = TOP + plot_height
+    body = [f'<line x1="{left}" x2="{WIDTH - RIGHT}" y1="{base}" y2="{base}" stroke="#999"/>']
+    for tick in _ticks(0, peak, 4):
+        y = round(base - tick / peak * plot_height, 1)
+        body.append(
+            f'<line x1="{left}" x2="{WIDTH - RIGHT}" y1="{y}" y2="{y}" stroke="#eee"/>'
+            f'<text x="{left - 6}" y="{y + 4}" text-anchor="end">{_fmt(tick)}</text>'
+        )
+    for g, group in enumerate(groups):
+        x0 = left + slot * g + slot * 0.1
+        for s, item in enumerate(series):
+            count = item["counts"][g]
+            h = round(count / peak * plot_height, 1)
+            body.append(
+                f'<rect x="{round(x0 + bar * s, 1)}" y="{base - h}" width="{round(bar - 1, 1)}" '
+                f'height="{h}" fill="{PALETTE[s % len(PALETTE)]}"><title>{escape(item["name"])} '
+                f"{escape(str(group))}: {count}</title></rect>"
+            )
+        body.append(
+            f'<text x="{round(left + slot * (g + 0.5), 1)}" y="{base + 14}" text-anchor="middle">'
+            f"{escape(str(group))}</text>"
+        )
+    for s, item in enumerate(series):
+        lx, ly = left + (s % 3) * 190, base + 30 + 18 * (s // 3)
+        body.append(
+            f'<rect x="{lx}" y="{ly - 9}" width="10" height="10" '
+            f'fill="{PALETTE[s % len(PALETTE)]}"/>'
+            f'<text x="{lx + 14}" y="{ly}">{escape(item["name"][:28])}</text>'
+        )
+    return _svg(height, label, body)
+
+
+def histogram(values: list[float], *, label: str, bins: int = 15, unit: str = "") -> str:
+    """A histogram of per-case values with a dashed line at 0."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return _svg(60, label, ['<text x="10" y="30">No paired cases yet.</text>'])
+    low, high = min(values + [0.0]), max(values + [0.0])
+    if high == low:
+        high = low + 1
+    width = (high - low) / bins
+    counts = [0] * bins
+    for v in values:
+        counts[min(int((v - low) / width), bins - 1)] += 1
+    groups = [_fmt(round(low + width * (i + 0.5), 2)) for i in range(bins)]
+    return grouped_bars(groups, [{"name": f"cases{unit}", "counts": counts}], label=label)
+
+
+def scatter(
+    points: list[tuple[float, float]],
+    *,
+    label: str,
+    x_label: str,
+    y_label: str,
+    line: tuple[float, float] | None = None,
+    curve=None,
+) -> str:
+    """Points with an optional fitted line (intercept, slope) or curve (a function of x)."""
+    points = [(x, y) for x, y in points if x is not None and y is not None]
+    left, plot_height = 60, 220
+    height = TOP + plot_height + BOTTOM + 14
+    if not points:
+        return _svg(60, label, ['<text x="10" y="30">No points yet.</text>'])
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    x_low, x_high = min(xs), max(xs)
+    y_low, y_high = min(ys + [0.0]), max(ys + [1.0])
+    x_high = x_high if x_high > x_low else x_low + 1
+    plot = WIDTH - left - RIGHT
+    base = TOP + plot_height
+
+    def px(v):
+        return round(left + (v - x_low) / (x_high - x_low) * plot, 1)
+
+    def py(v):
+        return round(base - (v - y_low) / (y_high - y_low) * plot_height, 1)
+
+    body = [
+        f'<line x1="{left}" x2="{WIDTH - RIGHT}" y1="{base}" y2="{base}" stroke="#999"/>',
+        f'<line x1="{left}" x2="{left}" y1="{TOP}" y2="{base}" stroke="#999"/>',
+    ]
+    for tick in _ticks(x_low, x_high):
+        body.append(
+            f'<text x="{px(tick)}" y="{base + 14}" text-anchor="middle">{_fmt(tick)}</text>'
+        )
+    for tick in _ticks(y_low, y_high, 4):
+        body.append(
+            f'<text x="{left - 6}" y="{py(tick) + 4}" text-anchor="end">{_fmt(tick)}</text>'
+        )
+    body.append(
+        f'<text x="{left + plot / 2}" y="{base + 30}" text-anchor="middle">{escape(x_label)}</text>'
+        f'<text x="12" y="{TOP + plot_height / 2}" text-anchor="middle" '
+        f'transform="rotate(-90 12 {TOP + plot_height / 2})">{escape(y_label)}</text>'
+    )
+    for x, y in points:
+        body.append(
+            f'<circle cx="{px(x)}" cy="{py(y)}" r="3" fill="{PALETTE[0]}" fill-opacity="0.55"/>'
+        )
+    if line is not None:
+        intercept, slope = line
+        body.append(
+            f'<line x1="{px(x_low)}" x2="{px(x_high)}" y1="{py(intercept + slope * x_low)}" '
+            f'y2="{py(intercept + slope * x_high)}" stroke="{PALETTE[1]}" stroke-width="2"/>'
+        )
+    if curve is not None:
+        steps = [x_low + (x_high - x_low) * i / 40 for i in range(41)]
+        path = " ".join(f"{px(x)},{py(curve(x))}" for x in steps)
+        body.append(
+            f'<polyline points="{path}" fill="none" stroke="{PALETTE[1]}" stroke-width="2"/>'
+        )
+    return _svg(height, label, body)

@@ -1,0 +1,168 @@
+"""The study report page, its printable form and the zip bundle."""
+
+import io
+import math
+from pathlib import Path
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.staticfiles import finders
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_POST
+
+from studies import access
+from studies.errors import ApplicationError
+
+from .bundle import report_bundle_write
+from .plan import stratum_shares_set, stratum_shares_text
+from .report import study_report
+from .report_plots import PALETTE, forest, grouped_bars, histogram, scatter
+
+
+def report_charts(report: dict) -> dict:
+    """The report's charts as SVG markup (escaped in report_plots, so safe to show)."""
+    charts = {}
+    dimensions = report["agreement"]["dimensions"]
+    if dimensions:
+        charts["agreement"] = forest(
+            [
+                {
+                    "name": d["name"],
+                    "value": d.get("alpha"),
+                    "low": d.get("low"),
+                    "high": d.get("high"),
+                }
+                for d in dimensions
+            ],
+            label="Krippendorff's alpha per dimension with 95% bootstrap intervals",
+            low=0.0,
+            high=1.0,
+            lines=(0.667, 0.8),
+        )
+    comparison = report.get("comparison")
+    if not comparison:
+        return {key: mark_safe(value) for key, value in charts.items()}  # noqa: S308
+    charts["means"] = forest(
+        [
+            {
+                "name": f"{row['name']}: {s['system']}",
+                "value": s["mean"],
+                "low": s["low"],
+                "high": s["high"],
+                "color": _color(i),
+            }
+            for row in comparison["per_system"][:6]
+            for i, s in enumerate(row["systems"])
+        ],  # fmt: skip
+        label="Mean score per system with 95% bootstrap intervals over test cases",
+        low=0.0,
+        high=0.0,
+    )
+    charts["distributions"] = [
+        (
+            d["name"],
+            grouped_bars(
+                [f"{v:g}" for v in d["values"]],
+                [{"name": s["system"], "counts": s["counts"]} for s in d["systems"]],
+                label=f"{d['name']}: how often each score was given, per system",
+            ),
+        )
+        for d in comparison["distributions"]
+    ]
+    if comparison["cases_plot"]:
+        first = comparison["cases_plot"][0]
+        charts["differences"] = histogram(
+            first["differences"],
+            label=f"Per test case: total of {first['second']} minus total of {first['first']}",
+        )
+    wins = [
+        {"name": f"{p['name']}: {pair['second']} over {pair['first']}",
+         "value": pair["items"]["rate"], "low": pair["items"]["boot_low"],
+         "high": pair["items"]["boot_high"]}
+        for p in comparison["preferences"] for pair in p["pairs"]
+    ]  # fmt: skip
+    if wins:
+        charts["win_rate"] = forest(
+            wins,
+            label="Win rate without ties, 95% bootstrap interval over test cases",
+            low=0.0,
+            high=1.0,
+            lines=(0.5,),
+        )
+    length = comparison["length"]
+    fit = length["score"]
+    charts["length_score"] = scatter(
+        [(p["length"], p["score"]) for p in length["points"]],
+        label="Length difference against total score difference, per test case",
+        x_label="length difference (characters, second minus first system)",
+        y_label="score difference",
+        line=(fit["intercept"], fit["slope"] / 100.0) if fit["slope"] is not None else None,
+    )
+    preference = length.get("preference")
+    if preference and preference["points"]:
+        curve = None
+        if preference["slope"] is not None:
+            a, b = preference["intercept"], preference["slope"] / 100.0
+            curve = lambda x: 1.0 / (1.0 + math.exp(-(a + b * x)))  # noqa: E731
+        charts["length_preference"] = scatter(
+            [(p["length"], p["second_preferred"]) for p in preference["points"]],
+            label="Length difference against the preference verdict (1 = second system)",
+            x_label="length difference (characters, second minus first system)",
+            y_label="second system preferred",
+            curve=curve,
+        )
+    safe = {key: mark_safe(value) for key, value in charts.items() if key != "distributions"}  # noqa: S308
+    safe["distributions"] = [(name, mark_safe(svg)) for name, svg in charts["distributions"]]  # noqa: S308
+    return safe
+
+
+def _color(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+@login_required
+def study_report_page(request, slug):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    report = study_report(study=study)
+    return render(
+        request,
+        "agreement/report.html",
+        {
+            "study": study,
+            "report": report,
+            "charts": report_charts(report),
+            "shares_text": stratum_shares_text(study=study),
+        },
+    )
+
+
+@login_required
+@require_POST
+def study_stratum_shares(request, slug):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    try:
+        stratum_shares_set(study=study, actor=request.user, text=request.POST.get("shares", ""))
+    except ApplicationError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, "Stratum shares saved; the estimates are recomputed.")
+    return redirect("agreement:report", slug=study.slug)
+
+
+@login_required
+def study_report_bundle(request, slug):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    report = study_report(study=study)
+    css = Path(finders.find("css/report.css")).read_text(encoding="utf-8")
+    html = render_to_string(
+        "agreement/report_file.html",
+        {"study": study, "report": report, "charts": report_charts(report), "css": css},
+    )
+    buffer = io.BytesIO()
+    report_bundle_write(study=study, report=report, report_html=html, file=buffer)
+    response = HttpResponse(buffer.getvalue(), content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-report.zip"'
+    return response

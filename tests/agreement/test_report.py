@@ -1,0 +1,85 @@
+"""The study report: nothing about systems before unblinding; the estimates, checklist and
+bundle after it; coordinators only."""
+
+import io
+import json
+import zipfile
+
+import pytest
+from django.urls import reverse
+
+from tests.payloads import (
+    SYSTEMS,
+    close_and_unblind,
+    coordinator_of,
+    study_with_systems,
+    submit_all,
+)
+
+from ..factories import UserFactory
+
+
+@pytest.fixture
+def rated_study(db, settings):
+    settings.AGREEMENT_BOOTSTRAP_RESAMPLES = 200
+    study = study_with_systems(cases=6, consented=True)
+    submit_all(study)
+    return study
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_report_before_unblinding_names_no_system_and_shows_no_estimate(client, rated_study):
+    client.force_login(rated_study.lead)
+    page = client.get(reverse("agreement:report", args=[rated_study.slug]))
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert all(system not in html for system in SYSTEMS)
+    assert 'id="report-blinded"' in html
+    assert "Estimates are computed after unblinding" in html
+    assert "withheld until unblinding" in html  # the blinding seed
+    bundle = client.get(reverse("agreement:report_bundle", args=[rated_study.slug]))
+    with zipfile.ZipFile(io.BytesIO(bundle.content)) as archive:
+        names = archive.namelist()
+        assert not any(name.endswith("-key.csv") for name in names)
+        for name in names:
+            text = archive.read(name).decode("utf-8", errors="replace")
+            assert all(system not in text for system in SYSTEMS), name
+
+
+@pytest.mark.django_db(transaction=True)
+def test_after_unblinding_the_report_has_the_estimates_and_the_bundle_every_number(
+    client, rated_study
+):
+    close_and_unblind(rated_study)
+    client.force_login(rated_study.lead)
+    html = client.get(reverse("agreement:report", args=[rated_study.slug])).content.decode()
+    assert all(system in html for system in SYSTEMS)
+    assert "Primary:" in html and "Holm-adjusted p" in html
+    assert html.count("<svg") >= 4
+    assert 'data-checklist="estimates" data-done="yes"' in html
+    bundle = client.get(reverse("agreement:report_bundle", args=[rated_study.slug]))
+    assert bundle["Content-Type"] == "application/zip"
+    with zipfile.ZipFile(io.BytesIO(bundle.content)) as archive:
+        names = set(archive.namelist())
+        slug = rated_study.slug
+        assert {"report.html", "results.json", "configuration.json", "README.txt"} <= names
+        assert {f"{slug}-long.csv", f"{slug}-data-dictionary.md", f"{slug}-key.csv"} <= names
+        results = json.loads(archive.read("results.json"))
+        configuration = json.loads(archive.read("configuration.json"))
+    assert results["comparison"]["systems"] == sorted(SYSTEMS)
+    assert configuration["blinding"]["seed"] == rated_study.blinding_seed
+    assert [item["key"] for item in results["checklist"]][:2] == ["systems", "sampling"]
+
+
+@pytest.mark.django_db
+def test_only_the_studys_coordinators_reach_the_report(client):
+    study = study_with_systems(cases=2)
+    rater = study.memberships.filter(role="rater").first().user
+    for url in (reverse("agreement:report", args=[study.slug]),
+                reverse("agreement:report_bundle", args=[study.slug])):  # fmt: skip
+        client.force_login(UserFactory())
+        assert client.get(url).status_code == 404
+        client.force_login(rater)
+        assert client.get(url).status_code == 403
+        client.force_login(coordinator_of(study))
+        assert client.get(url).status_code == 200

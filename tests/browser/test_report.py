@@ -1,0 +1,60 @@
+"""The demo study's report after unblinding: every checklist item filled, printable."""
+
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from playwright.sync_api import expect
+
+from studies.models import Study
+from studies.unblinding import study_unblind
+
+from .accessibility import assert_accessible, assert_fits
+from .conftest import SCREENSHOTS, sign_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def demo(settings):
+    settings.AGREEMENT_BOOTSTRAP_RESAMPLES = 500
+    call_command("load_demo", verbosity=0)
+    study = Study.objects.get(slug="reference-demo")
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED)
+    study.refresh_from_db()
+    return study_unblind(study=study, actor=study.lead)
+
+
+def test_the_demo_report_after_unblinding_is_complete_and_prints(browser, page, live_server, demo):
+    sign_in(page, live_server, "coordinator", "concord-demo")
+    page.goto(f"{live_server.url}/s/{demo.slug}/report/")
+    rows = page.locator("tr[data-checklist]")
+    expect(rows).to_have_count(12)
+    missing = page.locator('tr[data-checklist][data-done="no"]')
+    assert missing.count() == 0, missing.all_inner_texts()
+    expect(page.locator("#section-estimates")).to_contain_text("Primary:")
+    expect(page.locator("#section-estimates svg.report-chart").first).to_be_visible()
+    for system in demo.systems.values_list("name", flat=True):
+        expect(page.locator("#section-systems")).to_contain_text(system)
+    assert_accessible(page, name="report")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "report.png"), full_page=True)
+    # Print to PDF as the browser's Print does: the print stylesheet drops the navigation.
+    page.emulate_media(media="print")
+    expect(page.locator("nav.navbar")).to_be_hidden()
+    expect(page.locator(".report-actions").first).to_be_hidden()
+    expect(page.locator("#id_shares")).to_be_hidden()
+    page.screenshot(path=str(SCREENSHOTS / "report-print.png"), full_page=True)
+    pdf = Path(SCREENSHOTS / "report.pdf")
+    page.pdf(path=str(pdf), format="A4", print_background=True)
+    assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 20_000
+
+
+def test_the_report_fits_a_phone(browser, live_server, demo):
+    context = browser.new_context(viewport={"width": 375, "height": 800})
+    page = context.new_page()
+    sign_in(page, live_server, "coordinator", "concord-demo")
+    page.goto(f"{live_server.url}/s/{demo.slug}/report/")
+    assert_fits(page)
+    page.screenshot(path=str(SCREENSHOTS / "report-phone.png"), full_page=False)
+    context.close()
