@@ -189,12 +189,12 @@ def kappa_with_interval(
     shared = ~np.isnan(judge) & ~np.isnan(humans)
     first, second = judge[shared], humans[shared]
     n = int(shared.sum())
-    kappa = cohen_kappa(first, second, labels=LABELS) if n else float("nan")
+    kappa = cohen_kappa(first, second, categories=LABELS) if n else float("nan")
     low = high = float("nan")
     if n >= 2 and n_resamples:
         rng = np.random.default_rng(seed)
         draws = rng.integers(0, n, size=(n_resamples, n))
-        values = np.array([cohen_kappa(first[d], second[d], labels=LABELS) for d in draws])
+        values = np.array([cohen_kappa(first[d], second[d], categories=LABELS) for d in draws])
         values = values[~np.isnan(values)]
         if values.size:
             low, high = (float(v) for v in np.quantile(values, [0.025, 0.975]))
