@@ -96,7 +96,7 @@ def judge_calibration(*, study: Study, judge: Judge, n_resamples: int = 1000) ->
         data = study_ratings(study=study, pilot=study.current_phase == "pilot")
         found = next((d for d in data.dimensions if d.key == dimension.key), None)
         if found is not None:
-            raters, human = data.raters, np.sign(found.matrix)
+            raters, human = data.raters, np.sign(found.key_matrix)
     majority = judges.human_majority(human) if len(raters) else np.full(len(cases), np.nan)
     with_majority = judges.kappa_with_interval(
         judge_prefs, majority, n_resamples=n_resamples, seed=study.blinding_seed

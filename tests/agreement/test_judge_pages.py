@@ -238,3 +238,20 @@ def test_judge_outputs_export_apart_in_key_order_without_system_names(client, st
     assert first["TC-001", "BA"]["verdict_as_shown"] == "B"
     assert first["TC-001", "BA"]["preferred_key_label"] == "A"
     assert "alpha" not in body and "beta" not in body
+
+
+def test_calibration_reads_the_humans_in_key_order_after_unblinding(client, study):
+    """Unblinding turns preferences to the systems' order for agreement; the judge's
+    verdicts stay in key order, so the comparison must not change with it."""
+    client.force_login(study.lead)
+    upload(client, study, "judge.jsonl", outputs_jsonl())
+    judge = Judge.objects.get()
+    url = reverse("agreement:judge_calibration", args=[study.slug, judge.uuid])
+    before = client.get(url).context["report"]
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.UNBLINDED)
+    after = client.get(url).context["report"]
+    assert after["majority"]["kappa"] == pytest.approx(before["majority"]["kappa"])
+    assert [row["kappa"] for row in after["per_rater"]] == pytest.approx(
+        [row["kappa"] for row in before["per_rater"]]
+    )
+    assert after["n_disagreements"] == before["n_disagreements"]
