@@ -171,6 +171,12 @@ def study_protocol_document(*, study: Study) -> dict:
             "min_dimensions": study.success_min_dimensions,
         },
         "quality_control": _quality_document(study),
+        # How the rating screen asks for the answer (frozen with the rest, see
+        # ``services.PROTOCOL_FIELDS``).
+        "rating_screen": {
+            "explanation_first": study.explanation_first,
+            "case_layout": study.case_layout,
+        },
     }
 
 
