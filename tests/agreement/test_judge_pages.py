@@ -14,7 +14,8 @@ from agreement.models import Judge, JudgeOutput
 from agreement.selectors import study_ratings
 from annotation.services import assignments_create_all, rating_submit
 from studies import services as study_services
-from studies.models import Membership, Study
+from studies.models import Membership, Study, StudyEvent
+from studies.selectors import study_setup_events
 from studies.services import membership_add, study_create
 
 from ..factories import UserFactory, make_cases
@@ -255,3 +256,24 @@ def test_calibration_reads_the_humans_in_key_order_after_unblinding(client, stud
         [row["kappa"] for row in before["per_rater"]]
     )
     assert after["n_disagreements"] == before["n_disagreements"]
+
+
+def test_judge_imports_and_templates_are_in_the_history(client, study):
+    client.force_login(study.lead)
+    upload(client, study, "judge.jsonl", outputs_jsonl())
+    client.post(
+        reverse("agreement:judges", args=[study.slug]),
+        {"action": "template", "name": "short", "text": "Q: {question}\n1) {step_a}\n2) {step_b}"},
+    )
+    refused = client.post(
+        reverse("agreement:judges", args=[study.slug]),
+        {"action": "template", "name": "bad", "text": "Judge {candidate}"},
+    )
+    assert refused.status_code == 400
+    imported = study.events.get(kind=StudyEvent.Kind.JUDGE_OUTPUTS_IMPORTED)
+    assert imported.actor == study.lead
+    assert imported.detail["rows"] == 12 and imported.detail["judges"] == ["judge-1"]
+    saved = study.events.filter(kind=StudyEvent.Kind.JUDGE_TEMPLATE_SAVED)
+    assert [event.detail["name"] for event in saved] == ["short"]  # the refused one is not
+    history = [row["what"] for row in study_setup_events(study=study)]
+    assert any(text.startswith("Judge outputs imported: 12 from judge.jsonl") for text in history)
