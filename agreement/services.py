@@ -334,10 +334,17 @@ def judge_outputs_import(
         raise JudgeImportError(problems)
     now = timezone.now()
     names = sorted({row.judge for row in rows})
-    existing = {judge.name: judge for judge in study.judges.filter(name__in=names)}
-    for name in names:
-        if name not in existing:
-            existing[name] = Judge.objects.create(study=study, name=name)
+    # Two imports naming the same new judge at once: both create it (one is a no-op), then
+    # each locks the judges it writes, in one order, so the second waits for the first.
+    Judge.objects.bulk_create(
+        [Judge(study=study, name=name) for name in names], ignore_conflicts=True
+    )
+    existing = {
+        judge.name: judge
+        for judge in Judge.objects.select_for_update()
+        .filter(study=study, name__in=names)
+        .order_by("pk")
+    }
     outputs = []
     for row in rows:
         try:

@@ -1,17 +1,21 @@
 """LLM judges end to end: prompt export, output import, calibration against scikit-learn."""
 
+import contextlib
 import csv
 import io
 import json
+import threading
 
 import numpy as np
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
 from agreement.models import Judge, JudgeOutput
 from agreement.selectors import study_ratings
+from agreement.services import judge_outputs_import
 from annotation.services import assignments_create_all, rating_submit
 from studies import services as study_services
 from studies.blinding import judge_prompt_swapped
@@ -300,3 +304,38 @@ def test_judge_imports_and_templates_are_in_the_history(client, study):
     assert [event.detail["name"] for event in saved] == ["short"]  # the refused one is not
     history = [row["what"] for row in study_setup_events(study=study)]
     assert any(text.startswith("Judge outputs imported: 12 from judge.jsonl") for text in history)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_imports_of_a_new_judge_at_once_both_succeed(study, monkeypatch):
+    """Two coordinators import outputs naming the same new judge at the same moment: the
+    second waits for the first instead of failing on the judge's unique name."""
+    real = JudgeOutput.objects.bulk_create
+    arrived = threading.Barrier(2, timeout=30)
+
+    def after_both_arrived(*args, **kwargs):
+        with contextlib.suppress(threading.BrokenBarrierError):
+            arrived.wait(timeout=2)  # the second import is blocked by the first's locks
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(JudgeOutput.objects, "bulk_create", after_both_arrived)
+    errors = []
+
+    def run():
+        try:
+            judge_outputs_import(
+                study=study, filename="o.jsonl", data=outputs_jsonl(study, judge="new-judge")
+            )
+        except Exception as error:  # noqa: BLE001 - any failure is the finding
+            errors.append(repr(error))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert Judge.objects.filter(study=study, name="new-judge").count() == 1
+    assert JudgeOutput.objects.filter(judge__study=study).count() == 12
