@@ -291,11 +291,30 @@ def _gold_groups(rows, *, column: dict, cases: dict) -> tuple[dict, list[str]]:
     return grouped, problems
 
 
+def _sample_case_systems(study: Study) -> list[str]:
+    """The systems an added case should have to look like the sample: its most common set
+    (every system, or in an arena-style study the commonest pairing)."""
+    by_case: dict[int, list[str]] = {}
+    rows = (
+        study.test_cases.in_sample()
+        .order_by("pk", "responses__system__name")
+        .values_list("pk", "responses__system__name")
+    )
+    for case_pk, system in rows.iterator(chunk_size=5000):
+        if system is not None:
+            by_case.setdefault(case_pk, []).append(system)
+    sets = Counter(tuple(systems) for systems in by_case.values())
+    if sets:
+        return list(sets.most_common(1)[0][0])
+    return sorted(study.systems.values_list("name", flat=True))
+
+
 @transaction.atomic
 def attention_check_create(
     *, study: Study, case_id: str, prompt: str, text: str, actor, stratum: str | None = None
 ) -> TestCase:
-    """Add an attention check: every system's response is the instructed text, and the
+    """Add an attention check: each response is the instructed text (as many responses, of
+    the same systems, as the sample's commonest case has), and the
     expected answer of every dimension is what that text asks for (its kind says what).
 
     Raters see a case's stratum, so the check takes one like the sample's (the most common,
@@ -314,7 +333,7 @@ def attention_check_create(
     if stratum is None:
         strata = Counter(study.test_cases.in_sample().values_list("stratum", flat=True))
         stratum = strata.most_common(1)[0][0] if strata else ""
-    systems = sorted(study.systems.values_list("name", flat=True))
+    systems = _sample_case_systems(study)
     if not systems:
         raise StudySetupError("Import the test cases first: the check needs the study's systems.")
     test_cases_add(

@@ -6,7 +6,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from studies.models import ExpectedAnswer, Membership, QualitySettings, Study, StudyEvent
-from studies.services import membership_add
+from studies import services as study_services
+from studies.services import membership_add, study_create
+from studies.services.quality import attention_check_create
 
 from ..factories import UserFactory, make_study
 
@@ -169,3 +171,22 @@ def test_raters_get_403_and_strangers_404(client, draft):
         assert client.get(url).status_code == 403
         client.force_login(UserFactory())
         assert client.get(url).status_code == 404
+
+
+def test_an_attention_check_in_an_arena_study_has_a_pair_like_the_sample():
+    """With four systems compared two at a time, an attention check with four responses
+    would stand out on the screen: it takes the sample's commonest pairing."""
+    lead = UserFactory()
+    study = study_create(slug="arena-attention", name="Arena", lead=lead, rubric_preset="pairwise")
+    pairs = [("a", "b"), ("a", "b"), ("c", "d"), ("a", "c")]
+    cases = [
+        {"id": f"TC-{n}", "prompt": f"Q{n}", "context": "", "stratum": "",
+         "responses": {name: f"answer {n} of {name}" for name in pair}}
+        for n, pair in enumerate(pairs, 1)
+    ]  # fmt: skip
+    study_services.test_cases_add(study=study, systems=["a", "b", "c", "d"], cases=cases)
+    check = attention_check_create(
+        study=study, case_id="TC-900", prompt="Should we?", text="", actor=lead
+    )
+    assert sorted(check.responses.values_list("system__name", flat=True)) == ["a", "b"]
+    assert sorted(check.labels.values_list("label", flat=True)) == ["A", "B"]
