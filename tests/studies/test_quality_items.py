@@ -5,8 +5,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from studies.models import ExpectedAnswer, Membership, QualitySettings, Study, StudyEvent
 from studies import services as study_services
+from studies.models import ExpectedAnswer, Membership, QualitySettings, Study, StudyEvent
 from studies.services import membership_add, study_create
 from studies.services.quality import attention_check_create
 
