@@ -214,6 +214,12 @@ def case_upload_create(
     """
     study = locked_study(study)
     refuse_if_frozen(study, "Test cases can no longer be added.")
+    for pending in study.case_uploads.filter(imported_at__isnull=True, import_state="running"):
+        if case_upload_import_status(upload=pending)["state"] == "running":
+            raise StudySetupError(
+                f"The import of {pending.filename} is running; upload another file once it "
+                "has finished."
+            )
     _pending_uploads_delete(study)
     content = ContentFile(data) if isinstance(data, bytes) else data
     digest, size = hashlib.sha256(), 0

@@ -146,6 +146,29 @@ def test_a_running_import_shows_its_progress_page(client, draft, lead):
     )
 
 
+def test_another_upload_waits_until_a_running_import_has_finished(client, draft, lead):
+    """A second coordinator's upload must not delete a file whose import is running."""
+    upload = upload_of(draft, lead, f"{HEADER}\nT1,P,,,a,b\n".encode(), 1)
+    services.case_upload_import_start(study=draft, upload=upload)
+    client.force_login(lead)
+    response = client.post(
+        reverse("studies:cases", args=[draft.slug]),
+        {"file": SimpleUploadedFile("other.csv", f"{HEADER}\nT2,P,,,a,b\n".encode())},
+        follow=True,
+    )
+    assert "is running; upload another file once it has finished" in response.text
+    assert list(CaseUpload.objects.filter(study=draft)) == [upload]
+    assert Path(upload.file.path).exists()
+    # A job heard from no more is "stopped": a new upload replaces it.
+    cache.clear()
+    response = client.post(
+        reverse("studies:cases", args=[draft.slug]),
+        {"file": SimpleUploadedFile("other.csv", f"{HEADER}\nT2,P,,,a,b\n".encode())},
+    )
+    assert response.status_code == 302
+    assert [u.filename for u in CaseUpload.objects.filter(study=draft)] == ["other.csv"]
+
+
 def test_a_large_upload_is_checked_on_disk_and_kept_as_a_file(client, draft, lead, settings):
     settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 100  # spooled to a temporary file
     data = "\n".join([HEADER, *(f"T{n},P,,,a,b" for n in range(20))]).encode()
