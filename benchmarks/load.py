@@ -84,7 +84,7 @@ def environment(args, tmp: Path, port: int) -> dict:
 def postgres(url: str, statement: str) -> None:
     import psycopg
 
-    admin = url.rsplit("/", 1)[0] + "/postgres"
+    admin = url.split("?")[0].rsplit("/", 1)[0] + "/postgres"
     with psycopg.connect(admin, autocommit=True) as connection:
         connection.execute(statement)
 
@@ -120,6 +120,7 @@ class Stats:
         self.attempted = {}  # assignment uuid -> version the client saw when it submitted
         self.confirmed = set()
         self.last_submit = 0.0
+        self.cpu = []
 
     def record(self, page: str, seconds: float, ok: bool, detail: str = "") -> None:
         with self.lock:
@@ -257,6 +258,21 @@ def stop(processes) -> None:
             process.wait()
 
 
+def cpu_seconds(process) -> float:
+    """CPU time (user + system) of every live process in ``process``'s group."""
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == process.pid:  # the group id: each server leads its own
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def percentile(values, share):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
@@ -337,7 +353,7 @@ def cleanup(args, env: dict, tmp: Path, port: int, processes, *, created: bool) 
 
     connections.close_all()
     if created:
-        name = args.database_url.rsplit("/", 1)[1]
+        name = urlsplit(args.database_url).path.lstrip("/")
         postgres(args.database_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         if "CELERY_QUEUE" in env:
             import redis
@@ -376,7 +392,7 @@ def main() -> None:
     created = False
     try:
         if not args.default:
-            name = args.database_url.rsplit("/", 1)[1]
+            name = urlsplit(args.database_url).path.lstrip("/")
             postgres(args.database_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             postgres(args.database_url, f'CREATE DATABASE "{name}"')
             created = True
@@ -386,8 +402,10 @@ def main() -> None:
         connection.close()
         processes.extend(start_servers(args, env, tmp, port))
         wait_healthy(base, processes)
+        before = [cpu_seconds(process) for process in processes]
         stats, wall = run_raters(args, base, study, usernames)
         point, intervals = freshness(study.pk, stats.last_submit)
+        stats.cpu = [cpu_seconds(p) - b for p, b in zip(processes, before, strict=True)]
         report(args, stats, wall, study, point, intervals)
     except KeyboardInterrupt:
         print("\nInterrupted: stopping what was started.", file=sys.stderr)
@@ -436,6 +454,11 @@ def report(args, stats: Stats, wall: float, study, point: float, intervals: floa
     print(
         f"Last submission to fresh agreement: point estimates {point:.2f} s, intervals "
         f"{intervals:.2f} s (debounce included)"
+    )
+    requests_cpu = stats.cpu[0] / total * 1000 if stats.cpu else 0
+    print(
+        f"CPU of the web server: {stats.cpu[0]:.1f} s ({requests_cpu:.0f} ms per request)"
+        + (f"; of the Celery worker: {stats.cpu[1]:.1f} s" if len(stats.cpu) > 1 else "")
     )
     print(f"Median submit {statistics.median(stats.times['submit']) * 1000:.0f} ms")
 
