@@ -183,14 +183,24 @@ class _Plan:
                 )
             rng.shuffle(pool)
             for _ in range(max(0, need)):
-                lowest = min(self.load[i] for i in pool)
-                members = self.members(case)
-                pick = min(
-                    (i for i in pool if self.load[i] == lowest),
-                    key=lambda i: sum(self.shared[i][m] for m in members),
-                )
+                pick = self._least_loaded(pool, self.members(case))
                 self._join(case, pick)
                 pool.remove(pick)
+
+    def _least_loaded(self, pool: list[int], members: list[int]) -> int:
+        """The first rater in ``pool`` with the lowest load and, among those, the fewest
+        cases shared with ``members``: one pass (a 10,000-case study asks 30,000 times)."""
+        load, shared = self.load, self.shared
+        best, best_load, best_overlap = -1, 0, 0
+        for i in pool:
+            this_load = load[i]
+            if best >= 0 and this_load > best_load:
+                continue
+            row = shared[i]
+            overlap = sum(row[m] for m in members)
+            if best < 0 or this_load < best_load or overlap < best_overlap:
+                best, best_load, best_overlap = i, this_load, overlap
+        return best
 
     def _join(self, case: str, rater: int) -> tuple[int, int]:
         """Put a rater on a case; returns the change in (pairs sharing nothing, sum of squares)."""

@@ -13,6 +13,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from studies.blinding import seeded_permutation
+from studies.bulk_rows import rows_insert
 from studies.errors import ApplicationError
 from studies.events import study_event_record
 from studies.locks import membership_lock, study_lock
@@ -47,7 +48,7 @@ class RatingInvalidError(ApplicationError):
 
 
 @transaction.atomic
-def assignments_create_all(*, study: Study, rater: Membership) -> list[Assignment]:
+def assignments_create_all(*, study: Study, rater: Membership) -> list[int]:
     """Give a rater every test case of the sample, in an order shuffled from the study seed,
     with gold items and attention checks mixed in at the study's rates.
 
@@ -64,8 +65,9 @@ def assignments_create_all(*, study: Study, rater: Membership) -> list[Assignmen
 
 def assignments_create(
     *, study: Study, rater: Membership, case_ids: list[str], cases: dict | None = None
-) -> list[Assignment]:
-    """Give a rater the named test cases (those not yet assigned), in a seeded order.
+) -> list[int]:
+    """Give a rater the named test cases (those not yet assigned), in a seeded order; returns
+    the new assignments' ids.
 
     Gold items and attention checks among them are mixed in at seeded positions among the
     sample cases (``assignment.quality_mixed_order``): never first, never two in a row.
@@ -96,14 +98,18 @@ def assignments_create(
             seed=study.blinding_seed, key=f"sides:{rater.pseudonym}", items=order
         )
         flipped = set(sides[: len(sides) // 2])
-    return Assignment.objects.bulk_create(
-        Assignment(
-            rater=rater,
-            test_case=cases[case_id],
-            position=start + index,
-            flipped=case_id in flipped,
-        )
-        for index, case_id in enumerate(order)
+    # COPY on PostgreSQL: a 10,000-case study's 30,000 assignments in one pass each rater.
+    return rows_insert(
+        Assignment,
+        [
+            {
+                "rater_id": rater.pk,
+                "test_case_id": cases[case_id].pk,
+                "position": start + index,
+                "flipped": case_id in flipped,
+            }
+            for index, case_id in enumerate(order)
+        ],
     )
 
 
