@@ -64,25 +64,33 @@ def assignments_create_all(*, study: Study, rater: Membership) -> list[int]:
 
 
 def assignments_create(
-    *, study: Study, rater: Membership, case_ids: list[str], cases: dict | None = None
+    *,
+    study: Study,
+    rater: Membership,
+    case_ids: list[str],
+    cases: dict | None = None,
+    assigned: set[str] | None = None,
 ) -> list[int]:
     """Give a rater the named test cases (those not yet assigned), in a seeded order; returns
     the new assignments' ids.
 
     Gold items and attention checks among them are mixed in at seeded positions among the
     sample cases (``assignment.quality_mixed_order``): never first, never two in a row.
+    ``assigned``, the case ids the rater has already, when the caller read them.
     """
     from .assignment import quality_mixed_order
 
     cases = cases or {c.case_id: c for c in study.test_cases.filter(case_id__in=case_ids)}
-    existing = set(rater.assignments.values_list("test_case__case_id", flat=True))
+    if assigned is None:
+        assigned = set(rater.assignments.values_list("test_case__case_id", flat=True))
+    existing = assigned
     new_ids = [case_id for case_id in case_ids if case_id not in existing]
     sample_ids = [c for c in new_ids if cases[c].purpose == TestCase.Purpose.SAMPLE]
     quality_ids = [c for c in new_ids if cases[c].purpose != TestCase.Purpose.SAMPLE]
     order = seeded_permutation(
         seed=study.blinding_seed, key=f"order:{rater.pseudonym}", items=sample_ids
     )
-    start = rater.assignments.count()
+    start = len(existing)  # one assignment per case: the rater's count of assignments
     if quality_ids:
         order = quality_mixed_order(
             sample=order,
