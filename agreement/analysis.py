@@ -40,6 +40,12 @@ class DimensionData:
     orientation: str = "key"
     key_order_matrix: np.ndarray | None = None
 
+    @property
+    def key_matrix(self) -> np.ndarray:
+        """The ratings in the blinded key's orientation (A and B as in each case's labels),
+        whatever orientation ``matrix`` has."""
+        return self.matrix if self.key_order_matrix is None else self.key_order_matrix
+
 
 def _number(value) -> float | None:
     if value is None:

@@ -43,11 +43,13 @@ def study_ranking(*, study: Study) -> dict:
     found = next((d for d in data.dimensions if d.key == dimension.key), None)
     first, second, outcome, items = [], [], [], []
     if found is not None:
+        # The blinded key's orientation: each case's A and B are read from its labels below.
+        key_matrix = found.key_matrix
         for column, case_pk in enumerate(cases):
             labels = pairs.get(case_pk, {})
             if set(labels) != {"A", "B"}:
                 continue
-            for value in found.matrix[:, column]:
+            for value in key_matrix[:, column]:
                 if np.isnan(value):
                     continue
                 first.append(number[labels["A"]])

@@ -15,6 +15,7 @@ import numpy as np
 
 from annotation.exports import is_unblinded
 from annotation.worksheets.columns import neutralise
+from studies.blinding import judge_prompt_swapped
 from studies.models import BlindedLabel, Study, TestCase
 
 from . import judges
@@ -37,12 +38,30 @@ def _pair_texts(study: Study) -> dict[int, dict]:
     return {pk: labels for pk, labels in texts.items() if set(labels) == {"A", "B"}}
 
 
+def _swapped(study: Study, case_id: str) -> bool:
+    return judge_prompt_swapped(
+        seed=study.blinding_seed, secret=study.blinding_secret, case_id=case_id
+    )
+
+
+def _in_prompt_order(study: Study, case_id: str, labels: dict) -> tuple:
+    """The case's two responses as its prompts show them in order "AB"."""
+    first, second = labels["A"], labels["B"]
+    return (second, first) if _swapped(study, case_id) else (first, second)
+
+
 def judge_prompts_jsonl(*, study: Study, template: str) -> Iterator[str]:
-    """The prompt export: one JSONL line per sample case with two responses and per order."""
+    """The prompt export: one JSONL line per sample case with two responses and per order,
+    in each case's prompt order (which says nothing about the blinding key)."""
     texts = _pair_texts(study)
     cases = study.test_cases.in_sample().order_by("position")
     rows = (
-        (case_id, prompt, context, texts[pk]["A"][0], texts[pk]["B"][0])
+        (
+            case_id,
+            prompt,
+            context,
+            *(text for text, _ in _in_prompt_order(study, case_id, texts[pk])),
+        )
         for pk, case_id, prompt, context in cases.values_list("pk", "case_id", "prompt", "context")
         if pk in texts
     )
@@ -85,7 +104,7 @@ def judge_calibration(*, study: Study, judge: Judge, n_resamples: int = 1000) ->
             continue
         if case_pk in index:
             by_order[index[case_pk], judges.ORDERS.index(order)] = judges.key_preference(
-                verdict, order
+                verdict, order, swapped=_swapped(study, case_id)
             )
             shown.append(verdict)
     judge_prefs = judges.judge_case_preferences(by_order)
@@ -96,7 +115,7 @@ def judge_calibration(*, study: Study, judge: Judge, n_resamples: int = 1000) ->
         data = study_ratings(study=study, pilot=study.current_phase == "pilot")
         found = next((d for d in data.dimensions if d.key == dimension.key), None)
         if found is not None:
-            raters, human = data.raters, np.sign(found.matrix)
+            raters, human = data.raters, np.sign(found.key_matrix)
     majority = judges.human_majority(human) if len(raters) else np.full(len(cases), np.nan)
     with_majority = judges.kappa_with_interval(
         judge_prefs, majority, n_resamples=n_resamples, seed=study.blinding_seed
@@ -122,20 +141,26 @@ def judge_calibration(*, study: Study, judge: Judge, n_resamples: int = 1000) ->
     for i in np.flatnonzero(differs)[:MAX_DISAGREEMENTS_SHOWN]:
         pk, case_id, prompt, context = cases[i]
         votes = human[:, i] if len(raters) else np.array([])
+        # In the prompts' order, as the judge saw them: key order would show the key to a
+        # coordinator who knows the texts by system.
+        sign = -1 if _swapped(study, case_id) else 1
+        first, second = _in_prompt_order(
+            study, case_id, texts.get(pk, {"A": ("", ""), "B": ("", "")})
+        )
         disagreements.append(
             {
                 "case_id": case_id,
                 "prompt": prompt,
                 "steps": judges.numbered_steps(context).splitlines(),
-                "text_a": texts.get(pk, {}).get("A", ("", ""))[0],
-                "text_b": texts.get(pk, {}).get("B", ("", ""))[0],
-                "humans": _preference_label(majority[i]),
+                "text_first": first[0],
+                "text_second": second[0],
+                "humans": _preference_label(sign * majority[i]),
                 "votes": {
-                    "A": int((votes < 0).sum()),
+                    "first": int((sign * votes < 0).sum()),
                     "tie": int((votes == 0).sum()),
-                    "B": int((votes > 0).sum()),
+                    "second": int((sign * votes > 0).sum()),
                 },
-                "judge": _preference_label(judge_prefs[i]),
+                "judge": _preference_label(sign * judge_prefs[i]),
                 "outputs": [
                     {"order": order, **raw[pk][order]}
                     for order in judges.ORDERS
@@ -179,7 +204,8 @@ def _kappa(result: judges.KappaInterval) -> dict:
 
 
 def _preference_label(value: float) -> str:
-    return {-1.0: "A", 0.0: "tie", 1.0: "B"}.get(float(value), "")
+    """A preference in the prompts' order: the first or the second response shown."""
+    return {-1.0: "first", 0.0: "tie", 1.0: "second"}.get(float(value), "")
 
 
 def _win_rates(study, cases, texts, judge_prefs, majority) -> list[dict] | None:
@@ -226,7 +252,9 @@ JUDGE_EXPORT_COLUMNS = [
 
 
 def judge_outputs_csv(*, study: Study) -> Iterator[str]:
-    """The judges' outputs, one CSV row each: verdicts as shown and in key order (A/B)."""
+    """The judges' outputs, one CSV row each: verdicts as shown and, once the study is
+    unblinded, in key order (A/B); before that the key-order column is left empty, since
+    with the prompts it would give the key away."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
 
@@ -243,10 +271,12 @@ def judge_outputs_csv(*, study: Study) -> Iterator[str]:
         .order_by("judge__name", "test_case__position", "order")
         .values_list("judge__name", "test_case__case_id", "order", "verdict", "problem", "raw_text")
     )
+    unblinded = is_unblinded(study)
     for judge, case_id, order, verdict, problem, text in rows.iterator(chunk_size=2000):
         key = ""
-        if verdict:
-            key = "A" if judges.key_preference(verdict, order) < 0 else "B"
+        if verdict and unblinded:
+            preference = judges.key_preference(verdict, order, swapped=_swapped(study, case_id))
+            key = "A" if preference < 0 else "B"
         # Text a spreadsheet would run as a formula is quoted, as in the raters' exports.
         writer.writerow(
             [neutralise(c) for c in (judge, case_id, order, verdict, key, problem, text)]

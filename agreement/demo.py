@@ -15,6 +15,7 @@ from django.db import transaction
 
 from annotation.participation import consent_record
 from annotation.services import assignments_create_all, rating_submit
+from studies.blinding import judge_prompt_swapped
 from studies.models import Membership, Study
 from studies.services import membership_add, study_create, study_open, test_cases_import
 
@@ -144,8 +145,12 @@ def _judge_outputs(study: Study, rng: random.Random) -> bytes:
     lines = []
     for test_case in study.test_cases.prefetch_related("labels__response").order_by("position"):
         better = _better_key_label(test_case) or rng.choice("AB")
+        swapped = judge_prompt_swapped(
+            seed=study.blinding_seed, secret=study.blinding_secret, case_id=test_case.case_id
+        )
         for order in ("AB", "BA"):
-            shown = better if order == "AB" else {"A": "B", "B": "A"}[better]
+            key_a_first = (order == "AB") != swapped
+            shown = better if key_a_first else {"A": "B", "B": "A"}[better]
             if rng.random() < 0.2:
                 shown = "A"  # position bias: the first candidate
             text = f"Candidate {shown} continues the reasoning correctly.\n[[{shown}]]"

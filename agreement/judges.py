@@ -6,9 +6,12 @@ verdict strictly by the judge template's rule and computes how the judge agrees 
 human raters. Pure Python and numpy, no Django (the steps are read by
 ``studies.rendering.reasoning_steps``, as on the rating screen). See docs/statistics.md.
 
-Orders: "AB" shows the case's key label A as candidate A; "BA" swaps them, so a verdict
-"A" in order "BA" prefers key label B. Preferences are signed as the pairwise dimension
-stores them in key order: -1 prefers A, 0 a tie, +1 prefers B.
+Orders: "AB" shows a case's two responses in its prompt order and "BA" swaps them. The
+prompt order is the key's (A first) unless the case's hidden draw swaps it
+(``studies.blinding.judge_prompt_swapped``): prompts are read beside texts the coordinator
+knows by system, so they must say nothing about which response is A. Preferences are
+signed as the pairwise dimension stores them in key order: -1 prefers A, 0 a tie, +1
+prefers B.
 """
 
 import re
@@ -92,11 +95,15 @@ def parse_verdict(text: str) -> str:
     return verdict.group(1)
 
 
-def key_preference(verdict: str, order: str) -> int:
-    """The verdict shown in `order` as a key-order preference: -1 prefers A, +1 prefers B."""
+def key_preference(verdict: str, order: str, *, swapped: bool = False) -> int:
+    """The verdict shown in `order` as a key-order preference: -1 prefers A, +1 prefers B.
+
+    ``swapped``: the case's prompt order shows key label B first in order "AB".
+    """
     if order not in ORDERS or verdict not in ("A", "B"):
         raise ValueError("order must be AB or BA and the verdict A or B")
-    prefers_a = (verdict == "A") == (order == "AB")
+    key_a_first = (order == "AB") != swapped
+    prefers_a = (verdict == "A") == key_a_first
     return -1 if prefers_a else 1
 
 

@@ -1,17 +1,20 @@
 """Writes for agreement: ask for a recompute, and recompute a study's statistics."""
 
+import hashlib
 import logging
 from contextlib import suppress
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from studies.errors import ApplicationError
+from studies.events import study_event_record
 from studies.locks import study_lock
-from studies.models import Membership, Study
+from studies.models import Membership, Study, StudyEvent
 from studies.services import rater_pause_automatic
 
 from . import coalescing, judges
@@ -273,7 +276,12 @@ class JudgeTemplateError(ApplicationError):
 
 @transaction.atomic
 def judge_template_save(
-    *, study: Study, name: str, text: str, template: JudgeTemplate | None = None
+    *,
+    study: Study,
+    name: str,
+    text: str,
+    template: JudgeTemplate | None = None,
+    actor: AbstractBaseUser | None = None,
 ) -> JudgeTemplate:
     """Create or change one of the study's judge prompt templates."""
     name = name.strip()
@@ -287,11 +295,16 @@ def judge_template_save(
     template = template or JudgeTemplate(study=study)
     template.name, template.text = name, text
     template.save()
+    study_event_record(
+        study=study, actor=actor, kind=StudyEvent.Kind.JUDGE_TEMPLATE_SAVED, name=name
+    )
     return template
 
 
 @transaction.atomic
-def judge_outputs_import(*, study: Study, filename: str, data: bytes) -> dict:
+def judge_outputs_import(
+    *, study: Study, filename: str, data: bytes, actor: AbstractBaseUser | None = None
+) -> dict:
     """Import judge outputs: every row or none. Returns counts for the message.
 
     Rows naming an unknown case, a case without exactly two responses, or the same judge,
@@ -321,10 +334,17 @@ def judge_outputs_import(*, study: Study, filename: str, data: bytes) -> dict:
         raise JudgeImportError(problems)
     now = timezone.now()
     names = sorted({row.judge for row in rows})
-    existing = {judge.name: judge for judge in study.judges.filter(name__in=names)}
-    for name in names:
-        if name not in existing:
-            existing[name] = Judge.objects.create(study=study, name=name)
+    # Two imports naming the same new judge at once: both create it (one is a no-op), then
+    # each locks the judges it writes, in one order, so the second waits for the first.
+    Judge.objects.bulk_create(
+        [Judge(study=study, name=name) for name in names], ignore_conflicts=True
+    )
+    existing = {
+        judge.name: judge
+        for judge in Judge.objects.select_for_update()
+        .filter(study=study, name__in=names)
+        .order_by("pk")
+    }
     outputs = []
     for row in rows:
         try:
@@ -350,8 +370,17 @@ def judge_outputs_import(*, study: Study, filename: str, data: bytes) -> dict:
             keys |= Q(judge=output.judge, test_case_id=output.test_case_id, order=output.order)
         JudgeOutput.objects.filter(keys).delete()
     JudgeOutput.objects.bulk_create(outputs, batch_size=500)
-    return {
+    counts = {
         "rows": len(outputs),
         "judges": names,
         "unparseable": sum(1 for output in outputs if not output.verdict),
     }
+    study_event_record(
+        study=study,
+        actor=actor,
+        kind=StudyEvent.Kind.JUDGE_OUTPUTS_IMPORTED,
+        file=filename[:255],
+        sha256=hashlib.sha256(data).hexdigest(),
+        **counts,
+    )
+    return counts

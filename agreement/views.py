@@ -205,7 +205,9 @@ def study_judges(request, slug):
                     raise JudgeImportError(["Choose a file to import."])
                 if upload.size > judge_files.MAX_BYTES:
                     raise JudgeImportError(["The file is larger than 10 MB."])
-                counts = judge_outputs_import(study=study, filename=upload.name, data=upload.read())
+                counts = judge_outputs_import(
+                    study=study, filename=upload.name, data=upload.read(), actor=request.user
+                )
                 messages.success(
                     request,
                     f"Imported {counts['rows']} judge output(s) from {', '.join(counts['judges'])}"
@@ -222,6 +224,7 @@ def study_judges(request, slug):
                     name=request.POST.get("name", "")[:200],
                     text=request.POST.get("text", "")[: judges.MAX_TEMPLATE_CHARS + 1],
                     template=existing,
+                    actor=request.user,
                 )
                 messages.success(request, f"Template {saved.name!r} saved.")
                 return redirect("agreement:judges", slug=study.slug)

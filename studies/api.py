@@ -266,7 +266,7 @@ def study_cases(request, slug):
         study=study, actor=request.user, filename=filename, data=data
     )
     return Response(
-        {"imported": len(parsed.cases), "systems": parsed.systems, "strata": dict(parsed.strata)},
+        {"imported": parsed.case_count, "systems": parsed.systems, "strata": dict(parsed.strata)},
         status=status.HTTP_201_CREATED,
     )
 

@@ -63,6 +63,17 @@ def blinded_order(*, seed: int, secret: str, case_id: str, systems: Sequence[str
     return seeded_permutation(seed=seed, key=f"{secret}:{case_id}", items=systems)
 
 
+def judge_prompt_swapped(*, seed: int, secret: str, case_id: str) -> bool:
+    """Whether a case's judge prompts show its key label B first in order "AB".
+
+    Independent of the key (a draw of its own from the secret), so that the prompts, which
+    the coordinator reads beside texts they know by system, say nothing about which system
+    is A; the server, which holds the secret, turns the verdicts back to key order.
+    """
+    first = seeded_permutation(seed=seed, key=f"judge:{secret}:{case_id}", items=["A", "B"])
+    return first[0] == "B"
+
+
 def new_secret() -> str:
     return secrets.token_hex(16)
 

@@ -463,6 +463,9 @@ class StudyEvent(models.Model):
         EXPECTED_ANSWERS_SET = "expected_answers_set", "Expected answers set"
         EXPECTED_ANSWERS_IMPORTED = "expected_answers_imported", "Gold file imported"
         ATTENTION_CHECK_ADDED = "attention_check_added", "Attention check added"
+        # LLM judges (never raters)
+        JUDGE_OUTPUTS_IMPORTED = "judge_outputs_imported", "Judge outputs imported"
+        JUDGE_TEMPLATE_SAVED = "judge_template_saved", "Judge prompt template saved"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="events")
     actor = models.ForeignKey(

@@ -171,6 +171,12 @@ def study_protocol_document(*, study: Study) -> dict:
             "min_dimensions": study.success_min_dimensions,
         },
         "quality_control": _quality_document(study),
+        # How the rating screen asks for the answer (frozen with the rest, see
+        # ``services.PROTOCOL_FIELDS``).
+        "rating_screen": {
+            "explanation_first": study.explanation_first,
+            "case_layout": study.case_layout,
+        },
     }
 
 
@@ -317,6 +323,8 @@ SETUP_EVENTS = (
     StudyEvent.Kind.EXPECTED_ANSWERS_SET,
     StudyEvent.Kind.EXPECTED_ANSWERS_IMPORTED,
     StudyEvent.Kind.ATTENTION_CHECK_ADDED,
+    StudyEvent.Kind.JUDGE_OUTPUTS_IMPORTED,
+    StudyEvent.Kind.JUDGE_TEMPLATE_SAVED,
     StudyEvent.Kind.UNBLINDED,
 )
 # Administrators' decisions about a rater: shown with the pseudonym and the reason.
@@ -329,7 +337,7 @@ RATER_DECISIONS = (
 )
 
 
-# Gold items and attention checks: what each set-up event names.
+# Gold items, attention checks and LLM judges: what each set-up event names.
 QUALITY_ITEM_EVENTS = {
     StudyEvent.Kind.EXPECTED_ANSWERS_SET: lambda d: (
         f": {d.get('case', '')} ({d.get('purpose', '')})"
@@ -338,6 +346,11 @@ QUALITY_ITEM_EVENTS = {
         f": {d.get('cases', 0)} from {d.get('file', '')}"
     ),
     StudyEvent.Kind.ATTENTION_CHECK_ADDED: lambda d: f": {d.get('case', '')}",
+    StudyEvent.Kind.JUDGE_OUTPUTS_IMPORTED: lambda d: (
+        f": {d.get('rows', 0)} from {d.get('file', '')} ({', '.join(d.get('judges', []))};"
+        f" {d.get('unparseable', 0)} unreadable)"
+    ),
+    StudyEvent.Kind.JUDGE_TEMPLATE_SAVED: lambda d: f": {d.get('name', '')}",
 }
 
 

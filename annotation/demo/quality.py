@@ -82,8 +82,9 @@ def demo_quality_items_add(*, study: Study, actor) -> None:
         study=study, values={"gold_percent": 25, "attention_every": 5}, actor=actor
     )
     systems = list(study.systems.order_by("name").values_list("name", flat=True))
-    cases = test_cases_add(study=study, systems=systems, cases=GOLD_CASES)
-    for test_case in cases:
+    test_cases_add(study=study, systems=systems, cases=GOLD_CASES)
+    gold_ids = [case["id"] for case in GOLD_CASES]
+    for test_case in study.test_cases.filter(case_id__in=gold_ids).order_by("position"):
         expected_answers_set(
             test_case=test_case,
             purpose="gold",

@@ -317,7 +317,7 @@ def attention_check_create(
     systems = sorted(study.systems.values_list("name", flat=True))
     if not systems:
         raise StudySetupError("Import the test cases first: the check needs the study's systems.")
-    (test_case,) = test_cases_add(
+    test_cases_add(
         study=study,
         systems=systems,
         cases=[
@@ -329,6 +329,7 @@ def attention_check_create(
             }
         ],
     )
+    test_case = study.test_cases.get(case_id=case_id)
     answers: dict = {"responses": {}, "case": {}}
     labels = list(test_case.labels.values_list("label", flat=True))
     for dimension in study.rubric.scoring_dimensions():

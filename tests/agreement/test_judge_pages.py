@@ -1,20 +1,26 @@
 """LLM judges end to end: prompt export, output import, calibration against scikit-learn."""
 
+import contextlib
 import csv
 import io
 import json
+import threading
 
 import numpy as np
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
 from agreement.models import Judge, JudgeOutput
 from agreement.selectors import study_ratings
+from agreement.services import judge_outputs_import
 from annotation.services import assignments_create_all, rating_submit
 from studies import services as study_services
-from studies.models import Membership, Study
+from studies.blinding import judge_prompt_swapped
+from studies.models import Membership, Study, StudyEvent
+from studies.selectors import study_setup_events
 from studies.services import membership_add, study_create
 
 from ..factories import UserFactory, make_cases
@@ -25,7 +31,8 @@ HUMANS = [
     [-1, 1, 1, 1, 0, 1],
     [-1, -1, 1, -1, 1, 1],
 ]
-# The judge's verdicts as shown, per case: (order AB, order BA).
+# The judge's verdicts per case (order AB, order BA) as they read when a case's prompts show
+# its key label A first; ``outputs_jsonl`` turns them to the case's hidden prompt order.
 JUDGE = [("A", "B"), ("A", "B"), ("B", "B"), ("B", "A"), ("A", "B"), ("B", "A")]
 
 
@@ -58,10 +65,17 @@ def study(db):
     return study
 
 
-def outputs_jsonl(verdicts=JUDGE, judge="judge-1"):
+def swapped(study, case_id):
+    return judge_prompt_swapped(
+        seed=study.blinding_seed, secret=study.blinding_secret, case_id=case_id
+    )
+
+
+def outputs_jsonl(study, verdicts=JUDGE, judge="judge-1"):
     lines = []
     for n, (first, second) in enumerate(verdicts, 1):
-        for order, verdict in (("AB", first), ("BA", second)):
+        flip = {"A": "B", "B": "A"} if swapped(study, f"TC-{n:03d}") else {"A": "A", "B": "B"}
+        for order, verdict in (("AB", flip[first]), ("BA", flip[second])):
             lines.append(
                 {
                     "case_id": f"TC-{n:03d}",
@@ -90,12 +104,16 @@ def test_prompt_export_has_both_orders_swapped_and_no_system_names(client, study
         ("TC-001", "AB"), ("TC-001", "BA"), ("TC-002", "AB"), ("TC-002", "BA"),
     ]  # fmt: skip
     assert len(lines) == 12
-    case = study.test_cases.get(case_id="TC-001")
-    texts = {label.label: label.response.text for label in case.labels.select_related("response")}
-    ab, ba = lines[0]["prompt"], lines[1]["prompt"]
-    assert ab.index(texts["A"]) < ab.index(texts["B"])
-    assert ba.index(texts["B"]) < ba.index(texts["A"])
-    assert "[[A]]" in ab and case.prompt in ab
+    for case in study.test_cases.all():
+        labels = case.labels.select_related("response")
+        texts = {label.label: label.response.text for label in labels}
+        first, second = ("B", "A") if swapped(study, case.case_id) else ("A", "B")
+        ab, ba = (line["prompt"] for line in lines if line["case_id"] == case.case_id)
+        # Each case's prompt order is its own hidden draw, not the key: the order "AB"
+        # shows the key's A first only where the draw says so.
+        assert ab.index(texts[first]) < ab.index(texts[second])
+        assert ba.index(texts[second]) < ba.index(texts[first])
+    assert "[[A]]" in lines[0]["prompt"]
     assert "alpha" not in body and "beta" not in body
 
 
@@ -123,7 +141,7 @@ def test_prompt_export_with_an_edited_template(client, study):
 
 def test_import_and_calibration_match_scikit_learn(client, study):
     client.force_login(study.lead)
-    response = upload(client, study, "judge.jsonl", outputs_jsonl())
+    response = upload(client, study, "judge.jsonl", outputs_jsonl(study))
     assert response.status_code == 302
     judge = Judge.objects.get(study=study, name="judge-1")
     assert judge.outputs.count() == 12
@@ -156,16 +174,17 @@ def test_import_and_calibration_match_scikit_learn(client, study):
         )
     # Same key-order verdict after swapping in 5 of 6 cases; the first shown chosen 5 of 12.
     assert report["position_consistency"] == pytest.approx(5 / 6)
-    assert report["first_position_rate"] == pytest.approx(5 / 12)
+    shown_first = outputs_jsonl(study).decode().count("[[A]]")
+    assert report["first_position_rate"] == pytest.approx(shown_first / 12)
     assert report["win_rates"] is None  # not unblinded: no system names
     assert report["n_disagreements"] == sum(judge_key[i] != majority[i] for i in shared)
     html = page.content.decode()
-    assert "Response A" in html and "alpha" not in html
+    assert "Shown first (order AB)" in html and "alpha" not in html
 
 
 def test_judges_never_count_as_raters(client, study):
     client.force_login(study.lead)
-    upload(client, study, "judge.jsonl", outputs_jsonl())
+    upload(client, study, "judge.jsonl", outputs_jsonl(study))
     ratings = study_ratings(study=study, pilot=False)
     assert len(ratings.raters) == 3
     assert "judge-1" not in ratings.raters
@@ -198,7 +217,7 @@ def test_unparseable_outputs_are_kept_with_the_reason_and_listed(client, study):
 
 def test_a_file_with_row_errors_imports_nothing(client, study):
     client.force_login(study.lead)
-    lines = outputs_jsonl().decode().splitlines()
+    lines = outputs_jsonl(study).decode().splitlines()
     lines.append(json.dumps({"case_id": "TC-999", "order": "AB", "judge": "j", "output": "x"}))
     lines.append(json.dumps({"case_id": "TC-001", "order": "XY", "judge": "j", "output": "x"}))
     lines.append("not json")
@@ -207,7 +226,9 @@ def test_a_file_with_row_errors_imports_nothing(client, study):
     html = response.content.decode()
     assert "Line/row 14" in html and "XY" in html and "Line/row 15" in html
     assert not JudgeOutput.objects.exists() and not Judge.objects.exists()
-    response = upload(client, study, "judge.jsonl", outputs_jsonl() + b"\n" + lines[0].encode())
+    response = upload(
+        client, study, "judge.jsonl", outputs_jsonl(study) + b"\n" + lines[0].encode()
+    )
     assert response.status_code == 400
     assert "again" in response.content.decode()
     assert not JudgeOutput.objects.exists()
@@ -215,7 +236,7 @@ def test_a_file_with_row_errors_imports_nothing(client, study):
 
 def test_win_rates_after_unblinding_name_the_systems(client, study):
     client.force_login(study.lead)
-    upload(client, study, "judge.jsonl", outputs_jsonl())
+    upload(client, study, "judge.jsonl", outputs_jsonl(study))
     Study.objects.filter(pk=study.pk).update(status=Study.Status.UNBLINDED)
     judge = Judge.objects.get()
     page = client.get(reverse("agreement:judge_calibration", args=[study.slug, judge.uuid]))
@@ -227,14 +248,94 @@ def test_win_rates_after_unblinding_name_the_systems(client, study):
 
 def test_judge_outputs_export_apart_in_key_order_without_system_names(client, study):
     client.force_login(study.lead)
-    upload(client, study, "judge.jsonl", outputs_jsonl())
+    upload(client, study, "judge.jsonl", outputs_jsonl(study))
     response = client.get(reverse("agreement:judge_export", args=[study.slug]))
     body = b"".join(response.streaming_content).decode("utf-8-sig")
     rows = list(csv.DictReader(io.StringIO(body)))
     assert len(rows) == 12
-    first = {(r["case_id"], r["order"]): r for r in rows}
-    # Case 1: [[A]] in order AB and [[B]] in order BA both prefer the key's A.
-    assert first["TC-001", "AB"]["preferred_key_label"] == "A"
-    assert first["TC-001", "BA"]["verdict_as_shown"] == "B"
-    assert first["TC-001", "BA"]["preferred_key_label"] == "A"
+    # Before unblinding the key-order column is empty: with the prompts, it is the key.
+    assert {row["preferred_key_label"] for row in rows} == {""}
     assert "alpha" not in body and "beta" not in body
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.UNBLINDED)
+    response = client.get(reverse("agreement:judge_export", args=[study.slug]))
+    rows = list(
+        csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode("utf-8-sig")))
+    )
+    first = {(r["case_id"], r["order"]): r for r in rows}
+    # Case 1: the judge preferred the key's A in both orders, whatever the prompt order.
+    assert first["TC-001", "AB"]["preferred_key_label"] == "A"
+    assert first["TC-001", "BA"]["preferred_key_label"] == "A"
+    assert first["TC-001", "BA"]["verdict_as_shown"] == ("A" if swapped(study, "TC-001") else "B")
+
+
+def test_calibration_reads_the_humans_in_key_order_after_unblinding(client, study):
+    """Unblinding turns preferences to the systems' order for agreement; the judge's
+    verdicts stay in key order, so the comparison must not change with it."""
+    client.force_login(study.lead)
+    upload(client, study, "judge.jsonl", outputs_jsonl(study))
+    judge = Judge.objects.get()
+    url = reverse("agreement:judge_calibration", args=[study.slug, judge.uuid])
+    before = client.get(url).context["report"]
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.UNBLINDED)
+    after = client.get(url).context["report"]
+    assert after["majority"]["kappa"] == pytest.approx(before["majority"]["kappa"])
+    assert [row["kappa"] for row in after["per_rater"]] == pytest.approx(
+        [row["kappa"] for row in before["per_rater"]]
+    )
+    assert after["n_disagreements"] == before["n_disagreements"]
+
+
+def test_judge_imports_and_templates_are_in_the_history(client, study):
+    client.force_login(study.lead)
+    upload(client, study, "judge.jsonl", outputs_jsonl(study))
+    client.post(
+        reverse("agreement:judges", args=[study.slug]),
+        {"action": "template", "name": "short", "text": "Q: {question}\n1) {step_a}\n2) {step_b}"},
+    )
+    refused = client.post(
+        reverse("agreement:judges", args=[study.slug]),
+        {"action": "template", "name": "bad", "text": "Judge {candidate}"},
+    )
+    assert refused.status_code == 400
+    imported = study.events.get(kind=StudyEvent.Kind.JUDGE_OUTPUTS_IMPORTED)
+    assert imported.actor == study.lead
+    assert imported.detail["rows"] == 12 and imported.detail["judges"] == ["judge-1"]
+    saved = study.events.filter(kind=StudyEvent.Kind.JUDGE_TEMPLATE_SAVED)
+    assert [event.detail["name"] for event in saved] == ["short"]  # the refused one is not
+    history = [row["what"] for row in study_setup_events(study=study)]
+    assert any(text.startswith("Judge outputs imported: 12 from judge.jsonl") for text in history)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_imports_of_a_new_judge_at_once_both_succeed(study, monkeypatch):
+    """Two coordinators import outputs naming the same new judge at the same moment: the
+    second waits for the first instead of failing on the judge's unique name."""
+    real = JudgeOutput.objects.bulk_create
+    arrived = threading.Barrier(2, timeout=30)
+
+    def after_both_arrived(*args, **kwargs):
+        with contextlib.suppress(threading.BrokenBarrierError):
+            arrived.wait(timeout=2)  # the second import is blocked by the first's locks
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(JudgeOutput.objects, "bulk_create", after_both_arrived)
+    errors = []
+
+    def run():
+        try:
+            judge_outputs_import(
+                study=study, filename="o.jsonl", data=outputs_jsonl(study, judge="new-judge")
+            )
+        except Exception as error:  # noqa: BLE001 - any failure is the finding
+            errors.append(repr(error))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert Judge.objects.filter(study=study, name="new-judge").count() == 1
+    assert JudgeOutput.objects.filter(judge__study=study).count() == 12

@@ -3,7 +3,12 @@ from collections import Counter
 
 import pytest
 
-from studies.blinding import blinded_order, blinding_key, seeded_permutation
+from studies.blinding import (
+    blinded_order,
+    blinding_key,
+    judge_prompt_swapped,
+    seeded_permutation,
+)
 
 CASES = [f"TC-{n:03d}" for n in range(1, 19)]
 SYSTEMS = ["baseline", "improved"]
@@ -72,3 +77,19 @@ def test_permutation_keeps_every_item_once():
 def test_duplicate_system_names_are_refused():
     with pytest.raises(ValueError, match="unique"):
         blinded_order(seed=42, secret=SECRET, case_id="TC-001", systems=["a", "a"])
+
+
+def test_judge_prompt_order_is_a_balanced_draw_of_its_own():
+    """The judge prompts' order is not the key: about half the cases show B first, and the
+    draw changes with the secret."""
+    ids = [f"TC-{n:04d}" for n in range(1000)]
+    draws = [judge_prompt_swapped(seed=42, secret="s", case_id=i) for i in ids]
+    assert 430 < sum(draws) < 570
+    others = [judge_prompt_swapped(seed=42, secret="t", case_id=i) for i in ids]
+    assert draws != others
+    key_a_first = [
+        blinded_order(seed=42, secret="s", case_id=i, systems=["x", "y"])[0] == "x" for i in ids
+    ]
+    # Unrelated to which system the key puts first.
+    agree = sum(a == b for a, b in zip(draws, key_a_first, strict=True))
+    assert 430 < agree < 570

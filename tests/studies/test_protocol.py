@@ -28,8 +28,9 @@ def test_the_document_holds_the_protocol_and_commits_to_the_key(lead):
     document = selectors.study_protocol_document(study=study)
     assert set(document) == {
         "format", "instructions", "rubric", "test_cases", "blinding", "success_criterion",
-        "quality_control",
+        "quality_control", "rating_screen",
     }  # fmt: skip
+    assert document["rating_screen"] == {"explanation_first": False, "case_layout": "standard"}
     # The quality rules are frozen with the protocol: the template's defaults here.
     assert document["quality_control"]["rules"]["gold_pass_percent"] == 70
     assert document["quality_control"]["items"] == []
@@ -110,3 +111,11 @@ def test_the_downloaded_document_hashes_to_the_stored_fingerprint(client, lead):
     assert response.status_code == 200
     assert response["Content-Disposition"] == 'attachment; filename="proof-protocol.json"'
     assert hashlib.sha256(response.content).hexdigest() == opened.protocol_fingerprint
+
+
+def test_the_rating_screen_options_are_part_of_the_fingerprint(lead):
+    study = make_study(lead=lead, slug="screen", cases=2, status=Study.Status.DRAFT)
+    before = fingerprint(study)
+    Study.objects.filter(pk=study.pk).update(explanation_first=True)
+    study.refresh_from_db()
+    assert fingerprint(study) != before

@@ -1,13 +1,16 @@
 import json
 import random
+from datetime import timedelta
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 from django.db import transaction
+from django.utils import timezone
 
 from annotation.demo.quality import demo_quality_items_add
+from annotation.models import Assignment
 from annotation.participation import consent_record
 from annotation.selectors import rater_progress
 from annotation.services import assignments_create_all, rating_submit
@@ -134,6 +137,12 @@ class Command(BaseCommand):
                     "structure": {"checked": [True, True, strong]},
                     "actionability": items("recommendation", 3 if strong else 1),
                 }
+            # The demo's raters worked on each case for a while: the service credits active
+            # time only up to the time since the case was last saved.
+            Assignment.objects.filter(pk=assignment.pk).update(
+                last_saved_at=timezone.now() - timedelta(hours=1)
+            )
+            assignment.refresh_from_db()
             rating_submit(
                 assignment=assignment,
                 payload={"responses": responses, "confidence": "medium", "notes": ""},
