@@ -13,6 +13,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from studies.blinding import seeded_permutation
+from studies.bulk_rows import rows_insert
 from studies.errors import ApplicationError
 from studies.events import study_event_record
 from studies.locks import membership_lock, study_lock
@@ -47,7 +48,7 @@ class RatingInvalidError(ApplicationError):
 
 
 @transaction.atomic
-def assignments_create_all(*, study: Study, rater: Membership) -> list[Assignment]:
+def assignments_create_all(*, study: Study, rater: Membership) -> list[int]:
     """Give a rater every test case of the sample, in an order shuffled from the study seed,
     with gold items and attention checks mixed in at the study's rates.
 
@@ -63,24 +64,33 @@ def assignments_create_all(*, study: Study, rater: Membership) -> list[Assignmen
 
 
 def assignments_create(
-    *, study: Study, rater: Membership, case_ids: list[str], cases: dict | None = None
-) -> list[Assignment]:
-    """Give a rater the named test cases (those not yet assigned), in a seeded order.
+    *,
+    study: Study,
+    rater: Membership,
+    case_ids: list[str],
+    cases: dict | None = None,
+    assigned: set[str] | None = None,
+) -> list[int]:
+    """Give a rater the named test cases (those not yet assigned), in a seeded order; returns
+    the new assignments' ids.
 
     Gold items and attention checks among them are mixed in at seeded positions among the
     sample cases (``assignment.quality_mixed_order``): never first, never two in a row.
+    ``assigned``, the case ids the rater has already, when the caller read them.
     """
     from .assignment import quality_mixed_order
 
     cases = cases or {c.case_id: c for c in study.test_cases.filter(case_id__in=case_ids)}
-    existing = set(rater.assignments.values_list("test_case__case_id", flat=True))
+    if assigned is None:
+        assigned = set(rater.assignments.values_list("test_case__case_id", flat=True))
+    existing = assigned
     new_ids = [case_id for case_id in case_ids if case_id not in existing]
     sample_ids = [c for c in new_ids if cases[c].purpose == TestCase.Purpose.SAMPLE]
     quality_ids = [c for c in new_ids if cases[c].purpose != TestCase.Purpose.SAMPLE]
     order = seeded_permutation(
         seed=study.blinding_seed, key=f"order:{rater.pseudonym}", items=sample_ids
     )
-    start = rater.assignments.count()
+    start = len(existing)  # one assignment per case: the rater's count of assignments
     if quality_ids:
         order = quality_mixed_order(
             sample=order,
@@ -96,14 +106,18 @@ def assignments_create(
             seed=study.blinding_seed, key=f"sides:{rater.pseudonym}", items=order
         )
         flipped = set(sides[: len(sides) // 2])
-    return Assignment.objects.bulk_create(
-        Assignment(
-            rater=rater,
-            test_case=cases[case_id],
-            position=start + index,
-            flipped=case_id in flipped,
-        )
-        for index, case_id in enumerate(order)
+    # COPY on PostgreSQL: a 10,000-case study's 30,000 assignments in one pass each rater.
+    return rows_insert(
+        Assignment,
+        [
+            {
+                "rater_id": rater.pk,
+                "test_case_id": cases[case_id].pk,
+                "position": start + index,
+                "flipped": case_id in flipped,
+            }
+            for index, case_id in enumerate(order)
+        ],
     )
 
 

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from enum import Enum
 
 from django.db import connection
-from django.db.models import Model
+from django.db.models import DateTimeField, JSONField, Model
+from django.utils import timezone
 
 
 def rows_insert(model: type[Model], rows: Sequence[dict]) -> list[int]:
@@ -25,12 +26,17 @@ def rows_insert(model: type[Model], rows: Sequence[dict]) -> list[int]:
     names = [field.attname for field in fields]
     # Fields the rows leave out take their default: a callable's (uuid4) anew for each row.
     fixed, per_row = {}, []
+    now = timezone.now()
     for field in fields:
         if field.attname not in rows[0]:
-            if callable(field.default):
+            if isinstance(field, DateTimeField) and (field.auto_now or field.auto_now_add):
+                fixed[field.attname] = now  # as ``pre_save`` stamps a new row
+            elif field.has_default() and callable(field.default):
                 per_row.append(field)
             else:
                 fixed[field.attname] = _plain(field.get_default())
+    # JSON values go to the database through the field's own adaptation.
+    json_fields = [field for field in fields if isinstance(field, JSONField)]
     table = connection.ops.quote_name(meta.db_table)
     columns = ", ".join(
         connection.ops.quote_name(column)
@@ -47,6 +53,10 @@ def rows_insert(model: type[Model], rows: Sequence[dict]) -> list[int]:
                 values = {**fixed, **row}
                 for field in per_row:
                     values[field.attname] = field.default()
+                for field in json_fields:
+                    values[field.attname] = field.get_db_prep_save(
+                        values[field.attname], connection
+                    )
                 copy.write_row([pk, *(values[name] for name in names)])
     return ids
 

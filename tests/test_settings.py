@@ -102,3 +102,26 @@ def test_the_shortest_key_production_accepts_passes_the_deploy_checks():
     )
     result = run_manage("check", "--deploy", "--fail-level", "WARNING", env=env)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("postgres://u:p@db.example.org:5432/concord", ["60", "True"]),
+        # Behind a transaction pooler the URL asks for a connection per request.
+        ("postgres://u:p@db.example.org:5432/concord?conn_max_age=0", ["0", "True"]),
+    ],
+)
+def test_production_keeps_database_connections_between_requests(url, expected):
+    env = clean_env(
+        DJANGO_SETTINGS_MODULE="config.settings.production",
+        SECRET_KEY=PROPER_KEY,
+        ALLOWED_HOSTS="concord.example.org",
+        DATABASE_URL=url,
+    )
+    probe = (
+        "from django.conf import settings as s; d = s.DATABASES['default']; "
+        "print(d['CONN_MAX_AGE'], d['CONN_HEALTH_CHECKS'])"
+    )
+    result = run_manage("shell", "-v", "0", "-c", probe, env=env)
+    assert result.stdout.split() == expected, result.stderr

@@ -36,6 +36,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
         "connect_timeout", env.int("DATABASE_CONNECT_TIMEOUT", default=5)
     )
+    # Each gunicorn worker keeps its connection between requests (unless the URL says
+    # otherwise, e.g. `?conn_max_age=0` behind a transaction pooler): a new one per request
+    # costs a connection set-up and a PostgreSQL process each time (benchmarks/load.py).
+    # Checked before reuse: a connection the database dropped is replaced, not an error.
+    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 # One cache for every gunicorn worker, so the sign-in throttle counts across them. Short
 # timeouts: the throttle steps aside when Redis is down rather than hold up a sign-in.

@@ -181,3 +181,29 @@ def test_assign_button_explains_a_refusal(client):
     response = client.post(reverse("annotation:assign", args=[study.slug]), follow=True)
     assert "needs 2 raters per test case but the study has 1 rater." in response.text
     assert not Assignment.objects.exists()
+
+
+@pytest.mark.django_db
+def test_assignments_written_in_bulk_are_rows_like_any_other():
+    # On PostgreSQL assignments are written with COPY: the defaults a model fills in (a
+    # fresh uuid each, empty answers, the time of writing) must be there all the same.
+    users = [UserFactory() for _ in range(3)]
+    study = make_study(cases=6, raters=users)
+    rows = list(
+        Assignment.objects.filter(test_case__study=study).values(
+            "uuid", "status", "draft", "case_scores", "version", "notes", "updated_at", "source"
+        )
+    )
+    assert len(rows) == 18
+    assert len({row["uuid"] for row in rows}) == 18
+    for row in rows:
+        assert row["status"] == Assignment.Status.TODO
+        assert row["draft"] == {} and row["case_scores"] == {}
+        assert row["version"] == 0 and row["notes"] == ""
+        assert row["source"] == Assignment.Source.SCREEN
+        assert row["updated_at"] is not None
+    assignment = Assignment.objects.filter(test_case__study=study).first()
+    assignment.draft = {"notes": "kept"}
+    assignment.save()
+    assignment.refresh_from_db()
+    assert assignment.draft == {"notes": "kept"}

@@ -1,0 +1,467 @@
+"""Simulated raters against a running Concord: throughput, latency per page, lost ratings.
+
+Two shapes:
+- production (the default of this script): gunicorn with config/gunicorn.py and the
+  production settings, PostgreSQL, Redis, one Celery worker;
+- ``--default``: the embedded default of `make run` (runserver, SQLite, in-process tasks).
+
+    .venv/bin/python benchmarks/load.py --raters 8
+    .venv/bin/python benchmarks/load.py --default --raters 20
+
+The script builds its own data through the services (tests/factories.py, tests/payloads.py)
+in a database of its own (PostgreSQL ``concord_bench_load``, or a SQLite file in a temporary
+directory), starts the servers, and lets N raters at once sign in, open their next case,
+save a draft (the page's autosave request) and submit, case after case, as static/js/rating.js
+does (CSRF cookie and token, the version from the page and from the autosave's answer). It
+then prints requests/s, p50/p95/p99 per page, errors, the ratings lost (submits the client
+sent whose rating is not stored: must be 0) and the delay from the last submission to a
+fresh agreement result. Everything it started is stopped, and its database dropped, at the
+end, Ctrl-C included. Needs PostgreSQL and Redis for the production shape (Redis db from
+``--redis-url``; the Celery queue has a name of its own).
+"""
+
+import argparse
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+from urllib.parse import urljoin, urlsplit
+
+import requests
+
+ROOT = Path(__file__).resolve().parents[1]
+PG_URL = "postgres://postgres:postgres@127.0.0.1:5432/concord_bench_load"
+REDIS_URL = "redis://127.0.0.1:6379/13"
+TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+VERSION = re.compile(r'name="version" id="version" value="(\d+)"')
+DRAFT_URL = re.compile(r'data-draft-url="([^"]+)"')
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def environment(args, tmp: Path, port: int) -> dict:
+    env = {
+        "CASE_UPLOAD_ROOT": str(tmp / "uploads"),
+        "REDIS_URL": args.redis_url,
+        "AGREEMENT_LOG_LEVEL": "WARNING",
+    }
+    if args.default:
+        return {
+            **env,
+            "DJANGO_SETTINGS_MODULE": "config.settings.local",
+            "DATABASE_URL": f"sqlite:///{tmp / 'load.sqlite3'}",
+        }
+    return {
+        **env,
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
+        "DATABASE_URL": args.database_url,
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "ALLOWED_HOSTS": "127.0.0.1",
+        # TLS ends at a proxy in production: the client sends what the proxy would.
+        "SECURE_SSL_REDIRECT": "false",
+        "GUNICORN_BIND": f"127.0.0.1:{port}",
+        "GUNICORN_WORKERS": str(args.workers),
+        "CELERY_QUEUE": f"concord-load-{secrets.token_hex(4)}",
+        "CELERY_TASK_ALWAYS_EAGER": "false",
+    }
+
+
+def postgres(url: str, statement: str) -> None:
+    import psycopg
+
+    admin = url.split("?")[0].rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as connection:
+        connection.execute(statement)
+
+
+def build_study(args):
+    """A consented, open study on the reference rubric; every rater has every case."""
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from tests.factories import UserFactory, make_study
+
+    call_command("migrate", verbosity=0)
+    tag = secrets.token_hex(3)
+    raters = [UserFactory(username=f"load-{tag}-{n:02d}") for n in range(args.raters)]
+    study = make_study(
+        lead=UserFactory(username=f"lead-{tag}"),
+        slug=f"load-{tag}",
+        cases=args.cases,
+        raters=raters,
+        consented=True,
+    )
+    return study, [user.username for user in raters]
+
+
+class Stats:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.times = defaultdict(list)
+        self.errors = defaultdict(int)
+        self.error_samples = []
+        self.attempted = {}  # assignment uuid -> version the client saw when it submitted
+        self.confirmed = set()
+        self.last_submit = 0.0
+        self.cpu = []
+
+    def record(self, page: str, seconds: float, ok: bool, detail: str = "") -> None:
+        with self.lock:
+            self.times[page].append(seconds)
+            if not ok:
+                self.errors[page] += 1
+                if len(self.error_samples) < 5:
+                    self.error_samples.append(f"{page}: {detail}")
+
+
+class Rater:
+    """One browser: cookies kept by hand, since the production cookies are Secure and the
+    benchmark speaks plain HTTP to gunicorn as the TLS proxy would."""
+
+    def __init__(self, base: str, secure: bool, stats: Stats):
+        self.base = base
+        self.secure = secure
+        self.stats = stats
+        self.http = requests.Session()
+        self.cookies: dict[str, str] = {}
+
+    def call(self, method, path, page, expect, **kwargs):
+        headers = kwargs.pop("headers", {})
+        if self.cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        if self.secure:
+            headers["X-Forwarded-Proto"] = "https"
+        if method == "POST":
+            origin = ("https://" if self.secure else "http://") + urlsplit(self.base).netloc
+            headers["Origin"] = origin
+            headers["Referer"] = origin + path
+        start = time.perf_counter()
+        try:
+            response = self.http.request(
+                method, self.base + path, headers=headers, allow_redirects=False, timeout=120,
+                **kwargs,
+            )  # fmt: skip
+        except requests.RequestException as error:
+            self.stats.record(page, time.perf_counter() - start, False, repr(error))
+            return None
+        elapsed = time.perf_counter() - start
+        self.http.cookies.clear()
+        for cookie in response.cookies:
+            if cookie.value:
+                self.cookies[cookie.name] = cookie.value
+            else:
+                self.cookies.pop(cookie.name, None)
+        ok = response.status_code in expect
+        self.stats.record(page, elapsed, ok, f"HTTP {response.status_code} {path}")
+        return response if ok else None
+
+    def run(self, username: str, password: str, slug: str, cases: int, think: float) -> None:
+        from tests.payloads import payload_for
+
+        page = self.call("GET", "/accounts/login/", "sign-in page", {200})
+        if page is None:
+            return
+        token = TOKEN.search(page.text).group(1)
+        data = {"username": username, "password": password, "csrfmiddlewaretoken": token}
+        if self.call("POST", "/accounts/login/", "sign in", {302}, data=data) is None:
+            return
+        response = self.call("GET", f"/s/{slug}/next/", "next case", {302})
+        location = response and urlsplit(response.headers["Location"]).path
+        for n in range(cases):
+            if not location or not location.startswith("/rate/"):
+                return
+            page = self.call("GET", location, "rating page", {200})
+            if page is None:
+                return
+            token = TOKEN.search(page.text).group(1)
+            version = int(VERSION.search(page.text).group(1))
+            draft_url = DRAFT_URL.search(page.text).group(1)
+            payload = payload_for(n + len(username))
+            time.sleep(think)
+            saved = self.call(
+                "POST", draft_url, "autosave", {200},
+                data=json.dumps({"payload": payload, "version": version, "active_seconds": 5}),
+                headers={
+                    "Content-Type": "application/json",
+                    "X-CSRFToken": self.cookies.get("csrftoken", ""),
+                },
+            )  # fmt: skip
+            if saved is not None:
+                version = saved.json()["version"]
+            time.sleep(think)
+            uuid = location.split("/")[2]
+            with self.stats.lock:
+                self.stats.attempted[uuid] = version
+            form = {
+                "csrfmiddlewaretoken": token,
+                "payload": json.dumps(payload),
+                "version": str(version),
+                "active_seconds": "5",
+            }
+            response = self.call("POST", location, "submit", {302}, data=form)
+            if response is None:
+                return
+            with self.stats.lock:
+                self.stats.confirmed.add(uuid)
+                self.stats.last_submit = time.perf_counter()
+            location = urlsplit(urljoin(self.base + location, response.headers["Location"])).path
+
+
+def wait_healthy(base: str, processes, timeout: float = 90) -> None:
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        for process in processes:
+            if process.poll() is not None:
+                raise RuntimeError(f"{process.args[:3]} exited with {process.returncode}")
+        try:
+            if requests.get(base + "/healthz", timeout=5).status_code == 200:
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.5)
+    raise TimeoutError("the server did not become healthy")
+
+
+def start(command, env, log: Path):
+    return subprocess.Popen(  # noqa: S603 - our own commands
+        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+        stderr=log.open("ab"), start_new_session=True,
+    )  # fmt: skip
+
+
+def stop(processes) -> None:
+    for process in processes:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def cpu_seconds(process) -> float:
+    """CPU time (user + system) of every live process in ``process``'s group."""
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == process.pid:  # the group id: each server leads its own
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def percentile(values, share):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def freshness(study_id: int, since: float, timeout: float = 300) -> tuple[float, float]:
+    """Seconds from ``since`` until the point estimates, then the intervals, are fresh."""
+    from django.db import connection
+
+    from agreement.models import StudyAgreement
+
+    point = None
+    while time.perf_counter() - since < timeout:
+        row = StudyAgreement.objects.filter(study_id=study_id).first()
+        connection.close()  # a fresh snapshot (and no SQLite read lock held) each time
+        if row and row.requested and row.computed >= row.requested:
+            now = time.perf_counter() - since
+            point = now if point is None else point
+            if not row.result.get("intervals_pending"):
+                return point, now
+        time.sleep(0.02)
+    return point or float("nan"), float("nan")
+
+
+def start_servers(args, env: dict, tmp: Path, port: int) -> list:
+    log = tmp / "servers.log"
+    processes = []
+    python = sys.executable
+    if args.default:
+        processes.append(
+            start([python, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+                  {**os.environ}, log)
+        )  # fmt: skip
+    else:
+        subprocess.run(  # noqa: S603
+            [python, "manage.py", "collectstatic", "--no-input", "--verbosity", "0"],
+            cwd=ROOT, env={**os.environ}, check=True,
+        )  # fmt: skip
+        bin_dir = Path(python).parent
+        processes.append(
+            start([str(bin_dir / "gunicorn"), "-c", "config/gunicorn.py",
+                   "config.wsgi:application"], {**os.environ}, log)
+        )  # fmt: skip
+        processes.append(
+            start([python, "-m", "celery", "-A", "config", "worker", "--concurrency", "1",
+                   "-Q", env["CELERY_QUEUE"], "--without-gossip", "--without-mingle",
+                   "--without-heartbeat", "--loglevel", "WARNING"], {**os.environ}, log)
+        )  # fmt: skip
+    return processes
+
+
+def run_raters(args, base: str, study, usernames) -> tuple[Stats, float]:
+    from tests.factories import PASSWORD
+
+    stats = Stats()
+    raters = [Rater(base, not args.default, stats) for _ in usernames]
+    threads = [
+        threading.Thread(
+            target=rater.run,
+            args=(name, PASSWORD, study.slug, args.cases, args.think),
+            daemon=True,
+        )
+        for rater, name in zip(raters, usernames, strict=True)
+    ]
+    began = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - began
+    return stats, wall
+
+
+def cleanup(args, env: dict, tmp: Path, port: int, processes, *, created: bool) -> None:
+    """Stop every process started, drop the database, remove the temporary files."""
+    stop(processes)
+    from django.db import connections
+
+    connections.close_all()
+    if created:
+        name = urlsplit(args.database_url).path.lstrip("/")
+        postgres(args.database_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if "CELERY_QUEUE" in env:
+            import redis
+
+            redis.Redis.from_url(args.redis_url).delete(env["CELERY_QUEUE"])
+    log = tmp / "servers.log"
+    if log.exists() and b"Traceback" in log.read_bytes():
+        kept = Path(tempfile.gettempdir()) / f"concord-load-{port}.log"
+        shutil.copy(log, kept)
+        print(f"Server tracebacks were logged: {kept}", file=sys.stderr)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--default", action="store_true", help="runserver, SQLite, in-process")
+    parser.add_argument("--raters", type=int, default=8)
+    parser.add_argument("--cases", type=int, default=20, help="cases each rater submits")
+    parser.add_argument("--think", type=float, default=0.0, help="seconds between actions")
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn workers")
+    parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", PG_URL))
+    parser.add_argument("--redis-url", default=REDIS_URL)
+    args = parser.parse_args()
+    # SIGTERM ends the run like Ctrl-C, so the cleanup below runs either way.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+
+    tmp = Path(tempfile.mkdtemp(prefix="concord-load-"))
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = environment(args, tmp, port)
+    for key in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"):
+        os.environ.pop(key, None)
+    os.environ.update(env)
+    sys.path.insert(0, str(ROOT))
+    processes = []
+    created = False
+    try:
+        if not args.default:
+            name = urlsplit(args.database_url).path.lstrip("/")
+            postgres(args.database_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            postgres(args.database_url, f'CREATE DATABASE "{name}"')
+            created = True
+        study, usernames = build_study(args)
+        from django.db import connection
+
+        connection.close()
+        processes.extend(start_servers(args, env, tmp, port))
+        wait_healthy(base, processes)
+        before = [cpu_seconds(process) for process in processes]
+        stats, wall = run_raters(args, base, study, usernames)
+        point, intervals = freshness(study.pk, stats.last_submit)
+        stats.cpu = [cpu_seconds(p) - b for p, b in zip(processes, before, strict=True)]
+        report(args, stats, wall, study, point, intervals)
+    except KeyboardInterrupt:
+        print("\nInterrupted: stopping what was started.", file=sys.stderr)
+    finally:
+        # A second Ctrl-C must not cut the cleanup short.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        cleanup(args, env, tmp, port, processes, created=created)
+
+
+def report(args, stats: Stats, wall: float, study, point: float, intervals: float) -> None:
+    from annotation.models import Assignment
+
+    stored = set(
+        str(u)
+        for u in Assignment.objects.filter(
+            test_case__study=study, status=Assignment.Status.SUBMITTED, ratings__isnull=False
+        ).values_list("uuid", flat=True)
+    )
+    lost = [u for u in stats.attempted if u not in stored]
+    unconfirmed_stored = [u for u in stats.attempted if u in stored and u not in stats.confirmed]
+    shape = "default (runserver, SQLite, in-process tasks)" if args.default else (
+        f"production (gunicorn x{args.workers}, PostgreSQL, Redis, 1 Celery worker)"
+    )  # fmt: skip
+    total = sum(len(v) for v in stats.times.values())
+    load = os.getloadavg()
+    print(f"Shape: {shape}; {args.raters} raters x {args.cases} cases, think {args.think} s")
+    print(f"Load average before the report: {load[0]:.1f} (2 cores)")
+    print(f"{total} requests in {wall:.1f} s: {total / wall:.1f} requests/s")
+    print(f"{'page':<14}{'n':>6}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'errors':>8}")
+    order = ["sign-in page", "sign in", "next case", "rating page", "autosave", "submit"]
+    for page in order:
+        values = stats.times.get(page)
+        if not values:
+            continue
+        p50, p95, p99 = (percentile(values, s) * 1000 for s in (0.5, 0.95, 0.99))
+        print(f"{page:<14}{len(values):>6}{p50:>9.0f}{p95:>9.0f}{p99:>9.0f}{stats.errors[page]:>8}")
+    for sample in stats.error_samples:
+        print(f"  error: {sample}")
+    print(
+        f"Submits sent {len(stats.attempted)}, confirmed {len(stats.confirmed)}, stored "
+        f"{len(stats.attempted) - len(lost)}; ratings lost: {len(lost)}"
+        + (f" (stored though the answer failed: {len(unconfirmed_stored)})" if unconfirmed_stored
+           else "")
+    )  # fmt: skip
+    print(
+        f"Last submission to fresh agreement: point estimates {point:.2f} s, intervals "
+        f"{intervals:.2f} s (debounce included)"
+    )
+    requests_cpu = stats.cpu[0] / total * 1000 if stats.cpu else 0
+    print(
+        f"CPU of the web server: {stats.cpu[0]:.1f} s ({requests_cpu:.0f} ms per request)"
+        + (f"; of the Celery worker: {stats.cpu[1]:.1f} s" if len(stats.cpu) > 1 else "")
+    )
+    print(f"Median submit {statistics.median(stats.times['submit']) * 1000:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
