@@ -16,7 +16,7 @@ from studies.services import RATER_ACTIONS, rater_status_change
 from . import judge_files, judges, qc
 from .arena import study_ranking
 from .calibration import (
-    judge_calibration,
+    judge_calibration_report,
     judge_outputs_csv,
     judge_prompts_jsonl,
     pairwise_dimension,
@@ -282,7 +282,11 @@ def judge_calibration_page(request, slug, judge_uuid):
     return render(
         request,
         "agreement/judge_calibration.html",
-        {"study": study, "judge": judge, "report": judge_calibration(study=study, judge=judge)},
+        {
+            "study": study,
+            "judge": judge,
+            "report": judge_calibration_report(study=study, judge=judge),
+        },
     )
 
 

@@ -13,6 +13,7 @@ from django.db import connection
 from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
+from agreement import calibration
 from agreement.models import Judge, JudgeOutput
 from agreement.selectors import study_ratings
 from agreement.services import judge_outputs_import
@@ -339,3 +340,31 @@ def test_two_imports_of_a_new_judge_at_once_both_succeed(study, monkeypatch):
     assert errors == []
     assert Judge.objects.filter(study=study, name="new-judge").count() == 1
     assert JudgeOutput.objects.filter(judge__study=study).count() == 12
+
+
+def test_the_calibration_is_computed_once_until_its_inputs_change(client, study, monkeypatch):
+    calls = []
+    real = calibration.judge_calibration
+
+    def counted(**kwargs):
+        calls.append(kwargs["judge"].name)
+        return real(**kwargs)
+
+    monkeypatch.setattr(calibration, "judge_calibration", counted)
+    client.force_login(study.lead)
+    upload(client, study, "judge.jsonl", outputs_jsonl(study))
+    judge = Judge.objects.get()
+    url = reverse("agreement:judge_calibration", args=[study.slug, judge.uuid])
+    first = client.get(url).context["report"]
+    again = client.get(url).context["report"]
+    assert calls == ["judge-1"] and again == first
+    # New outputs of the judge: computed again, and the report follows them.
+    upload(client, study, "judge.jsonl", outputs_jsonl(study, verdicts=[("A", "B")] * 6))
+    changed = client.get(url).context["report"]
+    assert calls == ["judge-1", "judge-1"]
+    assert changed["position_consistency"] == 1.0 != first["position_consistency"]
+    # A human's answer withdrawn from the analysis (a rater excluded): computed again.
+    membership = study.memberships.filter(role=Membership.Role.RATER).first()
+    Membership.objects.filter(pk=membership.pk).update(status=Membership.Status.EXCLUDED)
+    assert client.get(url).context["report"]["n_raters"] == 2
+    assert len(calls) == 3
