@@ -7,14 +7,11 @@ statistics. System names appear only once the study is unblinded.
 """
 
 import csv
-import hashlib
 import io
-import json
 from collections import defaultdict
 from collections.abc import Iterator
 
 import numpy as np
-from django.core.cache import cache
 from django.db.models import Count, Max
 
 from annotation.exports import is_unblinded
@@ -26,7 +23,7 @@ from . import judges
 from .judge_files import prompt_lines
 from .models import Judge, JudgeOutput
 from .ranking import win_matrix
-from .selectors import analysis_inputs, study_ratings
+from .selectors import computed_for_inputs, study_ratings
 
 MAX_DISAGREEMENTS_SHOWN = 200
 
@@ -84,28 +81,18 @@ def _number(value: float) -> float | None:
     return None if value is None or np.isnan(value) else float(value)
 
 
-# A calibration report is kept this long (seconds) for the inputs it was computed from.
-CALIBRATION_CACHE_SECONDS = 24 * 3600
-
-
 def judge_calibration_report(*, study: Study, judge: Judge) -> dict:
-    """``judge_calibration``, computed once for the same humans' data and judge outputs.
-
-    The page would otherwise run its bootstrap on every view (seconds at tens of thousands
-    of cases). The key is everything the report reads: the study's analysis inputs (ratings,
-    exclusions, phase, cases, unblinding), its status and the judge's outputs.
-    """
+    """``judge_calibration``, computed once for the same humans' data and judge outputs
+    (its bootstrap takes seconds at tens of thousands of cases)."""
     outputs = JudgeOutput.objects.filter(judge=judge).aggregate(
         count=Count("pk"), last=Max("imported_at"), last_id=Max("pk")
     )
-    inputs = [analysis_inputs(study=study), study.status, outputs]
-    digest = hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()
-    key = f"judge-calibration:{judge.pk}:{digest}"
-    report = cache.get(key)
-    if report is None:
-        report = judge_calibration(study=study, judge=judge)
-        cache.set(key, report, CALIBRATION_CACHE_SECONDS)
-    return report
+    return computed_for_inputs(
+        study=study,
+        name=f"judge-calibration:{judge.pk}",
+        extra=outputs,
+        compute=lambda: judge_calibration(study=study, judge=judge),
+    )
 
 
 def judge_calibration(*, study: Study, judge: Judge, n_resamples: int = 1000) -> dict:

@@ -1,11 +1,13 @@
 """Reads for agreement: the study's ratings as matrices, and the stored result."""
 
+import hashlib
 import json
 import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.core.cache import cache
 from django.db.models import Count, F, Max, Q
 from django.db.models.functions import Length
 
@@ -308,6 +310,25 @@ def analysis_inputs(*, study: Study) -> dict:
             ratings["last_id"],
         ],
     }
+
+
+# A page's statistics are kept this long (seconds) for the inputs they were computed from.
+PAGE_RESULT_SECONDS = 24 * 3600
+
+
+def computed_for_inputs(*, study: Study, name: str, compute, extra=None):
+    """``compute()``, run once for the study's analysis inputs as they are now (ratings,
+    exclusions, phase, cases, unblinding), its status and ``extra`` (what else the result
+    reads), then kept in the cache: for pages whose statistics (a bootstrap) would
+    otherwise run on every view."""
+    inputs = [analysis_inputs(study=study), study.status, extra]
+    digest = hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()
+    key = f"{name}:{study.pk}:{digest}"
+    result = cache.get(key)
+    if result is None:
+        result = compute()
+        cache.set(key, result, PAGE_RESULT_SECONDS)
+    return result
 
 
 def agreement_is_stale(*, study: Study, agreement: StudyAgreement) -> bool:

@@ -24,7 +24,13 @@ from .calibration import (
 from .judge_files import JudgeImportError
 from .models import Judge
 from .plot import accuracy_chart, alpha_chart, time_chart
-from .selectors import dismissed_flags, qc_rules, rater_events, study_agreement
+from .selectors import (
+    computed_for_inputs,
+    dismissed_flags,
+    qc_rules,
+    rater_events,
+    study_agreement,
+)
 from .services import agreement_stale_check, judge_outputs_import, judge_template_save
 
 
@@ -296,7 +302,14 @@ def study_ranking_page(request, slug):
     """Win matrix and Bradley-Terry ranking of the systems, from the raters' preferences."""
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     return render(
-        request, "agreement/ranking.html", {"study": study, "arena": study_ranking(study=study)}
+        request,
+        "agreement/ranking.html",
+        {
+            "study": study,
+            "arena": computed_for_inputs(
+                study=study, name="ranking", compute=lambda: study_ranking(study=study)
+            ),
+        },
     )
 
 
