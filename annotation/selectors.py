@@ -3,7 +3,7 @@
 from dataclasses import dataclass, field
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, Max, Min, OuterRef, Q
 
 from studies.activity import RatingActivity
 from studies.blinding import LABELS
@@ -129,20 +129,56 @@ def blinded_responses(*, assignment: Assignment) -> list[tuple[str, str, str]]:
     Screens are lettered by position, so the first response shown is always "Response A";
     on a flipped screen (balanced side design) it is the key's last label.
     """
-    rows = BlindedLabel.objects.filter(test_case=assignment.test_case).select_related("response")
-    rows = list(rows.order_by("label"))
-    if assignment.flipped:
-        rows.reverse()
-    return [(shown, row.label, row.response.text) for shown, row in zip(LABELS, rows, strict=False)]
+    rows = BlindedLabel.objects.filter(test_case_id=assignment.test_case_id)
+    rows = list(rows.select_related("response").order_by("label"))
+    return [(shown, row.label, row.response.text) for shown, row in _on_screen(assignment, rows)]
 
 
-def case_position(*, assignment: Assignment) -> tuple[int, Assignment | None, Assignment | None]:
-    """The case's number in the rater's order (from 1), and the cases before and after it."""
+def screen_labels(*, assignment: Assignment) -> list[tuple[str, str, int]]:
+    """(shown label, key label, response id) for each response, as ``blinded_responses``
+    orders them, without the texts: what a rating write needs."""
+    rows = BlindedLabel.objects.filter(test_case_id=assignment.test_case_id).order_by("label")
+    rows = list(rows.values_list("label", "response_id"))
+    return [
+        (shown, label, response_id) for shown, (label, response_id) in _on_screen(assignment, rows)
+    ]
+
+
+def _on_screen(assignment: Assignment, rows: list) -> list[tuple[str, object]]:
+    """(shown label, row) for a case's rows in key-label order: the first on screen is "A";
+    a flipped screen shows them in reverse."""
+    ordered = list(reversed(rows)) if assignment.flipped else rows
+    return list(zip(LABELS, ordered, strict=False))
+
+
+@dataclass(frozen=True)
+class CasePosition:
+    number: int  # the case's place in the rater's order, from 1
+    previous: Assignment | None
+    next: Assignment | None
+    progress: Progress  # the rater's cases submitted and assigned
+
+
+def case_position(*, assignment: Assignment) -> CasePosition:
+    """Where the case stands in the rater's order, and the rater's progress: two queries,
+    however many cases the rater has."""
     cases = assignment.rater.assignments
-    before = cases.filter(position__lt=assignment.position).order_by("-position").first()
-    after = cases.filter(position__gt=assignment.position).order_by("position").first()
-    number = cases.filter(position__lt=assignment.position).count() + 1
-    return number, before, after
+    here = assignment.position
+    counts = cases.aggregate(
+        total=Count("id"),
+        done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
+        before=Count("id", filter=Q(position__lt=here)),
+        previous=Max("position", filter=Q(position__lt=here)),
+        next=Min("position", filter=Q(position__gt=here)),
+    )
+    wanted = [counts[side] for side in ("previous", "next") if counts[side] is not None]
+    near = {a.position: a for a in cases.filter(position__in=wanted).only("uuid", "position")}
+    return CasePosition(
+        number=counts["before"] + 1,
+        previous=near.get(counts["previous"]),
+        next=near.get(counts["next"]),
+        progress=Progress(done=counts["done"], total=counts["total"]),
+    )
 
 
 # --- Before the first item: consent, training, practice, qualification ---------------------
@@ -213,7 +249,9 @@ class OnboardingState:
 
     @property
     def qualification_needed(self) -> bool:
-        return self.qualification_items > 0 and not self.qualification_passed
+        return _qualification_needed(
+            items=self.qualification_items, passed=self.qualification_passed
+        )
 
     @property
     def qualification_failed(self) -> bool:
@@ -222,25 +260,74 @@ class OnboardingState:
 
     @property
     def blocking_step(self) -> str | None:
-        if self.withdrawal is not None:
-            return "withdrawn"
-        if self.consent_needed:
-            return "consent"
-        if self.qualification_needed:
-            return "qualification"
-        return None
+        return _blocking_step(
+            withdrawn=self.withdrawal is not None,
+            consent_needed=self.consent_needed,
+            qualification_needed=self.qualification_needed,
+        )
+
+
+def _consent_asked(study: Study) -> bool:
+    return bool(study.consent_text.strip() or study.disclosure_question.strip())
+
+
+def _qualification_needed(*, items: int, passed: bool) -> bool:
+    return items > 0 and not passed
+
+
+def _blocking_step(
+    *, withdrawn: bool, consent_needed: bool, qualification_needed: bool
+) -> str | None:
+    """What a rater must do before rating, in the order they are asked to do it."""
+    if withdrawn:
+        return "withdrawn"
+    if consent_needed:
+        return "consent"
+    if qualification_needed:
+        return "qualification"
+    return None
+
+
+def onboarding_blocking_step(*, rater: Membership) -> str | None:
+    """``onboarding_state(rater=...).blocking_step`` in one query: what the rating screen,
+    its autosave and its submit ask on every request."""
+    study = rater.study
+    qualification = training_items(study=study, kind=TrainingItem.Kind.QUALIFICATION)
+    row = (
+        Membership.objects.filter(pk=rater.pk)
+        .annotate(
+            withdrawn=Exists(Withdrawal.objects.filter(rater=OuterRef("pk"))),
+            consented=Exists(
+                ConsentRecord.objects.filter(rater=OuterRef("pk"), version=study.consent_version)
+            ),
+            qualification_items=Exists(qualification),
+            qualification_passed=Exists(
+                QualificationAttempt.objects.filter(rater=OuterRef("pk"), passed=True)
+            ),
+        )
+        .values("withdrawn", "consented", "qualification_items", "qualification_passed")
+        .first()
+    )
+    if row is None:  # the membership was removed while the request was on its way
+        raise Membership.DoesNotExist
+    return _blocking_step(
+        withdrawn=row["withdrawn"],
+        consent_needed=_consent_asked(study) and not row["consented"],
+        qualification_needed=_qualification_needed(
+            items=int(row["qualification_items"]), passed=row["qualification_passed"]
+        ),
+    )
 
 
 def onboarding_state(*, rater: Membership) -> OnboardingState:
     study = rater.study
     settings = onboarding_settings(study=study)
     consent = rater.consents.filter(version=study.consent_version).first()
-    asks = bool(study.consent_text.strip() or study.disclosure_question.strip())
     training = training_items(study=study, kind=TrainingItem.Kind.TRAINING)
     return OnboardingState(
         settings=settings,
         consent=consent,
-        consent_needed=asks and consent is None,
+        consent_needed=_consent_asked(study) and consent is None,
         training_total=training.count(),
         training_done=rater.training_answers.filter(
             attempt__isnull=True, item__in=training

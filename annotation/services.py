@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import prefetch_related_objects
 from django.utils import timezone
 
 from studies.blinding import seeded_permutation
@@ -22,7 +22,7 @@ from studies.rubric import RubricValueError, score_form, total_points
 from studies.signals import analysis_inputs_announce
 
 from .models import Assignment, Rating, RatingRevision
-from .selectors import blinded_responses
+from .selectors import screen_labels
 
 MAX_NOTES_LENGTH = 5000
 MAX_ACTIVE_SECONDS_PER_SAVE = 6 * 60 * 60
@@ -149,12 +149,6 @@ def _active_seconds_credit(*, assignment: Assignment, claimed, now) -> int:
     return max(0, min(seconds, MAX_ACTIVE_SECONDS_PER_SAVE, int(elapsed)))
 
 
-def _score_all(*, assignment: Assignment, payload: dict) -> tuple[dict, dict]:
-    """Per-response scores {label: {key: value}} and per-case scores {key: value}."""
-    labels = list(assignment.test_case.labels.values_list("label", flat=True))
-    return _score_labels(study=assignment.test_case.study, labels=labels, payload=payload)
-
-
 def _score_labels(*, study: Study, labels: list[str], payload: dict) -> tuple[dict, dict]:
     dimensions = study.rubric.scoring_dimensions()
     try:
@@ -185,13 +179,11 @@ def _locked(assignment: Assignment) -> Assignment:
     (the order and strengths of ``studies.locks``): raters never wait for one another, and
     closing the study or pausing the rater waits for this write, or this write for it.
     """
-    study_id, rater_id = Assignment.objects.values_list("test_case__study_id", "rater_id").get(
-        pk=assignment.pk
-    )
-    study = study_lock(study_id)
+    # An assignment's rater and test case never change: the caller's copy names the rows.
+    study = study_lock(assignment.test_case.study_id)
     if not study.accepts_ratings:
         raise RatingClosedError("This study is not accepting ratings at the moment.")
-    rater = membership_lock(rater_id)
+    rater = membership_lock(assignment.rater_id)
     if rater.status != Membership.Status.ACTIVE:
         raise RatingClosedError("Your participation in this study is on hold.")
     locked = (
@@ -201,7 +193,22 @@ def _locked(assignment: Assignment) -> Assignment:
     )
     locked.rater = rater
     locked.test_case.study = study
+    # Scoring reads the rubric's dimensions several times: one query for the whole write.
+    prefetch_related_objects([study], "rubric__dimensions")
     return locked
+
+
+def _saved(assignment: Assignment, *, claimed_seconds, now) -> None:
+    """Count a save on a locked assignment: its version and its active time.
+
+    The row stays locked until the transaction ends, so the values read with it are the
+    stored ones: they are incremented here, and nothing needs to be read back.
+    """
+    assignment.active_seconds += _active_seconds_credit(
+        assignment=assignment, claimed=claimed_seconds, now=now
+    )
+    assignment.version += 1
+    assignment.last_saved_at = now
 
 
 def _answers_known(dimensions, raw) -> dict:
@@ -216,13 +223,16 @@ def _draft_clean(*, assignment: Assignment, payload: dict) -> dict:
     Unknown labels, unknown dimension keys and fields a kind does not have are dropped,
     and a draft larger than ``MAX_DRAFT_BYTES`` is refused.
     """
-    _score_all(assignment=assignment, payload=payload)  # reject what could never be submitted
+    study = assignment.test_case.study
+    labels = list(assignment.test_case.labels.values_list("label", flat=True))
+    _score_labels(
+        study=study, labels=labels, payload=payload
+    )  # reject what could never be submitted
     confidence, notes = _clean_case_fields(payload)
-    dimensions = assignment.test_case.study.rubric.scoring_dimensions()
+    dimensions = study.rubric.scoring_dimensions()
     per_response = [d for d in dimensions if d.scope == "response"]
     per_case = [d for d in dimensions if d.scope == "case"]
     responses = payload.get("responses") if isinstance(payload.get("responses"), dict) else {}
-    labels = assignment.test_case.labels.values_list("label", flat=True)
     draft = {
         "responses": {
             label: _answers_known(per_response, responses[label])
@@ -249,14 +259,17 @@ def draft_save(
     locked.draft = _draft_clean(assignment=locked, payload=payload)
     if locked.status == Assignment.Status.TODO:
         locked.status = Assignment.Status.DRAFT
-    now = timezone.now()
-    locked.version = F("version") + 1
-    locked.active_seconds = F("active_seconds") + _active_seconds_credit(
-        assignment=locked, claimed=active_seconds, now=now
+    _saved(locked, claimed_seconds=active_seconds, now=timezone.now())
+    locked.save(
+        update_fields=[
+            "draft",
+            "status",
+            "version",
+            "active_seconds",
+            "last_saved_at",
+            "updated_at",
+        ]
     )
-    locked.last_saved_at = now
-    locked.save()
-    locked.refresh_from_db()
     return locked
 
 
@@ -284,29 +297,16 @@ def _revision_keep(*, assignment: Assignment, replacing: dict, now) -> RatingRev
     )
 
 
-def _submission_clean(
-    *, assignment: Assignment, payload: dict, confidence_required: bool = True
-) -> dict:
-    """The whole answer to a case, cleaned and scored by the rubric; raises on bad input.
-
-    Ratings imported from elsewhere may leave the confidence blank when the study allows it
-    (``Study.imported_optional``); it is then stored blank, never as a default.
-    """
-    labels = list(assignment.test_case.labels.values_list("label", flat=True))
-    return submission_check(
-        study=assignment.test_case.study,
-        labels=labels,
-        payload=payload,
-        confidence_required=confidence_required,
-    )
-
-
 def submission_check(
     *, study: Study, labels: list[str], payload: dict, confidence_required: bool = True
 ) -> dict:
     """What a submit of ``payload`` for a case with these labels would record, cleaned and
     scored; raises ``RatingInvalidError`` as a submit would. Writes nothing: the rubric
-    preview asks it too, so it refuses exactly what the rating screen refuses."""
+    preview asks it too, so it refuses exactly what the rating screen refuses.
+
+    Ratings imported from elsewhere may leave the confidence blank when the study allows it
+    (``Study.imported_optional``); it is then stored blank, never as a default.
+    """
     confidence, notes = _clean_case_fields(payload)
     if not confidence and confidence_required:
         raise RatingInvalidError(
@@ -333,24 +333,41 @@ def _refuse_verdict_without_explanation(*, study: Study, case_scored: dict) -> N
 
 
 def _submission_store(
-    *, assignment: Assignment, submitted: dict, shown: dict, source: str, now, active_seconds: int
+    *,
+    assignment: Assignment,
+    submitted: dict,
+    shown: dict,
+    responses: dict,
+    source: str,
+    now,
+    active_seconds: int,
 ) -> None:
-    """Record a cleaned answer on a locked assignment: the one write of submitted ratings."""
+    """Record a cleaned answer on a locked assignment: the one write of submitted ratings.
+
+    ``shown`` and ``responses`` map each key label to the label on screen and to the
+    response it stands for.
+    """
     if assignment.status == Assignment.Status.SUBMITTED:
         _revision_keep(assignment=assignment, replacing=submitted, now=now)
-    responses = {row.label: row.response_id for row in assignment.test_case.labels.all()}
-    for label, scores in submitted["responses"].items():
-        Rating.objects.update_or_create(
-            assignment=assignment,
-            label=label,
-            defaults={
-                "response_id": responses[label],
-                "shown_label": shown[label],
-                "scores": scores,
-                "total": total_points(scores),
-                "submitted_at": now,
-            },
-        )
+    # One statement for all the responses: a new rating per label, or the earlier one
+    # replaced in place (same row, same id), as a revision does.
+    Rating.objects.bulk_create(
+        [
+            Rating(
+                assignment=assignment,
+                label=label,
+                response_id=responses[label],
+                shown_label=shown[label],
+                scores=scores,
+                total=total_points(scores),
+                submitted_at=now,
+            )
+            for label, scores in submitted["responses"].items()
+        ],
+        update_conflicts=True,
+        unique_fields=["assignment", "label"],
+        update_fields=["response", "shown_label", "scores", "total", "submitted_at"],
+    )
     assignment.draft = submitted
     assignment.case_scores = submitted["case"]
     assignment.confidence = submitted["confidence"]
@@ -358,13 +375,8 @@ def _submission_store(
     assignment.source = source
     assignment.status = Assignment.Status.SUBMITTED
     assignment.submitted_at = now
-    assignment.version = F("version") + 1
-    assignment.active_seconds = F("active_seconds") + _active_seconds_credit(
-        assignment=assignment, claimed=active_seconds, now=now
-    )
-    assignment.last_saved_at = now
+    _saved(assignment, claimed_seconds=active_seconds, now=now)
     assignment.save()
-    assignment.refresh_from_db()
     analysis_inputs_announce(study_id=assignment.test_case.study_id, reason="rating")
 
 
@@ -386,18 +398,23 @@ def rating_submit(
     if expected_version is None and not any_version:
         raise RatingInvalidError(NO_VERSION_MESSAGE)
     locked = _locked(assignment)
-    submitted = _submission_clean(assignment=locked, payload=payload)
+    labels = screen_labels(assignment=locked)
+    submitted = submission_check(
+        study=locked.test_case.study,
+        labels=sorted(label for _, label, _ in labels),
+        payload=payload,
+    )
     if expected_version is not None and expected_version != locked.version:
         # A double click or a retried request carries the same answers: it is the same
         # submission, already recorded. Anything else is a stale tab and is refused.
         if locked.status == Assignment.Status.SUBMITTED and locked.draft == submitted:
             return locked
         raise StaleVersionError(STALE_MESSAGE)
-    shown = {label: shown for shown, label, _ in blinded_responses(assignment=locked)}
     _submission_store(
         assignment=locked,
         submitted=submitted,
-        shown=shown,
+        shown={label: shown for shown, label, _ in labels},
+        responses={label: response_id for _, label, response_id in labels},
         source=Assignment.Source.SCREEN,
         now=timezone.now(),
         active_seconds=active_seconds,
@@ -453,6 +470,7 @@ def ratings_import(
     rater = membership_lock(rater.pk, exclusive=True)
     if rater.status != Membership.Status.ACTIVE:
         raise RatingClosedError(f"{rater.pseudonym} is {rater.get_status_display().lower()}.")
+    prefetch_related_objects([study], "rubric__dimensions")  # read once for every answer
     wanted = list(answers)
     have = set(
         rater.assignments.filter(test_case_id__in=wanted).values_list("test_case_id", flat=True)
@@ -472,11 +490,14 @@ def ratings_import(
     for assignment in assignments:
         assignment.rater = rater
         assignment.test_case.study = study
+        responses = dict(assignment.test_case.labels.values_list("label", "response_id"))
         try:
             cleaned[assignment.pk] = (
                 assignment,
-                _submission_clean(
-                    assignment=assignment,
+                responses,
+                submission_check(
+                    study=study,
+                    labels=list(responses),
                     payload=answers[assignment.test_case_id],
                     confidence_required=not study.imported_optional,
                 ),
@@ -485,7 +506,7 @@ def ratings_import(
             raise RatingInvalidError(f"{assignment.test_case.case_id}: {error}") from error
     now = timezone.now()
     updated = 0
-    for assignment, submitted in cleaned.values():
+    for assignment, responses, submitted in cleaned.values():
         if assignment.status == Assignment.Status.SUBMITTED:
             updated += 1
         assignment.flipped = False
@@ -493,6 +514,7 @@ def ratings_import(
             assignment=assignment,
             submitted=submitted,
             shown={label: label for label in submitted["responses"]},
+            responses=responses,
             source=Assignment.Source.WORKSHEET,
             now=now,
             active_seconds=0,

@@ -42,8 +42,7 @@ def blocking_redirect(request, *, rater: Membership, state=None):
     """A redirect to the step the rater must complete first, or None when they may rate."""
     if not_started(request, study=rater.study):
         return redirect("annotation:assignments", slug=rater.study.slug)
-    state = state or selectors.onboarding_state(rater=rater)
-    step = state.blocking_step
+    step = state.blocking_step if state else selectors.onboarding_blocking_step(rater=rater)
     if step is None:
         return None
     messages.info(request, STEP_MESSAGES[step])

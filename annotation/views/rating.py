@@ -96,8 +96,7 @@ def rating_context(*, dimensions) -> dict:
 def assignment_rate(request, assignment_uuid):
     assignment = get_assignment_for_rater(request.user, assignment_uuid)
     study = assignment.test_case.study
-    state = selectors.onboarding_state(rater=assignment.rater)
-    blocked = blocking_redirect(request, rater=assignment.rater, state=state)
+    blocked = blocking_redirect(request, rater=assignment.rater)
     if blocked:
         return blocked
     error = None
@@ -153,8 +152,8 @@ def assignment_rate(request, assignment_uuid):
                 )
                 return redirect("annotation:self_check", slug=study.slug)
             return redirect("annotation:rate", assignment_uuid=following.uuid)
-    number, before, after = selectors.case_position(assignment=assignment)
-    progress = selectors.rater_progress(rater=assignment.rater)
+    position = selectors.case_position(assignment=assignment)
+    progress = position.progress
     dimensions = rubric_for_display(rubric=study.rubric)
     hold = selectors.rating_hold(rater=assignment.rater)
     return render(
@@ -175,10 +174,9 @@ def assignment_rate(request, assignment_uuid):
             "error_field": error_field,
             "stale": stale,
             "progress": progress,
-            "number": number,
-            "previous": before,
-            "next": after,
-            "practice": state.practice,
+            "number": position.number,
+            "previous": position.previous,
+            "next": position.next,
             "hold": hold,
             "readonly": hold is not None,
             "local_key": f"rate:{assignment.uuid}",
@@ -202,8 +200,7 @@ def assignment_draft(request, assignment_uuid):
             status=401,
         )
     assignment = get_assignment_for_rater(request.user, assignment_uuid)
-    state = selectors.onboarding_state(rater=assignment.rater)
-    if state.blocking_step is not None:
+    if selectors.onboarding_blocking_step(rater=assignment.rater) is not None:
         return JsonResponse(
             {"error": "Complete the steps before rating first; reload the page."}, status=403
         )

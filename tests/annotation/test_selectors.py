@@ -65,9 +65,14 @@ def test_self_check_shows_answers_counted_offline_by_their_points(membership):
 
 def test_case_position_and_next_unrated_follow_the_raters_order(membership):
     cases = list(membership.assignments.order_by("position"))
-    number, before, after = selectors.case_position(assignment=cases[1])
-    assert (number, before, after) == (2, cases[0], cases[2])
+    position = selectors.case_position(assignment=cases[1])
+    assert (position.number, position.previous, position.next) == (2, cases[0], cases[2])
+    assert (position.progress.done, position.progress.total) == (0, len(cases))
+    first, last = (selectors.case_position(assignment=a) for a in (cases[0], cases[-1]))
+    assert (first.number, first.previous, first.next) == (1, None, cases[1])
+    assert (last.number, last.previous, last.next) == (len(cases), cases[-2], None)
     submit(cases[0], full_marks_payload())
+    assert selectors.case_position(assignment=cases[1]).progress.done == 1
     assert selectors.next_unrated(rater=membership) == cases[1]
     assert selectors.next_unrated(rater=membership, after=cases[3]) == cases[1]
 

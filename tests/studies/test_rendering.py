@@ -41,3 +41,25 @@ def test_links_open_without_referrer():
     html = render_markdown("[docs](https://example.org/a)")
     assert 'href="https://example.org/a"' in html
     assert "noopener" in html
+
+
+@pytest.mark.parametrize("size", [40, 5000])
+def test_the_template_filter_renders_as_render_markdown_and_shares_long_texts(size, monkeypatch):
+    from django.core.cache import cache
+
+    from studies.templatetags import concord
+
+    text = "A **bold** claim <script>alert(1)</script> and a [link](javascript:x).\n\n" * 80
+    text = text[:size]
+    cache.clear()
+    concord.markdown_html.cache_clear()
+    html = str(concord.markdown(text))
+    assert html == render_markdown(text) and "<script>" not in html
+    # Another web worker (nothing rendered in that process yet) takes a long text's HTML
+    # from the shared cache, and renders a short one itself.
+    concord.markdown_html.cache_clear()
+    rendered = []
+    monkeypatch.setattr(concord, "render_markdown", lambda t: rendered.append(t) or "fresh")
+    again = str(concord.markdown(text))
+    long = size >= concord.SHARED_FROM_CHARS
+    assert (again, rendered) == ((html, []) if long else ("fresh", [text]))
