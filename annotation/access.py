@@ -16,7 +16,7 @@ def get_assignment_for_rater(user, assignment_uuid) -> Assignment:
     if not user.is_authenticated:
         raise Http404
     assignment = (
-        Assignment.objects.select_related("rater__study", "test_case__study__rubric")
+        Assignment.objects.select_related("rater__study__rubric", "test_case")
         .filter(
             uuid=assignment_uuid,
             rater__user=user,
@@ -26,6 +26,9 @@ def get_assignment_for_rater(user, assignment_uuid) -> Assignment:
     )
     if assignment is None:
         raise Http404
+    # The case is one of the rater's study: one copy of the study serves both.
+    if assignment.test_case.study_id == assignment.rater.study_id:
+        assignment.test_case.study = assignment.rater.study
     return assignment
 
 

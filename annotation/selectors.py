@@ -172,7 +172,9 @@ def case_position(*, assignment: Assignment) -> CasePosition:
         next=Min("position", filter=Q(position__gt=here)),
     )
     wanted = [counts[side] for side in ("previous", "next") if counts[side] is not None]
-    near = {a.position: a for a in cases.filter(position__in=wanted).only("uuid", "position")}
+    near = {
+        a.position: a for a in cases.filter(position__in=wanted).only("uuid", "position", "rater")
+    }
     return CasePosition(
         number=counts["before"] + 1,
         previous=near.get(counts["previous"]),

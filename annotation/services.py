@@ -273,8 +273,7 @@ def draft_save(
     return locked
 
 
-def _submitted_now(assignment: Assignment) -> dict:
-    ratings = list(assignment.ratings.all())
+def _submitted_now(assignment: Assignment, ratings: list[Rating]) -> dict:
     return {
         "responses": {rating.label: rating.scores for rating in ratings},
         "case": assignment.case_scores,
@@ -286,7 +285,7 @@ def _submitted_now(assignment: Assignment) -> dict:
 def _revision_keep(*, assignment: Assignment, replacing: dict, now) -> RatingRevision | None:
     """Keep what was submitted before as history, if the new submission changes it."""
     ratings = list(assignment.ratings.all())
-    previous = _submitted_now(assignment)
+    previous = _submitted_now(assignment, ratings)
     if previous == replacing or not ratings:
         return None
     return RatingRevision.objects.create(

@@ -121,6 +121,11 @@ class Stats:
         self.confirmed = set()
         self.last_submit = 0.0
         self.cpu = []
+        # The servers' CPU and the requests so far when every rater had signed in: the
+        # rating loop is measured from there (sign-in hashes a password: not in the loop).
+        self.signed_in_cpu = []
+        self.signed_in_requests = 0
+        self.loop_cpu = []
 
     def record(self, page: str, seconds: float, ok: bool, detail: str = "") -> None:
         with self.lock:
@@ -172,16 +177,25 @@ class Rater:
         self.stats.record(page, elapsed, ok, f"HTTP {response.status_code} {path}")
         return response if ok else None
 
-    def run(self, username: str, password: str, slug: str, cases: int, think: float) -> None:
-        from tests.payloads import payload_for
+    def run(self, username, password, slug, cases, think, signed_in: threading.Barrier) -> None:
+        try:
+            self.sign_in(username, password)
+        finally:
+            signed_in.wait()  # the rating loop is measured once everyone has signed in
+        if self.cookies.get("sessionid"):
+            self.rate(username, slug, cases, think)
 
+    def sign_in(self, username: str, password: str) -> None:
         page = self.call("GET", "/accounts/login/", "sign-in page", {200})
         if page is None:
             return
         token = TOKEN.search(page.text).group(1)
         data = {"username": username, "password": password, "csrfmiddlewaretoken": token}
-        if self.call("POST", "/accounts/login/", "sign in", {302}, data=data) is None:
-            return
+        self.call("POST", "/accounts/login/", "sign in", {302}, data=data)
+
+    def rate(self, username: str, slug: str, cases: int, think: float) -> None:
+        from tests.payloads import payload_for
+
         response = self.call("GET", f"/s/{slug}/next/", "next case", {302})
         location = response and urlsplit(response.headers["Location"]).path
         for n in range(cases):
@@ -324,15 +338,22 @@ def start_servers(args, env: dict, tmp: Path, port: int) -> list:
     return processes
 
 
-def run_raters(args, base: str, study, usernames) -> tuple[Stats, float]:
+def run_raters(args, base: str, study, usernames, processes) -> tuple[Stats, float]:
     from tests.factories import PASSWORD
 
     stats = Stats()
+
+    def everyone_signed_in():
+        stats.signed_in_cpu = [cpu_seconds(process) for process in processes]
+        with stats.lock:
+            stats.signed_in_requests = sum(len(v) for v in stats.times.values())
+
+    signed_in = threading.Barrier(len(usernames), action=everyone_signed_in)
     raters = [Rater(base, not args.default, stats) for _ in usernames]
     threads = [
         threading.Thread(
             target=rater.run,
-            args=(name, PASSWORD, study.slug, args.cases, args.think),
+            args=(name, PASSWORD, study.slug, args.cases, args.think, signed_in),
             daemon=True,
         )
         for rater, name in zip(raters, usernames, strict=True)
@@ -403,9 +424,11 @@ def main() -> None:
         processes.extend(start_servers(args, env, tmp, port))
         wait_healthy(base, processes)
         before = [cpu_seconds(process) for process in processes]
-        stats, wall = run_raters(args, base, study, usernames)
+        stats, wall = run_raters(args, base, study, usernames, processes)
+        after = [cpu_seconds(process) for process in processes]
         point, intervals = freshness(study.pk, stats.last_submit)
         stats.cpu = [cpu_seconds(p) - b for p, b in zip(processes, before, strict=True)]
+        stats.loop_cpu = [a - b for a, b in zip(after, stats.signed_in_cpu, strict=True)]
         report(args, stats, wall, study, point, intervals)
     except KeyboardInterrupt:
         print("\nInterrupted: stopping what was started.", file=sys.stderr)
@@ -460,6 +483,13 @@ def report(args, stats: Stats, wall: float, study, point: float, intervals: floa
         f"CPU of the web server: {stats.cpu[0]:.1f} s ({requests_cpu:.0f} ms per request)"
         + (f"; of the Celery worker: {stats.cpu[1]:.1f} s" if len(stats.cpu) > 1 else "")
     )
+    loop = total - stats.signed_in_requests
+    if stats.loop_cpu and loop:
+        print(
+            f"Rating loop only (after every sign-in; {loop} requests: next case, rating page, "
+            f"autosave, submit): web {stats.loop_cpu[0] / loop * 1000:.1f} ms CPU per request"
+            + (f", worker {stats.loop_cpu[1]:.1f} s" if len(stats.loop_cpu) > 1 else "")
+        )
     print(f"Median submit {statistics.median(stats.times['submit']) * 1000:.0f} ms")
 
 

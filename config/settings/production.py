@@ -8,7 +8,7 @@ from django.core.checks.security.base import (
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
-from .base import DATABASES, MIDDLEWARE, REDIS_URL, env
+from .base import CACHES, DATABASES, MIDDLEWARE, REDIS_URL, env
 
 DEBUG = False
 SECRET_KEY = env("SECRET_KEY", default="")
@@ -46,12 +46,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
 # One cache for every gunicorn worker, so the sign-in throttle counts across them. Short
 # timeouts: the throttle steps aside when Redis is down rather than hold up a sign-in.
 CACHES = {
+    **CACHES,
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": env("CACHE_URL", default=REDIS_URL),
         "KEY_PREFIX": "concord",
         "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
-    }
+    },
 }
 
 # TLS ends at the reverse proxy in front (README, "Production"), which must overwrite

@@ -1,0 +1,87 @@
+"""The rater's three requests cost the same number of queries in a study of any size and
+at any point of the rater's history: the rating page, its autosave, and the submit with the
+page it leads to. Nothing on them may read every case, every rater or every rating."""
+
+import json
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotation.models import Assignment
+from tests.payloads import payload_for, submit
+
+from ..factories import UserFactory, make_study
+
+# What each request costs today (PostgreSQL; the tests' transaction never commits, so the
+# recompute request made after a submit's commit is not counted). A change that adds a
+# query should say why.
+EXPECTED = {"page": 10, "autosave": 13, "submit": 16}
+
+
+def _requests(client, assignment: Assignment, n: int) -> dict[str, int]:
+    """Queries of the rating page, an autosave and a submit of ``assignment``."""
+    counts = {}
+    url = reverse("annotation:rate", args=[assignment.uuid])
+    with CaptureQueriesContext(connection) as page:
+        response = client.get(url)
+    assert response.status_code == 200
+    counts["page"] = len(page)
+    payload = payload_for(n)
+    body = json.dumps({"payload": payload, "version": assignment.version, "active_seconds": 5})
+    with CaptureQueriesContext(connection) as autosave:
+        response = client.post(
+            reverse("annotation:draft", args=[assignment.uuid]),
+            body,
+            content_type="application/json",
+        )
+    assert response.status_code == 200, response.content
+    counts["autosave"] = len(autosave)
+    form = {
+        "payload": json.dumps(payload),
+        "version": response.json()["version"],
+        "active_seconds": "5",
+    }
+    with CaptureQueriesContext(connection) as submitted:
+        response = client.post(url, form)
+    assert response.status_code == 302, response.content
+    assert "/rate/" in response["Location"]  # on to the next case, not the last one
+    counts["submit"] = len(submitted)
+    return counts
+
+
+def _rater_in(size: int, raters: int):
+    users = [UserFactory() for _ in range(raters)]
+    study = make_study(slug=f"size-{size}", cases=size, raters=users, consented=True)
+    return study, users[0]
+
+
+@pytest.mark.django_db
+def test_the_rating_requests_cost_the_same_queries_whatever_the_study_size(client):
+    small, small_rater = _rater_in(4, 2)
+    large, large_rater = _rater_in(60, 6)
+    counts = []
+    for study, user in ((small, small_rater), (large, large_rater)):
+        client.force_login(user)
+        cases = list(Assignment.objects.filter(rater__user=user, rater__study=study))
+        _requests(client, cases[0], 0)  # warm the caches (session, content types, fragments)
+        counts.append(_requests(client, cases[1], 1))
+    assert counts[0] == counts[1] == EXPECTED
+
+
+@pytest.mark.django_db
+def test_the_rating_requests_cost_the_same_queries_late_in_a_raters_history(client):
+    study, user = _rater_in(40, 3)
+    client.force_login(user)
+    cases = list(Assignment.objects.filter(rater__user=user).order_by("position"))
+    _requests(client, cases[0], 0)
+    early = _requests(client, cases[1], 1)
+    for n, assignment in enumerate(cases[2:30]):
+        submit(assignment, payload_for(n))
+    # A revision of a case submitted long ago, and the next new case.
+    assert _requests(client, cases[31], 2) == early
+    revised = _requests(client, Assignment.objects.get(pk=cases[20].pk), 3)
+    # A revision keeps the earlier answer: one read of the ratings, one insert.
+    assert revised["page"] == early["page"] and revised["autosave"] == early["autosave"]
+    assert revised["submit"] == early["submit"] + 2
