@@ -225,9 +225,8 @@ def _draft_clean(*, assignment: Assignment, payload: dict) -> dict:
     """
     study = assignment.test_case.study
     labels = list(assignment.test_case.labels.values_list("label", flat=True))
-    _score_labels(
-        study=study, labels=labels, payload=payload
-    )  # reject what could never be submitted
+    # Reject what could never be submitted.
+    _score_labels(study=study, labels=labels, payload=payload)
     confidence, notes = _clean_case_fields(payload)
     dimensions = study.rubric.scoring_dimensions()
     per_response = [d for d in dimensions if d.scope == "response"]

@@ -229,6 +229,9 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_QUEUE", default="concord")
+# The worker's task processes run this much nicer than the web (config/celery.py): on a
+# host where they share the cores, raters' requests come first (benchmarks/load.py).
+WORKER_NICENESS = env.int("WORKER_NICENESS", default=10)
 
 AGREEMENT_BOOTSTRAP_RESAMPLES = env.int("AGREEMENT_BOOTSTRAP_RESAMPLES", default=10_000)
 # A recompute starts this long after the first request of a burst, so a burst of
