@@ -1,0 +1,150 @@
+"""CPU time and queries of a rater's three requests, one at a time, in the production settings.
+
+    BENCH_DATABASE_URL=postgres://postgres:postgres@127.0.0.1:5432/concord_bench_requests \\
+      .venv/bin/python benchmarks/rating_requests.py [--cases 20] [--repeat 15]
+
+The database named is dropped and created again. The script builds a study through the
+services (tests/factories.py: reference rubric, two responses per case, three raters, all
+consented), then one rater, through Django's test client with the production settings
+(PostgreSQL, Redis cache, WhiteNoise, secure cookies), opens the rating page, autosaves and
+submits, case after case. It prints per request the median and minimum of the process's CPU
+time (the first round, which fills per-process caches, left out) and its queries, and
+``--profile page|autosave|submit`` prints cProfile's view of the last such request. No
+server, no concurrency: what one request costs, not how requests queue (see load.py).
+"""
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import re
+import secrets
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+VERSION = re.compile(r'name="version" id="version" value="(\d+)"')
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cases", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=15, help="cases rated (at most --cases)")
+    parser.add_argument("--profile", choices=["page", "autosave", "submit"])
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get(
+            "BENCH_DATABASE_URL",
+            "postgres://postgres:postgres@127.0.0.1:5432/concord_bench_requests",
+        ),
+    )
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/13")
+    args = parser.parse_args()
+    queue = f"concord-requests-{secrets.token_hex(4)}"
+    os.environ.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "config.settings.production",
+            "DATABASE_URL": args.database_url,
+            "REDIS_URL": args.redis_url,
+            "SECRET_KEY": secrets.token_urlsafe(50),
+            "ALLOWED_HOSTS": "testserver",
+            "SECURE_SSL_REDIRECT": "false",
+            "CELERY_QUEUE": queue,
+            "LOG_LEVEL": "WARNING",
+        }
+    )
+    sys.path.insert(0, str(ROOT))
+    os.chdir(ROOT)
+    import psycopg
+
+    name = args.database_url.split("?")[0].rsplit("/", 1)[1]
+    admin = args.database_url.split("?")[0].rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        connection.execute(f'CREATE DATABASE "{name}"')
+    try:
+        run(args)
+    finally:
+        import redis
+        from django.db import connections
+
+        connections.close_all()
+        redis.Redis.from_url(args.redis_url).delete(queue)
+        with psycopg.connect(admin, autocommit=True) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def run(args) -> None:
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.factories import UserFactory, make_study
+    from tests.payloads import payload_for
+
+    call_command("migrate", verbosity=0)
+    call_command("collectstatic", "--no-input", verbosity=0)
+    raters = [UserFactory(username=f"rater-{n}") for n in range(3)]
+    make_study(slug="requests", cases=args.cases, raters=raters, consented=True)
+    client = Client()
+    client.force_login(raters[0])
+    location = client.get("/s/requests/next/", secure=True)["Location"]
+    cpu = {"page": [], "autosave": [], "submit": []}
+    queries = {}
+
+    def measured(name, method, *request_args, **request_kwargs):
+        profiler = cProfile.Profile(time.process_time) if args.profile == name else None
+        with CaptureQueriesContext(connection) as captured:
+            start = time.process_time()
+            if profiler:
+                profiler.enable()
+            response = method(*request_args, secure=True, **request_kwargs)
+            if profiler:
+                profiler.disable()
+                out = io.StringIO()
+                pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(40)
+                measured.profile = out.getvalue()
+            cpu[name].append(time.process_time() - start)
+        queries[name] = len(captured)
+        return response
+
+    for n in range(min(args.repeat, args.cases - 1)):
+        page = measured("page", client.get, location)
+        assert page.status_code == 200, page.status_code
+        payload = payload_for(n)
+        body = {"payload": payload, "version": int(VERSION.search(page.text).group(1))}
+        saved = measured(
+            "autosave",
+            client.post,
+            location + "draft/",
+            json.dumps({**body, "active_seconds": 5}),
+            content_type="application/json",
+        )
+        assert saved.status_code == 200, saved.content
+        form = {"payload": json.dumps(payload), "version": saved.json()["version"]}
+        sent = measured("submit", client.post, location, form)
+        assert sent.status_code == 302, sent.status_code
+        location = sent["Location"]
+    load = os.getloadavg()[0]
+    print(f"One rater, {args.cases} cases, production settings; load average {load:.1f}")
+    print(f"{'request':<10}{'CPU ms p50':>12}{'min':>8}{'queries':>9}")
+    for name, values in cpu.items():
+        warm = values[1:]
+        print(
+            f"{name:<10}{statistics.median(warm) * 1000:>12.1f}{min(warm) * 1000:>8.1f}"
+            f"{queries[name]:>9}"
+        )
+    if args.profile:
+        print(measured.profile)
+
+
+if __name__ == "__main__":
+    main()
