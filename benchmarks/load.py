@@ -126,6 +126,10 @@ class Stats:
         self.signed_in_cpu = []
         self.signed_in_requests = 0
         self.loop_cpu = []
+        self.client_cpu = 0.0  # this script's own threads (the simulated browsers)
+        self.machine = [0.0, 0.0]  # busy and total CPU seconds of the whole machine
+        self.database_cpu = 0.0  # PostgreSQL's backends for the benchmark's database
+        self.run_cpu = []  # the servers' CPU while the raters ran
 
     def record(self, page: str, seconds: float, ok: bool, detail: str = "") -> None:
         with self.lock:
@@ -287,6 +291,31 @@ def cpu_seconds(process) -> float:
     return total
 
 
+def database_cpu(name: str) -> dict[int, float]:
+    """CPU seconds of each live PostgreSQL backend connected to database ``name``."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().decode(errors="replace")
+            if not command.startswith("postgres:") or f" {name} " not in command:
+                continue
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        found[int(entry.name)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return found
+
+
+def machine_busy() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine since boot, from /proc/stat."""
+    ticks = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = ticks[3] + ticks[4]  # idle and iowait
+    hz = os.sysconf("SC_CLK_TCK")
+    return (sum(ticks) - idle) / hz, sum(ticks) / hz
+
+
 def percentile(values, share):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
@@ -388,6 +417,29 @@ def cleanup(args, env: dict, tmp: Path, port: int, processes, *, created: bool) 
     shutil.rmtree(tmp, ignore_errors=True)
 
 
+def measure(args, base: str, study, usernames, processes):
+    """Run the raters; their figures, the wall time and the freshness of the result."""
+    before = [cpu_seconds(process) for process in processes]
+    client_before, machine_before = time.process_time(), machine_busy()
+    database = "" if args.default else urlsplit(args.database_url).path.lstrip("/")
+    database_before = database_cpu(database) if database else {}
+    stats, wall = run_raters(args, base, study, usernames, processes)
+    after = [cpu_seconds(process) for process in processes]
+    if database:
+        stats.database_cpu = sum(
+            seconds - database_before.get(pid, 0.0)
+            for pid, seconds in database_cpu(database).items()
+        )
+    stats.client_cpu = time.process_time() - client_before
+    machine_after = machine_busy()
+    stats.machine = [a - b for a, b in zip(machine_after, machine_before, strict=True)]
+    point, intervals = freshness(study.pk, stats.last_submit)
+    stats.cpu = [cpu_seconds(p) - b for p, b in zip(processes, before, strict=True)]
+    stats.loop_cpu = [a - b for a, b in zip(after, stats.signed_in_cpu, strict=True)]
+    stats.run_cpu = [a - b for a, b in zip(after, before, strict=True)]
+    return stats, wall, point, intervals
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--default", action="store_true", help="runserver, SQLite, in-process")
@@ -423,12 +475,7 @@ def main() -> None:
         connection.close()
         processes.extend(start_servers(args, env, tmp, port))
         wait_healthy(base, processes)
-        before = [cpu_seconds(process) for process in processes]
-        stats, wall = run_raters(args, base, study, usernames, processes)
-        after = [cpu_seconds(process) for process in processes]
-        point, intervals = freshness(study.pk, stats.last_submit)
-        stats.cpu = [cpu_seconds(p) - b for p, b in zip(processes, before, strict=True)]
-        stats.loop_cpu = [a - b for a, b in zip(after, stats.signed_in_cpu, strict=True)]
+        stats, wall, point, intervals = measure(args, base, study, usernames, processes)
         report(args, stats, wall, study, point, intervals)
     except KeyboardInterrupt:
         print("\nInterrupted: stopping what was started.", file=sys.stderr)
@@ -490,6 +537,15 @@ def report(args, stats: Stats, wall: float, study, point: float, intervals: floa
             f"autosave, submit): web {stats.loop_cpu[0] / loop * 1000:.1f} ms CPU per request"
             + (f", worker {stats.loop_cpu[1]:.1f} s" if len(stats.loop_cpu) > 1 else "")
         )
+    busy, available = stats.machine
+    ours = sum(stats.run_cpu) + stats.client_cpu + stats.database_cpu
+    print(
+        f"CPU of this client (the {args.raters} simulated browsers): {stats.client_cpu:.1f} s"
+        + (f"; of PostgreSQL for this database: {stats.database_cpu:.1f} s" if not args.default
+           else "")
+        + f". The machine was busy {busy:.0f} of {available:.0f} CPU seconds during the run, "
+        f"{busy - ours:.0f} s of it on other work (Redis, other processes)"
+    )  # fmt: skip
     print(f"Median submit {statistics.median(stats.times['submit']) * 1000:.0f} ms")
 
 
