@@ -310,8 +310,9 @@ def onboarding_blocking_step(*, rater: Membership) -> str | None:
         .values("withdrawn", "consented", "qualification_items", "qualification_passed")
         .first()
     )
-    if row is None:  # the membership was removed while the request was on its way
-        raise Membership.DoesNotExist
+    if row is None:  # removed while the request was on its way: as onboarding_state reads it
+        row = dict.fromkeys(["withdrawn", "consented", "qualification_passed"], False)
+        row["qualification_items"] = qualification.exists()
     return _blocking_step(
         withdrawn=row["withdrawn"],
         consent_needed=_consent_asked(study) and not row["consented"],

@@ -82,3 +82,49 @@ def test_onboarding_overview_names_raters_by_pseudonym_only(study, rater):
     assert [row.pseudonym for row in rows] == ["R-01", "R-02"]
     assert all(row.consent is not None for row in rows)
     assert rater.username not in repr(rows)
+
+
+def test_the_one_query_gate_answers_as_the_onboarding_state(membership):
+    from django.utils import timezone
+
+    from annotation.models import QualificationAttempt, TrainingItem, Withdrawal
+
+    study = membership.study
+
+    def both():
+        membership.refresh_from_db()
+        study.refresh_from_db()
+        membership.study = study
+        full = selectors.onboarding_state(rater=membership).blocking_step
+        assert selectors.onboarding_blocking_step(rater=membership) == full
+        return full
+
+    assert both() is None
+    TrainingItem.objects.create(
+        study=study, kind="qualification", title="Q", prompt="P", responses=["a", "b"]
+    )
+    assert both() is None  # an item without an answer key is not asked
+    TrainingItem.objects.create(
+        study=study,
+        kind="qualification",
+        title="Q2",
+        prompt="P",
+        responses=["a", "b"],
+        key={"x": 1},
+    )
+    assert both() == "qualification"
+    QualificationAttempt.objects.create(
+        rater=membership, number=1, started_at=timezone.now(), passed=False
+    )
+    assert both() == "qualification"
+    QualificationAttempt.objects.create(
+        rater=membership, number=2, started_at=timezone.now(), passed=True
+    )
+    assert both() is None
+    study.consent_version += 1
+    study.save(update_fields=["consent_version"])
+    assert both() == "consent"
+    Withdrawal.objects.create(
+        rater=membership, data="keep", chosen_by_rater=True, withdrawn_at=timezone.now()
+    )
+    assert both() == "withdrawn"
