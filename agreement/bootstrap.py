@@ -75,7 +75,7 @@ def alpha_bootstrap(
 
     patterns = unit_patterns(data, level)
     estimate = krippendorff_alpha(data, level)
-    alphas = bootstrap_alphas(patterns, n_resamples, seed)
+    alphas = bootstrap_alphas(patterns, n_resamples, seed, estimate)
     valid = alphas[~np.isnan(alphas)]
 
     low = high = float("nan")
@@ -118,12 +118,23 @@ def alpha_interval(
     return result.low, result.high
 
 
-def bootstrap_alphas(patterns: UnitPatterns, n_resamples: int, seed: int) -> np.ndarray:
-    """Alpha of each resample, NaN where undefined; see `pattern_draws` for the draws."""
+def bootstrap_alphas(
+    patterns: UnitPatterns, n_resamples: int, seed: int, estimate: float | None = None
+) -> np.ndarray:
+    """Alpha of each resample, NaN where undefined; see `pattern_draws` for the draws.
+
+    A resample that drew every pattern as often as the data holds it is the data again:
+    given `estimate` (the data's alpha), it gets exactly that number, so that it ties with
+    the estimate in the BCa bias correction instead of differing by rounding (with one
+    pattern, every resample is the data).
+    """
     alphas = np.full(n_resamples, np.nan)
     start = 0
     for counts in pattern_draws(patterns, n_resamples, seed):
-        alphas[start : start + len(counts)] = patterns.terms.alphas(counts)
+        chunk = patterns.terms.alphas(counts)
+        if estimate is not None:
+            chunk[(counts == patterns.counts).all(axis=1)] = estimate
+        alphas[start : start + len(counts)] = chunk
         start += len(counts)
     return alphas
 

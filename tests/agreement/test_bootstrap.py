@@ -201,8 +201,9 @@ def test_distribution_agrees_with_a_naive_loop_over_the_package(level, draws, mo
 def test_summary_follows_the_resampled_alphas(level):
     data = study(2)
     result = alpha_bootstrap(data, level, n_resamples=500, confidence=0.9, seed=3)
-    alphas = bootstrap_alphas(unit_patterns(data, level), 500, seed=3)
-    assert result.alpha == krippendorff_alpha(data, level)
+    estimate = krippendorff_alpha(data, level)
+    alphas = bootstrap_alphas(unit_patterns(data, level), 500, seed=3, estimate=estimate)
+    assert result.alpha == estimate
     assert (result.low, result.high) == tuple(np.quantile(alphas, [0.05, 0.95]))
     assert result.below == {t: np.mean(alphas < t) for t in (0.667, 0.70, 0.80)}
     assert (result.n_resamples, result.n_degenerate, result.method) == (500, 0, "percentile")
@@ -326,14 +327,29 @@ def test_constant_units_with_different_values_are_not_degenerate(draws, monkeypa
 
 
 @pytest.mark.parametrize("method", ["percentile", "bca"])
-def test_a_single_pattern_gives_the_estimate_every_time(method):
-    # Every unit rated 1 and 2: every resample is the data again.
-    data = [[1, 2] * 10, [2, 1] * 10]
-    assert unit_patterns(data, "interval").counts.tolist() == [20]
-    result = alpha_bootstrap(data, "interval", n_resamples=300, seed=4, method=method)
-    assert result.alpha == pytest.approx(krippendorff_alpha(data, "interval"))
-    assert (result.low, result.high) == pytest.approx((result.alpha, result.alpha))
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_single_pattern_gives_the_estimate_every_time(level, method):
+    # Every unit rated 0.3, 2.9 and 0.7 (values whose alpha rounds differently when summed
+    # over units or over patterns): every resample is the data again, and ties with the
+    # estimate exactly, so BCa has no bias correction to make.
+    data = np.tile([[0.3], [2.9], [0.7]], 37)
+    assert unit_patterns(data, level).counts.tolist() == [37]
+    result = alpha_bootstrap(data, level, n_resamples=300, seed=4, method=method)
+    assert result.alpha == krippendorff_alpha(data, level)
+    assert (result.low, result.high) == (result.alpha, result.alpha)
     assert result.n_degenerate == 0
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_resamples_that_are_the_data_tie_with_the_estimate(level):
+    # Three units, two patterns: a resample drawing the patterns 2 and 1 times is the data.
+    data = [[1, 1, 4.5], [2, 2, 0.2], [NAN, NAN, 3]]
+    patterns = unit_patterns(data, level)
+    estimate = krippendorff_alpha(data, level)
+    alphas = bootstrap_alphas(patterns, 300, seed=2, estimate=estimate)
+    same = (all_draws(patterns, 300, seed=2) == patterns.counts).all(axis=1)
+    assert same.any() and (alphas[same] == estimate).all()
+    np.testing.assert_allclose(alphas, bootstrap_alphas(patterns, 300, seed=2), rtol=1e-12)
 
 
 def test_a_single_pattern_without_variation_has_no_interval():
