@@ -456,11 +456,17 @@ def assigned_case_sets(*, study: Study) -> dict[str, set[str]]:
 
 
 @transaction.atomic
-def study_assign(*, study: Study, actor=None) -> dict[str, int]:
+def study_assign(
+    *, study: Study, actor=None, progress: Callable[[str, int, int], None] | None = None
+) -> dict[str, int]:
     """Create the study's missing assignments under its design; returns new cases per rater.
 
     Idempotent: cases already assigned are kept, so a second run creates nothing.
+    ``progress(stage, done, total)`` is told how far it has come: "planning" (test cases
+    planned), then "writing" (raters whose assignments are written); a job reports it
+    (``annotation.assignment_jobs``).
     """
+    tell = progress or (lambda stage, done, total: None)
     # Lock the study so that two clicks on "Assign" cannot plan against the same state.
     study = study_lock(study.pk, exclusive=True)
     if study.is_closed:
@@ -474,7 +480,10 @@ def study_assign(*, study: Study, actor=None) -> dict[str, int]:
     active = [m for m in memberships if m.status == Membership.Status.ACTIVE]
     if not active:
         raise AssignmentDesignError("The study has no active raters yet.")
-    all_cases = {c.case_id: c for c in study.test_cases.order_by("position")}
+    # What the plan and the writes need of each case, not its texts.
+    all_cases = {
+        c.case_id: c for c in study.test_cases.order_by("position").only("pk", "case_id", "purpose")
+    }
     # The design covers the sample; gold items and attention checks come per rater below.
     cases = {k: c for k, c in all_cases.items() if c.purpose == TestCase.Purpose.SAMPLE}
     if not cases:
@@ -483,6 +492,7 @@ def study_assign(*, study: Study, actor=None) -> dict[str, int]:
     assigned = assigned_case_sets(study=study)
     existing = {p: {c for c in have if c in cases} for p, have in assigned.items() if p in in_study}
     names = [m.pseudonym for m in active]
+    tell("planning", 0, len(cases))
     if study.raters_per_item:
         plan = plan_balanced(
             raters=names,
@@ -490,16 +500,19 @@ def study_assign(*, study: Study, actor=None) -> dict[str, int]:
             k=study.raters_per_item,
             seed=study.blinding_seed,
             existing=existing,
+            progress=lambda done: tell("planning", done, len(cases)),
         )
     else:
         plan = plan_full(raters=names, cases=list(cases), existing=existing)
+    tell("writing", 0, len(active))
     created = {}
     # Read once for every rater: the quality rules and the gold and attention pools.
     settings = quality_settings_for(study=study)
     pools: dict[str, list[str]] = {}
     for case_id, case in all_cases.items():
         pools.setdefault(case.purpose, []).append(case_id)
-    for membership in active:
+    for written, membership in enumerate(active):
+        tell("writing", written, len(active))
         new = plan.get(membership.pseudonym) or []
         load = len(existing.get(membership.pseudonym, ())) + len(new)
         have = assigned.get(membership.pseudonym, set())
@@ -520,6 +533,7 @@ def study_assign(*, study: Study, actor=None) -> dict[str, int]:
                 assigned=have,
             )
             created[membership.pseudonym] = len(new) + len(extra)
+    tell("writing", len(active), len(active))
     if created:
         study_event_record(
             study=study,
