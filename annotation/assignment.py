@@ -504,7 +504,6 @@ def study_assign(
         )
     else:
         plan = plan_full(raters=names, cases=list(cases), existing=existing)
-    tell("writing", 0, len(active))
     created = {}
     # Read once for every rater: the quality rules and the gold and attention pools.
     settings = quality_settings_for(study=study)

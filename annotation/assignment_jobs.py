@@ -83,32 +83,39 @@ def assignment_job_start(*, study: Study, actor, inline: bool | None = None) -> 
     design is small (see the module docstring); it is then done or failed on return.
     Otherwise it is scheduled after the current transaction commits and returned running.
     """
-    running = _running_or_stopped(study)
-    if running is not None:
-        return running
     if inline is None:
         inline = assignment_design_size(study=study) < settings.ASSIGN_JOB_FROM
-    job_uuid = uuid.uuid4()
-    # Heard from before it exists: another request must not take it for a dead job.
-    cache.set(
-        _progress_key(job_uuid), {"stage": "waiting", "done": 0, "total": 0}, PROGRESS_TIMEOUT
-    )
-    try:
-        with transaction.atomic():
-            job = AssignmentJob.objects.create(uuid=job_uuid, study=study, requested_by=actor)
-    except IntegrityError:
-        # Another request started one a moment ago: show that one.
-        cache.delete(_progress_key(job_uuid))
-        running = study.assignment_jobs.filter(state=AssignmentJob.State.RUNNING).first()
-        if running is None:
-            raise
-        return running
+    for _ in range(3):
+        running = _running_or_stopped(study)
+        if running is not None:
+            return running
+        job = _job_create(study=study, actor=actor)
+        if job is not None:
+            break
+        # Another request started one a moment ago: show that one (or, should it have
+        # ended meanwhile, start again: it finds what that one assigned).
+    else:
+        raise IntegrityError("Could not start an assignment job.")
     if inline:
         assignment_job_run(job_id=job.pk)
     else:
         _schedule(job)
     job.refresh_from_db()
     return job
+
+
+def _job_create(*, study: Study, actor) -> AssignmentJob | None:
+    """A new running job, or None when the study has one already."""
+    job_uuid = uuid.uuid4()
+    # Heard from before it exists: another request must not take it for a dead job.
+    key = _progress_key(job_uuid)
+    cache.set(key, {"stage": "waiting", "done": 0, "total": 0}, PROGRESS_TIMEOUT)
+    try:
+        with transaction.atomic():
+            return AssignmentJob.objects.create(uuid=job_uuid, study=study, requested_by=actor)
+    except IntegrityError:
+        cache.delete(key)
+        return None
 
 
 def _running_or_stopped(study: Study) -> AssignmentJob | None:
