@@ -23,7 +23,7 @@ from .selectors import (
     rater_assignments,
     rater_memberships,
     rater_progress_table,
-    study_rating_activity,
+    study_rating_counts,
 )
 from .views import results as results_views
 from .views.people import ACCOUNT_INVITED, AddAccountForm, _invitation_form
@@ -244,15 +244,15 @@ def _assign_job_body(request, study, job) -> dict:
 def study_progress(request, slug):
     study = _study(request, slug)
     summary = selectors.study_case_summary(study=study)
-    activity = study_rating_activity(study=study)
+    counts = study_rating_counts(study=study)
     raters = list(rater_progress_table(study=study))
     return Response(
         {
             "status": study.status,
             "cases": summary["cases"],
             "systems": summary["systems"],
-            "assigned": activity.assigned,
-            "started": activity.started,
+            "assigned": counts["assigned"],
+            "started": counts["started"],
             "submitted": sum(r.done for r in raters),
             "raters": RaterSerializer(raters, many=True).data,
         }

@@ -55,6 +55,13 @@ class Assignment(models.Model):
             models.UniqueConstraint(fields=["rater", "test_case"], name="one_assignment_per_case"),
             models.UniqueConstraint(fields=["rater", "position"], name="unique_rater_position"),
         ]
+        indexes = [
+            # Started assignments only: "has rating begun?" (asked on every set-up page)
+            # reads this index, empty until a rater saves a first draft.
+            models.Index(
+                fields=["test_case"], condition=~models.Q(status="todo"), name="assignment_started"
+            ),
+        ]
 
     def __str__(self):
         return f"{self.test_case} for {self.rater}"

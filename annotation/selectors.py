@@ -58,11 +58,19 @@ def case_progress_page(*, study: Study, number, per_page: int = CASES_PER_PAGE) 
 
 
 def study_rating_activity(*, study: Study) -> RatingActivity:
-    """Registered with ``studies.activity``: what the set-up rules need to know."""
-    counts = Assignment.objects.filter(test_case__study=study).aggregate(
+    """Registered with ``studies.activity``: what the set-up rules need to know, asked on
+    every set-up page. Two existence queries: the started one reads the partial index of
+    started assignments (``assignment_started``), empty until rating begins."""
+    assignments = Assignment.objects.filter(test_case__study=study)
+    started = assignments.exclude(status=Assignment.Status.TODO).exists()
+    return RatingActivity(assigned=started or assignments.exists(), started=started)
+
+
+def study_rating_counts(*, study: Study) -> dict[str, int]:
+    """Test cases given to raters, and of those started (a draft saved) or submitted."""
+    return Assignment.objects.filter(test_case__study=study).aggregate(
         assigned=Count("pk"), started=Count("pk", filter=~Q(status=Assignment.Status.TODO))
     )
-    return RatingActivity(assigned=counts["assigned"], started=counts["started"])
 
 
 @dataclass(frozen=True)
