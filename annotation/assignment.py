@@ -482,7 +482,8 @@ def study_assign(
         raise AssignmentDesignError("The study has no active raters yet.")
     # What the plan and the writes need of each case, not its texts.
     all_cases = {
-        c.case_id: c for c in study.test_cases.order_by("position").only("pk", "case_id", "purpose")
+        c.case_id: c
+        for c in study.test_cases.order_by("position").only("pk", "study", "case_id", "purpose")
     }
     # The design covers the sample; gold items and attention checks come per rater below.
     cases = {k: c for k, c in all_cases.items() if c.purpose == TestCase.Purpose.SAMPLE}

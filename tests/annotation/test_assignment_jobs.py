@@ -10,6 +10,7 @@ from collections import Counter
 import pytest
 from django.core.cache import cache
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation import assignment, assignment_jobs, services
@@ -214,6 +215,7 @@ import json, threading
 import django
 django.setup()
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from annotation import assignment_jobs
 from annotation.assignment import study_assign
 from annotation.models import Assignment
@@ -281,3 +283,17 @@ def test_presses_at_once_on_sqlite_assign_each_case_k_times(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     outcome = json.loads(run.stdout.strip().splitlines()[-1])
     assert outcome == {"errors": [], "rows": 40, "distinct": 40, "cases": 20}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("raters_per_item", [2, None])
+def test_assign_costs_the_same_queries_at_10_and_at_60_cases(raters_per_item):
+    """Reads once for the study and writes once per rater: no query per case (a deferred
+    field read per case once cost 10,000 queries at 10,000 cases)."""
+    counts = []
+    for cases in (10, 60):
+        study = raters_only_study(raters=4, cases=cases, raters_per_item=raters_per_item)
+        with CaptureQueriesContext(connection) as captured:
+            assignment.study_assign(study=study, actor=study.lead)
+        counts.append(len(captured))
+    assert counts[0] == counts[1]
