@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import assignment, assignment_jobs
 from annotation.models import AssignmentJob
-from annotation.selectors import rater_progress_table
+from annotation.selectors import rater_pair_overlap_range, rater_progress_table
 from config import throttle
 from studies import access, invitations
 from studies.models import Membership, Study
@@ -53,12 +53,7 @@ def _raters_page(request, study, *, invitation_form=None, add_form=None, status=
     raters = list(rater_progress_table(study=study))
     active = [r for r in raters if r.status == Membership.Status.ACTIVE]
     unassigned = [r.pseudonym for r in active if r.total == 0]
-    overlaps = {}
-    if not unassigned:
-        assigned = assignment.assigned_case_sets(study=study)
-        overlaps = assignment.pair_overlaps(
-            {r.pseudonym: assigned.get(r.pseudonym, set()) for r in active}
-        )
+    overlaps = None if unassigned else rater_pair_overlap_range(raters=active)
     return render(
         request,
         "studies/people/raters.html",
@@ -66,8 +61,8 @@ def _raters_page(request, study, *, invitation_form=None, add_form=None, status=
             "study": study,
             "raters": raters,
             "unassigned": unassigned,
-            "overlap_min": min(overlaps.values()) if overlaps else None,
-            "overlap_max": max(overlaps.values()) if overlaps else None,
+            "overlap_min": overlaps[0] if overlaps else None,
+            "overlap_max": overlaps[1] if overlaps else None,
             "design": assignment.design_summary(study=study),
             "can_assign": not study.is_closed,
             "assign_job": assignment_jobs.assignment_job_running(study=study),

@@ -250,3 +250,17 @@ def test_assignments_written_in_bulk_are_rows_like_any_other():
     assignment.save()
     assignment.refresh_from_db()
     assert assignment.draft == {"notes": "kept"}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("raters", "cases", "k"), [(6, 12, 2), (5, 9, 3), (3, 4, None)])
+def test_the_raters_pages_overlap_range_is_the_pairs_overlaps(raters, cases, k):
+    """The page's sparse count against every pair's shared cases counted from their sets."""
+    from annotation.selectors import rater_pair_overlap_range
+
+    study = raters_only_study(raters=raters, cases=cases, raters_per_item=k)
+    assignment.study_assign(study=study, actor=study.lead)
+    active = list(study.memberships.filter(role=Membership.Role.RATER))
+    overlaps = assignment.pair_overlaps(assignment.assigned_case_sets(study=study)).values()
+    assert rater_pair_overlap_range(raters=active) == (min(overlaps), max(overlaps))
+    assert rater_pair_overlap_range(raters=active[:1]) is None
