@@ -9,10 +9,12 @@ where P_u sums d over the ordered pairs of ratings within unit u (Krippendorff 2
 "Computing Krippendorff's alpha-reliability"). Each level keeps per-unit sufficient
 statistics, so that `AlphaTerms.alphas` gets alpha for many resamples of units at once from
 a counts matrix (how often each unit was drawn): the bootstrap never loops over resamples.
-docs/statistics.md gives the formulas and the cost of each level.
+Units with the same values weigh the same, so the bootstrap keeps one column per pattern
+of values (`unit_patterns`). docs/statistics.md gives the formulas and the cost of each level.
 """
 
 import math
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -39,9 +41,14 @@ def check_level(level: str) -> str:
 class AlphaTerms:
     """Per-unit sufficient statistics of alpha for the pairable units of one data set."""
 
-    def __init__(self, ratings: np.ndarray, present: np.ndarray) -> None:
+    def __init__(
+        self, ratings: np.ndarray, present: np.ndarray, weights: np.ndarray | None = None
+    ) -> None:
         # `ratings`: raters x units, every unit with at least two ratings; `present`: not NaN.
+        # `weights`: how many units each column stands for (see `unit_patterns`); they only
+        # place the common centres that keep sums of squares precise, as the whole data's.
         self.n_units = ratings.shape[1]
+        self.weights = np.ones(self.n_units) if weights is None else weights
         self.m = present.sum(axis=0, dtype=np.float64)
         # fmin and fmax skip NaN.
         self._low = np.fmin.reduce(ratings, axis=0) if len(ratings) else np.empty(self.n_units)
@@ -54,7 +61,7 @@ class AlphaTerms:
         return max(self.n_units, 1)
 
     def alphas(self, counts: np.ndarray) -> np.ndarray:
-        """Alpha of each row of `counts` (resamples x units: how often each unit is drawn).
+        """Alpha of each row of `counts` (resamples x columns: how often each is drawn).
 
         NaN where the resample has no variation at all (expected disagreement 0).
         """
@@ -86,8 +93,10 @@ class AlphaTerms:
 class IntervalTerms(AlphaTerms):
     """d(c, k) = (c - k)^2, from per-unit sums: no cost in the number of distinct values."""
 
-    def __init__(self, ratings: np.ndarray, present: np.ndarray) -> None:
-        super().__init__(ratings, present)
+    def __init__(
+        self, ratings: np.ndarray, present: np.ndarray, weights: np.ndarray | None = None
+    ) -> None:
+        super().__init__(ratings, present, weights)
         m = self.m
         deviations = np.where(present, ratings, 0.0)
         unit_mean = deviations.sum(axis=0) / m
@@ -97,7 +106,8 @@ class IntervalTerms(AlphaTerms):
         deviations -= unit_mean
         deviations *= present
         within = np.einsum("ij,ij->j", deviations, deviations)
-        centre = (m * unit_mean).sum() / max(m.sum(), 1.0)  # 1.0: no units at all
+        mass = self.weights * m
+        centre = (mass * unit_mean).sum() / max(mass.sum(), 1.0)  # 1.0: no units at all
         shift = unit_mean - centre
         # sum over pairs (x_i - x_j)^2 = 2 m S2 - 2 S1^2 = 2 m (sum of squares about the mean)
         self._stats = np.column_stack(
@@ -112,12 +122,14 @@ class IntervalTerms(AlphaTerms):
 class CategoryTerms(AlphaTerms):
     """Base for levels that count the distinct values: units x values matrix."""
 
-    def __init__(self, ratings: np.ndarray, present: np.ndarray) -> None:
-        super().__init__(ratings, present)
+    def __init__(
+        self, ratings: np.ndarray, present: np.ndarray, weights: np.ndarray | None = None
+    ) -> None:
+        super().__init__(ratings, present, weights)
         distinct = np.unique(ratings)  # NaN, if any, sorts last
         self.values = distinct[~np.isnan(distinct)]
         self._counts = _unit_value_counts(ratings, present, self.values)
-        self._pooled = np.asarray(self._counts.sum(axis=0), dtype=np.float64).ravel()
+        self._pooled = np.asarray(self._counts.T @ self.weights, dtype=np.float64).ravel()
 
     @property
     def dense(self) -> bool:
@@ -132,8 +144,10 @@ class CategoryTerms(AlphaTerms):
 class NominalTerms(CategoryTerms):
     """d(c, k) = 0 if c == k else 1."""
 
-    def __init__(self, ratings: np.ndarray, present: np.ndarray) -> None:
-        super().__init__(ratings, present)
+    def __init__(
+        self, ratings: np.ndarray, present: np.ndarray, weights: np.ndarray | None = None
+    ) -> None:
+        super().__init__(ratings, present, weights)
         m = self.m
         same = np.asarray((self._counts**2).sum(axis=1), dtype=np.float64).ravel()
         self._stats = np.column_stack([m, (m * m - same) / (m - 1.0)])
@@ -179,8 +193,10 @@ class RatioTerms(CategoryTerms):
     time, memory bounded by blocks of nodes, no values x values matrix.
     """
 
-    def __init__(self, ratings: np.ndarray, present: np.ndarray) -> None:
-        super().__init__(ratings, present)
+    def __init__(
+        self, ratings: np.ndarray, present: np.ndarray, weights: np.ndarray | None = None
+    ) -> None:
+        super().__init__(ratings, present, weights)
         if self.values.size and self.values[0] < 0:
             raise ValueError("ratio level needs ratings >= 0 (a ratio scale has an absolute zero)")
         if self.dense and self.values.size**2 <= BLOCK:
@@ -232,13 +248,46 @@ _TERMS: dict[str, type[AlphaTerms]] = {
 def alpha_terms(data: RatingData, level: str = "interval") -> AlphaTerms:
     """Sufficient statistics of alpha for the pairable units of `data` (raters x units)."""
     terms_class = _TERMS[check_level(level)]
-    ratings = rating_matrix(data)
-    present = ~np.isnan(ratings)
-    pairable = present.sum(axis=0) >= 2
-    if not pairable.all():
-        ratings = np.compress(pairable, ratings, axis=1)
-        present = np.compress(pairable, present, axis=1)
+    ratings, present = _pairable(data)
     return terms_class(ratings, present)
+
+
+@dataclass(frozen=True)
+class UnitPatterns:
+    """The pairable units grouped by pattern: the multiset of a unit's values.
+
+    Units with the same values, each as often, have the same m_u, P_u and value counts, so
+    they weigh the same in D_o, D_e and the no-variation check: alpha of any multiset of
+    units depends only on how many units of each pattern it holds. `terms` has one column
+    per pattern; `counts[k]` units have pattern k; `of_unit[u]` is the pattern of pairable
+    unit u (in the data's order).
+    """
+
+    terms: AlphaTerms
+    counts: np.ndarray
+    of_unit: np.ndarray
+
+
+def unit_patterns(data: RatingData, level: str = "interval") -> UnitPatterns:
+    """The pairable units of `data` grouped by pattern, with alpha's terms per pattern."""
+    terms_class = _TERMS[check_level(level)]
+    ratings, _ = _pairable(data)
+    n_units = ratings.shape[1]
+    # Each unit's values sorted (NaN last, then as +inf so that equal patterns compare
+    # equal); units sorted by those columns, and a new pattern wherever a column changes.
+    keys = np.sort(ratings, axis=0)
+    keys[np.isnan(keys)] = np.inf
+    order = np.lexsort(keys[::-1]) if n_units else np.empty(0, dtype=np.intp)
+    keys = keys[:, order]
+    starts = np.ones(n_units, dtype=bool)
+    starts[1:] = (keys[:, 1:] != keys[:, :-1]).any(axis=0)
+    of_unit = np.empty(n_units, dtype=np.intp)
+    of_unit[order] = np.cumsum(starts) - 1
+    counts = np.bincount(of_unit, minlength=int(starts.sum())).astype(np.float64)
+    patterns = keys[:, starts]
+    patterns[np.isinf(patterns)] = np.nan
+    terms = terms_class(patterns, ~np.isnan(patterns), counts)
+    return UnitPatterns(terms=terms, counts=counts, of_unit=of_unit)
 
 
 def krippendorff_alpha(data: RatingData, level: Level = "interval") -> float:
@@ -265,6 +314,17 @@ def alpha_without_each_rater(data: RatingData, level: Level = "interval") -> np.
         ],
         dtype=np.float64,
     )
+
+
+def _pairable(data: RatingData) -> tuple[np.ndarray, np.ndarray]:
+    """The ratings (raters x units) of the units with two ratings or more, and where present."""
+    ratings = rating_matrix(data)
+    present = ~np.isnan(ratings)
+    pairable = present.sum(axis=0) >= 2
+    if not pairable.all():
+        ratings = np.compress(pairable, ratings, axis=1)
+        present = np.compress(pairable, present, axis=1)
+    return ratings, present
 
 
 def _unit_value_counts(ratings: np.ndarray, present: np.ndarray, values: np.ndarray):

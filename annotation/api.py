@@ -17,12 +17,13 @@ from config.api import ErrorResponseSerializer, Pagination, body_object, form_er
 from studies import access, invitations, selectors, unblinding
 from studies.models import Invitation, Membership
 
-from . import assignment, exports
+from . import assignment, assignment_jobs, exports
+from .models import AssignmentJob
 from .selectors import (
     rater_assignments,
     rater_memberships,
     rater_progress_table,
-    study_rating_activity,
+    study_rating_counts,
 )
 from .views import results as results_views
 from .views.people import ACCOUNT_INVITED, AddAccountForm, _invitation_form
@@ -154,21 +155,71 @@ def invitation_revoke(request, slug, token_hash):
     return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+AssignJobSerializer = inline_serializer(
+    "AssignJob",
+    {
+        "job": serializers.CharField(help_text="this job's URL: GET it for its progress"),
+        "state": serializers.ChoiceField(choices=AssignmentJob.State.values),
+        "stage": serializers.CharField(help_text="planning or writing, while it runs"),
+        "done": serializers.IntegerField(),
+        "total": serializers.IntegerField(),
+        "created": serializers.DictField(child=serializers.IntegerField()),
+        "problem": serializers.CharField(),
+        "design": serializers.CharField(),
+    },
+)
+
+
 @extend_schema(
     summary="Assign test cases to the raters under the study's design (idempotent)",
+    description=(
+        "A small design (fewer than ASSIGN_JOB_FROM assignments) is assigned inside the "
+        "request: 200 with the new cases per rater. A larger one runs as a job: 202 with "
+        "the job's URL (also in Location), to GET until its state is done, failed or "
+        "stopped. A press while a job runs answers that job."
+    ),
     request=None,
     responses={
         200: inline_serializer(
             "Assigned", {"created": serializers.DictField(child=serializers.IntegerField())}
         ),
+        202: AssignJobSerializer,
         **ERRORS,
     },
 )
 @api_view(["POST"])
 def study_assign(request, slug):
     study = _study(request, slug)
-    created = assignment.study_assign(study=study, actor=request.user)
-    return Response({"created": created, "design": assignment.design_summary(study=study)})
+    job = assignment_jobs.assignment_job_start(study=study, actor=request.user)
+    if job.state == AssignmentJob.State.RUNNING:
+        body = _assign_job_body(request, study, job)
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["job"]})
+    if job.state != AssignmentJob.State.DONE:
+        raise assignment.AssignmentDesignError(job.problem)
+    return Response({"created": job.created, "design": assignment.design_summary(study=study)})
+
+
+@extend_schema(
+    summary="An Assign job: its progress, then how it ended",
+    responses={200: AssignJobSerializer, **ERRORS},
+)
+@api_view(["GET"])
+def study_assign_job(request, slug, job_uuid):
+    study = _study(request, slug)
+    job = study.assignment_jobs.filter(uuid=job_uuid).first()
+    if job is None:
+        raise exceptions.NotFound("The study has no such assignment job.")
+    return Response(_assign_job_body(request, study, job))
+
+
+def _assign_job_body(request, study, job) -> dict:
+    status_ = assignment_jobs.assignment_job_status(job=job)
+    url = reverse("api:assign_job", args=[study.slug, job.uuid])
+    return {
+        "job": request.build_absolute_uri(url),
+        **{key: status_[key] for key in ("state", "stage", "done", "total", "created", "problem")},
+        "design": assignment.design_summary(study=study),
+    }
 
 
 @extend_schema(
@@ -193,15 +244,15 @@ def study_assign(request, slug):
 def study_progress(request, slug):
     study = _study(request, slug)
     summary = selectors.study_case_summary(study=study)
-    activity = study_rating_activity(study=study)
+    counts = study_rating_counts(study=study)
     raters = list(rater_progress_table(study=study))
     return Response(
         {
             "status": study.status,
             "cases": summary["cases"],
             "systems": summary["systems"],
-            "assigned": activity.assigned,
-            "started": activity.started,
+            "assigned": counts["assigned"],
+            "started": counts["started"],
             "submitted": sum(r.done for r in raters),
             "raters": RaterSerializer(raters, many=True).data,
         }
@@ -329,6 +380,7 @@ urlpatterns = [
         name="invitation_revoke",
     ),
     path("studies/<slug:slug>/assign/", study_assign, name="assign"),
+    path("studies/<slug:slug>/assign/<uuid:job_uuid>/", study_assign_job, name="assign_job"),
     path("studies/<slug:slug>/progress/", study_progress, name="progress"),
     path("studies/<slug:slug>/exports/<str:fmt>/", study_export, name="export"),
     path("studies/<slug:slug>/unblind/", study_unblind, name="unblind"),

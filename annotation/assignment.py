@@ -47,7 +47,7 @@ service that applies a plan to a study.
 
 import random
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from itertools import combinations
 
 from django.db import transaction
@@ -65,6 +65,8 @@ MAX_ATTEMPTS = 8
 MAX_STEPS = 20_000
 # Rough number of inner steps the planner may spend over all attempts.
 WORK_BUDGET = 400_000
+# How often (in cases planned) the greedy pass tells a caller how far it has come.
+PROGRESS_EVERY = 500
 
 
 class AssignmentDesignError(ApplicationError):
@@ -105,11 +107,14 @@ def plan_balanced(
     k: int,
     seed: int,
     existing: Mapping[str, Collection[str]] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> dict[str, list[str]]:
     """New cases for each rater so that every case has k raters; see the module docstring.
 
     ``existing`` maps raters (including ones not in ``raters``, e.g. paused raters who get
     nothing new) to the cases they already have; those assignments are never moved.
+    ``progress`` is told the cases planned so far by the first greedy pass (a large study
+    makes only that one).
     """
     raters = sorted(raters)
     existing = {r: set(c) for r, c in (existing or {}).items()}
@@ -128,7 +133,7 @@ def plan_balanced(
     for attempt in range(attempts):
         rng = random.Random(f"{seed}:design:{attempt}")
         plan = _Plan(raters=raters, cases=cases, existing=existing)
-        plan.fill(k=k, rng=rng)
+        plan.fill(k=k, rng=rng, progress=progress if attempt == 0 else None)
         plan.improve(rng=rng, steps=min(MAX_STEPS, WORK_BUDGET // attempts))
         if best is None or plan.quality() > best.quality():
             best = plan
@@ -170,37 +175,55 @@ class _Plan:
     def members(self, case: str) -> list[int]:
         return self.fixed_members[case] + self.planned[case]
 
-    def fill(self, *, k: int, rng: random.Random) -> None:
-        """Greedy: give each case its missing raters, least loaded first."""
+    def fill(
+        self, *, k: int, rng: random.Random, progress: Callable[[int], None] | None = None
+    ) -> None:
+        """Greedy: give each case its missing raters, least loaded first.
+
+        ``progress`` is told the number of cases planned every ``PROGRESS_EVERY`` cases.
+        """
         order = list(self.cases)
         rng.shuffle(order)
-        for case in order:
+        everyone = list(range(len(self.raters)))
+        for done, case in enumerate(order, 1):
             need = k - self.fixed[case]
-            pool = [self.index[r] for r in self.raters if r not in self.taken[case]]
+            taken = self.taken[case]
+            # The raters are sorted and indexed in that order: the same pool, built faster
+            # when nobody has the case yet (a plan made in one go).
+            pool = [i for i in everyone if self.raters[i] not in taken] if taken else everyone[:]
             if need > len(pool):
                 raise AssignmentDesignError(
                     f"Not enough raters to give {case} {k} raters; add raters or lower k."
                 )
-            rng.shuffle(pool)
+            _shuffle(rng, pool)
+            members = self.members(case)
             for _ in range(max(0, need)):
-                pick = self._least_loaded(pool, self.members(case))
+                pick = self._least_loaded(pool, members)
                 self._join(case, pick)
+                members.append(pick)
                 pool.remove(pick)
+            if progress is not None and done % PROGRESS_EVERY == 0:
+                progress(done)
 
     def _least_loaded(self, pool: list[int], members: list[int]) -> int:
         """The first rater in ``pool`` with the lowest load and, among those, the fewest
-        cases shared with ``members``: one pass (a 10,000-case study asks 30,000 times)."""
-        load, shared = self.load, self.shared
-        best, best_load, best_overlap = -1, 0, 0
-        for i in pool:
-            this_load = load[i]
-            if best >= 0 and this_load > best_load:
-                continue
-            row = shared[i]
-            overlap = sum(row[m] for m in members)
-            if best < 0 or this_load < best_load or overlap < best_overlap:
-                best, best_load, best_overlap = i, this_load, overlap
-        return best
+        cases shared with ``members`` (a 10,000-case study asks 30,000 times)."""
+        load = self.load
+        low = min(map(load.__getitem__, pool))
+        if not members:
+            return next(i for i in pool if load[i] == low)
+        candidates = [i for i in pool if load[i] == low]
+        # ``shared`` is symmetric: a member's row holds every candidate's overlap with it.
+        rows = [self.shared[m] for m in members]
+        if len(rows) == 1:
+            (row,) = rows
+            overlaps = [row[i] for i in candidates]
+        elif len(rows) == 2:
+            first, second = rows
+            overlaps = [first[i] + second[i] for i in candidates]
+        else:
+            overlaps = [sum(row[i] for row in rows) for i in candidates]
+        return candidates[overlaps.index(min(overlaps))]
 
     def _join(self, case: str, rater: int) -> tuple[int, int]:
         """Put a rater on a case; returns the change in (pairs sharing nothing, sum of squares)."""
@@ -250,10 +273,10 @@ class _Plan:
                 b = rng.choice(options)
                 moves = [(a, c1, c2), (b, c2, c1)]
             else:
+                fewer = self.load[a] - 1
                 options = [
-                    b for b in range(len(self.raters))
-                    if b not in on_c1 and self.load[b] == self.load[a] - 1
-                ]  # fmt: skip
+                    b for b, load in enumerate(self.load) if load == fewer and b not in on_c1
+                ]
                 if not options:
                     continue
                 b = rng.choice(options)
@@ -285,6 +308,19 @@ class _Plan:
             for i in self.planned[case]:
                 plan[self.raters[i]].append(case)
         return plan
+
+
+def _shuffle(rng: random.Random, items: list) -> None:
+    """``rng.shuffle(items)``, the same permutation from the same draws, with the calls
+    inlined: the planner shuffles its rater pool once per case."""
+    getrandbits = rng.getrandbits
+    for i in reversed(range(1, len(items))):
+        n = i + 1
+        bits = n.bit_length()
+        j = getrandbits(bits)
+        while j >= n:
+            j = getrandbits(bits)
+        items[i], items[j] = items[j], items[i]
 
 
 def _add(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
@@ -420,11 +456,17 @@ def assigned_case_sets(*, study: Study) -> dict[str, set[str]]:
 
 
 @transaction.atomic
-def study_assign(*, study: Study, actor=None) -> dict[str, int]:
+def study_assign(
+    *, study: Study, actor=None, progress: Callable[[str, int, int], None] | None = None
+) -> dict[str, int]:
     """Create the study's missing assignments under its design; returns new cases per rater.
 
     Idempotent: cases already assigned are kept, so a second run creates nothing.
+    ``progress(stage, done, total)`` is told how far it has come: "planning" (test cases
+    planned), then "writing" (raters whose assignments are written); a job reports it
+    (``annotation.assignment_jobs``).
     """
+    tell = progress or (lambda stage, done, total: None)
     # Lock the study so that two clicks on "Assign" cannot plan against the same state.
     study = study_lock(study.pk, exclusive=True)
     if study.is_closed:
@@ -438,7 +480,11 @@ def study_assign(*, study: Study, actor=None) -> dict[str, int]:
     active = [m for m in memberships if m.status == Membership.Status.ACTIVE]
     if not active:
         raise AssignmentDesignError("The study has no active raters yet.")
-    all_cases = {c.case_id: c for c in study.test_cases.order_by("position")}
+    # What the plan and the writes need of each case, not its texts.
+    all_cases = {
+        c.case_id: c
+        for c in study.test_cases.order_by("position").only("pk", "study", "case_id", "purpose")
+    }
     # The design covers the sample; gold items and attention checks come per rater below.
     cases = {k: c for k, c in all_cases.items() if c.purpose == TestCase.Purpose.SAMPLE}
     if not cases:
@@ -447,6 +493,7 @@ def study_assign(*, study: Study, actor=None) -> dict[str, int]:
     assigned = assigned_case_sets(study=study)
     existing = {p: {c for c in have if c in cases} for p, have in assigned.items() if p in in_study}
     names = [m.pseudonym for m in active]
+    tell("planning", 0, len(cases))
     if study.raters_per_item:
         plan = plan_balanced(
             raters=names,
@@ -454,6 +501,7 @@ def study_assign(*, study: Study, actor=None) -> dict[str, int]:
             k=study.raters_per_item,
             seed=study.blinding_seed,
             existing=existing,
+            progress=lambda done: tell("planning", done, len(cases)),
         )
     else:
         plan = plan_full(raters=names, cases=list(cases), existing=existing)
@@ -463,7 +511,8 @@ def study_assign(*, study: Study, actor=None) -> dict[str, int]:
     pools: dict[str, list[str]] = {}
     for case_id, case in all_cases.items():
         pools.setdefault(case.purpose, []).append(case_id)
-    for membership in active:
+    for written, membership in enumerate(active):
+        tell("writing", written, len(active))
         new = plan.get(membership.pseudonym) or []
         load = len(existing.get(membership.pseudonym, ())) + len(new)
         have = assigned.get(membership.pseudonym, set())
@@ -484,6 +533,7 @@ def study_assign(*, study: Study, actor=None) -> dict[str, int]:
                 assigned=have,
             )
             created[membership.pseudonym] = len(new) + len(extra)
+    tell("writing", len(active), len(active))
     if created:
         study_event_record(
             study=study,

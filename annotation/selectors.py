@@ -1,9 +1,12 @@
 """Reads for raters. Nothing here joins the system of a response."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, Max, Min, OuterRef, Q
+from scipy import sparse
 
 from studies.activity import RatingActivity
 from studies.blinding import LABELS
@@ -35,6 +38,29 @@ def rater_progress_table(*, study: Study):
     )
 
 
+def rater_pair_overlap_range(*, raters: Sequence[Membership]) -> tuple[int, int] | None:
+    """The fewest and the most test cases any two of ``raters`` share; None for fewer than two.
+
+    Their assignments are read once as id pairs and counted as a sparse product (raters x
+    cases times its transpose): at 10,000 cases and 100 raters, tens of milliseconds where
+    intersecting every pair's sets of case ids took a few hundred.
+    """
+    if len(raters) < 2:
+        return None
+    ids = np.array(sorted(r.pk for r in raters), dtype=np.int64)
+    rows = Assignment.objects.filter(rater_id__in=ids.tolist()).values_list(
+        "rater_id", "test_case_id"
+    )
+    pairs = np.array(list(rows.iterator(chunk_size=10_000)), dtype=np.int64).reshape(-1, 2)
+    cases, column = np.unique(pairs[:, 1], return_inverse=True)
+    cells = sparse.csr_matrix(
+        (np.ones(len(pairs), dtype=np.int64), (np.searchsorted(ids, pairs[:, 0]), column)),
+        shape=(len(ids), len(cases)),
+    )
+    shared = (cells @ cells.T).toarray()[np.triu_indices(len(ids), k=1)]
+    return int(shared.min()), int(shared.max())
+
+
 CASES_PER_PAGE = 50
 
 
@@ -58,11 +84,19 @@ def case_progress_page(*, study: Study, number, per_page: int = CASES_PER_PAGE) 
 
 
 def study_rating_activity(*, study: Study) -> RatingActivity:
-    """Registered with ``studies.activity``: what the set-up rules need to know."""
-    counts = Assignment.objects.filter(test_case__study=study).aggregate(
+    """Registered with ``studies.activity``: what the set-up rules need to know, asked on
+    every set-up page. Two existence queries: the started one reads the partial index of
+    started assignments (``assignment_started``), empty until rating begins."""
+    assignments = Assignment.objects.filter(test_case__study=study)
+    started = assignments.exclude(status=Assignment.Status.TODO).exists()
+    return RatingActivity(assigned=started or assignments.exists(), started=started)
+
+
+def study_rating_counts(*, study: Study) -> dict[str, int]:
+    """Test cases given to raters, and of those started (a draft saved) or submitted."""
+    return Assignment.objects.filter(test_case__study=study).aggregate(
         assigned=Count("pk"), started=Count("pk", filter=~Q(status=Assignment.Status.TODO))
     )
-    return RatingActivity(assigned=counts["assigned"], started=counts["started"])
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,12 @@ urlpatterns = [
     path("s/<slug:slug>/raters/", people.raters, name="raters"),
     path("s/<slug:slug>/raters/add/", people.rater_add, name="rater_add"),
     path("s/<slug:slug>/raters/assign/", people.assign, name="assign"),
+    path("s/<slug:slug>/raters/assign/<uuid:job_uuid>/", people.assign_job, name="assign_job"),
+    path(
+        "s/<slug:slug>/raters/assign/<uuid:job_uuid>/status/",
+        people.assign_job_status,
+        name="assign_job_status",
+    ),
     path("s/<slug:slug>/invitations/", people.invitation_create, name="invitation_create"),
     path(
         "s/<slug:slug>/invitations/<str:token_hash>/revoke/",

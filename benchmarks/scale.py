@@ -5,10 +5,16 @@ Run: DATABASE_URL=postgres://postgres:postgres@127.0.0.1:5432/concord_scale \
 
 The database named in DATABASE_URL is dropped and created again: give it one of its own.
 Builds the study through the real services (the case import, one file per import limit;
-rater membership; the balanced assignment design), then prints the import time and peak
-memory, and p50/p95 of the coordinator's pages through Django's test client, signed in
-as the study lead: the case list, the results page, the overview, the confirmation page
-before opening, and opening itself (each run rolled back, so it can be repeated).
+rater membership; Assign as its job runs it, in this process), then prints the import
+time and peak memory, the assignment's time (and the plan's CPU time alone), and p50/p95
+of the coordinator's pages through Django's test client, signed in as the study lead: the
+case list, the results page, the overview, the raters page, the confirmation page before
+opening, and opening itself (each run rolled back, so it can be repeated). For each page
+also the web process's own CPU time (p50) and its number of queries: the machine is
+shared, and those move less with its load than the wall time does.
+
+The database is analysed and vacuumed after it is built, as autovacuum would do on a
+production database (it is off on the machine these figures come from).
 """
 
 import argparse
@@ -121,7 +127,9 @@ def peak_rss_mb() -> float:
 def build(cases: int, raters: int):
     from django.contrib.auth import get_user_model
 
-    from annotation.assignment import study_assign
+    from annotation.assignment import plan_balanced
+    from annotation.assignment_jobs import assignment_job_start
+    from annotation.models import AssignmentJob
     from studies import importing, services
     from studies.identity_check import find_identity_mentions
     from studies.models import Membership, Response
@@ -156,24 +164,43 @@ def build(cases: int, raters: int):
     users = User.objects.bulk_create(User(username=f"rater{n:03d}") for n in range(raters))
     for user in users:
         services.membership_add(study=study, user=user, role=Membership.Role.RATER)
-    start = time.perf_counter()
-    created = study_assign(study=study, actor=lead)
+    start, cpu = time.perf_counter(), time.process_time()
+    job = assignment_job_start(study=study, actor=lead, inline=True)  # as the job runs it
+    assert job.state == AssignmentJob.State.DONE, job.problem
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    plan_cpu = time.process_time()
+    plan_balanced(
+        raters=sorted(study.memberships.filter(role=Membership.Role.RATER).values_list(
+            "pseudonym", flat=True
+        )),
+        cases=list(study.test_cases.order_by("position").values_list("case_id", flat=True)),
+        k=study.raters_per_item,
+        seed=study.blinding_seed,
+    )  # fmt: skip
+    plan_cpu = time.process_time() - plan_cpu
     print(
-        f"assign: {sum(created.values())} assignments to {raters} raters "
-        f"in {time.perf_counter() - start:.1f} s"
+        f"assign: {sum(job.created.values())} assignments to {raters} raters in {seconds:.1f} s "
+        f"(this process's CPU {cpu:.1f} s; the plan alone: {plan_cpu:.2f} s of CPU)"
     )
     return study, lead
 
 
-def timings(function, repeat: int) -> tuple[float, float]:
-    times = []
+def timings(function, repeat: int) -> tuple[float, float, float, int]:
+    """p50 and p95 wall ms, p50 CPU ms of this process, queries of one run."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    times, cpu = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         function()
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    with CaptureQueriesContext(connection) as queries:
+        function()
     times.sort()
     p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
-    return statistics.median(times) * 1000, p95 * 1000
+    return statistics.median(times) * 1000, p95 * 1000, statistics.median(cpu) * 1000, len(queries)
 
 
 def get(client, url: str):
@@ -220,6 +247,10 @@ def main() -> None:
     call_command("migrate", verbosity=0, stdout=io.StringIO())
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
     study, lead = build(args.cases, args.raters)
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
     client = Client()
     client.force_login(lead)
     slug = study.slug
@@ -228,16 +259,17 @@ def main() -> None:
         ("case list, page 100", reverse("studies:cases", args=[slug]) + "?page=100"),
         ("results page", reverse("annotation:results", args=[slug])),
         ("overview", reverse("annotation:overview", args=[slug])),
+        ("raters page", reverse("annotation:raters", args=[slug])),
         ("open: confirmation page", reverse("studies:status", args=[slug, "open"])),
     ]
-    print(f"{'page':<28} {'p50 ms':>8} {'p95 ms':>8}")
+    print(f"{'page':<28} {'p50 ms':>8} {'p95 ms':>8} {'CPU ms':>8} {'queries':>8}")
     for name, page in pages:
         get(client, page)()  # warm
-        p50, p95 = timings(get(client, page), args.repeat)
-        print(f"{name:<28} {p50:8.0f} {p95:8.0f}")
+        p50, p95, cpu, queries = timings(get(client, page), args.repeat)
+        print(f"{name:<28} {p50:8.0f} {p95:8.0f} {cpu:8.0f} {queries:8d}")
     opening = open_rolled_back(client, reverse("studies:status", args=[slug, "open"]))
-    p50, p95 = timings(opening, max(3, args.repeat // 3))
-    print(f"{'open: POST (rolled back)':<28} {p50:8.0f} {p95:8.0f}")
+    p50, p95, cpu, queries = timings(opening, max(3, args.repeat // 3))
+    print(f"{'open: POST (rolled back)':<28} {p50:8.0f} {p95:8.0f} {cpu:8.0f} {queries:8d}")
     print(f"load average {os.getloadavg()[0]:.1f} at the end (other work on the machine slows it)")
 
 

@@ -11,8 +11,10 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class RatingActivity:
-    assigned: int  # test cases given to raters, across all raters
-    started: int  # of those, saved as a draft or submitted
+    # Whether, not how many: the pages ask on every view, and an answer by existence costs
+    # the same at 30 assignments as at 30,000.
+    assigned: bool  # a test case has been given to a rater
+    started: bool  # one has been saved as a draft or submitted
 
 
 _readers: list[Callable[..., RatingActivity]] = []
@@ -25,9 +27,9 @@ def activity_reader_register(reader: Callable[..., RatingActivity]) -> None:
 
 
 def rating_activity(*, study) -> RatingActivity:
-    assigned = started = 0
+    assigned = started = False
     for reader in _readers:
         activity = reader(study=study)
-        assigned += activity.assigned
-        started += activity.started
+        assigned = assigned or activity.assigned
+        started = started or activity.started
     return RatingActivity(assigned=assigned, started=started)

@@ -249,6 +249,11 @@ class TestCase(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["study", "case_id"], name="unique_case_id"),
         ]
+        indexes = [
+            # A page of a study's cases in their order (the case list, results, overview)
+            # reads 50 entries of this index instead of sorting every case of the study.
+            models.Index(fields=["study", "position"], name="testcase_study_position"),
+        ]
 
     def __str__(self):
         return self.case_id

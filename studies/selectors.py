@@ -67,8 +67,8 @@ def rubric_for_display(*, rubric) -> list[dict]:
 # --- Study set-up ------------------------------------------------------------------------
 
 
-def study_rating_started_count(*, study: Study) -> int:
-    """Test cases a rater has started (a saved draft) or submitted, across all raters."""
+def study_rating_started(*, study: Study) -> bool:
+    """Whether a rater has started (a saved draft) or submitted a test case."""
     return rating_activity(study=study).started
 
 
@@ -79,17 +79,16 @@ def study_setup_locked_reason(*, study: Study) -> str:
             f"The study is {study.get_status_display().lower()}, so its rubric, test cases, "
             "blinding and instructions are frozen."
         )
-    started = study_rating_started_count(study=study)
-    if started:
+    if study_rating_started(study=study):
         return (
-            f"Raters have started rating ({started} case{'s' if started != 1 else ''} saved "
-            "or submitted), so what they see can no longer change."
+            "Raters have started rating (cases have been saved or submitted), so what they "
+            "see can no longer change."
         )
     return ""
 
 
 def study_has_assignments(*, study: Study) -> bool:
-    return rating_activity(study=study).assigned > 0
+    return rating_activity(study=study).assigned
 
 
 def study_case_summary(*, study: Study) -> dict:

@@ -23,7 +23,7 @@ from django.db import connection, transaction
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from agreement.models import Judge
-from annotation.models import Assignment
+from annotation.models import Assignment, AssignmentJob
 from annotation.participation import withdrawal_record
 from studies import invitations
 from studies.access import COORDINATORS_GROUP
@@ -131,6 +131,8 @@ RULES = {
     "annotation:raters": Rule("coordinator"),
     "annotation:rater_add": Rule("coordinator", methods=POST_ONLY),
     "annotation:assign": Rule("coordinator", methods=POST_ONLY),
+    "annotation:assign_job": Rule("coordinator", methods=("GET",)),
+    "annotation:assign_job_status": Rule("coordinator", methods=("GET",)),
     "annotation:invitation_create": Rule("coordinator", methods=POST_ONLY),
     "annotation:invitation_revoke": Rule("coordinator", methods=POST_ONLY),
     # The link is the permission: anyone who has it may open it (joining takes a POST).
@@ -263,6 +265,9 @@ def world(db):
     )
     item = make_item(study, key=payload_for(1))
     judge = Judge.objects.create(study=study, name="matrix-judge")
+    job = AssignmentJob.objects.create(
+        study=study, requested_by=people["lead"], state=AssignmentJob.State.DONE
+    )
     _, token = invitations.invitation_create(study=study, created_by=people["lead"])
     link = study.invitations.get()
     invitations.rater_invite_account(
@@ -284,6 +289,7 @@ def world(db):
             "item_uuid": item.uuid,
             "judge_uuid": judge.uuid,
             "upload_uuid": upload.uuid,
+            "job_uuid": job.uuid,
             "case_uuid": study.test_cases.first().uuid,
             "key": study.rubric.dimensions.first().key,
             "kind": "checklist",

@@ -67,6 +67,7 @@ RULES = {
     "api:invitations": Rule("coordinator", methods=("GET", "POST")),
     "api:invitation_revoke": Rule("coordinator", methods=("POST",)),
     "api:assign": Rule("coordinator", methods=("POST",)),
+    "api:assign_job": Rule("coordinator"),
     "api:progress": Rule("coordinator"),
     "api:export": Rule("coordinator"),
     "api:agreement": Rule("coordinator"),

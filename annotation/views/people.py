@@ -5,14 +5,15 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
-from annotation import assignment
-from annotation.selectors import rater_progress_table
+from annotation import assignment, assignment_jobs
+from annotation.models import AssignmentJob
+from annotation.selectors import rater_pair_overlap_range, rater_progress_table
 from config import throttle
 from studies import access, invitations
 from studies.models import Membership, Study
@@ -52,12 +53,7 @@ def _raters_page(request, study, *, invitation_form=None, add_form=None, status=
     raters = list(rater_progress_table(study=study))
     active = [r for r in raters if r.status == Membership.Status.ACTIVE]
     unassigned = [r.pseudonym for r in active if r.total == 0]
-    overlaps = {}
-    if not unassigned:
-        assigned = assignment.assigned_case_sets(study=study)
-        overlaps = assignment.pair_overlaps(
-            {r.pseudonym: assigned.get(r.pseudonym, set()) for r in active}
-        )
+    overlaps = None if unassigned else rater_pair_overlap_range(raters=active)
     return render(
         request,
         "studies/people/raters.html",
@@ -65,10 +61,11 @@ def _raters_page(request, study, *, invitation_form=None, add_form=None, status=
             "study": study,
             "raters": raters,
             "unassigned": unassigned,
-            "overlap_min": min(overlaps.values()) if overlaps else None,
-            "overlap_max": max(overlaps.values()) if overlaps else None,
+            "overlap_min": overlaps[0] if overlaps else None,
+            "overlap_max": overlaps[1] if overlaps else None,
             "design": assignment.design_summary(study=study),
             "can_assign": not study.is_closed,
+            "assign_job": assignment_jobs.assignment_job_running(study=study),
             "invitations": invitations.invitations_for_study(study=study),
             "invitation_form": invitation_form or _invitation_form(study, request.user),
             "add_form": add_form or AddAccountForm(),
@@ -179,21 +176,57 @@ def invitation_respond(request, token_hash):
 @login_required
 @require_POST
 def assign(request, slug):
+    """Assign: a small design inside this request, a large one as a job whose progress the
+    next page shows (``annotation.assignment_jobs``); the raters page shows the result."""
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
-    try:
-        created = assignment.study_assign(study=study, actor=request.user)
-    except assignment.AssignmentDesignError as error:
-        messages.error(request, str(error))
+    job = assignment_jobs.assignment_job_start(study=study, actor=request.user)
+    return _assign_job_outcome(request, study, job)
+
+
+@login_required
+@require_GET
+def assign_job(request, slug, job_uuid):
+    """A running job's progress; once it has ended, the raters page with its result."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    job = study.assignment_jobs.filter(uuid=job_uuid).first()
+    if job is None:
+        raise Http404
+    return _assign_job_outcome(request, study, job)
+
+
+@login_required
+@require_GET
+def assign_job_status(request, slug, job_uuid):
+    """The job's progress as JSON, for the page's script."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    job = study.assignment_jobs.filter(uuid=job_uuid).first()
+    if job is None:
+        raise Http404
+    return JsonResponse(assignment_jobs.assignment_job_status(job=job))
+
+
+def _assign_job_outcome(request, study, job):
+    status = assignment_jobs.assignment_job_status(job=job)
+    if status["state"] == AssignmentJob.State.RUNNING:
+        if request.method == "POST":
+            return redirect("annotation:assign_job", slug=study.slug, job_uuid=job.uuid)
+        return render(
+            request,
+            "studies/people/assign_progress.html",
+            {"study": study, "job": job, "status": status},
+        )
+    created = status["created"]
+    if status["state"] != AssignmentJob.State.DONE:
+        messages.error(request, status["problem"])
+    elif created:
+        total = sum(created.values())
+        messages.success(
+            request,
+            f"{total} case{'s' if total != 1 else ''} assigned to "
+            f"{len(created)} rater{'s' if len(created) != 1 else ''}.",
+        )
     else:
-        if created:
-            total = sum(created.values())
-            messages.success(
-                request,
-                f"{total} case{'s' if total != 1 else ''} assigned to "
-                f"{len(created)} rater{'s' if len(created) != 1 else ''}.",
-            )
-        else:
-            messages.info(request, "Every rater already has their cases; nothing changed.")
+        messages.info(request, "Every rater already has their cases; nothing changed.")
     return redirect("annotation:raters", slug=study.slug)
 
 

@@ -243,6 +243,11 @@ AGREEMENT_IN_PROCESS = env("AGREEMENT_IN_PROCESS", default="background")
 # The same for a case import: "background" imports in a thread while the page shows its
 # progress; "inline" imports inside the request.
 CASE_IMPORT_IN_PROCESS = env("CASE_IMPORT_IN_PROCESS", default="background")
+# Assign: a design of at least this many assignments (sample cases times raters per case)
+# runs as a job whose progress the page shows; a smaller one, inside the request (about a
+# second per 10,000 assignments on a small machine). ASSIGN_IN_PROCESS as above.
+ASSIGN_JOB_FROM = env.int("ASSIGN_JOB_FROM", default=10_000)
+ASSIGN_IN_PROCESS = env("ASSIGN_IN_PROCESS", default="background")
 
 LOGGING = {
     "version": 1,

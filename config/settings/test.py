@@ -17,6 +17,7 @@ CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=True)
 # Tests read the result right after a change: run in-process recomputes at once.
 AGREEMENT_IN_PROCESS = env("AGREEMENT_IN_PROCESS", default="inline")
 CASE_IMPORT_IN_PROCESS = env("CASE_IMPORT_IN_PROCESS", default="inline")
+ASSIGN_IN_PROCESS = env("ASSIGN_IN_PROCESS", default="inline")
 # Each test run keeps its uploaded files in a directory of its own.
 CASE_UPLOAD_ROOT = Path(tempfile.mkdtemp(prefix="concord-case-uploads-"))
 STORAGES = {

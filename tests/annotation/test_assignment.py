@@ -1,5 +1,8 @@
 """Assignment designs: the planner's guarantees, the "Assign" action and its page."""
 
+import hashlib
+import json
+import random
 from collections import Counter
 
 import pytest
@@ -79,6 +82,46 @@ def test_impossible_designs_are_refused():
         assignment.plan_balanced(raters=RATERS[:2], cases=CASES[:4], k=3, seed=42)
     with pytest.raises(assignment.AssignmentDesignError):
         assignment.plan_balanced(raters=RATERS[:2], cases=CASES[:4], k=0, seed=42)
+
+
+def plan_fingerprint(plan) -> str:
+    return hashlib.sha256(json.dumps(plan, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@pytest.mark.parametrize(
+    ("raters", "cases", "k", "seed", "existing", "fingerprint"),
+    [
+        (RATERS, CASES, 3, 42, None, "91166072c788c0bd"),
+        (RATERS[:8], CASES, 3, 7,
+         {"R-01": {"TC-001", "TC-002", "TC-010"}, "R-02": {"TC-001"}, "R-13": {"TC-002", "TC-003"}},
+         "24d3a498c8adcb25"),
+        ([f"R{i:03d}" for i in range(40)], [f"C{i:04d}" for i in range(3000)], 3, 2026, None,
+         "db40349356a576f6"),
+    ],
+)  # fmt: skip
+def test_plans_do_not_change_for_a_given_seed(raters, cases, k, seed, existing, fingerprint):
+    """Fingerprints of plans made before the planner was made faster: a study's plan for its
+    seed is part of its protocol, so a faster planner must give the same one."""
+    plan = assignment.plan_balanced(raters=raters, cases=cases, k=k, seed=seed, existing=existing)
+    assert plan_fingerprint(plan) == fingerprint
+
+
+@pytest.mark.parametrize("length", [0, 1, 2, 3, 7, 64, 100, 257])
+def test_the_planners_shuffle_is_randoms_own(length):
+    """Same permutation and the same draws consumed as ``random.Random.shuffle``."""
+    ours, theirs = random.Random(f"s:{length}"), random.Random(f"s:{length}")
+    mine, reference = list(range(length)), list(range(length))
+    assignment._shuffle(ours, mine)
+    theirs.shuffle(reference)
+    assert mine == reference and ours.random() == theirs.random()
+
+
+def test_the_plan_reports_its_progress_without_changing():
+    cases = [f"C{i:04d}" for i in range(1200)]
+    seen = []
+    plan = assignment.plan_balanced(raters=RATERS, cases=cases, k=3, seed=5, progress=seen.append)
+    assert seen == [500, 1000]
+    assert plan == assignment.plan_balanced(raters=RATERS, cases=cases, k=3, seed=5)
 
 
 def test_full_plan_gives_every_missing_case():
@@ -207,3 +250,17 @@ def test_assignments_written_in_bulk_are_rows_like_any_other():
     assignment.save()
     assignment.refresh_from_db()
     assert assignment.draft == {"notes": "kept"}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("raters", "cases", "k"), [(6, 12, 2), (5, 9, 3), (3, 4, None)])
+def test_the_raters_pages_overlap_range_is_the_pairs_overlaps(raters, cases, k):
+    """The page's sparse count against every pair's shared cases counted from their sets."""
+    from annotation.selectors import rater_pair_overlap_range
+
+    study = raters_only_study(raters=raters, cases=cases, raters_per_item=k)
+    assignment.study_assign(study=study, actor=study.lead)
+    active = list(study.memberships.filter(role=Membership.Role.RATER))
+    overlaps = assignment.pair_overlaps(assignment.assigned_case_sets(study=study)).values()
+    assert rater_pair_overlap_range(raters=active) == (min(overlaps), max(overlaps))
+    assert rater_pair_overlap_range(raters=active[:1]) is None

@@ -1,13 +1,16 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.assignment import AssignmentDesignError, design_summary, study_assign
+from annotation.assignment import design_summary
+from annotation.assignment_jobs import assignment_job_start
+from annotation.models import AssignmentJob
 from studies.models import Study
 
 
 class Command(BaseCommand):
     help = (
         "Give the study's active raters their test cases under its assignment design, as "
-        "the raters page's Assign button does. Safe to run again: nothing assigned changes."
+        "the raters page's Assign button does (here always inside this command, whatever "
+        "the study's size). Safe to run again: nothing assigned changes."
     )
 
     def add_arguments(self, parser):
@@ -17,10 +20,15 @@ class Command(BaseCommand):
         target = Study.objects.filter(slug=study).first()
         if target is None:
             raise CommandError(f"There is no study '{study}'.")
-        try:
-            created = study_assign(study=target, actor=None)
-        except AssignmentDesignError as error:
-            raise CommandError(str(error)) from None
+        job = assignment_job_start(study=target, actor=None, inline=True)
+        if job.state == AssignmentJob.State.RUNNING:
+            raise CommandError(
+                "An assignment of this study is running (started from the raters page or "
+                "the API); run the command again once it has finished."
+            )
+        if job.state != AssignmentJob.State.DONE:
+            raise CommandError(job.problem)
+        created = job.created
         if not created:
             self.stdout.write("Every rater already has their cases; nothing changed.")
             return

@@ -1,0 +1,217 @@
+"""Assign as a job, with its progress: on the Celery worker, in a thread, or in the request.
+
+``annotation.assignment.study_assign`` is the rule; a job only runs it, in its one
+transaction (all or nothing), and reports how far it has come through its progress
+callback. Every Assign goes through ``assignment_job_start``: the raters page, the API and
+the ``assign_cases`` command.
+
+Where it runs: a design of fewer than ``settings.ASSIGN_JOB_FROM`` assignments (a fraction
+of a second) runs inside the request that asked for it; a larger one runs on the Celery
+worker, or, with in-process tasks (the embedded default), in a thread after the response
+(``ASSIGN_IN_PROCESS = "background"``; "inline" runs it in the request: the tests' choice).
+The page behaves the same either way: it shows the progress while a job runs, then the
+raters page with the result.
+
+Two presses at once, or a press while a job runs, start one job: a study has at most one
+running job (a partial unique constraint), and the second press is shown the first's
+progress. Should two runs still meet (the command next to a job, a job declared stopped
+that was only slow), ``study_assign`` locks the study row exclusively before it reads what
+is assigned (on SQLite, transactions take the write lock when they begin), so the second
+run plans on the first's committed result and adds nothing twice.
+"""
+
+import logging
+import threading
+import time
+import uuid
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import IntegrityError, close_old_connections, connection, transaction
+from django.utils import timezone
+
+from studies.errors import ApplicationError
+from studies.models import Membership, Study, TestCase
+
+from .assignment import study_assign
+from .models import AssignmentJob
+
+logger = logging.getLogger(__name__)
+
+# A running job's progress lapses this long after it was last heard from: the job is then
+# reported as stopped (its transaction was undone with its process).
+PROGRESS_TIMEOUT = 120
+# At most one progress write per this many seconds (and one per stage).
+PROGRESS_INTERVAL = 0.5
+
+STOPPED = "The assignment stopped before it finished; nothing was assigned. Press Assign again."
+UNREACHABLE = (
+    "The assignment could not be started (the task queue is unreachable); nothing was "
+    "assigned. Try again in a moment."
+)
+SERVER_ERROR = "The assignment stopped on an error of the server; nothing was assigned."
+
+
+def _progress_key(job_uuid) -> str:
+    return f"assignment-job:{job_uuid}"
+
+
+def assignment_design_size(*, study: Study) -> int:
+    """Assignments the study's design asks for: its sample cases times the raters per case
+    (or the active raters, when every rater rates every case). Two counts."""
+    cases = study.test_cases.filter(purpose=TestCase.Purpose.SAMPLE).count()
+    per_case = study.raters_per_item or (
+        study.memberships.filter(
+            role=Membership.Role.RATER, status=Membership.Status.ACTIVE
+        ).count()
+    )
+    return cases * per_case
+
+
+def assignment_job_running(*, study: Study) -> AssignmentJob | None:
+    """The study's running job, if it is still heard from."""
+    job = study.assignment_jobs.filter(state=AssignmentJob.State.RUNNING).first()
+    if job is None or cache.get(_progress_key(job.uuid)) is None:
+        return None
+    return job
+
+
+def assignment_job_start(*, study: Study, actor, inline: bool | None = None) -> AssignmentJob:
+    """Start Assign for the study, or return its job that is running already.
+
+    The job runs inside this call when ``inline`` is true, or when it is None and the
+    design is small (see the module docstring); it is then done or failed on return.
+    Otherwise it is scheduled after the current transaction commits and returned running.
+    """
+    if inline is None:
+        inline = assignment_design_size(study=study) < settings.ASSIGN_JOB_FROM
+    for _ in range(3):
+        running = _running_or_stopped(study)
+        if running is not None:
+            return running
+        job = _job_create(study=study, actor=actor)
+        if job is not None:
+            break
+        # Another request started one a moment ago: show that one (or, should it have
+        # ended meanwhile, start again: it finds what that one assigned).
+    else:
+        raise IntegrityError("Could not start an assignment job.")
+    if inline:
+        assignment_job_run(job_id=job.pk)
+    else:
+        _schedule(job)
+    job.refresh_from_db()
+    return job
+
+
+def _job_create(*, study: Study, actor) -> AssignmentJob | None:
+    """A new running job, or None when the study has one already."""
+    job_uuid = uuid.uuid4()
+    # Heard from before it exists: another request must not take it for a dead job.
+    key = _progress_key(job_uuid)
+    cache.set(key, {"stage": "waiting", "done": 0, "total": 0}, PROGRESS_TIMEOUT)
+    try:
+        with transaction.atomic():
+            return AssignmentJob.objects.create(uuid=job_uuid, study=study, requested_by=actor)
+    except IntegrityError:
+        cache.delete(key)
+        return None
+
+
+def _running_or_stopped(study: Study) -> AssignmentJob | None:
+    """The running job; one heard from no more is recorded as stopped, and None returned."""
+    job = study.assignment_jobs.filter(state=AssignmentJob.State.RUNNING).first()
+    if job is None:
+        return None
+    if cache.get(_progress_key(job.uuid)) is not None:
+        return job
+    AssignmentJob.objects.filter(pk=job.pk, state=AssignmentJob.State.RUNNING).update(
+        state=AssignmentJob.State.STOPPED, problem=STOPPED, finished_at=timezone.now()
+    )
+    return None
+
+
+def assignment_job_run(*, job_id: int) -> None:
+    """The job: ``study_assign`` in its one transaction, then how it ended."""
+    job = AssignmentJob.objects.select_related("study", "requested_by").get(pk=job_id)
+    if job.state != AssignmentJob.State.RUNNING:
+        return  # ended already (a task delivered twice)
+    key = _progress_key(job.uuid)
+    last = {"stage": "", "at": 0.0}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if stage == last["stage"] and now - last["at"] < PROGRESS_INTERVAL and done < total:
+            return
+        last.update(stage=stage, at=now)
+        cache.set(key, {"stage": stage, "done": done, "total": total}, PROGRESS_TIMEOUT)
+
+    state, created, problem = AssignmentJob.State.FAILED, {}, SERVER_ERROR
+    try:
+        created = study_assign(study=job.study, actor=job.requested_by, progress=progress)
+        state, problem = AssignmentJob.State.DONE, ""
+    except ApplicationError as error:
+        problem = str(error)
+    except Exception:
+        logger.exception("Assignment job %s failed", job.uuid)
+        raise
+    finally:
+        # Whatever was recorded meanwhile: a slow job declared stopped that then finished
+        # did assign, and says so.
+        AssignmentJob.objects.filter(pk=job.pk).update(
+            state=state, created=created, problem=problem, finished_at=timezone.now()
+        )
+        cache.delete(key)
+
+
+def assignment_job_status(*, job: AssignmentJob) -> dict:
+    """Where the job is: running (its stage, done of total), done (the new cases per
+    rater), failed or stopped (with the reason); JSON for the page's script and the API."""
+    status = {
+        "state": job.state,
+        "stage": "",
+        "done": 0,
+        "total": 0,
+        "created": job.created,
+        "assigned": sum(job.created.values()),
+        "problem": job.problem,
+    }
+    if job.state == AssignmentJob.State.RUNNING:
+        progress = cache.get(_progress_key(job.uuid))
+        if progress is None:
+            status.update(state=AssignmentJob.State.STOPPED, problem=STOPPED)
+        else:
+            status.update(progress)
+    return status
+
+
+def _schedule(job: AssignmentJob) -> None:
+    from .tasks import assign_study
+
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        try:
+            assign_study.delay_on_commit(job.pk)
+        except Exception:  # noqa: BLE001 - the broker is down: say so, assign nothing
+            logger.warning("Could not enqueue assignment job %s", job.uuid)
+            cache.delete(_progress_key(job.uuid))
+            AssignmentJob.objects.filter(pk=job.pk).update(
+                state=AssignmentJob.State.FAILED, problem=UNREACHABLE, finished_at=timezone.now()
+            )
+    elif settings.ASSIGN_IN_PROCESS == "inline":
+        assignment_job_run(job_id=job.pk)
+    else:
+        transaction.on_commit(
+            lambda: threading.Thread(
+                target=_run, args=(job.pk,), name="assignment-job", daemon=True
+            ).start()
+        )
+
+
+def _run(job_id: int) -> None:
+    close_old_connections()
+    try:
+        assignment_job_run(job_id=job_id)
+    except Exception:  # noqa: BLE001 - logged; the job records that it failed
+        logger.exception("Assignment job %s failed", job_id)
+    finally:
+        connection.close()

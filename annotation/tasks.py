@@ -1,0 +1,19 @@
+"""Celery tasks of the annotation app: thin adapters that take ids and call a service."""
+
+from celery import shared_task
+
+from .assignment_jobs import assignment_job_run
+
+# Assign at 10,000 cases takes a few seconds; the limits stop a stuck run, whose
+# transaction is then undone.
+ASSIGN_SOFT_LIMIT = 15 * 60
+
+
+@shared_task(
+    acks_late=True,
+    ignore_result=True,
+    soft_time_limit=ASSIGN_SOFT_LIMIT,
+    time_limit=ASSIGN_SOFT_LIMIT + 60,
+)
+def assign_study(job_id: int) -> None:
+    assignment_job_run(job_id=job_id)
