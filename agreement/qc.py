@@ -12,6 +12,7 @@ import statistics
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import gammaln
 
 MIN_MEDIAN_SECONDS = 20
 POSITION_BIAS_SHARE = 0.70
@@ -44,18 +45,16 @@ def binomial_two_sided_p(successes: int, n: int, p: float = 0.5) -> float:
     likely than the one observed (the "minimum likelihood" method)."""
     if n == 0:
         return 1.0
-
-    def log_pmf(k: int) -> float:
-        # In logarithms: a binomial coefficient of a few thousand cases overflows a float.
-        return (
-            math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
-            + k * math.log(p) + (n - k) * math.log1p(-p)
-        )  # fmt: skip
-
-    probabilities = [math.exp(log_pmf(k)) for k in range(n + 1)]
+    # In logarithms: a binomial coefficient of a few thousand cases overflows a float.
+    k = np.arange(n + 1)
+    log_pmf = (
+        gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
+        + k * math.log(p) + (n - k) * math.log1p(-p)
+    )  # fmt: skip
+    probabilities = np.exp(log_pmf)
     observed = probabilities[successes]
     # A relative tolerance, so outcomes equally likely in exact arithmetic count as such.
-    return min(1.0, sum(q for q in probabilities if q <= observed * (1 + 1e-7)))
+    return min(1.0, float(probabilities[probabilities <= observed * (1 + 1e-7)].sum()))
 
 
 @dataclass(frozen=True)
@@ -167,7 +166,7 @@ def answer_values(raters: list[str], dimensions) -> dict[str, dict[str, list[flo
     for dimension in dimensions:
         for index, rater in enumerate(raters):
             row = dimension.matrix[index]
-            values[rater][dimension.name] = [float(v) for v in row[~np.isnan(row)]]
+            values[rater][dimension.name] = row[~np.isnan(row)].tolist()
     return values
 
 

@@ -36,6 +36,7 @@ from .selectors import (
     rater_reinstated_at,
     study_comparison_data,
     study_ratings,
+    study_submitted_ratings,
 )
 
 logger = logging.getLogger(__name__)
@@ -114,7 +115,9 @@ class PointStage:
 def _point_result(*, study: Study) -> tuple[dict, StudyRatings]:
     """The study's statistics without intervals, from its data as they are now."""
     pilot = study.current_phase == "pilot"
-    data = study_ratings(study=study, pilot=pilot)
+    # One read of the submitted ratings serves the agreement data and the QC records.
+    submitted = study_submitted_ratings(study=study)
+    data = study_ratings(study=study, pilot=pilot, submitted=submitted)
     result = analyse_study_point(
         dimensions=data.dimensions,
         raters=data.raters,
@@ -126,7 +129,7 @@ def _point_result(*, study: Study) -> tuple[dict, StudyRatings]:
     # The QC rules read point estimates only: they are final in the first stage.
     rules = qc_rules(study=study)
     result["qc"] = rater_checks(
-        cases=qc_case_records(study=study),
+        cases=qc_case_records(study=study, submitted=submitted),
         agreement=result,
         rules=rules,
         # Straight-lining reads the sample's answers, already loaded for agreement.
