@@ -10,6 +10,7 @@ of QC-001 (``gold_check``'s "pause"), and reinstating is always an administrator
 import math
 import statistics
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from scipy.special import gammaln
@@ -57,10 +58,10 @@ def binomial_two_sided_p(successes: int, n: int, p: float = 0.5) -> float:
     return min(1.0, float(probabilities[probabilities <= observed * (1 + 1e-7)].sum()))
 
 
-@dataclass(frozen=True)
-class CaseRecord:
+class CaseRecord(NamedTuple):
     """One submitted case of one rater: active seconds and each response's total, by
-    the position it was shown in (0 = shown first)."""
+    the position it was shown in (0 = shown first). A named tuple: a study has one per
+    submitted case, built on every recompute."""
 
     rater: str
     active_seconds: int

@@ -523,40 +523,34 @@ def qc_case_records(*, study: Study, submitted: SubmittedRatings | None = None) 
     the rubric has a pairwise preference, whether it went to the response shown first.
     ``submitted``: the study's submitted ratings, if read already."""
     data = submitted or study_submitted_ratings(study=study)
-    has_preference = any(scoring.compares_two for _, scoring in data.rubric)
+    if not len(data.rating):
+        return []
     # By case (assignment), each case's totals in the order they were shown.
     order = np.lexsort((data.shown_label, data.assignment))
     assignments = data.assignment[order]
-    starts = np.flatnonzero(np.r_[True, assignments[1:] != assignments[:-1]]) if len(order) else []
-    ends = [*starts[1:].tolist(), len(order)] if len(order) else []
+    starts = np.flatnonzero(np.r_[True, assignments[1:] != assignments[:-1]])
+    ends = [*starts[1:].tolist(), len(order)]
     totals = data.total[order].tolist()
-    first = order[starts] if len(order) else np.zeros(0, np.intp)
+    first = order[starts]
+    # Negative prefers the response shown first; NaN is no answer, 0 a tie (None both).
+    shown = data.shown_preference[first]
+    firsts = [None] * len(first)
+    if any(scoring.compares_two for _, scoring in data.rubric):
+        decided = ~np.isnan(shown) & (shown != 0)
+        firsts = np.where(decided, shown < 0, None).tolist()
     pseudonyms = {pk: name for pk, (name, _) in data.members.items()}
-    rows = zip(
-        data.rater[first].tolist(),
-        data.active_seconds[first].tolist(),
-        (data.source[first] == Assignment.Source.SCREEN).tolist(),
-        data.shown_preference[first].tolist(),
-        np.asarray(starts).tolist(),
-        ends,
-        strict=True,
-    )
-    records = []
-    for rater, seconds, timed, shown, start, end in rows:
-        # Negative prefers the response shown first; NaN is no answer, 0 a tie.
-        first_preferred = None
-        if has_preference and shown and not math.isnan(shown):
-            first_preferred = shown < 0
-        records.append(
-            CaseRecord(
-                rater=pseudonyms[rater],
-                active_seconds=seconds,
-                totals_by_position=tuple(totals[start:end]),
-                timed=timed,
-                first_preferred=first_preferred,
-            )
+    return [
+        CaseRecord(pseudonyms[rater], seconds, tuple(totals[start:end]), timed, first_preferred)
+        for rater, seconds, timed, first_preferred, start, end in zip(
+            data.rater[first].tolist(),
+            data.active_seconds[first].tolist(),
+            (data.source[first] == Assignment.Source.SCREEN).tolist(),
+            firsts,
+            starts.tolist(),
+            ends,
+            strict=True,
         )
-    return records
+    ]
 
 
 def qc_quality_answers(*, study: Study) -> list[QualityAnswer]:
