@@ -1,8 +1,9 @@
 """Writes for agreement: ask for a recompute, and recompute a study's statistics."""
 
+import gc
 import hashlib
 import logging
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -112,8 +113,27 @@ class PointStage:
     comparison: ComparisonData | None = None
 
 
+@contextmanager
+def _no_cycle_collection():
+    """Python's cycle collector paused: a large study's run builds some hundred thousand
+    tuples that hold no cycles, and the collector walked them again and again (a quarter
+    of the point stage's CPU at 100,000 ratings). Reference counting still frees them."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _point_result(*, study: Study) -> tuple[dict, StudyRatings]:
     """The study's statistics without intervals, from its data as they are now."""
+    with _no_cycle_collection():
+        return _point_result_computed(study=study)
+
+
+def _point_result_computed(*, study: Study) -> tuple[dict, StudyRatings]:
     pilot = study.current_phase == "pilot"
     # One read of the submitted ratings serves the agreement data and the QC records.
     submitted = study_submitted_ratings(study=study)
