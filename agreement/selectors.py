@@ -65,7 +65,7 @@ class SubmittedRatings:
     shown_preference: np.ndarray
 
 
-# Plain columns, the narrowest join: the rater as a membership pk, no answers, no datetime.
+# Plain columns: the rater as a membership pk (not its pseudonym), no answers, no datetime.
 ROW_COLUMNS = {
     "rating": ("pk", np.int64),
     "rater": ("assignment__rater_id", np.int64),
