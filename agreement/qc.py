@@ -10,8 +10,10 @@ of QC-001 (``gold_check``'s "pause"), and reinstating is always an administrator
 import math
 import statistics
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
+from scipy.special import gammaln
 
 MIN_MEDIAN_SECONDS = 20
 POSITION_BIAS_SHARE = 0.70
@@ -44,24 +46,22 @@ def binomial_two_sided_p(successes: int, n: int, p: float = 0.5) -> float:
     likely than the one observed (the "minimum likelihood" method)."""
     if n == 0:
         return 1.0
-
-    def log_pmf(k: int) -> float:
-        # In logarithms: a binomial coefficient of a few thousand cases overflows a float.
-        return (
-            math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
-            + k * math.log(p) + (n - k) * math.log1p(-p)
-        )  # fmt: skip
-
-    probabilities = [math.exp(log_pmf(k)) for k in range(n + 1)]
+    # In logarithms: a binomial coefficient of a few thousand cases overflows a float.
+    k = np.arange(n + 1)
+    log_pmf = (
+        gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
+        + k * math.log(p) + (n - k) * math.log1p(-p)
+    )  # fmt: skip
+    probabilities = np.exp(log_pmf)
     observed = probabilities[successes]
     # A relative tolerance, so outcomes equally likely in exact arithmetic count as such.
-    return min(1.0, sum(q for q in probabilities if q <= observed * (1 + 1e-7)))
+    return min(1.0, float(probabilities[probabilities <= observed * (1 + 1e-7)].sum()))
 
 
-@dataclass(frozen=True)
-class CaseRecord:
+class CaseRecord(NamedTuple):
     """One submitted case of one rater: active seconds and each response's total, by
-    the position it was shown in (0 = shown first)."""
+    the position it was shown in (0 = shown first). A named tuple: a study has one per
+    submitted case, built on every recompute."""
 
     rater: str
     active_seconds: int
@@ -167,7 +167,7 @@ def answer_values(raters: list[str], dimensions) -> dict[str, dict[str, list[flo
     for dimension in dimensions:
         for index, rater in enumerate(raters):
             row = dimension.matrix[index]
-            values[rater][dimension.name] = [float(v) for v in row[~np.isnan(row)]]
+            values[rater][dimension.name] = row[~np.isnan(row)].tolist()
     return values
 
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.core.cache import cache
-from django.db.models import Count, F, Max, Q
-from django.db.models.functions import Length
+from django.db.models import BooleanField, CharField, Count, ExpressionWrapper, F, Max, Q, Value
+from django.db.models.functions import Cast, Length
 
 from annotation.models import Assignment, Rating
 from annotation.selectors import expected_answer_details
@@ -37,65 +37,133 @@ class StudyRatings:
     confidence: np.ndarray | None = None
 
 
-def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
+@dataclass(frozen=True)
+class SubmittedRatings:
+    """Every submitted rating of a study (any purpose, rater or phase), read in one query
+    as columns, with each rating's answers as numbers: what the agreement data and the QC
+    records are both laid out from."""
+
+    rubric: list  # [(dimension, its scoring)] in the rubric's order
+    members: dict[int, tuple[str, str]]  # membership pk -> (pseudonym, status)
+    cases: list[tuple[int, str, str]]  # (pk, stratum, purpose), by position
+    opened: bool  # whether the study was ever opened
+    # One entry per rating:
+    rating: np.ndarray
+    rater: np.ndarray  # membership pks
+    case: np.ndarray  # test case pks
+    assignment: np.ndarray
+    label: np.ndarray
+    shown_label: np.ndarray
+    total: np.ndarray
+    confidence: np.ndarray
+    active_seconds: np.ndarray
+    source: np.ndarray
+    after_opening: np.ndarray  # submitted at or after the opening (all False if never opened)
+    values: np.ndarray  # ratings x dimensions, in key order, NaN where unanswered
+    # The pairwise preference as the screen showed it (negative: the first shown), NaN
+    # without one or when unanswered.
+    shown_preference: np.ndarray
+
+
+# Plain columns: the rater as a membership pk (not its pseudonym), no answers, no datetime.
+ROW_COLUMNS = {
+    "rating": ("pk", np.int64),
+    "rater": ("assignment__rater_id", np.int64),
+    "case": ("assignment__test_case_id", np.int64),
+    "assignment": ("assignment_id", np.int64),
+    "label": ("label", str),
+    "shown_label": ("shown_label", str),
+    "total": ("total", float),
+    "confidence": ("assignment__confidence", str),
+    "active_seconds": ("assignment__active_seconds", np.int64),
+    "source": ("assignment__source", str),
+    "flipped": ("assignment__flipped", bool),
+    "stamp": ("stamp", object),
+    "after_opening": ("after_opening", bool),
+}
+
+
+def study_submitted_ratings(*, study: Study) -> SubmittedRatings:
+    """The study's submitted ratings in one query (no model instances, no answers: each
+    answer's numbers come from ``_answer_values``, which reads only the new ones)."""
+    rubric = [(dimension, dimension.scoring()) for dimension in study.rubric.dimensions.all()]
+    members = {
+        pk: (pseudonym, status)
+        for pk, pseudonym, status in study.memberships.values_list("pk", "pseudonym", "status")
+    }
+    cases = list(study.test_cases.order_by("position").values_list("id", "stratum", "purpose"))
+    ratings = Rating.objects.filter(
+        assignment__test_case__study=study, assignment__status=Assignment.Status.SUBMITTED
+    ).order_by()
+    # The submission time as text: compared for equality only (has the answer changed?),
+    # it spares a timezone-aware datetime per row; the database tells the phase.
+    after = Value(False)
+    if study.opened_at is not None:
+        after = ExpressionWrapper(Q(submitted_at__gte=study.opened_at), BooleanField())
+    rows = list(
+        ratings.annotate(stamp=Cast("submitted_at", CharField()), after_opening=after).values_list(
+            *(field for field, _ in ROW_COLUMNS.values())
+        )
+    )
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in ROW_COLUMNS]
+    arrays = {
+        name: np.array(column, dtype=ROW_COLUMNS[name][1])
+        for name, column in zip(ROW_COLUMNS, columns, strict=True)
+    }
+    values, shown = _answer_values(
+        study=study,
+        ratings=ratings,
+        pks=arrays["rating"],
+        stamps=arrays.pop("stamp"),
+        flipped=arrays.pop("flipped"),
+        rubric=rubric,
+    )
+    return SubmittedRatings(
+        rubric=rubric,
+        members=members,
+        cases=cases,
+        opened=study.opened_at is not None,
+        values=values,
+        shown_preference=shown,
+        **arrays,
+    )
+
+
+def study_ratings(
+    *, study: Study, pilot: bool, submitted: SubmittedRatings | None = None
+) -> StudyRatings:
     """The submitted ratings that count: main-study (or pilot) data of raters not excluded.
 
     Pilot data are ratings last submitted before the study opened (a study never opened has
     only the phase it is in). Units are (test case, key label) for per-response dimensions
-    and test cases for per-case dimensions.
+    and test cases for per-case dimensions. ``submitted``: the study's submitted ratings,
+    if read already.
     """
-    ratings = Rating.objects.filter(
-        assignment__test_case__study=study,
-        assignment__test_case__purpose=TestCase.Purpose.SAMPLE,
-        assignment__status=Assignment.Status.SUBMITTED,
-    )
-    excluded = ratings.filter(assignment__rater__status=Membership.Status.EXCLUDED)
-    ratings = ratings.exclude(assignment__rater__status=Membership.Status.EXCLUDED)
-    if study.opened_at is None:
-        # Never formally opened: everything belongs to the phase the study is in.
-        other = ratings.none()
-    else:
-        before = ratings.filter(submitted_at__lt=study.opened_at)
-        after = ratings.filter(submitted_at__gte=study.opened_at)
-        ratings, other = (before, after) if pilot else (after, before)
-
-    rubric = [(dimension, dimension.scoring()) for dimension in study.rubric.dimensions.all()]
-    # Plain tuples, no model instances and no answers: where each rating goes.
-    rows = list(ratings.values_list(*ROW_COLUMNS))
-    values = _answer_values(study=study, ratings=ratings, rows=rows, rubric=rubric)
-    raters = sorted({row[1] for row in rows})
-    rater_index = {name: i for i, name in enumerate(raters)}
-    cases = list(study.test_cases.in_sample().order_by("position").values_list("id", "stratum"))
-    labels = sorted({row[3] for row in rows}) or ["A", "B"]
-    response_units = {(case_id, label): i for i, (case_id, label) in enumerate(
-        (case_id, label) for case_id, _ in cases for label in labels
-    )}  # fmt: skip
+    data = submitted or study_submitted_ratings(study=study)
+    cases = [(pk, stratum) for pk, stratum, purpose in data.cases if purpose == SAMPLE]
+    case_ids = np.array([pk for pk, _ in cases], dtype=np.int64)
+    in_sample = np.isin(data.case, case_ids)
+    excluded = [pk for pk, (_, status) in data.members.items() if status == EXCLUDED]
+    by_excluded = np.isin(data.rater, excluded)
+    counted = in_sample & ~by_excluded
+    chosen = counted
+    if data.opened:
+        chosen = counted & (~data.after_opening if pilot else data.after_opening)
+    rows = np.flatnonzero(chosen)
+    layout = _layout(data=data, rows=rows, case_ids=case_ids)
+    raters, labels = layout["raters"], layout["labels"]
     response_strata = [stratum for _, stratum in cases for _ in labels]
-    case_units = {case_id: i for i, (case_id, _) in enumerate(cases)}
     case_strata = [stratum for _, stratum in cases]
-    row_raters = np.fromiter((rater_index[row[1]] for row in rows), np.intp, len(rows))
-    row_units = np.fromiter((response_units[row[2], row[3]] for row in rows), np.intp, len(rows))
-    # A per-case answer is stored once per assignment: take one row of each.
-    first_rows = list({row[5]: i for i, row in reversed(list(enumerate(rows)))}.values())
-    case_raters = row_raters[first_rows]
-    case_columns = np.fromiter((case_units[rows[i][2]] for i in first_rows), np.intp)
-
-    totals = np.full((len(raters), len(response_units)), np.nan)
-    totals[row_raters, row_units] = [float(row[7]) for row in rows]
-    confidence = np.full((len(raters), len(case_units)), np.nan)
-    confidence[case_raters, case_columns] = [
-        CONFIDENCE_LEVELS.get(rows[i][8], math.nan) for i in first_rows
-    ]
-    reversed_cases = _cases_in_reverse_system_order(study=study, case_ids=[c for c, _ in cases])
+    reversed_cases = _cases_in_reverse_system_order(study=study, case_ids=case_ids.tolist())
     dimensions = []
-    for index, (dimension, scoring) in enumerate(rubric):
+    for index, (dimension, scoring) in enumerate(data.rubric):
         if scoring.scope == "case":
-            units, strata = case_units, case_strata
-            where, column = (case_raters, case_columns), values[first_rows, index]
+            strata, where = case_strata, layout["per_case"]
+            column = data.values[layout["first_rows"], index]
         else:
-            units, strata = response_units, response_strata
-            where, column = (row_raters, row_units), values[:, index]
-        matrix = np.full((len(raters), len(units)), np.nan)
+            strata, where = response_strata, layout["per_response"]
+            column = data.values[rows, index]
+        matrix = np.full((len(raters), len(strata)), np.nan)
         matrix[where] = column
         orientation, key_order = "key", None
         if reversed_cases is not None and scoring.compares_two and scoring.scope == "case":
@@ -125,12 +193,58 @@ def study_ratings(*, study: Study, pilot: bool) -> StudyRatings:
         raters=raters,
         dimensions=dimensions,
         n_ratings=len(rows),
-        left_out={"excluded_rater_ratings": excluded.count(), "other_phase_ratings": other.count()},
-        case_ids=[case_id for case_id, _ in cases],
+        left_out={
+            "excluded_rater_ratings": int((in_sample & by_excluded).sum()),
+            "other_phase_ratings": int((counted & ~chosen).sum()),
+        },
+        case_ids=case_ids.tolist(),
         labels=labels,
-        totals=totals,
-        confidence=confidence,
+        totals=layout["totals"],
+        confidence=layout["confidence"],
     )
+
+
+SAMPLE = TestCase.Purpose.SAMPLE
+EXCLUDED = Membership.Status.EXCLUDED
+
+
+def _layout(*, data: SubmittedRatings, rows: np.ndarray, case_ids: np.ndarray) -> dict:
+    """Where each of the chosen ``rows`` goes: raters (sorted pseudonyms) x response units
+    (cases x labels, case-major) and raters x cases (one row per assignment); the totals
+    and the confidence laid out so."""
+    pseudonyms = {pk: name for pk, (name, _) in data.members.items()}
+    raters = sorted({pseudonyms[pk] for pk in np.unique(data.rater[rows]).tolist()})
+    rater_index = {name: i for i, name in enumerate(raters)}
+    member_pks = np.array(list(pseudonyms), dtype=np.int64)
+    member_rows = np.array([rater_index.get(name, -1) for name in pseudonyms.values()], np.intp)
+    row_raters = member_rows[_positions(member_pks, data.rater[rows])]
+    labels, row_labels = np.unique(data.label[rows], return_inverse=True)
+    labels = labels.tolist() or ["A", "B"]
+    row_cases = _positions(case_ids, data.case[rows])
+    row_units = row_cases * len(labels) + row_labels
+    # A per-case answer is stored once per assignment: take one row of each.
+    _, first = np.unique(data.assignment[rows], return_index=True)
+    totals = np.full((len(raters), len(case_ids) * len(labels)), np.nan)
+    totals[row_raters, row_units] = data.total[rows]
+    confidence = np.full((len(raters), len(case_ids)), np.nan)
+    confidence[row_raters[first], row_cases[first]] = [
+        CONFIDENCE_LEVELS.get(level, math.nan) for level in data.confidence[rows[first]].tolist()
+    ]
+    return {
+        "raters": raters,
+        "labels": labels,
+        "per_response": (row_raters, row_units),
+        "per_case": (row_raters[first], row_cases[first]),
+        "first_rows": rows[first],
+        "totals": totals,
+        "confidence": confidence,
+    }
+
+
+def _positions(keys: np.ndarray, found: np.ndarray) -> np.ndarray:
+    """The position in ``keys`` (distinct) of each of ``found`` (all among them)."""
+    order = np.argsort(keys, kind="stable")
+    return order[np.searchsorted(keys[order], found)]
 
 
 def study_comparison_data(*, study: Study, data: StudyRatings) -> ComparisonData | None:
@@ -211,65 +325,119 @@ def _cases_in_reverse_system_order(*, study: Study, case_ids: list[int]) -> dict
     }
 
 
-ROW_COLUMNS = (
-    "pk",
-    "assignment__rater__pseudonym",
-    "assignment__test_case_id",
-    "label",
-    "assignment__flipped",
-    "assignment_id",
-    "submitted_at",
-    "total",
-    "assignment__confidence",
-)
 CONFIDENCE_LEVELS = {
     Assignment.Confidence.LOW: 1.0,
     Assignment.Confidence.MEDIUM: 2.0,
     Assignment.Confidence.HIGH: 3.0,
 }
 
+
 # Each stored answer's numbers for agreement, kept per process (a worker's) for a few
 # studies: a recompute reads and converts only the answers submitted or revised since the
 # last run of the same rubric, so its cost hardly grows with the study.
-_ANSWER_VALUES: OrderedDict[int, tuple[str, dict]] = OrderedDict()
+@dataclass(frozen=True)
+class _KeptValues:
+    pks: np.ndarray  # sorted
+    stamps: np.ndarray  # submitted_at as text, as read with the values
+    flipped: np.ndarray
+    values: np.ndarray  # pks x dimensions
+    shown: np.ndarray
+
+
+_ANSWER_VALUES: OrderedDict[int, tuple[str, _KeptValues]] = OrderedDict()
 _STUDIES_KEPT = 4
 
 
-def _answer_values(*, study: Study, ratings, rows: list[tuple], rubric: list) -> np.ndarray:
-    """Rows x dimensions: each rating's value for agreement (NaN when unanswered)."""
+def _answer_values(
+    *,
+    study: Study,
+    ratings,
+    pks: np.ndarray,
+    stamps: np.ndarray,
+    flipped: np.ndarray,
+    rubric: list,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per rating (``pks``, with their ``stamps`` and sides): its values for agreement, one per
+    dimension (NaN when unanswered), and the pairwise preference as shown on screen (NaN
+    without one)."""
     # The rubric's uuid tells a study apart from an earlier one under the same id.
     dimensions = [(d.key, d.kind, d.config) for d, _ in rubric]
     signature = json.dumps([str(study.rubric.uuid), dimensions], default=str)
-    study_id = study.pk
-    kept_signature, kept = _ANSWER_VALUES.get(study_id, ("", {}))
+    empty = _KeptValues(
+        pks=np.zeros(0, np.int64),
+        stamps=np.zeros(0, object),
+        flipped=np.zeros(0, bool),
+        values=np.zeros((0, len(rubric))),
+        shown=np.zeros(0),
+    )
+    kept_signature, kept = _ANSWER_VALUES.get(study.pk, ("", empty))
     if kept_signature != signature:
-        kept = {}
+        kept = empty
     # A rating's answers change only with its submitted_at (every write of the one service
     # sets it); the side it was shown on turns a pairwise preference.
-    stamps = {row[0]: (row[6], row[4]) for row in rows}
-    missing = [pk for pk, stamp in stamps.items() if kept.get(pk, (None,))[0] != stamp]
-    if missing:
-        source = ratings if 2 * len(missing) > len(rows) else Rating.objects.filter(pk__in=missing)
-        columns = ["pk", "submitted_at", "assignment__flipped", "scores"]
-        per_case = any(scoring.scope == "case" for _, scoring in rubric)
-        for pk, submitted_at, flipped, scores, *case in source.values_list(
-            *columns, *(["assignment__case_scores"] if per_case else [])
-        ):
-            answers = {"response": scores or {}, "case": (case[0] if case else None) or {}}
-            # The kind turns the answer into a number in key order (a flip undone).
-            values = [
-                scoring.agreement_value(answers[scoring.scope].get(d.key), flipped=flipped)
-                for d, scoring in rubric
-            ]
-            kept[pk] = ((submitted_at, flipped), [math.nan if v is None else v for v in values])
-    kept = {pk: kept[pk] for pk in stamps if pk in kept}  # deleted meanwhile: NaN below
-    _ANSWER_VALUES[study_id] = (signature, kept)
-    _ANSWER_VALUES.move_to_end(study_id)
+    where = np.minimum(np.searchsorted(kept.pks, pks), max(len(kept.pks) - 1, 0))
+    same = np.zeros(len(pks), bool)
+    if len(kept.pks):
+        same = kept.pks[where] == pks
+        same &= (kept.stamps[where] == stamps) & (kept.flipped[where] == flipped)
+    values = np.full((len(pks), len(rubric)), np.nan)
+    shown = np.full(len(pks), np.nan)
+    values[same], shown[same] = kept.values[where[same]], kept.shown[where[same]]
+    row_stamps = np.where(same, stamps, None)  # None: not read (deleted meanwhile)
+    row_flipped = flipped.copy()
+    missing = pks[~same]
+    if len(missing):
+        source = ratings if 2 * len(missing) > len(pks) else Rating.objects.filter(pk__in=missing)
+        index = {pk: i for i, pk in enumerate(pks.tolist())}
+        for pk, stamp, side, row_values, row_shown in _answers_read(source=source, rubric=rubric):
+            i = index.get(pk)
+            if i is not None and not same[i]:
+                values[i], shown[i] = row_values, row_shown
+                row_stamps[i], row_flipped[i] = stamp, side
+    read = np.not_equal(row_stamps, None)
+    order = np.flatnonzero(read)[np.argsort(pks[read])]
+    _ANSWER_VALUES[study.pk] = (
+        signature,
+        _KeptValues(
+            pks=pks[order],
+            stamps=row_stamps[order],
+            flipped=row_flipped[order],
+            values=values[order],
+            shown=shown[order],
+        ),
+    )
+    _ANSWER_VALUES.move_to_end(study.pk)
     while len(_ANSWER_VALUES) > _STUDIES_KEPT:
         _ANSWER_VALUES.popitem(last=False)
-    blank = [math.nan] * len(rubric)
-    values = [kept[row[0]][1] if row[0] in kept else blank for row in rows]
-    return np.array(values, dtype=float).reshape(len(rows), len(rubric))
+    return values, shown
+
+
+def _answers_read(*, source, rubric: list):
+    """(pk, stamp, flipped, values, preference as shown) of each rating of ``source``."""
+    preference = next((scoring for _, scoring in rubric if scoring.compares_two), None)
+    per_case = any(scoring.scope == "case" for _, scoring in rubric)
+    rows = source.annotate(stamp=Cast("submitted_at", CharField())).values_list(
+        "pk", "stamp", "assignment__flipped", "scores",
+        *(["assignment__case_scores"] if per_case else []),
+    )  # fmt: skip
+    for pk, stamp, flipped, scores, *case in rows:
+        answers = {"response": scores or {}, "case": (case[0] if case else None) or {}}
+        # The kind turns the answer into a number in key order (a flip undone).
+        values = [
+            scoring.agreement_value(answers[scoring.scope].get(d.key), flipped=flipped)
+            for d, scoring in rubric
+        ]
+        # Unflipped: the preference as the rater's screen showed it.
+        on_screen = None
+        if preference is not None:
+            on_screen = preference.agreement_value(answers["case"].get(preference.key))
+        yield (
+            pk,
+            stamp,
+            flipped,
+            [math.nan if v is None else v for v in values],
+            math.nan if on_screen is None else on_screen,
+        )
 
 
 def study_agreement(*, study: Study) -> StudyAgreement:
@@ -350,57 +518,39 @@ def agreement_awaits_run(*, study_id: int) -> bool:
     return not rows.exists() or rows.filter(awaiting_run()).exists()
 
 
-def qc_case_records(*, study: Study) -> list[CaseRecord]:
+def qc_case_records(*, study: Study, submitted: SubmittedRatings | None = None) -> list[CaseRecord]:
     """Every submitted case with its active time, totals by on-screen position and, where
-    the rubric has a pairwise preference, whether it went to the response shown first."""
-    rows = (
-        Rating.objects.filter(
-            assignment__test_case__study=study, assignment__status=Assignment.Status.SUBMITTED
-        )
-        .order_by("assignment_id", "shown_label")
-        .values_list(
-            "assignment_id",
-            "assignment__rater__pseudonym",
-            "assignment__active_seconds",
-            "assignment__source",
-            "shown_label",
-            "total",
-        )
-    )
-    cases: dict[int, dict] = {}
-    for assignment_id, rater, seconds, source, shown_label, total in rows:
-        case = cases.setdefault(
-            assignment_id, {"rater": rater, "seconds": seconds, "source": source, "totals": {}}
-        )
-        case["totals"][shown_label] = float(total)
-    firsts = _first_preferred(study=study)
+    the rubric has a pairwise preference, whether it went to the response shown first.
+    ``submitted``: the study's submitted ratings, if read already."""
+    data = submitted or study_submitted_ratings(study=study)
+    if not len(data.rating):
+        return []
+    # By case (assignment), each case's totals in the order they were shown.
+    order = np.lexsort((data.shown_label, data.assignment))
+    assignments = data.assignment[order]
+    starts = np.flatnonzero(np.r_[True, assignments[1:] != assignments[:-1]])
+    ends = [*starts[1:].tolist(), len(order)]
+    totals = data.total[order].tolist()
+    first = order[starts]
+    # Negative prefers the response shown first; NaN is no answer, 0 a tie (None both).
+    shown = data.shown_preference[first]
+    firsts = [None] * len(first)
+    if any(scoring.compares_two for _, scoring in data.rubric):
+        decided = ~np.isnan(shown) & (shown != 0)
+        firsts = np.where(decided, shown < 0, None).tolist()
+    pseudonyms = {pk: name for pk, (name, _) in data.members.items()}
     return [
-        CaseRecord(
-            rater=case["rater"],
-            active_seconds=case["seconds"],
-            totals_by_position=tuple(case["totals"][label] for label in sorted(case["totals"])),
-            timed=case["source"] == Assignment.Source.SCREEN,
-            first_preferred=firsts.get(assignment_id),
+        CaseRecord(pseudonyms[rater], seconds, tuple(totals[start:end]), timed, first_preferred)
+        for rater, seconds, timed, first_preferred, start, end in zip(
+            data.rater[first].tolist(),
+            data.active_seconds[first].tolist(),
+            (data.source[first] == Assignment.Source.SCREEN).tolist(),
+            firsts,
+            starts.tolist(),
+            ends,
+            strict=True,
         )
-        for assignment_id, case in cases.items()
     ]
-
-
-def _first_preferred(*, study: Study) -> dict[int, bool | None]:
-    """Per submitted assignment: True when the pairwise preference went to the response
-    shown first, False to the second, None for a tie; empty without a preference."""
-    preference = next((d for d in study.rubric.scoring_dimensions() if d.compares_two), None)
-    if preference is None:
-        return {}
-    rows = Assignment.objects.filter(
-        test_case__study=study, status=Assignment.Status.SUBMITTED
-    ).values_list("pk", "case_scores")
-    firsts = {}
-    for pk, case_scores in rows.iterator(chunk_size=2000):
-        # Unflipped: the value as the rater's screen showed it; negative prefers the first.
-        value = preference.agreement_value((case_scores or {}).get(preference.key))
-        firsts[pk] = None if not value else value < 0
-    return firsts
 
 
 def qc_quality_answers(*, study: Study) -> list[QualityAnswer]:

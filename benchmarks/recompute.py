@@ -3,16 +3,18 @@
 Needs PostgreSQL (as `make test` does). Uses the database in BENCH_DATABASE_URL
 (default `concord_bench`), created and migrated if missing; the studies it builds are kept
 there and reused by later runs (slugs `bench-recompute-<ratings>`).
-    .venv/bin/python benchmarks/recompute.py [--repeat 3] [--no-analyze] [6000 20000 100000]
+    .venv/bin/python benchmarks/recompute.py [--repeat 3] [--no-analyze] [--point-only]
+        [6000 20000 100000]
 
 Studies use the reference rubric, 3 raters, two responses per case. A few cases are
 submitted through `annotation.services.rating_submit`; the rest copy those stored answers
 in bulk (the same stored shape, made quickly), with raters mostly agreeing.
 
-For each size it prints the best of a few runs of: loading the data (the two selectors),
-the point estimate (loaded, analysed without intervals, QC, stored: what the page shows
-first), and the full result with intervals (the whole `agreement_recompute`), then the
-peak memory traced during one untimed full recompute.
+For each size it prints the best of a few runs of: loading the data (the ratings' one
+read, laid out for agreement and for QC), the point estimate (loaded, analysed without
+intervals, QC, stored: what the page shows first), and the full result with intervals (the
+whole `agreement_recompute`), then the peak memory traced during one untimed full
+recompute; then the point stage's split into its parts (`--point-only`: no full result).
 """
 
 import logging
@@ -193,13 +195,69 @@ def best(function, repeat: int = 3) -> float:
     return min(times)
 
 
-def measure(study, repeat: int) -> dict:
+# The parts of the point stage, as `agreement.services` calls them (the rest is the
+# study's row, the counters and the store).
+SPLIT = {
+    "inputs": ("analysis_inputs",),
+    "rows": ("study_submitted_ratings",),
+    "layout": ("study_ratings",),
+    "qc rows": ("qc_case_records",),
+    "analysis": ("analyse_study_point",),
+    "qc checks": ("rater_checks", "quality_checks", "qc_quality_answers", "qc_rules"),
+    "gold pause": ("quality_enforce",),
+}
+
+
+def point_split(point, repeat: int) -> dict:
+    """Seconds per part of the point stage, wall and this process's CPU, of the run with the
+    least CPU time of ``repeat`` runs (on a shared machine the wall times vary with the
+    other work; the CPU times much less)."""
+    from agreement import services
+
+    spent: dict[str, list[float]] = {}
+    originals = {}
+
+    def timed(part, function):
+        def wrapper(*args, **kwargs):
+            start, cpu = time.perf_counter(), time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                wall_cpu = spent.setdefault(part, [0.0, 0.0])
+                wall_cpu[0] += time.perf_counter() - start
+                wall_cpu[1] += time.process_time() - cpu
+
+        return wrapper
+
+    for part, names in SPLIT.items():
+        for name in names:
+            originals[name] = getattr(services, name)
+            setattr(services, name, timed(part, originals[name]))
+    runs = []
+    try:
+        for _ in range(repeat):
+            spent.clear()
+            start, cpu = time.perf_counter(), time.process_time()
+            point()
+            total, cpu = time.perf_counter() - start, time.process_time() - cpu
+            runs.append({**spent, "total": [total, cpu]})
+    finally:
+        for name, function in originals.items():
+            setattr(services, name, function)
+    # quality_enforce calls qc_rules and qc_quality_answers again: counted in both.
+    return min(runs, key=lambda run: run["total"][1])
+
+
+def measure(study, repeat: int, point_only: bool = False) -> dict:
+    nan = float("nan")
     from agreement import selectors, services
     from agreement.models import StudyAgreement
 
     def load():
-        selectors.study_ratings(study=study, pilot=False)
-        selectors.qc_case_records(study=study)
+        # One read of the submitted ratings, laid out for agreement and for QC.
+        submitted = selectors.study_submitted_ratings(study=study)
+        selectors.study_ratings(study=study, pilot=False, submitted=submitted)
+        selectors.qc_case_records(study=study, submitted=submitted)
 
     def full():
         StudyAgreement.objects.get_or_create(study=study)
@@ -213,12 +271,16 @@ def measure(study, repeat: int) -> dict:
         StudyAgreement.objects.filter(study=study).update(requested=1, computed=0)
         point_stage(study_id=study.pk)
 
-    figures = {"load": best(load, repeat), "full": best(full, repeat)}
-    figures["point"] = best(point, repeat) if point_stage else float("nan")
-    tracemalloc.start()
-    full()
-    figures["peak_mb"] = tracemalloc.get_traced_memory()[1] / 1e6
-    tracemalloc.stop()
+    figures = {"load": best(load, repeat), "full": nan, "peak_mb": nan}
+    if not point_only:
+        figures["full"] = best(full, repeat)
+    figures["point"] = best(point, repeat) if point_stage else nan
+    figures["split"] = point_split(point, repeat)
+    if not point_only:
+        tracemalloc.start()
+        full()
+        figures["peak_mb"] = tracemalloc.get_traced_memory()[1] / 1e6
+        tracemalloc.stop()
     figures["n_ratings"] = StudyAgreement.objects.get(study=study).n_ratings
     return figures
 
@@ -229,7 +291,8 @@ def main() -> None:
     if args[:1] == ["--repeat"]:
         repeat, args = int(args[1]), args[2:]
     analyze = "--no-analyze" not in args
-    args = [arg for arg in args if arg != "--no-analyze"]
+    point_only = "--point-only" in args
+    args = [arg for arg in args if arg not in ("--no-analyze", "--point-only")]
     sizes = [int(arg) for arg in args] or list(SIZES)
     setup_django()
     from django.conf import settings
@@ -251,12 +314,17 @@ def main() -> None:
 
             with connection.cursor() as cursor:
                 cursor.execute("ANALYZE")
-        f = measure(study, repeat)
+        f = measure(study, repeat, point_only)
         print(
             f"{f['n_ratings']:>8} {f['load']:>8.2f} {f['point']:>8.2f} {f['full']:>8.2f} "
             f"{f['peak_mb']:>8.1f}",
             flush=True,
         )
+        split = f["split"]
+        for column, name in enumerate(("wall", "CPU")):
+            parts = ", ".join(f"{part} {split.get(part, [0, 0])[column]:.2f}" for part in SPLIT)
+            print(f"  point stage {name} s: {split['total'][column]:.2f} = {parts}", flush=True)
+        print(f"  load average {os.getloadavg()[0]:.1f}", flush=True)
 
 
 if __name__ == "__main__":

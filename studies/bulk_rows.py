@@ -10,7 +10,7 @@ import json
 from collections.abc import Sequence
 from enum import Enum
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import DateTimeField, JSONField, Model
 from django.utils import timezone
 
@@ -69,3 +69,22 @@ def rows_insert(model: type[Model], rows: Sequence[dict]) -> list[int]:
 def _plain(value):
     """A choice's value as the database stores it (an enum member would be sent by name)."""
     return value.value if isinstance(value, Enum) else value
+
+
+def tables_analyze_on_commit(models: Sequence[type[Model]]) -> None:
+    """Refresh PostgreSQL's planner statistics of these tables once the transaction commits.
+
+    After a bulk write the planner still believes the tables' old sizes until autovacuum's
+    next pass (a minute by default, never where it is off), and picks nested loops that
+    cost seconds over the new rows. Nothing to do on SQLite; a failure is only logged (the
+    rows are committed; autovacuum will analyse them later).
+    """
+    if connection.vendor != "postgresql":
+        return
+    tables = ", ".join(connection.ops.quote_name(model._meta.db_table) for model in models)
+
+    def analyze() -> None:
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {tables}")
+
+    transaction.on_commit(analyze, robust=True)

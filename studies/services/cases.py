@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from studies import selectors, tabular
 from studies.blinding import LABELS, blinded_order
-from studies.bulk_rows import rows_insert
+from studies.bulk_rows import rows_insert, tables_analyze_on_commit
 from studies.errors import ApplicationError, CaseImportError, StudySetupError
 from studies.events import study_event_record
 from studies.identity_check import find_identity_mentions
@@ -40,6 +40,9 @@ logger = logging.getLogger(__name__)
 # responses and labels), so that no statement, and no list of model instances, holds a
 # whole file's text again.
 WRITE_BATCH = 1000
+# From this many cases written, the tables they went to are analysed once the import
+# commits (PostgreSQL's planner statistics; a smaller import changes them too little).
+ANALYZE_AFTER_CASES = 5000
 
 
 class CaseWriter:
@@ -79,6 +82,8 @@ class CaseWriter:
             _identity_mentions_store(rows=rows.iterator(chunk_size=2000), systems=sorted(names))
         if self.count:
             analysis_inputs_announce(study_id=self.study.pk, reason="cases")
+        if self.count >= ANALYZE_AFTER_CASES:
+            tables_analyze_on_commit([TestCase, Response, BlindedLabel, IdentityMention])
         return self.count
 
     def _system_pk(self, name: str) -> int:

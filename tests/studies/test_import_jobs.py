@@ -212,3 +212,31 @@ def test_the_embedded_default_imports_in_a_thread_after_the_response(settings):
         upload.refresh_from_db()
     assert services.case_upload_import_status(upload=upload)["state"] == "done"
     assert Case.objects.filter(study=study).count() == 30
+
+
+@pytest.mark.parametrize(("cases", "analysed"), [(4, True), (3, False)])
+def test_a_large_import_analyses_its_tables_after_commit_a_small_one_does_not(
+    draft, lead, tmp_path, monkeypatch, django_capture_on_commit_callbacks, cases, analysed
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from studies.services import cases as case_services
+
+    if connection.vendor != "postgresql":
+        pytest.skip("planner statistics are PostgreSQL's")
+    monkeypatch.setattr(case_services, "ANALYZE_AFTER_CASES", 4)
+    path = write_cases(tmp_path / "c.csv", cases)
+    with (
+        CaptureQueriesContext(connection) as queries,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        services.test_cases_import(study=draft, actor=lead, filename="c.csv", data=path)
+        before_commit = len(queries)
+    analyze = [i for i, query in enumerate(queries) if query["sql"].startswith("ANALYZE")]
+    if not analysed:
+        assert analyze == []
+        return
+    assert len(analyze) == 1 and analyze[0] >= before_commit  # once, after the commit
+    tables = ("testcase", "response", "blindedlabel", "identitymention")
+    assert queries[analyze[0]]["sql"] == "ANALYZE " + ", ".join(f'"studies_{t}"' for t in tables)
