@@ -43,6 +43,9 @@ logger = logging.getLogger(__name__)
 PROGRESS_TIMEOUT = 120
 # At most one progress write per this many seconds (and one per stage).
 PROGRESS_INTERVAL = 0.5
+# While its process lives, a run says so this often, whatever it is doing: waiting for the
+# study's lock (behind a case import, say) is not being stopped.
+HEARTBEAT_SECONDS = 20
 
 STOPPED = "The assignment stopped before it finished; nothing was assigned. Press Assign again."
 UNREACHABLE = (
@@ -54,6 +57,34 @@ SERVER_ERROR = "The assignment stopped on an error of the server; nothing was as
 
 def _progress_key(job_uuid) -> str:
     return f"assignment-job:{job_uuid}"
+
+
+# The progress lives in the cache (Redis in production). Assign must not depend on it: when
+# the cache cannot be reached the job runs all the same, and a running job is taken to be
+# alive (``UNKNOWN``) rather than stopped, so that no second job starts beside it.
+UNKNOWN = {"stage": "unknown", "done": 0, "total": 0}
+
+
+def _progress_set(key: str, value: dict) -> None:
+    try:
+        cache.set(key, value, PROGRESS_TIMEOUT)
+    except Exception:  # noqa: BLE001 - see above
+        logger.warning("The progress of %s could not be written to the cache", key)
+
+
+def _progress_get(key: str) -> dict | None:
+    try:
+        return cache.get(key)
+    except Exception:  # noqa: BLE001 - see above
+        logger.warning("The progress of %s could not be read from the cache", key)
+        return UNKNOWN
+
+
+def _progress_delete(key: str) -> None:
+    try:
+        cache.delete(key)
+    except Exception:  # noqa: BLE001 - it lapses by itself
+        logger.warning("The progress of %s could not be removed from the cache", key)
 
 
 def assignment_design_size(*, study: Study) -> int:
@@ -71,7 +102,7 @@ def assignment_design_size(*, study: Study) -> int:
 def assignment_job_running(*, study: Study) -> AssignmentJob | None:
     """The study's running job, if it is still heard from."""
     job = study.assignment_jobs.filter(state=AssignmentJob.State.RUNNING).first()
-    if job is None or cache.get(_progress_key(job.uuid)) is None:
+    if job is None or _progress_get(_progress_key(job.uuid)) is None:
         return None
     return job
 
@@ -109,12 +140,12 @@ def _job_create(*, study: Study, actor) -> AssignmentJob | None:
     job_uuid = uuid.uuid4()
     # Heard from before it exists: another request must not take it for a dead job.
     key = _progress_key(job_uuid)
-    cache.set(key, {"stage": "waiting", "done": 0, "total": 0}, PROGRESS_TIMEOUT)
+    _progress_set(key, {"stage": "waiting", "done": 0, "total": 0})
     try:
         with transaction.atomic():
             return AssignmentJob.objects.create(uuid=job_uuid, study=study, requested_by=actor)
     except IntegrityError:
-        cache.delete(key)
+        _progress_delete(key)
         return None
 
 
@@ -123,45 +154,70 @@ def _running_or_stopped(study: Study) -> AssignmentJob | None:
     job = study.assignment_jobs.filter(state=AssignmentJob.State.RUNNING).first()
     if job is None:
         return None
-    if cache.get(_progress_key(job.uuid)) is not None:
+    if _progress_get(_progress_key(job.uuid)) is not None:
         return job
+    _stopped_record(job)
+    return None
+
+
+def _stopped_record(job: AssignmentJob) -> None:
+    """Record a running job heard from no more as stopped: once said, it stays so (a run
+    that starts or takes the study's lock later gives up, see ``assignment_job_run``)."""
     AssignmentJob.objects.filter(pk=job.pk, state=AssignmentJob.State.RUNNING).update(
         state=AssignmentJob.State.STOPPED, problem=STOPPED, finished_at=timezone.now()
     )
-    return None
+
+
+class _JobStopped(ApplicationError):
+    """The job was recorded as stopped before it could take the study's lock."""
 
 
 def assignment_job_run(*, job_id: int) -> None:
     """The job: ``study_assign`` in its one transaction, then how it ended."""
     job = AssignmentJob.objects.select_related("study", "requested_by").get(pk=job_id)
     if job.state != AssignmentJob.State.RUNNING:
-        return  # ended already (a task delivered twice)
+        return  # ended already (a task delivered twice), or recorded as stopped
     key = _progress_key(job.uuid)
-    last = {"stage": "", "at": 0.0}
+    last = {"stage": "", "at": 0.0, "value": {"stage": "waiting", "done": 0, "total": 0}}
 
     def progress(stage: str, done: int, total: int) -> None:
+        # The first report comes with the study's lock held. Should the job have been
+        # recorded as stopped while it waited (its page said "nothing was assigned"), it
+        # must not assign after all.
+        running = AssignmentJob.objects.filter(pk=job.pk, state=AssignmentJob.State.RUNNING)
+        if not last["stage"] and not running.exists():
+            raise _JobStopped(STOPPED)
         now = time.monotonic()
         if stage == last["stage"] and now - last["at"] < PROGRESS_INTERVAL and done < total:
             return
-        last.update(stage=stage, at=now)
-        cache.set(key, {"stage": stage, "done": done, "total": total}, PROGRESS_TIMEOUT)
+        last.update(stage=stage, at=now, value={"stage": stage, "done": done, "total": total})
+        _progress_set(key, last["value"])
 
+    finished = threading.Event()
+
+    def heartbeat() -> None:
+        while not finished.wait(HEARTBEAT_SECONDS):
+            _progress_set(key, last["value"])
+
+    threading.Thread(target=heartbeat, name="assignment-job-heartbeat", daemon=True).start()
     state, created, problem = AssignmentJob.State.FAILED, {}, SERVER_ERROR
     try:
         created = study_assign(study=job.study, actor=job.requested_by, progress=progress)
         state, problem = AssignmentJob.State.DONE, ""
+    except _JobStopped as error:
+        state, problem = AssignmentJob.State.STOPPED, str(error)
     except ApplicationError as error:
         problem = str(error)
     except Exception:
         logger.exception("Assignment job %s failed", job.uuid)
         raise
     finally:
-        # Whatever was recorded meanwhile: a slow job declared stopped that then finished
-        # did assign, and says so.
+        finished.set()
+        # A job that took the lock assigned, and says so, whatever was recorded meanwhile.
         AssignmentJob.objects.filter(pk=job.pk).update(
             state=state, created=created, problem=problem, finished_at=timezone.now()
         )
-        cache.delete(key)
+        _progress_delete(key)
 
 
 def assignment_job_status(*, job: AssignmentJob) -> dict:
@@ -177,8 +233,9 @@ def assignment_job_status(*, job: AssignmentJob) -> dict:
         "problem": job.problem,
     }
     if job.state == AssignmentJob.State.RUNNING:
-        progress = cache.get(_progress_key(job.uuid))
+        progress = _progress_get(_progress_key(job.uuid))
         if progress is None:
+            _stopped_record(job)
             status.update(state=AssignmentJob.State.STOPPED, problem=STOPPED)
         else:
             status.update(progress)
@@ -193,7 +250,7 @@ def _schedule(job: AssignmentJob) -> None:
             assign_study.delay_on_commit(job.pk)
         except Exception:  # noqa: BLE001 - the broker is down: say so, assign nothing
             logger.warning("Could not enqueue assignment job %s", job.uuid)
-            cache.delete(_progress_key(job.uuid))
+            _progress_delete(_progress_key(job.uuid))
             AssignmentJob.objects.filter(pk=job.pk).update(
                 state=AssignmentJob.State.FAILED, problem=UNREACHABLE, finished_at=timezone.now()
             )

@@ -210,13 +210,14 @@ CELERY_TASK_EAGER_PROPAGATES = True
 # A submit must stay fast when the broker is down: fail fast instead of retrying.
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 # With Redis, a message taken by a worker that then dies (no ack) goes back to the queue
-# only after visibility_timeout; it must exceed a task's hard time limit plus its countdown,
-# or a live run's message would be handed out twice (harmless, but wasted work). Freshness
-# after a dead worker does not wait for it: see "Freshness" in docs/statistics.md.
+# only after visibility_timeout; it must exceed every task's hard time limit plus its
+# countdown (the longest: the case import's 31 minutes), or a live run's message would be
+# handed out twice while it still runs. Freshness after a dead worker does not wait for it:
+# see "Freshness" in docs/statistics.md.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "max_retries": 0,
     "socket_connect_timeout": 2,
-    "visibility_timeout": 300,
+    "visibility_timeout": 60 * 60,
 }
 CELERY_TASK_PUBLISH_RETRY = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

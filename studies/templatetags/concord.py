@@ -1,53 +1,31 @@
-import hashlib
-import logging
 from functools import lru_cache
-from importlib.metadata import version
-from pathlib import Path
 
 from django import template
-from django.core.cache import cache
 from django.utils.safestring import mark_safe
 
-from studies import rendering
 from studies.rendering import render_markdown
 
 register = template.Library()
-logger = logging.getLogger(__name__)
 
-# Rendering is pure Python (about 3 ms per KB of text) and a case's texts are shown to every
-# rater who has the case: a text this long is kept in the shared cache, where a round trip
-# costs a fraction of that. Shorter ones render faster than the round trip.
-SHARED_FROM_CHARS = 1000
-SHARED_SECONDS = 7 * 24 * 60 * 60
-# The renderer's own fingerprint is part of the key, so that a change to the rules of
-# studies/rendering.py (or to the libraries it uses) never serves HTML rendered by the old ones.
-_RENDERER = hashlib.sha256(
-    Path(rendering.__file__).read_bytes()
-    + version("markdown-it-py").encode()
-    + version("nh3").encode()
-).hexdigest()[:16]
+# Rendering is pure Python (about 3 ms per KB of text), and the same texts come back on
+# every page (the study's instructions, a case's responses on each rater's visit): each
+# process keeps the HTML of recent texts. Only texts up to KEPT_CHARS are kept, so the
+# cache holds at most about KEPT_TEXTS * KEPT_CHARS * 3 characters (text and HTML) per
+# process, whatever the studies hold; longer texts are rendered each time.
+KEPT_TEXTS = 256
+KEPT_CHARS = 20_000
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=KEPT_TEXTS)
+def _markdown_kept(text: str) -> str:
+    return render_markdown(text)
+
+
 def markdown_html(text: str) -> str:
-    """``render_markdown(text)``, kept per process (the study's instructions are on every
-    page) and, for long texts, in the shared cache (each response is shown to several
-    raters, on whichever web worker)."""
-    if len(text) < SHARED_FROM_CHARS:
+    """``render_markdown(text)``, kept per process for texts up to ``KEPT_CHARS``."""
+    if len(text) > KEPT_CHARS:
         return render_markdown(text)
-    key = f"markdown:{_RENDERER}:{hashlib.sha256(text.encode()).hexdigest()}"
-    try:
-        html = cache.get(key)
-    except Exception:  # noqa: BLE001 - the page renders the text itself when the cache is down
-        logger.warning("The cache could not be read; rendering the text instead.")
-        html = None
-    if html is None:
-        html = render_markdown(text)
-        try:
-            cache.set(key, html, SHARED_SECONDS)
-        except Exception:  # noqa: BLE001
-            logger.warning("The cache could not be written.")
-    return html
+    return _markdown_kept(text)
 
 
 @register.filter

@@ -157,6 +157,81 @@ def test_a_job_heard_from_no_more_is_stopped_and_may_be_started_again(client, he
 
 
 @pytest.mark.django_db
+def test_a_job_said_to_be_stopped_while_it_waited_for_the_lock_assigns_nothing(
+    held_jobs, monkeypatch
+):
+    # The page told the coordinator "nothing was assigned" while the run waited for the
+    # study's lock (behind a case import): taking the lock later, it must give up.
+    study = raters_only_study(raters=4, cases=6, raters_per_item=2)
+    job = assignment_jobs.assignment_job_start(study=study, actor=study.lead)
+    real_lock = assignment.study_lock
+
+    def lock_then_declared_stopped(pk, **kwargs):
+        locked = real_lock(pk, **kwargs)
+        cache.delete(assignment_jobs._progress_key(job.uuid))
+        assert assignment_jobs.assignment_job_status(job=job)["state"] == "stopped"
+        return locked
+
+    monkeypatch.setattr(assignment, "study_lock", lock_then_declared_stopped)
+    assignment_jobs.assignment_job_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.state == AssignmentJob.State.STOPPED and job.created == {}
+    assert not Assignment.objects.filter(test_case__study=study).exists()
+
+
+@pytest.mark.django_db
+def test_a_job_recorded_as_stopped_before_its_task_starts_does_not_run(held_jobs):
+    study = raters_only_study(raters=4, cases=6, raters_per_item=2)
+    job = assignment_jobs.assignment_job_start(study=study, actor=study.lead)
+    cache.delete(assignment_jobs._progress_key(job.uuid))  # queued past the timeout
+    assert assignment_jobs.assignment_job_status(job=job)["state"] == "stopped"
+    assignment_jobs.assignment_job_run(job_id=job.pk)  # the task arrives late
+    assert not Assignment.objects.filter(test_case__study=study).exists()
+
+
+@pytest.mark.django_db
+def test_a_running_job_keeps_saying_it_is_alive_while_it_waits(held_jobs, monkeypatch):
+    study = raters_only_study(raters=4, cases=6, raters_per_item=2)
+    job = assignment_jobs.assignment_job_start(study=study, actor=study.lead)
+    key = assignment_jobs._progress_key(job.uuid)
+    monkeypatch.setattr(assignment_jobs, "HEARTBEAT_SECONDS", 0.05)
+    real_lock = assignment.study_lock
+
+    def slow_lock(pk, **kwargs):
+        cache.delete(key)  # the progress lapsed while the lock was awaited...
+        deadline = time.monotonic() + 5
+        while cache.get(key) is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert cache.get(key) is not None  # ...and the run's heartbeat put it back
+        return real_lock(pk, **kwargs)
+
+    monkeypatch.setattr(assignment, "study_lock", slow_lock)
+    assignment_jobs.assignment_job_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.state == AssignmentJob.State.DONE
+    assert set(assignments_of(study).values()) == {2}
+
+
+class _BrokenCache:
+    def __getattr__(self, name):
+        def unreachable(*args, **kwargs):
+            raise ConnectionError("the cache is down")
+
+        return unreachable
+
+
+@pytest.mark.django_db
+def test_assign_works_while_the_cache_is_down(client, job_path, monkeypatch):
+    monkeypatch.setattr(assignment_jobs, "cache", _BrokenCache())
+    study = raters_only_study(raters=4, cases=6, raters_per_item=2)
+    job = assignment_jobs.assignment_job_start(study=study, actor=study.lead)
+    assert job.state == AssignmentJob.State.DONE
+    assert set(assignments_of(study).values()) == {2}
+    client.force_login(study.lead)
+    assert client.get(reverse("annotation:raters", args=[study.slug])).status_code == 200
+
+
+@pytest.mark.django_db
 def test_the_api_answers_a_job_with_202_and_its_url(client, held_jobs):
     from studies import tokens
 

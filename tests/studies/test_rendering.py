@@ -43,23 +43,21 @@ def test_links_open_without_referrer():
     assert "noopener" in html
 
 
-@pytest.mark.parametrize("size", [40, 5000])
-def test_the_template_filter_renders_as_render_markdown_and_shares_long_texts(size, monkeypatch):
-    from django.core.cache import cache
-
+@pytest.mark.parametrize("size", [40, 5000, 30_000])
+def test_the_template_filter_renders_as_render_markdown_and_keeps_texts_up_to_a_size(
+    size, monkeypatch
+):
     from studies.templatetags import concord
 
-    text = "A **bold** claim <script>alert(1)</script> and a [link](javascript:x).\n\n" * 80
+    text = "A **bold** claim <script>alert(1)</script> and a [link](javascript:x).\n\n" * 500
     text = text[:size]
-    cache.clear()
-    concord.markdown_html.cache_clear()
+    concord._markdown_kept.cache_clear()
     html = str(concord.markdown(text))
     assert html == render_markdown(text) and "<script>" not in html
-    # Another web worker (nothing rendered in that process yet) takes a long text's HTML
-    # from the shared cache, and renders a short one itself.
-    concord.markdown_html.cache_clear()
+    # Shown again in the same process: a text up to the size is not rendered again; a
+    # longer one is (the kept HTML stays bounded whatever the texts).
     rendered = []
     monkeypatch.setattr(concord, "render_markdown", lambda t: rendered.append(t) or "fresh")
     again = str(concord.markdown(text))
-    long = size >= concord.SHARED_FROM_CHARS
-    assert (again, rendered) == ((html, []) if long else ("fresh", [text]))
+    kept = size <= concord.KEPT_CHARS
+    assert (again, rendered) == ((html, []) if kept else ("fresh", [text]))
