@@ -183,14 +183,20 @@ def assign(request, slug):
     return _assign_job_outcome(request, study, job)
 
 
-@login_required
-@require_GET
-def assign_job(request, slug, job_uuid):
-    """A running job's progress; once it has ended, the raters page with its result."""
+def _study_job(request, slug, job_uuid):
+    """The study (its coordinators only) and its Assign job; 404 for another study's job."""
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     job = study.assignment_jobs.filter(uuid=job_uuid).first()
     if job is None:
         raise Http404
+    return study, job
+
+
+@login_required
+@require_GET
+def assign_job(request, slug, job_uuid):
+    """A running job's progress; once it has ended, the raters page with its result."""
+    study, job = _study_job(request, slug, job_uuid)
     return _assign_job_outcome(request, study, job)
 
 
@@ -198,10 +204,7 @@ def assign_job(request, slug, job_uuid):
 @require_GET
 def assign_job_status(request, slug, job_uuid):
     """The job's progress as JSON, for the page's script."""
-    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
-    job = study.assignment_jobs.filter(uuid=job_uuid).first()
-    if job is None:
-        raise Http404
+    _, job = _study_job(request, slug, job_uuid)
     return JsonResponse(assignment_jobs.assignment_job_status(job=job))
 
 
