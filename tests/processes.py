@@ -1,5 +1,6 @@
 """Running the project as a separate process does: ``manage.py`` against the test database."""
 
+import json
 import os
 import subprocess
 import sys
@@ -36,3 +37,32 @@ def manage(*args: str, env: dict | None = None, timeout: float = 120):
         timeout=timeout,
         check=False,
     )
+
+
+def sqlite_script_outcome(script: str, *, tmp_path: Path, **settings: str) -> dict:
+    """Run ``script`` in a fresh interpreter on the embedded default (a migrated SQLite file
+    in ``tmp_path``, in-process tasks, ``settings`` as environment); its last printed line,
+    parsed as JSON."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("DJANGO_", "DATABASE_", "CELERY_", "ASSIGN_"))
+    }
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings.local",
+        DATABASE_URL=f"sqlite:///{tmp_path / 'concord.sqlite3'}",
+        **settings,
+    )
+    migrated = manage("migrate", "--no-input", env=env)
+    assert migrated.returncode == 0, migrated.stderr
+    run = subprocess.run(  # noqa: S603 - our own script, in our own interpreter
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])

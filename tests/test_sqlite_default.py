@@ -1,12 +1,8 @@
 """The embedded default (SQLite, in-process tasks) under concurrent raters loses nothing."""
 
-import json
-import os
-import sys
-
 import pytest
 
-from tests.processes import ROOT, manage
+from tests.processes import sqlite_script_outcome
 
 SCRIPT = r"""
 import json, threading
@@ -55,31 +51,7 @@ print(json.dumps({
 
 @pytest.mark.integration
 def test_eight_raters_at_once_on_sqlite_lose_nothing(tmp_path):
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("DJANGO_", "DATABASE_", "CELERY_"))
-    }
-    env.update(
-        DJANGO_SETTINGS_MODULE="config.settings.local",
-        DATABASE_URL=f"sqlite:///{tmp_path / 'concord.sqlite3'}",
-        AGREEMENT_BOOTSTRAP_RESAMPLES="200",
-    )
-    migrated = manage("migrate", "--no-input", env=env)
-    assert migrated.returncode == 0, migrated.stderr
-    import subprocess
-
-    run = subprocess.run(  # noqa: S603 - our own script, in our own interpreter
-        [sys.executable, "-c", SCRIPT],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    outcome = json.loads(run.stdout.strip().splitlines()[-1])
+    outcome = sqlite_script_outcome(SCRIPT, tmp_path=tmp_path, AGREEMENT_BOOTSTRAP_RESAMPLES="200")
     assert outcome["errors"] == []
     assert outcome["submitted"] == 8 * 6
     assert outcome["ratings"] == 8 * 6 * 2

@@ -1,9 +1,5 @@
 """Assign as a job: one path for every size, its progress, all or nothing, one job at a time."""
 
-import json
-import os
-import subprocess
-import sys
 import time
 from collections import Counter
 
@@ -16,7 +12,7 @@ from django.urls import reverse
 from annotation import assignment, assignment_jobs, services
 from annotation.models import Assignment, AssignmentJob
 from studies.models import StudyEvent
-from tests.processes import ROOT, manage
+from tests.processes import sqlite_script_outcome
 
 from .test_assignment import raters_only_study
 from .test_locks import together
@@ -335,28 +331,7 @@ print(json.dumps({"errors": errors, "rows": len(rows), "distinct": len(set(rows)
 @pytest.mark.integration
 def test_presses_at_once_on_sqlite_assign_each_case_k_times(tmp_path):
     """The embedded default (SQLite, a job in a thread): no row locks, one writer at a time."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("DJANGO_", "DATABASE_", "CELERY_", "ASSIGN_"))
-    }
-    env.update(
-        DJANGO_SETTINGS_MODULE="config.settings.local",
-        DATABASE_URL=f"sqlite:///{tmp_path / 'concord.sqlite3'}",
-    )
-    migrated = manage("migrate", "--no-input", env=env)
-    assert migrated.returncode == 0, migrated.stderr
-    run = subprocess.run(  # noqa: S603 - our own script, in our own interpreter
-        [sys.executable, "-c", SQLITE_SCRIPT],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    outcome = json.loads(run.stdout.strip().splitlines()[-1])
+    outcome = sqlite_script_outcome(SQLITE_SCRIPT, tmp_path=tmp_path)
     assert outcome == {"errors": [], "rows": 40, "distinct": 40, "cases": 20}
 
 
