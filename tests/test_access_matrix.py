@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import pytest
 from django.apps import apps
+from django.conf import settings
 from django.contrib.auth.models import Group
 from django.db import connection, transaction
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
@@ -374,7 +375,7 @@ def _tables() -> list[str]:
 
 
 def snapshot(tables) -> str:
-    """A hash of every row of the app tables (users without their last sign-in)."""
+    """A hash of every row of the given tables (users without their last sign-in)."""
     parts = []
     for table in tables:
         row = "(to_jsonb(t) - 'last_login')::text" if table == "auth_user" else "t::text"
@@ -384,11 +385,50 @@ def snapshot(tables) -> str:
             f"SELECT '{table}', md5(coalesce(string_agg({row}, '|' ORDER BY {row}), '')) "  # noqa: S608
             f"FROM {quoted} t"
         )
+    if not parts:
+        return ""
     with connection.cursor() as cursor:
         cursor.execute(" UNION ALL ".join(parts))
         # Sorted: UNION ALL may return its parts in any order (a parallel plan does, once
         # the tables' statistics call for one, e.g. after a large import).
         return hashlib.sha256(repr(sorted(cursor.fetchall())).encode()).hexdigest()
+
+
+def _row_writes(tables) -> dict[str, tuple]:
+    """The rows this transaction has inserted, updated and deleted so far, per table.
+
+    PostgreSQL counts them per transaction, so reading them costs the same whatever the
+    tables hold (dead rows left by an earlier test included).
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_xact_user_tables "
+            "WHERE relname = ANY(%s)",
+            [list(tables)],
+        )
+        return {name: tuple(counts) for name, *counts in cursor.fetchall()}
+
+
+def rolled_back(tables, send, *args, **kwargs):
+    """``send(*args, **kwargs)``'s answer, and whether it changed a row of ``tables``; nothing is kept.
+
+    Only the tables the request wrote to are hashed: as it left them, then once its
+    savepoint is rolled back, which is as they were before it. A write that leaves every
+    row as it was (a savepoint of the view's own rolled back, a user's last sign-in) is
+    not a change.
+    """
+    with transaction.atomic():
+        writes = _row_writes(tables)
+        savepoint = transaction.savepoint()
+        response = send(*args, **kwargs)
+        written = sorted(
+            table for table, counts in _row_writes(tables).items() if counts != writes[table]
+        )
+        after = snapshot(written)
+        transaction.savepoint_rollback(savepoint)
+        changed = snapshot(written) != after
+        transaction.set_rollback(True)
+    return response, changed
 
 
 def _status(response) -> int | str:
@@ -411,24 +451,29 @@ def _post_data(world, name, role) -> dict:
 
 
 def _request(client, world, role, method, url, name=""):
-    """The answer to one request, and whether it changed the database (rolled back)."""
+    """The answer to one request, and whether it changed the database (rolled back).
+
+    Each role signs in once; its session is rolled back with each request, so the next one
+    starts signed in again whatever the last did (sign out included).
+    """
+    sessions = world.setdefault("sessions", {})
+    client.cookies.clear()
     if role != "anonymous":
-        client.force_login(world["people"][role])
+        if role not in sessions:
+            client.force_login(world["people"][role])
+            sessions[role] = client.cookies[settings.SESSION_COOKIE_NAME].value
+        client.cookies[settings.SESSION_COOKIE_NAME] = sessions[role]
     tables = world.setdefault("tables", _tables())
-    with transaction.atomic():
-        before = snapshot(tables)
+
+    def send():
         if method == "GET":
-            response = client.get(url)
-        else:
-            data = _post_data(world, name, role)
-            if "content_type" in data:
-                response = client.post(url, **data)
-            else:
-                response = client.post(url, data)
-        changed = snapshot(tables) != before
-        transaction.set_rollback(True)
-    client.logout()
-    return response, changed
+            return client.get(url)
+        data = _post_data(world, name, role)
+        if "content_type" in data:
+            return client.post(url, **data)
+        return client.post(url, data)
+
+    return rolled_back(tables, send)
 
 
 def _is_refusal(status) -> bool:

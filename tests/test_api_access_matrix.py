@@ -11,7 +11,6 @@ import json
 from dataclasses import dataclass, field
 
 import pytest
-from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
@@ -19,7 +18,7 @@ from studies import tokens
 from studies.models import ApiToken, Membership, Study
 from studies.services import membership_add
 
-from .test_access_matrix import API_NAMESPACE, _tables, project_urls, snapshot
+from .test_access_matrix import API_NAMESPACE, _tables, project_urls, rolled_back
 from .test_access_matrix import world as world  # noqa: PLC0414 - the shared fixture
 
 ROLES = (
@@ -157,11 +156,9 @@ def test_every_api_url_with_every_token(client, api_world):
         url = _url(world, name, pattern)
         for role in ROLES:
             for method in METHODS:
-                with transaction.atomic():
-                    before = snapshot(tables)
-                    response = call(client, method, url, secret=world["secrets"].get(role))
-                    changed = snapshot(tables) != before
-                    transaction.set_rollback(True)
+                response, changed = rolled_back(
+                    tables, call, client, method, url, secret=world["secrets"].get(role)
+                )
                 want = expected(name, rule, role, method)
                 if response.status_code not in want:
                     problems.append(
