@@ -46,6 +46,8 @@ PROGRESS_INTERVAL = 0.5
 # While its process lives, a run says so this often, whatever it is doing: waiting for the
 # study's lock (behind a case import, say) is not being stopped.
 HEARTBEAT_SECONDS = 20
+# Jobs kept per study, the latest (their pages show how each ended).
+JOBS_KEPT = 20
 
 STOPPED = "The assignment stopped before it finished; nothing was assigned. Press Assign again."
 UNREACHABLE = (
@@ -143,10 +145,21 @@ def _job_create(*, study: Study, actor) -> AssignmentJob | None:
     _progress_set(key, {"stage": "waiting", "done": 0, "total": 0})
     try:
         with transaction.atomic():
-            return AssignmentJob.objects.create(uuid=job_uuid, study=study, requested_by=actor)
+            job = AssignmentJob.objects.create(uuid=job_uuid, study=study, requested_by=actor)
     except IntegrityError:
         _progress_delete(key)
         return None
+    _finished_prune(study)
+    return job
+
+
+def _finished_prune(study: Study) -> None:
+    """Keep the study's latest finished jobs, ``JOBS_KEPT`` with the one just started: a
+    client pressing Assign in a loop must not grow the table without end. What Assign did
+    stays in the history."""
+    finished = study.assignment_jobs.exclude(state=AssignmentJob.State.RUNNING)
+    old = finished.order_by("-started_at", "-pk").values_list("pk", flat=True)[JOBS_KEPT - 1 :]
+    AssignmentJob.objects.filter(pk__in=list(old)).delete()
 
 
 def _running_or_stopped(study: Study) -> AssignmentJob | None:

@@ -347,3 +347,19 @@ def test_assign_costs_the_same_queries_at_10_and_at_60_cases(raters_per_item):
             assignment.study_assign(study=study, actor=study.lead)
         counts.append(len(captured))
     assert counts[0] == counts[1]
+
+
+@pytest.mark.django_db
+def test_only_the_latest_finished_jobs_are_kept(job_path, settings):
+    """A client pressing Assign in a loop keeps a bounded number of job records."""
+    settings.ASSIGN_JOB_FROM = 10**6  # in the request: each start is done on return
+    study = raters_only_study(raters=2, cases=3)
+    jobs = [
+        assignment_jobs.assignment_job_start(study=study, actor=study.lead)
+        for _ in range(assignment_jobs.JOBS_KEPT + 5)
+    ]
+    kept = set(study.assignment_jobs.values_list("pk", flat=True))
+    assert kept == {job.pk for job in jobs[-assignment_jobs.JOBS_KEPT :]}
+    # The first job assigned every case; what it did stays in the history.
+    assert sum(jobs[0].created.values()) == 6
+    assert study.events.filter(kind=StudyEvent.Kind.RATERS_ASSIGNED).count() == 1
