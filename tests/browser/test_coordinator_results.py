@@ -12,6 +12,7 @@ from annotation.models import Rating
 from studies.models import Membership, Study
 
 from ..factories import PASSWORD, UserFactory, make_study
+from ..payloads import study_with_systems, submit_all
 from .accessibility import assert_accessible, assert_fits
 from .conftest import sign_in
 
@@ -149,5 +150,25 @@ def test_people_and_results_pages_fit_a_phone(browser, live_server, lead, study,
     screenshot(page, "results-phone-invitation-link")
     assert_fits(page)
     page.goto(f"{live_server.url}/invite/not-a-token/")
+    assert_fits(page)
+    context.close()
+
+
+def test_the_agreement_table_fits_a_phone(browser, live_server, settings, screenshot):
+    """On a phone, the per-dimension table shows α, its interval and κ without sideways
+    scrolling; the level, probabilities, counts and % agreement wait for a wider screen."""
+    settings.AGREEMENT_BOOTSTRAP_RESAMPLES = 200
+    study = study_with_systems(cases=6, consented=True)
+    submit_all(study)
+    context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True)
+    page = context.new_page()
+    sign_in(page, live_server, study.lead.username, PASSWORD)
+    page.goto(f"{live_server.url}/s/{study.slug}/agreement/")
+    table = page.locator("table", has=page.get_by_text("Agreement per dimension"))
+    expect(table.get_by_role("columnheader", name="95% interval")).to_be_visible()
+    expect(table.get_by_role("columnheader", name="Pairable ratings")).to_be_hidden()
+    screenshot(page, "agreement-phone")
+    sideways = table.evaluate("(t) => t.scrollWidth - t.parentElement.clientWidth")
+    assert sideways <= 0, f"the table is {sideways}px wider than the screen"
     assert_fits(page)
     context.close()
