@@ -1,13 +1,13 @@
 """The study report page, its printable form and the zip bundle."""
 
-import io
 import math
+import tempfile
 from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.staticfiles import finders
-from django.http import HttpResponse
+from django.http import FileResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
@@ -161,8 +161,10 @@ def study_report_bundle(request, slug):
         "agreement/report_file.html",
         {"study": study, "report": report, "charts": report_charts(report), "css": css},
     )
-    buffer = io.BytesIO()
-    report_bundle_write(study=study, report=report, report_html=html, file=buffer)
-    response = HttpResponse(buffer.getvalue(), content_type="application/zip")
-    response["Content-Disposition"] = f'attachment; filename="{study.slug}-report.zip"'
-    return response
+    # Written to a temporary file, then streamed from disk: the long table it holds grows
+    # with the study, the process's memory does not.
+    file = tempfile.TemporaryFile()  # noqa: SIM115 - FileResponse closes it
+    report_bundle_write(study=study, report=report, report_html=html, file=file)
+    file.seek(0)
+    filename = f"{study.slug}-report.zip"
+    return FileResponse(file, as_attachment=True, filename=filename, content_type="application/zip")

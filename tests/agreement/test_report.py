@@ -38,7 +38,7 @@ def test_the_report_before_unblinding_names_no_system_and_shows_no_estimate(clie
     assert "Estimates are computed after unblinding" in html
     assert "withheld until unblinding" in html  # the blinding seed
     bundle = client.get(reverse("agreement:report_bundle", args=[rated_study.slug]))
-    with zipfile.ZipFile(io.BytesIO(bundle.content)) as archive:
+    with zipfile.ZipFile(io.BytesIO(b"".join(bundle.streaming_content))) as archive:
         names = archive.namelist()
         assert not any(name.endswith("-key.csv") for name in names)
         for name in names:
@@ -59,7 +59,9 @@ def test_after_unblinding_the_report_has_the_estimates_and_the_bundle_every_numb
     assert 'data-checklist="estimates" data-done="yes"' in html
     bundle = client.get(reverse("agreement:report_bundle", args=[rated_study.slug]))
     assert bundle["Content-Type"] == "application/zip"
-    with zipfile.ZipFile(io.BytesIO(bundle.content)) as archive:
+    assert bundle["Content-Disposition"] == f'attachment; filename="{rated_study.slug}-report.zip"'
+
+    with zipfile.ZipFile(io.BytesIO(b"".join(bundle.streaming_content))) as archive:
         names = set(archive.namelist())
         slug = rated_study.slug
         assert {"report.html", "results.json", "configuration.json", "README.txt"} <= names
