@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from studies import access
 from studies.errors import ApplicationError
 from studies.models import TestCase
+from studies.selectors import quality_ids_standing_out
 from studies.services import quality
 from studies.tabular import MAX_BYTES
 
@@ -140,6 +141,7 @@ def quality_items(request, slug):
             "attention_form": attention_form,
             "problems": problems,
             "columns": quality.GOLD_COLUMNS,
+            "standing_out": quality_ids_standing_out(study=study),
         },
         status=status,
     )

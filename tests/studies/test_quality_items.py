@@ -190,3 +190,22 @@ def test_an_attention_check_in_an_arena_study_has_a_pair_like_the_sample():
     )
     assert sorted(check.responses.values_list("system__name", flat=True)) == ["a", "b"]
     assert sorted(check.labels.values_list("label", flat=True)) == ["A", "B"]
+
+
+def test_the_page_warns_of_quality_ids_a_worksheet_would_give_away(client, draft):
+    """Offline worksheets show test case ids: ids unlike the sample's are pointed out."""
+    study = draft
+    client.force_login(study.lead)
+    quality_url = reverse("studies:quality", args=[study.slug])
+    # Of the sample's form ("TC-" and digits): nothing to say.
+    attention_check_create(
+        study=study, actor=study.lead, case_id="TC-900", prompt="Should we?", text=""
+    )
+    assert "ids-standing-out" not in client.get(quality_url).text
+    for case_id in ("ATTN-1", "TC-gold-7"):
+        attention_check_create(
+            study=study, actor=study.lead, case_id=case_id, prompt="Should we?", text=""
+        )
+    page = client.get(quality_url)
+    assert page.context["standing_out"] == ["ATTN-1", "TC-gold-7"]
+    assert "2 of these ids stand out from the sample" in page.text
