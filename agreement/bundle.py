@@ -9,11 +9,14 @@ from annotation import exports
 from studies.models import Study
 from studies.selectors import study_protocol_document
 
+from .plan import primary_measure_get
+
 README = """Concord report bundle for {name}
 
 report.html          the study report as shown in Concord (open it in a browser)
 results.json         every number on the report
-configuration.json   the study's settings, blinding seed, protocol fingerprint and document
+configuration.json   the study's settings, blinding seed, protocol fingerprint and document,
+                     and the primary question's measure ("" = the default rule)
 {files}
 The data dictionary explains every column of the exports.
 """
@@ -29,6 +32,8 @@ def report_bundle_write(*, study: Study, report: dict, report_html: str, file: I
         "study": report["study"],
         "blinding": report["blinding"],
         "design": report["design"],
+        # "" = the default rule: the first preference, or else the total score.
+        "primary_measure": primary_measure_get(study=study),
         # The frozen protocol holds the key: only its fingerprint until unblinding.
         "protocol": study_protocol_document(study=study) if unblinded else None,
     }

@@ -109,11 +109,15 @@ class JudgeOutput(models.Model):
 
 class AnalysisPlan(models.Model):
     """What the coordinator decided about the analysis: the strata's real shares, which
-    weight the overall estimate when the sample's shares differ from them (protocol 5.1)."""
+    weight the overall estimate when the sample's shares differ from them (protocol 5.1),
+    and the measure of the primary question (protocol section 1)."""
 
     study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="analysis_plan")
     # {stratum: share}, shares summing to 1; {} = the sample's own shares (unweighted).
     stratum_shares = models.JSONField(default=dict, blank=True)
+    # The measure of the primary question: "total" or a dimension's key (see
+    # ``agreement.plan.primary_measure_choices``); "" = the default rule.
+    primary_measure = models.CharField(max_length=64, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self):

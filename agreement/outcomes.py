@@ -66,6 +66,8 @@ class ComparisonData:
     lengths: np.ndarray
     confidence: np.ndarray
     stratum_shares: dict[str, float] = field(default_factory=dict)
+    # The measure of the primary question ("total" or a dimension's key); "" = the rule.
+    primary_measure: str = ""
 
 
 def _plain(value):
@@ -239,7 +241,7 @@ def compare_systems(data: ComparisonData, *, n_resamples: int = 10_000, seed: in
         if role.binary
     ]
     distributions = _distributions(data, n_cases, n_labels)
-    questions = _questions(preferences, paired, mcnemar)
+    questions = _questions(preferences, paired, mcnemar, primary=data.primary_measure)
     return {
         "systems": data.systems,
         "n_cases": int(n_cases),
@@ -376,9 +378,11 @@ def _mcnemar(data, dim, role, pairs) -> dict:
     return {"key": role.key, "name": role.name, "positive": top, "pairs": rows}
 
 
-def _questions(preferences, paired, mcnemar) -> list[dict]:
-    """The study's questions: the primary one (the first preference, or else the total
-    score of the first pair) uncorrected; every other one corrected with Holm's method."""
+def _questions(preferences, paired, mcnemar, *, primary: str = "") -> list[dict]:
+    """The study's questions: the primary one uncorrected, every other one corrected with
+    Holm's method. The primary question is the first pair's question on the measure the
+    analysis plan names (``primary``), or by the default rule the first preference's win
+    rate, or else the first pair's total score. Each question names its ``measure``."""
     questions = []
     for preference in preferences:
         for pair in preference["pairs"]:
@@ -386,6 +390,7 @@ def _questions(preferences, paired, mcnemar) -> list[dict]:
                 {
                     "question": f"{preference['name']}: win rate of {pair['second']} over "
                     f"{pair['first']} (exact binomial test)",
+                    "measure": preference["key"],
                     "p": pair["items"]["p_value"],
                 }
             )
@@ -395,6 +400,7 @@ def _questions(preferences, paired, mcnemar) -> list[dict]:
                 {
                     "question": f"{row['name']}: {row['second']} minus {row['first']} "
                     "(Wilcoxon signed-rank test)",
+                    "measure": row["key"],
                     "p": row["wilcoxon_p"],
                 }
             )
@@ -404,15 +410,19 @@ def _questions(preferences, paired, mcnemar) -> list[dict]:
                 {
                     "question": f"{outcome['name']}: {pair['second']} against {pair['first']} "
                     "(McNemar's exact test)",
+                    "measure": outcome["key"],
                     "p": pair["p"],
                 }
             )
     if not questions:
         return []
+    chosen = [i for i, question in enumerate(questions) if question["measure"] == primary]
+    if chosen:
+        questions.insert(0, questions.pop(chosen[0]))
     secondary = holm([np.nan if q["p"] is None else q["p"] for q in questions[1:]])
-    questions[0].update(primary=True, p_holm=questions[0]["p"])
+    questions[0].update(primary=True, chosen=bool(chosen), p_holm=questions[0]["p"])
     for question, adjusted in zip(questions[1:], secondary, strict=True):
-        question.update(primary=False, p_holm=_plain(adjusted))
+        question.update(primary=False, chosen=False, p_holm=_plain(adjusted))
     return questions
 
 

@@ -1,4 +1,5 @@
-"""The analysis plan a coordinator sets: the strata's real shares (all-or-nothing)."""
+"""The analysis plan a coordinator sets: the strata's real shares (all-or-nothing) and the
+measure of the primary question."""
 
 import math
 
@@ -7,14 +8,17 @@ from django.db import transaction
 
 from studies.errors import ApplicationError
 from studies.events import study_event_record
+from studies.locks import study_lock
 from studies.models import Study, StudyEvent
 from studies.signals import analysis_inputs_announce
 
 from .models import AnalysisPlan
+from .selectors import dimension_role
 
 MAX_TEXT = 5_000
 MAX_STRATA = 100
 NO_STRATUM = "(none)"  # how the cases without a stratum are named here
+TOTAL = "total"  # the primary measure that is the total score
 
 
 class AnalysisPlanError(ApplicationError):
@@ -88,3 +92,63 @@ def stratum_shares_text(*, study: Study) -> str:
     plan = AnalysisPlan.objects.filter(study=study).first()
     shares = plan.stratum_shares if plan else {}
     return "\n".join(f"{name or NO_STRATUM}: {100 * share:g}" for name, share in shares.items())
+
+
+def primary_measure_choices(*, study: Study) -> list[tuple[str, str]]:
+    """The measures a primary question can be on, as (key, what its question tests), in the
+    order the report asks them (``outcomes._questions``): each preference's win rate, the
+    total score, each scored dimension, each yes/no dimension."""
+    roles = [dimension_role(d) for d in study.rubric.dimensions.order_by("position")]
+    choices = [(r.key, f"{r.name}: win rate (exact binomial test)") for r in roles if r.preference]
+    choices.append((TOTAL, "Total score: paired difference (Wilcoxon signed-rank test)"))
+    choices += [
+        (r.key, f"{r.name}: paired difference (Wilcoxon signed-rank test)")
+        for r in roles
+        if r.scored
+    ]
+    choices += [
+        (r.key, f"{r.name}: yes/no outcome (McNemar's exact test)")
+        for r in roles
+        if r.binary and not r.scored
+    ]
+    return choices
+
+
+def primary_measure_get(*, study: Study) -> str:
+    """The measure the analysis plan names for the primary question; "" = the rule."""
+    plan = AnalysisPlan.objects.filter(study=study).values_list("primary_measure", flat=True)
+    return plan.first() or ""
+
+
+@transaction.atomic
+def primary_measure_set(*, study: Study, actor: AbstractBaseUser, measure: str) -> AnalysisPlan:
+    """Name the primary question's measure ("" = the default rule), record it in the study's
+    history and ask for a recompute. Refused once the study is unblinded: the results are
+    known by then, and a primary question chosen after them is not one."""
+    study = study_lock(study.pk, exclusive=True)  # unblinding cannot slip in between
+    if study.status == Study.Status.UNBLINDED:
+        raise AnalysisPlanError(
+            "The study is unblinded: its results are known, so the primary question can no "
+            "longer change."
+        )
+    choices = dict(primary_measure_choices(study=study))
+    if measure and measure not in choices:
+        raise AnalysisPlanError("Choose one of the measures listed for the primary question.")
+    plan, _ = AnalysisPlan.objects.select_for_update().get_or_create(study=study)
+    if plan.primary_measure == measure:
+        return plan
+    plan.primary_measure = measure
+    plan.save(update_fields=["primary_measure", "updated_at"])
+    study_event_record(
+        study=study,
+        actor=actor,
+        kind=StudyEvent.Kind.SETTINGS_CHANGED,
+        reason="Primary question: "
+        + (
+            choices[measure]
+            if measure
+            else "by the default rule (the first preference, or else the total score)"
+        ),
+    )
+    analysis_inputs_announce(study_id=study.pk, reason="primary question")
+    return plan

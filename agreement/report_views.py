@@ -17,7 +17,13 @@ from studies import access
 from studies.errors import ApplicationError
 
 from .bundle import report_bundle_write
-from .plan import stratum_shares_set, stratum_shares_text
+from .plan import (
+    primary_measure_choices,
+    primary_measure_get,
+    primary_measure_set,
+    stratum_shares_set,
+    stratum_shares_text,
+)
 from .report import study_report
 from .report_plots import PALETTE, forest, grouped_bars, histogram, scatter
 
@@ -135,8 +141,25 @@ def study_report_page(request, slug):
             "report": report,
             "charts": report_charts(report),
             "shares_text": stratum_shares_text(study=study),
+            "primary_choices": primary_measure_choices(study=study),
+            "primary_measure": primary_measure_get(study=study),
         },
     )
+
+
+@login_required
+@require_POST
+def study_primary_measure(request, slug):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    try:
+        primary_measure_set(
+            study=study, actor=request.user, measure=request.POST.get("measure", "")[:64]
+        )
+    except ApplicationError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, "The primary question is saved.")
+    return redirect("agreement:report", slug=study.slug)
 
 
 @login_required

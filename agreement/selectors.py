@@ -267,21 +267,9 @@ def study_comparison_data(*, study: Study, data: StudyRatings) -> ComparisonData
             case_systems[case_index[case_id], label_index[label]] = index[system]
             lengths[case_index[case_id], label_index[label]] = length
     dimensions = {d.key: d for d in study.rubric.dimensions.all()}
-    roles = []
-    for dimension in data.dimensions:
-        scoring = dimensions[dimension.key].scoring()
-        response = scoring.scope == "response"
-        roles.append(
-            DimensionRole(
-                key=dimension.key,
-                name=dimension.name,
-                scored=response and scoring.max_points > 0,
-                binary=response and len(scoring.agreement_values) == 2,
-                preference=scoring.scope == "case" and scoring.compares_two,
-                max_points=scoring.max_points,
-            )
-        )
+    roles = [dimension_role(dimensions[dimension.key]) for dimension in data.dimensions]
     strata = dict(study.test_cases.in_sample().values_list("id", "stratum"))
+    plan = AnalysisPlan.objects.filter(study=study).first()
     return ComparisonData(
         systems=systems,
         labels=data.labels,
@@ -292,13 +280,30 @@ def study_comparison_data(*, study: Study, data: StudyRatings) -> ComparisonData
         roles=roles,
         lengths=lengths,
         confidence=data.confidence,
-        stratum_shares=_stratum_shares(study),
+        stratum_shares=dict(plan.stratum_shares) if plan else {},
+        primary_measure=plan.primary_measure if plan else "",
     )
 
 
-def _stratum_shares(study: Study) -> dict[str, float]:
-    plan = AnalysisPlan.objects.filter(study=study).first()
-    return dict(plan.stratum_shares) if plan else {}
+def _analysis_plan_inputs(study: Study) -> list:
+    plan = AnalysisPlan.objects.filter(study=study).values_list("stratum_shares", "primary_measure")
+    return list(plan.first() or ({}, ""))
+
+
+def dimension_role(dimension) -> DimensionRole:
+    """What a rubric dimension can be compared on, as its kind scores it: points (a
+    per-response dimension with points), a yes/no outcome (a per-response dimension with
+    two values) or a preference (a per-case dimension that compares two responses)."""
+    scoring = dimension.scoring()
+    response = scoring.scope == "response"
+    return DimensionRole(
+        key=dimension.key,
+        name=dimension.name,
+        scored=response and scoring.max_points > 0,
+        binary=response and len(scoring.agreement_values) == 2,
+        preference=scoring.scope == "case" and scoring.compares_two,
+        max_points=scoring.max_points,
+    )
 
 
 def study_system_order(*, study: Study) -> list[str]:
@@ -471,7 +476,7 @@ def analysis_inputs(*, study: Study) -> dict:
         "success": [str(study.success_alpha), study.success_min_dimensions],
         "cases": [cases["count"], cases["last_id"]],
         "excluded": list(excluded.values_list("pk", flat=True)),
-        "stratum_shares": _stratum_shares(study),
+        "plan": _analysis_plan_inputs(study),
         "ratings": [
             ratings["count"],
             ratings["last"].isoformat() if ratings["last"] else None,

@@ -24,5 +24,10 @@ urlpatterns = [
         report_views.study_stratum_shares,
         name="stratum_shares",
     ),
+    path(
+        "s/<slug:slug>/report/primary-question/",
+        report_views.study_primary_measure,
+        name="primary_measure",
+    ),
     path("s/<slug:slug>/report/bundle.zip", report_views.study_report_bundle, name="report_bundle"),
 ]

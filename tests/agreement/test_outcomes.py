@@ -28,6 +28,33 @@ def test_a_built_in_effect_is_found_with_the_right_sign_and_a_covering_interval(
     assert {row["stratum"] for row in result["paired"]} == {"overall", "s1", "s2"}
 
 
+def test_the_chosen_primary_question_is_uncorrected_and_the_others_holm_corrected():
+    """The analysis plan's measure leads; Holm's correction (checked against statsmodels)
+    covers every other question, the rule's former primary among them."""
+    from statsmodels.stats.multitest import multipletests
+
+    data = simulated_study(n_cases=80, effect=0.3, seed=5)
+    by_rule = compare_systems(data, n_resamples=200)["questions"]
+    assert by_rule[0]["measure"] == "preference" and not by_rule[0]["chosen"]
+    chosen = compare_systems(
+        data.__class__(**{**data.__dict__, "primary_measure": "quality"}), n_resamples=200
+    )["questions"]
+    assert chosen[0]["primary"] and chosen[0]["chosen"]
+    assert chosen[0]["measure"] == "quality" and "Wilcoxon" in chosen[0]["question"]
+    assert chosen[0]["p_holm"] == chosen[0]["p"]
+    # The same questions, the chosen one moved to the front.
+    assert sorted(q["question"] for q in chosen) == sorted(q["question"] for q in by_rule)
+    rest = chosen[1:]
+    expected = multipletests([q["p"] for q in rest], method="holm")[1]
+    assert [q["p_holm"] for q in rest] == pytest.approx(list(expected), abs=1e-12)
+    assert not any(q["primary"] for q in rest)
+    # A measure the study does not have leaves the rule's choice.
+    unknown = compare_systems(
+        data.__class__(**{**data.__dict__, "primary_measure": "no-such"}), n_resamples=200
+    )["questions"]
+    assert unknown[0]["question"] == by_rule[0]["question"] and not unknown[0]["chosen"]
+
+
 def test_stratum_shares_weight_the_overall_difference():
     data = simulated_study(n_cases=60, effect=0.3, seed=2)
     weighted = compare_systems(

@@ -8,6 +8,7 @@ import zipfile
 import pytest
 from django.urls import reverse
 
+from agreement.models import AnalysisPlan, StudyAgreement
 from tests.payloads import (
     SYSTEMS,
     close_and_unblind,
@@ -54,7 +55,7 @@ def test_after_unblinding_the_report_has_the_estimates_and_the_bundle_every_numb
     client.force_login(rated_study.lead)
     html = client.get(reverse("agreement:report", args=[rated_study.slug])).content.decode()
     assert all(system in html for system in SYSTEMS)
-    assert "Primary:" in html and "Holm-adjusted p" in html
+    assert "Primary (by the default rule):" in html and "Holm-adjusted p" in html
     assert html.count("<svg") >= 4
     assert 'data-checklist="estimates" data-done="yes"' in html
     bundle = client.get(reverse("agreement:report_bundle", args=[rated_study.slug]))
@@ -85,3 +86,40 @@ def test_only_the_studys_coordinators_reach_the_report(client):
         assert client.get(url).status_code == 403
         client.force_login(coordinator_of(study))
         assert client.get(url).status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_coordinator_names_the_primary_question_before_unblinding(client, rated_study):
+    from agreement.plan import primary_measure_choices
+
+    study = rated_study
+    client.force_login(study.lead)
+    report_url = reverse("agreement:report", args=[study.slug])
+    choose_url = reverse("agreement:primary_measure", args=[study.slug])
+    choices = dict(primary_measure_choices(study=study))
+    assert "total" in choices and "depth" in choices
+    page = client.get(report_url).content.decode()
+    assert 'name="measure"' in page and "By the default rule" in page
+
+    # A measure the study does not have: refused, nothing stored.
+    response = client.post(choose_url, {"measure": "no-such-dimension"}, follow=True)
+    assert "Choose one of the measures listed" in response.content.decode()
+    assert not AnalysisPlan.objects.filter(study=study).exclude(primary_measure="").exists()
+
+    client.post(choose_url, {"measure": "depth"})
+    assert AnalysisPlan.objects.get(study=study).primary_measure == "depth"
+    event = study.events.filter(reason__startswith="Primary question").get()
+    assert "Depth" in event.reason
+
+    close_and_unblind(study)
+    html = client.get(report_url).content.decode()
+    questions = StudyAgreement.objects.get(study=study).result["comparison"]["questions"]
+    assert questions[0]["measure"] == "depth" and questions[0]["chosen"]
+    assert "<strong>Primary:</strong> Depth" in html
+    bundle = client.get(reverse("agreement:report_bundle", args=[study.slug]))
+    with zipfile.ZipFile(io.BytesIO(b"".join(bundle.streaming_content))) as archive:
+        assert json.loads(archive.read("configuration.json"))["primary_measure"] == "depth"
+    # Once the results are known, the primary question stays as it was.
+    response = client.post(choose_url, {"measure": "total"}, follow=True)
+    assert "can no longer change" in response.content.decode()
+    assert AnalysisPlan.objects.get(study=study).primary_measure == "depth"
