@@ -32,7 +32,9 @@ def test_the_demo_report_after_unblinding_is_complete_and_prints(browser, page, 
     expect(rows).to_have_count(12)
     missing = page.locator('tr[data-checklist][data-done="no"]')
     assert missing.count() == 0, missing.all_inner_texts()
-    expect(page.locator("#section-estimates")).to_contain_text("Primary:")
+    expect(page.locator("#section-estimates")).to_contain_text("Primary (by the default rule):")
+    # Unblinded: the primary question is shown, no longer offered for change.
+    expect(page.locator("#id_measure")).to_be_disabled()
     expect(page.locator("#section-estimates svg.report-chart").first).to_be_visible()
     for system in demo.systems.values_list("name", flat=True):
         expect(page.locator("#section-systems")).to_contain_text(system)
@@ -44,6 +46,7 @@ def test_the_demo_report_after_unblinding_is_complete_and_prints(browser, page, 
     expect(page.locator("nav.navbar")).to_be_hidden()
     expect(page.locator(".report-actions").first).to_be_hidden()
     expect(page.locator("#id_shares")).to_be_hidden()
+    expect(page.locator("#primary-question")).to_be_hidden()
     page.screenshot(path=str(SCREENSHOTS / "report-print.png"), full_page=True)
     pdf = Path(SCREENSHOTS / "report.pdf")
     page.pdf(path=str(pdf), format="A4", print_background=True)
@@ -58,3 +61,17 @@ def test_the_report_fits_a_phone(browser, live_server, demo):
     assert_fits(page)
     page.screenshot(path=str(SCREENSHOTS / "report-phone.png"), full_page=False)
     context.close()
+
+
+def test_the_coordinator_names_the_primary_question_under_the_report(page, live_server):
+    call_command("load_demo", verbosity=0)
+    study = Study.objects.get(slug="reference-demo")
+    sign_in(page, live_server, "coordinator", "concord-demo")
+    page.goto(f"{live_server.url}/s/{study.slug}/report/")
+    measure = page.get_by_label("Primary question (protocol section 1)")
+    expect(measure).to_have_value("")
+    measure.select_option(label="Depth of Analysis: paired difference (Wilcoxon signed-rank test)")
+    page.get_by_role("button", name="Save the primary question").click()
+    expect(page.get_by_text("The primary question is saved.")).to_be_visible()
+    expect(page.get_by_label("Primary question (protocol section 1)")).to_have_value("depth")
+    assert_fits(page, width=page.viewport_size["width"])
