@@ -12,6 +12,7 @@ a temporary file) and is never held in memory whole.
 
 import csv
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from datetime import UTC
 from typing import IO, Any
 
@@ -25,7 +26,7 @@ from openpyxl.utils import get_column_letter
 from studies.errors import ApplicationError
 from studies.models import BlindedLabel, Membership, Study, TestCase
 
-from .models import Assignment
+from .models import Assignment, Rating
 from .selectors import expected_answer_details
 from .worksheets.columns import (
     FORMULA_START,
@@ -91,18 +92,81 @@ def _systems(study: Study) -> dict[tuple[int, str], str] | None:
     return systems
 
 
-def _assignments(study: Study, *, rater: str | None = None, submitted_only: bool = False):
-    assignments = (
-        Assignment.objects.filter(test_case__study=study, rater__role=Membership.Role.RATER)
-        .select_related("rater", "test_case")
-        .prefetch_related("ratings")
-        .order_by("rater__pseudonym", "test_case__position")
-    )
+@dataclass(frozen=True)
+class _Rated:
+    """What the exports read of one assignment, and of its ratings (``_RatingRow``)."""
+
+    pk: int
+    test_case_id: int
+    case_id: str
+    stratum: str
+    purpose: str
+    rater: str  # the pseudonym
+    rater_status: str
+    status: str
+    flipped: bool
+    case_scores: dict
+    notes: str
+    confidence: str  # as stored: low, medium, high or ""
+    active_seconds: int
+    version: int
+    source: str
+    ratings: list
+
+    @property
+    def confidence_shown(self) -> str:
+        return _CONFIDENCE.get(self.confidence, self.confidence)
+
+
+@dataclass(frozen=True)
+class _RatingRow:
+    label: str
+    shown_label: str
+    scores: dict
+    total: int
+    submitted_at: Any
+
+
+_RATED_FIELDS = (
+    "pk", "test_case_id", "test_case__case_id", "test_case__stratum", "test_case__purpose",
+    "rater__pseudonym", "rater__status", "status", "flipped", "case_scores", "notes",
+    "confidence", "active_seconds", "version", "source",
+)  # fmt: skip
+_CONFIDENCE = dict(Assignment.Confidence.choices)
+
+
+def _assignments(
+    study: Study, *, rater: str | None = None, submitted_only: bool = False
+) -> Iterator[_Rated]:
+    """The raters' assignments in rater and case order, with their ratings: plain rows
+    read a chunk at a time (no model instances: a large study's export reads 100,000s)."""
+    assignments = Assignment.objects.filter(
+        test_case__study=study, rater__role=Membership.Role.RATER
+    ).order_by("rater__pseudonym", "test_case__position")
     if rater:
         assignments = assignments.filter(rater__pseudonym=rater)
     if submitted_only:
         assignments = assignments.filter(status=Assignment.Status.SUBMITTED)
-    return assignments.iterator(chunk_size=CHUNK)
+    chunk: list[tuple] = []
+    for row in assignments.values_list(*_RATED_FIELDS).iterator(chunk_size=CHUNK):
+        chunk.append(row)
+        if len(chunk) == CHUNK:
+            yield from _with_ratings(chunk)
+            chunk = []
+    yield from _with_ratings(chunk)
+
+
+def _with_ratings(chunk: list[tuple]) -> Iterator[_Rated]:
+    ratings: dict[int, list[_RatingRow]] = {}
+    rows = (
+        Rating.objects.filter(assignment_id__in=[row[0] for row in chunk])
+        .order_by("assignment_id", "label")
+        .values_list("assignment_id", "label", "shown_label", "scores", "total", "submitted_at")
+    )
+    for assignment_id, *fields in rows if chunk else ():
+        ratings.setdefault(assignment_id, []).append(_RatingRow(*fields))
+    for row in chunk:
+        yield _Rated(*row, ratings=ratings.get(row[0], []))
 
 
 def worksheet_rows(*, study: Study, rater: str | None = None) -> Iterator[list]:
@@ -118,10 +182,10 @@ def worksheet_rows(*, study: Study, rater: str | None = None) -> Iterator[list]:
     systems = _systems(study)
     for assignment in _assignments(study, rater=rater):
         submitted = assignment.status == Assignment.Status.SUBMITTED
-        ratings = {r.label: r for r in assignment.ratings.all()} if submitted else {}
+        ratings = {r.label: r for r in assignment.ratings} if submitted else {}
         for label in labels.get(assignment.test_case_id, []):
             rating = ratings.get(label)
-            row: list = [assignment.test_case.case_id, label]
+            row: list = [assignment.case_id, label]
             for column in columns:
                 if rating is None:
                     row.append("")
@@ -131,8 +195,8 @@ def worksheet_rows(*, study: Study, rater: str | None = None) -> Iterator[list]:
             if rating is None:
                 row += ["", "", ""]
             else:
-                row += [rating.total, assignment.get_confidence_display(), assignment.notes]
-            row.append(assignment.rater.pseudonym)
+                row += [rating.total, assignment.confidence_shown, assignment.notes]
+            row.append(assignment.rater)
             if systems is not None:
                 row.append(systems.get((assignment.test_case_id, label), ""))
             yield row
@@ -221,32 +285,35 @@ def long_rows(*, study: Study) -> Iterator[list]:
     yield long_header(study=study)
     systems = _systems(study)
     for assignment in _assignments(study, submitted_only=True):
-        ratings = list(assignment.ratings.all())
-        if not ratings or assignment.test_case.purpose != TestCase.Purpose.SAMPLE:
+        ratings = assignment.ratings
+        if not ratings or assignment.purpose != TestCase.Purpose.SAMPLE:
             continue  # gold items and attention checks: see ``gold_rows``
         common = {
-            "rater": assignment.rater.pseudonym,
-            "rater_status": assignment.rater.status,
-            "test_case": assignment.test_case.case_id,
-            "stratum": assignment.test_case.stratum,
-            "confidence": assignment.get_confidence_display(),
+            "rater": assignment.rater,
+            "rater_status": assignment.rater_status,
+            "test_case": assignment.case_id,
+            "stratum": assignment.stratum,
+            "confidence": assignment.confidence_shown,
             "active_seconds": assignment.active_seconds,
             "version": assignment.version,
             "flipped": "yes" if assignment.flipped else "no",
             "imported": assignment.source == Assignment.Source.WORKSHEET,
         }
         for rating in ratings:
+            at = {"phase": _phase(study, rating.submitted_at),
+                  "submitted_at": _timestamp(rating.submitted_at)}  # fmt: skip
             for column in per_response:
                 yield _long_row(
-                    study, common, column, rating.scores.get(column.key), systems,
+                    common, column, rating.scores.get(column.key), systems, at,
                     test_case_id=assignment.test_case_id, label=rating.label,
-                    shown=rating.shown_label, total=rating.total, at=rating.submitted_at,
+                    shown=rating.shown_label, total=rating.total,
                 )  # fmt: skip
+        at = {"phase": _phase(study, ratings[0].submitted_at),
+              "submitted_at": _timestamp(ratings[0].submitted_at)}  # fmt: skip
         for column in per_case:
             yield _long_row(
-                study, common, column, assignment.case_scores.get(column.key), systems,
+                common, column, assignment.case_scores.get(column.key), systems, at,
                 test_case_id=assignment.test_case_id, label="", shown="", total="",
-                at=ratings[0].submitted_at,
             )  # fmt: skip
 
 
@@ -303,12 +370,13 @@ def gold_rows(*, study: Study) -> Iterator[list]:
             yield row
 
 
-def _long_row(study, common, column, entry, systems, *, test_case_id, label, shown, total, at):
+def _long_row(common, column, entry, systems, at, *, test_case_id, label, shown, total):
+    """One row of the long table; ``at``: the rating's phase and submission time, as text."""
     entry = entry or {}
     items, value = column.scoring.long_text(entry, flipped=common["flipped"] == "yes")
     row = {
         **common,
-        "phase": _phase(study, at),
+        **at,
         "response_label": label,
         "shown_label": shown,
         "dimension": column.key,
@@ -321,7 +389,6 @@ def _long_row(study, common, column, entry, systems, *, test_case_id, label, sho
         "flag_note": entry.get("flag_note", ""),
         "imported": "yes" if common["imported"] else "",
         "response_total": total,
-        "submitted_at": _timestamp(at),
     }
     values = [row[name] for name, _ in LONG_COLUMNS]
     if systems is not None:
@@ -445,12 +512,24 @@ class _Echo:
         return value
 
 
+# CSV text is handed on in chunks of about this many characters: one write each to the
+# response or the zip member, not one per line (a large study's long table has millions).
+CHUNK_CHARACTERS = 64 * 1024
+
+
 def csv_lines(rows: Iterable[list], *, bom: bool = False) -> Iterator[str]:
+    """The rows as CSV text, in chunks of whole lines."""
     writer = csv.writer(_Echo())
-    if bom:
-        yield "\ufeff"
+    lines, size = (["\ufeff"], 1) if bom else ([], 0)
     for row in rows:
-        yield writer.writerow([neutralise(value) for value in row])
+        line = writer.writerow([neutralise(value) for value in row])
+        lines.append(line)
+        size += len(line)
+        if size >= CHUNK_CHARACTERS:
+            yield "".join(lines)
+            lines, size = [], 0
+    if lines:
+        yield "".join(lines)
 
 
 # Column widths (in characters) of the Excel worksheet; other columns fit their heading.

@@ -47,11 +47,23 @@ _FORMULA_AT_START = re.compile(r"'*[=+\-@\t\r]")
 FORMULA_START = re.compile(r"[=+\-@\t\r]")
 
 
+# Without one of these characters a text starts no formula anywhere (the common case, for
+# which an export of a large study calls ``neutralise`` millions of times), and without a
+# delimiter it can start one only at its start.
+_FORMULA_CHARACTER = re.compile(r"[=+\-@\t\r]")
+_DELIMITER = re.compile(r"[,;\t|]")
+
+
 def neutralise(value: Any) -> Any:
     """Put a single quote before each place where a spreadsheet would start a formula."""
-    if not isinstance(value, str) or PLAIN_NUMBER.fullmatch(value):
+    if (
+        not isinstance(value, str)
+        or not _FORMULA_CHARACTER.search(value)
+        or PLAIN_NUMBER.fullmatch(value)
+    ):
         return value
-    value = _FORMULA_AFTER_DELIMITER.sub(r"\g<before>'", value)
+    if _DELIMITER.search(value):
+        value = _FORMULA_AFTER_DELIMITER.sub(r"\g<before>'", value)
     return "'" + value if _FORMULA_AT_START.match(value) else value
 
 

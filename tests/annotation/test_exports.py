@@ -15,6 +15,7 @@ from openpyxl import load_workbook
 from annotation import exports
 from annotation.models import Assignment, Rating
 from annotation.worksheets import unneutralise
+from annotation.worksheets.columns import FORMULA_START, PLAIN_NUMBER
 from studies.models import BlindedLabel, Study
 from tests.payloads import (
     SYSTEMS,
@@ -364,12 +365,19 @@ def test_a_formula_after_a_delimiter_is_quoted_where_it_would_start_a_cell(text)
     assert unneutralise(out) == text
 
 
-def test_every_short_text_comes_back_from_neutralise_exactly():
-    alphabet = [",", ";", "\t", "|", "=", "-", "@", "'", '"', " ", "a", "1"]
+def test_every_short_text_comes_back_from_neutralise_exactly_and_starts_no_formula():
+    alphabet = [",", ";", "\t", "|", "=", "+", "-", "@", "\r", "'", '"', " ", "a", "1"]
     for length in range(5):
         for chars in itertools.product(alphabet, repeat=length):
             text = "".join(chars)
-            assert unneutralise(exports.neutralise(text)) == text, repr(text)
+            out = exports.neutralise(text)
+            assert unneutralise(out) == text, repr(text)
+            if PLAIN_NUMBER.fullmatch(text):
+                continue  # a number such as -1 stays a number
+            assert not FORMULA_START.match(out), repr(out)
+            for delimiter in (",", ";", "\t", "|"):
+                for cell in out.split(delimiter)[1:]:
+                    assert cell.lstrip(' "')[:1] not in ("=", "+", "-", "@"), repr(out)
 
 
 # Streaming and memory --------------------------------------------------------------------
