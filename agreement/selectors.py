@@ -5,11 +5,24 @@ import json
 import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 from django.core.cache import cache
-from django.db.models import BooleanField, CharField, Count, ExpressionWrapper, F, Max, Q, Value
-from django.db.models.functions import Cast, Length
+from django.db import connections
+from django.db.models import (
+    BooleanField,
+    Count,
+    ExpressionWrapper,
+    F,
+    Field,
+    Func,
+    Max,
+    Q,
+    Value,
+)
+from django.db.models.functions import Length
+from django.utils.dateparse import parse_datetime
 
 from annotation.models import Assignment, Rating
 from annotation.selectors import expected_answer_details
@@ -35,6 +48,8 @@ class StudyRatings:
     labels: list[str] = field(default_factory=list)
     totals: np.ndarray | None = None
     confidence: np.ndarray | None = None
+    # The ratings part of ``analysis_inputs``, from the very rows these data were read from.
+    inputs_ratings: list | None = None
 
 
 @dataclass(frozen=True)
@@ -58,11 +73,42 @@ class SubmittedRatings:
     confidence: np.ndarray
     active_seconds: np.ndarray
     source: np.ndarray
+    stamp: np.ndarray  # submitted_at as a ``RatingStamp``
     after_opening: np.ndarray  # submitted at or after the opening (all False if never opened)
     values: np.ndarray  # ratings x dimensions, in key order, NaN where unanswered
     # The pairwise preference as the screen showed it (negative: the first shown), NaN
     # without one or when unanswered.
     shown_preference: np.ndarray
+
+
+class RatingStamp(Func):
+    """A rating's submitted_at as a value that orders and changes with it, without a
+    timezone-aware datetime per row: whole microseconds since 1970 on PostgreSQL (an
+    integer, the narrowest to send and compare), the stored text on SQLite (UTC, in one
+    fixed format)."""
+
+    output_field = Field()  # an integer or text, as the backend gives it: no conversion
+
+    def __init__(self):
+        super().__init__(F("submitted_at"))
+
+    def as_sql(self, compiler, connection, **extra):
+        template = "CAST(%(expressions)s AS text)"
+        if connection.vendor == "postgresql":
+            template = "(EXTRACT(EPOCH FROM %(expressions)s) * 1000000)::bigint"
+        return super().as_sql(compiler, connection, template=template, **extra)
+
+    @staticmethod
+    def dtype(vendor: str):
+        return np.int64 if vendor == "postgresql" else object
+
+    @staticmethod
+    def time(stamp) -> datetime:
+        """The aware datetime a stamp was read from (as the ORM would return it)."""
+        if isinstance(stamp, str):
+            time = parse_datetime(stamp)
+            return time if time.tzinfo else time.replace(tzinfo=UTC)
+        return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=int(stamp))
 
 
 # Plain columns: the rater as a membership pk (not its pseudonym), no answers, no datetime.
@@ -78,7 +124,7 @@ ROW_COLUMNS = {
     "active_seconds": ("assignment__active_seconds", np.int64),
     "source": ("assignment__source", str),
     "flipped": ("assignment__flipped", bool),
-    "stamp": ("stamp", object),
+    "stamp": ("stamp", None),  # the backend's RatingStamp
     "after_opening": ("after_opening", bool),
 }
 
@@ -95,26 +141,32 @@ def study_submitted_ratings(*, study: Study) -> SubmittedRatings:
     ratings = Rating.objects.filter(
         assignment__test_case__study=study, assignment__status=Assignment.Status.SUBMITTED
     ).order_by()
-    # The submission time as text: compared for equality only (has the answer changed?),
-    # it spares a timezone-aware datetime per row; the database tells the phase.
+    # The database tells the phase.
     after = Value(False)
     if study.opened_at is not None:
         after = ExpressionWrapper(Q(submitted_at__gte=study.opened_at), BooleanField())
-    rows = list(
-        ratings.annotate(stamp=Cast("submitted_at", CharField()), after_opening=after).values_list(
-            *(field for field, _ in ROW_COLUMNS.values())
-        )
+    query = ratings.annotate(stamp=RatingStamp(), after_opening=after).values_list(
+        *(field for field, _ in ROW_COLUMNS.values())
     )
+    # The query's rows as the driver returns them, with no per-row step of the ORM: no
+    # column of it needs a converter (plain numbers, text and booleans, the stamp as above).
+    connection = connections[query.db]
+    sql, params = query.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
     columns = list(zip(*rows, strict=True)) if rows else [() for _ in ROW_COLUMNS]
+    dtypes = {name: dtype for name, (_, dtype) in ROW_COLUMNS.items()}
+    dtypes["stamp"] = RatingStamp.dtype(connection.vendor)
     arrays = {
-        name: np.array(column, dtype=ROW_COLUMNS[name][1])
+        name: np.array(column, dtype=dtypes[name])
         for name, column in zip(ROW_COLUMNS, columns, strict=True)
     }
     values, shown = _answer_values(
         study=study,
         ratings=ratings,
         pks=arrays["rating"],
-        stamps=arrays.pop("stamp"),
+        stamps=arrays["stamp"],
         flipped=arrays.pop("flipped"),
         rubric=rubric,
     )
@@ -201,6 +253,11 @@ def study_ratings(
         labels=labels,
         totals=layout["totals"],
         confidence=layout["confidence"],
+        inputs_ratings=_ratings_summary(
+            count=int(in_sample.sum()),
+            last=RatingStamp.time(data.stamp[in_sample].max()) if in_sample.any() else None,
+            last_id=int(data.rating[in_sample].max()) if in_sample.any() else None,
+        ),
     )
 
 
@@ -343,7 +400,7 @@ CONFIDENCE_LEVELS = {
 @dataclass(frozen=True)
 class _KeptValues:
     pks: np.ndarray  # sorted
-    stamps: np.ndarray  # submitted_at as text, as read with the values
+    stamps: np.ndarray  # submitted_at as a RatingStamp, as read with the values
     flipped: np.ndarray
     values: np.ndarray  # pks x dimensions
     shown: np.ndarray
@@ -388,8 +445,8 @@ def _answer_values(
     values = np.full((len(pks), len(rubric)), np.nan)
     shown = np.full(len(pks), np.nan)
     values[same], shown[same] = kept.values[where[same]], kept.shown[where[same]]
-    row_stamps = np.where(same, stamps, None)  # None: not read (deleted meanwhile)
-    row_flipped = flipped.copy()
+    row_stamps, row_flipped = stamps.copy(), flipped.copy()
+    read = same.copy()  # False: not read (deleted meanwhile)
     missing = pks[~same]
     if len(missing):
         source = ratings if 2 * len(missing) > len(pks) else Rating.objects.filter(pk__in=missing)
@@ -398,8 +455,7 @@ def _answer_values(
             i = index.get(pk)
             if i is not None and not same[i]:
                 values[i], shown[i] = row_values, row_shown
-                row_stamps[i], row_flipped[i] = stamp, side
-    read = np.not_equal(row_stamps, None)
+                row_stamps[i], row_flipped[i], read[i] = stamp, side, True
     order = np.flatnonzero(read)[np.argsort(pks[read])]
     _ANSWER_VALUES[study.pk] = (
         signature,
@@ -421,7 +477,7 @@ def _answers_read(*, source, rubric: list):
     """(pk, stamp, flipped, values, preference as shown) of each rating of ``source``."""
     preference = next((scoring for _, scoring in rubric if scoring.compares_two), None)
     per_case = any(scoring.scope == "case" for _, scoring in rubric)
-    rows = source.annotate(stamp=Cast("submitted_at", CharField())).values_list(
+    rows = source.annotate(stamp=RatingStamp()).values_list(
         "pk", "stamp", "assignment__flipped", "scores",
         *(["assignment__case_scores"] if per_case else []),
     )  # fmt: skip
@@ -461,6 +517,12 @@ def analysis_inputs(*, study: Study) -> dict:
         assignment__test_case__purpose=TestCase.Purpose.SAMPLE,
         assignment__status=Assignment.Status.SUBMITTED,
     ).aggregate(count=Count("pk"), last=Max("submitted_at"), last_id=Max("pk"))
+    return {**analysis_inputs_but_ratings(study=study), "ratings": _ratings_summary(**ratings)}
+
+
+def analysis_inputs_but_ratings(*, study: Study) -> dict:
+    """``analysis_inputs`` without its ratings part, which a run takes from the ratings it
+    read (``StudyRatings.inputs_ratings``) rather than from a second pass over them."""
     cases = study.test_cases.in_sample().aggregate(count=Count("pk"), last_id=Max("pk"))
     excluded = study.memberships.filter(status=Membership.Status.EXCLUDED).order_by("pk")
     return {
@@ -477,12 +539,13 @@ def analysis_inputs(*, study: Study) -> dict:
         "cases": [cases["count"], cases["last_id"]],
         "excluded": list(excluded.values_list("pk", flat=True)),
         "plan": _analysis_plan_inputs(study),
-        "ratings": [
-            ratings["count"],
-            ratings["last"].isoformat() if ratings["last"] else None,
-            ratings["last_id"],
-        ],
     }
+
+
+def _ratings_summary(*, count: int, last: datetime | None, last_id: int | None) -> list:
+    """The ratings part of ``analysis_inputs``: the submitted ratings of sample cases, their
+    number, latest submission and highest id."""
+    return [count, last.isoformat() if last else None, last_id]
 
 
 # A page's statistics are kept this long (seconds) for the inputs they were computed from.

@@ -29,7 +29,7 @@ from .selectors import (
     StudyRatings,
     agreement_awaits_run,
     agreement_is_stale,
-    analysis_inputs,
+    analysis_inputs_but_ratings,
     awaiting_run,
     qc_case_records,
     qc_quality_answers,
@@ -229,10 +229,12 @@ def agreement_point_stage(*, study_id: int) -> PointStage | None:
     study = Study.objects.select_related("rubric").get(pk=study_id)
     row, _ = StudyAgreement.objects.get_or_create(study=study)
     # Read the request counter and the inputs before the data: anything committed later
-    # bumps the counter again and gets a run of its own.
+    # bumps the counter again and gets a run of its own. The inputs' ratings part comes
+    # from the ratings the run reads (the same rows: no second pass over them).
     target = StudyAgreement.objects.values_list("requested", flat=True).get(pk=row.pk)
-    inputs = analysis_inputs(study=study)
+    inputs = analysis_inputs_but_ratings(study=study)
     point, data = _point_result(study=study)
+    inputs["ratings"] = data.inputs_ratings
     # Older results give way; so does this run's own request if only its intervals are
     # missing (its run died between the stages).
     older = Q(computed__lt=target) | Q(computed=target, result__intervals_pending=True)

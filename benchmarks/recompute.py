@@ -198,7 +198,7 @@ def best(function, repeat: int = 3) -> float:
 # The parts of the point stage, as `agreement.services` calls them (the rest is the
 # study's row, the counters and the store).
 SPLIT = {
-    "inputs": ("analysis_inputs",),
+    "inputs": ("analysis_inputs_but_ratings",),
     "rows": ("study_submitted_ratings",),
     "layout": ("study_ratings",),
     "qc rows": ("qc_case_records",),

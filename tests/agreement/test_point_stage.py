@@ -94,6 +94,8 @@ def check(study: Study) -> None:
     services.agreement_point_stage(study_id=study.pk)
     row = stored(study)
     assert row.computed == target
+    # The inputs' ratings part, taken from the rows the run read, is the summary's own.
+    assert row.inputs == selectors.analysis_inputs(study=Study.objects.get(pk=study.pk))
     selectors._ANSWER_VALUES.clear()  # from scratch: every answer read and converted again
     expected, data = services._point_result(study=study)
     assert row.result == expected
@@ -219,3 +221,19 @@ def test_the_point_stage_runs_as_many_queries_whatever_the_studys_size(db):
     small = point_stage_queries(3, "small")
     assert point_stage_queries(12, "large") == small
     assert small <= 25
+
+
+def test_a_run_reads_the_ratings_once(db):
+    # The rows serve the agreement data, the QC records and the inputs summary alike.
+    users = [UserFactory() for _ in range(3)]
+    study = make_study(slug="once", cases=4, raters=users, consented=True)
+    for rater in ("R-01", "R-02", "R-03"):
+        submit(study, rater=rater)
+    StudyAgreement.objects.get_or_create(study=study)
+    services.agreement_point_stage(study_id=study.pk)  # the answers' values are kept now
+    request_run(study)
+    with CaptureQueriesContext(connection) as queries:
+        services.agreement_point_stage(study_id=study.pk)
+    reads = [q["sql"] for q in queries if '"annotation_rating"' in q["sql"]]
+    assert len(reads) == 1, reads
+    assert stored(study).inputs == selectors.analysis_inputs(study=study)
