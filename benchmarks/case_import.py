@@ -10,7 +10,9 @@ peak resident memory (``ru_maxrss``) is that file's alone:
 - with ``--db``, **whole import**: as the pages run it, the check of the upload, keeping
   it (copied to the upload store), the check for the preview, and the import with its
   writes, in a PostgreSQL database of its own (``concord_bench_cases``, or
-  BENCH_DATABASE_URL), inside a transaction that is rolled back.
+  BENCH_DATABASE_URL), inside a transaction that is rolled back. The database is vacuumed
+  before each import and at the end, so that the rolled-back rows of earlier runs neither
+  pile up nor change the tables each import starts from.
 """
 
 import csv
@@ -100,6 +102,17 @@ def prepare_database() -> None:
     call_command("migrate", verbosity=0)
 
 
+def vacuum() -> None:
+    """Clear the rows of earlier runs: each rolls its writes back, which leaves them as dead
+    rows (about 1 GB at 100,000 cases) until a vacuum, and autovacuum may be off (it is, on
+    the shared benchmark machine): the database grew by that much at every run, and each
+    import started from tables and indexes of another size."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM")
+
+
 def whole_import(path: Path) -> None:
     database_url()
     import django
@@ -176,8 +189,12 @@ def main() -> None:
                 path = Path(directory) / f"cases-{count}.{ext}"
                 write_file(path, count)
                 for what in ("check", "import") if with_db else ("check",):
+                    if what == "import":
+                        vacuum()
                     subprocess.run([sys.executable, __file__, "--one", what, str(path)], check=True)
                 path.unlink()
+    if with_db:
+        vacuum()  # the last run's rows
 
 
 if __name__ == "__main__":

@@ -7,16 +7,20 @@ way (every concrete field, defaults filled in as the model fills them).
 """
 
 import json
-from collections.abc import Sequence
+import os
+import uuid
+from collections.abc import Iterator, Sequence
 from enum import Enum
+from itertools import islice
 
 from django.db import connection, transaction
-from django.db.models import DateTimeField, JSONField, Model
+from django.db.models import DateTimeField, Field, JSONField, Model
 from django.utils import timezone
 
 
 def rows_insert(model: type[Model], rows: Sequence[dict]) -> list[int]:
-    """Insert ``rows`` ({field attname: value}) into ``model``'s table; returns their ids."""
+    """Insert ``rows`` ({field attname: value}, the same fields in each) into ``model``'s
+    table; returns their ids."""
     if not rows:
         return []
     if connection.vendor != "postgresql":
@@ -24,29 +28,33 @@ def rows_insert(model: type[Model], rows: Sequence[dict]) -> list[int]:
         return [instance.pk for instance in created]
     meta = model._meta
     fields = [field for field in meta.concrete_fields if field is not meta.pk]
-    names = [field.attname for field in fields]
+    given = [field for field in fields if field.attname in rows[0]]
     # Fields the rows leave out take their default: a callable's (uuid4) anew for each row.
     fixed, per_row = {}, []
     now = timezone.now()
     for field in fields:
-        if field.attname not in rows[0]:
-            if isinstance(field, DateTimeField) and (field.auto_now or field.auto_now_add):
-                fixed[field.attname] = now  # as ``pre_save`` stamps a new row
-            elif isinstance(field, JSONField) and field.get_default() is not None:
-                # The same default for every row (``dict``: {}), as JSON text once: encoding
-                # it for each of 30,000 assignments was a good part of their COPY.
-                fixed[field.attname] = json.dumps(field.get_default(), cls=field.encoder)
-            elif field.has_default() and callable(field.default):
-                per_row.append(field)
-            else:
-                fixed[field.attname] = _plain(field.get_default())
-    # JSON values go to the database through the field's own adaptation.
-    json_fields = [f for f in fields if isinstance(f, JSONField) and f.attname not in fixed]
+        if field in given:
+            continue
+        if isinstance(field, DateTimeField) and (field.auto_now or field.auto_now_add):
+            fixed[field] = now  # as ``pre_save`` stamps a new row
+        elif isinstance(field, JSONField) and field.get_default() is not None:
+            # The same default for every row (``dict``: {}), as JSON text once: encoding
+            # it for each of 30,000 assignments was a good part of their COPY.
+            fixed[field] = json.dumps(field.get_default(), cls=field.encoder)
+        elif field.has_default() and callable(field.default):
+            per_row.append(field)
+        else:
+            fixed[field] = _plain(field.get_default())
+    # A row's values go in this order: its own, the fixed ones, then the fresh defaults.
     table = connection.ops.quote_name(meta.db_table)
     columns = ", ".join(
-        connection.ops.quote_name(column)
-        for column in [meta.pk.column, *(f.column for f in fields)]
+        connection.ops.quote_name(field.column) for field in [meta.pk, *given, *fixed, *per_row]
     )
+    names = [field.attname for field in given]
+    # JSON values go to the database through the field's own adaptation.
+    json_fields = [(i, f) for i, f in enumerate(given) if isinstance(f, JSONField)]
+    fixed_values = tuple(fixed.values())
+    fresh = [islice(_fresh_defaults(field), len(rows)) for field in per_row]
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
@@ -54,16 +62,37 @@ def rows_insert(model: type[Model], rows: Sequence[dict]) -> list[int]:
         )
         ids = [row[0] for row in cursor.fetchall()]
         with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-            for pk, row in zip(ids, rows, strict=True):
-                values = {**fixed, **row}
-                for field in per_row:
-                    values[field.attname] = field.default()
-                for field in json_fields:
-                    values[field.attname] = field.get_db_prep_save(
-                        values[field.attname], connection
-                    )
-                copy.write_row([pk, *(values[name] for name in names)])
+            for pk, row, *defaults in zip(ids, rows, *fresh, strict=True):
+                values = [row[name] for name in names]
+                for index, field in json_fields:
+                    values[index] = field.get_db_prep_save(values[index], connection)
+                copy.write_row((pk, *values, *fixed_values, *defaults))
     return ids
+
+
+# ``uuid.uuid4`` in bulk: random bytes with the version (4) and variant bits set, as it sets
+# them; a row's uuid cost more than the rest of its COPY when made one at a time.
+_UUID_VERSION_4 = bytes((byte & 0x0F) | 0x40 for byte in range(256))
+_UUID_VARIANT = bytes((byte & 0x3F) | 0x80 for byte in range(256))
+UUID_CHUNK = 1024
+
+
+def _uuid4_texts() -> Iterator[str]:
+    """Random (version 4) UUIDs as 32 hex digits, made a thousand at a time, without end."""
+    while True:
+        raw = bytearray(os.urandom(16 * UUID_CHUNK))
+        raw[6::16] = raw[6::16].translate(_UUID_VERSION_4)
+        raw[8::16] = raw[8::16].translate(_UUID_VARIANT)
+        digits = raw.hex()
+        for start in range(0, len(digits), 32):
+            yield digits[start : start + 32]
+
+
+def _fresh_defaults(field: Field) -> Iterator:
+    """A field's callable default, called anew for each row, without end."""
+    if field.default is uuid.uuid4:
+        return _uuid4_texts()
+    return iter(field.default, object())
 
 
 def _plain(value):

@@ -90,8 +90,20 @@ FOLD = str.maketrans(
 )
 
 
+def _fold(text: str) -> str:
+    """``text`` as ``_may_match`` reads it; an ASCII text's ``lower`` is the same, and faster."""
+    return text.lower() if text.isascii() else text.translate(FOLD)
+
+
 def _may_match(folded: str, groups: Sequence[Sequence[str]]) -> bool:
-    return all(any(word in folded for word in group) for group in groups)
+    # Loops rather than all()/any() over generators: this runs five times per response.
+    for group in groups:
+        for word in group:
+            if word in folded:
+                break
+        else:
+            return False
+    return True
 
 
 SNIPPET_RADIUS = 60
@@ -135,7 +147,7 @@ def find_identity_mentions(
     system_pattern, system_words = _system_pattern(systems)
     mentions = []
     for case_id, system, text in responses:
-        folded = text.translate(FOLD)
+        folded = _fold(text)
         found_spans = []
         for reason, pattern, words in SELF_DESCRIPTIONS:
             match = pattern.search(text) if _may_match(folded, words) else None

@@ -266,16 +266,20 @@ def _table_records(rows, problems: _Collector) -> Iterator[tuple]:
     columns = _read_header(where, header, problems)
     if columns is None:
         return
+    # Worked out once for the file: each row starts with every response column blank.
+    blank_responses = dict.fromkeys(
+        (entry[1] for entry in columns if entry and entry[0] == "response"), ""
+    )
+    width = len(columns)
     for where, cells in rows:
         if problems.full:
             return
         # A short row (fewer cells than column names) reads as empty cells.
         fields = {}
-        responses = {entry[1]: "" for entry in columns if entry and entry[0] == "response"}
+        responses = blank_responses.copy()
         for index, text in enumerate(cells):
-            if index < len(columns) and columns[index] and columns[index][0] == "unknown":
-                continue  # reported once, on row 1
-            if index >= len(columns) or columns[index] is None:
+            entry = columns[index] if index < width else None
+            if entry is None:
                 if text:
                     problems.add(
                         where,
@@ -283,8 +287,12 @@ def _table_records(rows, problems: _Collector) -> Iterator[tuple]:
                         f"column {tabular.column_letter(index + 1)}",
                     )
                 continue
-            kind, name = columns[index]
-            (responses if kind == "response" else fields)[name] = text
+            kind, name = entry
+            if kind == "response":
+                responses[name] = text
+            elif kind == "field":
+                fields[name] = text
+            # "unknown": reported once, on row 1
         yield where, fields, responses, columns
 
 
@@ -534,17 +542,18 @@ def _case_systems(where, fields, responses, columns, state: _Systems, problems) 
 
 def _systems_cell(where, text, columns, state: _Systems, problems) -> list[str]:
     """The names in a row's ``systems`` cell; each needs its own response column."""
-    column = _column_name(columns, "systems")
     names = [name.strip() for name in text.split(SYSTEMS_SEPARATOR) if name.strip()]
     systems = []
     for name in names[: len(state.columns) + 1]:  # more names than columns cannot all be good
         if name in systems:
-            problems.add(where, f"the system '{name}' is named twice.", column)
+            problems.add(
+                where, f"the system '{name}' is named twice.", _column_name(columns, "systems")
+            )
         elif name not in state.columns:
             problems.add(
                 where,
                 f"the system '{name}' has no column 'response:{name}' in row 1.",
-                column,
+                _column_name(columns, "systems"),
             )
         else:
             systems.append(name)
@@ -552,7 +561,7 @@ def _systems_cell(where, text, columns, state: _Systems, problems) -> list[str]:
         problems.add(
             where,
             "name at least two of the case's systems, separated by ';', e.g. 'baseline; improved'.",
-            column,
+            _column_name(columns, "systems"),
         )
         return []
     return sorted(systems)
@@ -583,7 +592,6 @@ def _check_responses(where, responses, systems, columns, problems, result) -> di
     """The response of each of the case's systems; an empty one is kept, with a warning."""
     checked = {}
     for system in systems:
-        column = _column_name(columns, system, kind="response")
         text = responses.get(system, "").strip()
         if not text:
             result.warning_count += 1
@@ -593,11 +601,11 @@ def _check_responses(where, responses, systems, columns, problems, result) -> di
                         where,
                         f"the response of system '{system}' is empty; it is imported as "
                         "that system's output.",
-                        column,
+                        _column_name(columns, system, kind="response"),
                     )
                 )
             checked[system] = ""
-        elif _check_text(where, text, column, problems):
+        elif _check_text(where, text, columns, system, problems, kind="response"):
             checked[system] = text
     return checked
 
@@ -632,9 +640,16 @@ def _column_name(columns, name: str, *, kind: str = "field") -> str:
     return f"column '{header}'"
 
 
-def _check_text(where: str, text: str, column: str, problems: _Collector) -> bool:
+def _check_text(
+    where: str, text: str, columns, name: str, problems: _Collector, *, kind: str = "field"
+) -> bool:
+    # The column is named only for a problem: naming it for every cell cost more than the check.
     if len(text) > MAX_TEXT_CHARS:
-        problems.add(where, f"the text is longer than {MAX_TEXT_CHARS:,} characters.", column)
+        problems.add(
+            where,
+            f"the text is longer than {MAX_TEXT_CHARS:,} characters.",
+            _column_name(columns, name, kind=kind),
+        )
         return False
     return True
 
@@ -653,8 +668,8 @@ def _check_fields(where: str, fields: dict, columns, problems: _Collector) -> di
     if not case["prompt"]:
         problems.add(where, "the prompt is empty.", _column_name(columns, "prompt"))
     else:
-        _check_text(where, case["prompt"], _column_name(columns, "prompt"), problems)
-    _check_text(where, case["context"], _column_name(columns, "context"), problems)
+        _check_text(where, case["prompt"], columns, "prompt", problems)
+    _check_text(where, case["context"], columns, "context", problems)
     if len(case["stratum"]) > MAX_STRATUM_CHARS:
         problems.add(
             where,

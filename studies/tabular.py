@@ -284,7 +284,10 @@ class _Bounds:
                 message = f"This row has more than {self.columns:,} columns."
                 _refuse(number, self.columns + 1, message, line=line)
             cells = cells[: self.columns]
-        cells = [cell.replace("\r\n", "\n").replace("\r", "\n").strip() for cell in cells]
+        cells = [
+            (cell.replace("\r\n", "\n").replace("\r", "\n") if "\r" in cell else cell).strip()
+            for cell in cells
+        ]
         while cells and not cells[-1]:
             cells.pop()
         if not cells:
