@@ -72,19 +72,28 @@ def stratum_shares_set(*, study: Study, actor: AbstractBaseUser, text: str) -> A
     """Store the strata's shares, record it in the study's history and ask for a recompute."""
     strata = sorted(set(study.test_cases.in_sample().values_list("stratum", flat=True)))
     shares = stratum_shares_parse(text=text, strata=strata)
-    plan, _ = AnalysisPlan.objects.select_for_update().get_or_create(study=study)
-    if plan.stratum_shares == shares:
-        return plan
-    plan.stratum_shares = shares
-    plan.save(update_fields=["stratum_shares", "updated_at"])
-    study_event_record(
+    return _plan_update(
         study=study,
         actor=actor,
-        kind=StudyEvent.Kind.SETTINGS_CHANGED,
+        field="stratum_shares",
+        value=shares,
         reason="Stratum shares for the overall estimate"
         + (": " + ", ".join(f"{k} {v:.1%}" for k, v in shares.items()) if shares else " removed"),
     )
-    analysis_inputs_announce(study_id=study.pk, reason="stratum shares")
+
+
+def _plan_update(*, study: Study, actor, field: str, value, reason: str) -> AnalysisPlan:
+    """Set one decision of the study's analysis plan; a change is recorded in the study's
+    history (``reason``; listed as a deviation once the study is open) and recomputed."""
+    plan, _ = AnalysisPlan.objects.select_for_update().get_or_create(study=study)
+    if getattr(plan, field) == value:
+        return plan
+    setattr(plan, field, value)
+    plan.save(update_fields=[field, "updated_at"])
+    study_event_record(
+        study=study, actor=actor, kind=StudyEvent.Kind.SETTINGS_CHANGED, reason=reason
+    )
+    analysis_inputs_announce(study_id=study.pk, reason=field.replace("_", " "))
     return plan
 
 
@@ -134,21 +143,11 @@ def primary_measure_set(*, study: Study, actor: AbstractBaseUser, measure: str) 
     choices = dict(primary_measure_choices(study=study))
     if measure and measure not in choices:
         raise AnalysisPlanError("Choose one of the measures listed for the primary question.")
-    plan, _ = AnalysisPlan.objects.select_for_update().get_or_create(study=study)
-    if plan.primary_measure == measure:
-        return plan
-    plan.primary_measure = measure
-    plan.save(update_fields=["primary_measure", "updated_at"])
-    study_event_record(
+    rule = "by the default rule (the first preference, or else the total score)"
+    return _plan_update(
         study=study,
         actor=actor,
-        kind=StudyEvent.Kind.SETTINGS_CHANGED,
-        reason="Primary question: "
-        + (
-            choices[measure]
-            if measure
-            else "by the default rule (the first preference, or else the total score)"
-        ),
+        field="primary_measure",
+        value=measure,
+        reason=f"Primary question: {choices[measure] if measure else rule}",
     )
-    analysis_inputs_announce(study_id=study.pk, reason="primary question")
-    return plan
