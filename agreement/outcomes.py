@@ -66,8 +66,18 @@ class ComparisonData:
     lengths: np.ndarray
     confidence: np.ndarray
     stratum_shares: dict[str, float] = field(default_factory=dict)
-    # The measure of the primary question ("total" or a dimension's key); "" = the rule.
+    # The measure of the primary question (``TOTAL_MEASURE`` or ``dimension_measure``);
+    # "" = the default rule.
     primary_measure: str = ""
+
+
+# How a question names its measure (the analysis plan stores one): the total score, or a
+# dimension by its key. A dimension may be keyed "total" too: the prefix keeps them apart.
+TOTAL_MEASURE = "total"
+
+
+def dimension_measure(key: str) -> str:
+    return f"dimension:{key}"
 
 
 def _plain(value):
@@ -212,6 +222,7 @@ def compare_systems(data: ComparisonData, *, n_resamples: int = 10_000, seed: in
                 paired.append(
                     {
                         "key": key,
+                        "measure": TOTAL_MEASURE if m == 0 else dimension_measure(key),
                         "name": name,
                         "first": data.systems[first],
                         "second": data.systems[second],
@@ -390,7 +401,7 @@ def _questions(preferences, paired, mcnemar, *, primary: str = "") -> list[dict]
                 {
                     "question": f"{preference['name']}: win rate of {pair['second']} over "
                     f"{pair['first']} (exact binomial test)",
-                    "measure": preference["key"],
+                    "measure": dimension_measure(preference["key"]),
                     "p": pair["items"]["p_value"],
                 }
             )
@@ -400,7 +411,7 @@ def _questions(preferences, paired, mcnemar, *, primary: str = "") -> list[dict]
                 {
                     "question": f"{row['name']}: {row['second']} minus {row['first']} "
                     "(Wilcoxon signed-rank test)",
-                    "measure": row["key"],
+                    "measure": row["measure"],
                     "p": row["wilcoxon_p"],
                 }
             )
@@ -410,7 +421,7 @@ def _questions(preferences, paired, mcnemar, *, primary: str = "") -> list[dict]
                 {
                     "question": f"{outcome['name']}: {pair['second']} against {pair['first']} "
                     "(McNemar's exact test)",
-                    "measure": outcome["key"],
+                    "measure": dimension_measure(outcome["key"]),
                     "p": pair["p"],
                 }
             )

@@ -13,12 +13,12 @@ from studies.models import Study, StudyEvent
 from studies.signals import analysis_inputs_announce
 
 from .models import AnalysisPlan
+from .outcomes import TOTAL_MEASURE, dimension_measure
 from .selectors import dimension_role
 
 MAX_TEXT = 5_000
 MAX_STRATA = 100
 NO_STRATUM = "(none)"  # how the cases without a stratum are named here
-TOTAL = "total"  # the primary measure that is the total score
 
 
 class AnalysisPlanError(ApplicationError):
@@ -108,15 +108,19 @@ def primary_measure_choices(*, study: Study) -> list[tuple[str, str]]:
     order the report asks them (``outcomes._questions``): each preference's win rate, the
     total score, each scored dimension, each yes/no dimension."""
     roles = [dimension_role(d) for d in study.rubric.dimensions.order_by("position")]
-    choices = [(r.key, f"{r.name}: win rate (exact binomial test)") for r in roles if r.preference]
-    choices.append((TOTAL, "Total score: paired difference (Wilcoxon signed-rank test)"))
+    choices = [
+        (dimension_measure(r.key), f"{r.name}: win rate (exact binomial test)")
+        for r in roles
+        if r.preference
+    ]
+    choices.append((TOTAL_MEASURE, "Total score: paired difference (Wilcoxon signed-rank test)"))
     choices += [
-        (r.key, f"{r.name}: paired difference (Wilcoxon signed-rank test)")
+        (dimension_measure(r.key), f"{r.name}: paired difference (Wilcoxon signed-rank test)")
         for r in roles
         if r.scored
     ]
     choices += [
-        (r.key, f"{r.name}: yes/no outcome (McNemar's exact test)")
+        (dimension_measure(r.key), f"{r.name}: yes/no outcome (McNemar's exact test)")
         for r in roles
         if r.binary and not r.scored
     ]

@@ -133,6 +133,7 @@ def _color(index: int) -> str:
 def study_report_page(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     report = study_report(study=study)
+    choices, measure = primary_measure_choices(study=study), primary_measure_get(study=study)
     return render(
         request,
         "agreement/report.html",
@@ -141,8 +142,10 @@ def study_report_page(request, slug):
             "report": report,
             "charts": report_charts(report),
             "shares_text": stratum_shares_text(study=study),
-            "primary_choices": primary_measure_choices(study=study),
-            "primary_measure": primary_measure_get(study=study),
+            "primary_choices": choices,
+            "primary_measure": measure,
+            # Named, then left out of the rubric (renamed, removed): the rule applies.
+            "primary_missing": bool(measure) and measure not in dict(choices),
         },
     )
 

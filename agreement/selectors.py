@@ -342,9 +342,12 @@ def study_comparison_data(*, study: Study, data: StudyRatings) -> ComparisonData
     )
 
 
-def _analysis_plan_inputs(study: Study) -> list:
+def _analysis_plan_inputs(study: Study) -> dict:
+    """The analysis plan's part of ``analysis_inputs``. The primary question's measure is
+    there only once named, so that results stored before it existed stay fresh."""
     plan = AnalysisPlan.objects.filter(study=study).values_list("stratum_shares", "primary_measure")
-    return list(plan.first() or ({}, ""))
+    shares, measure = plan.first() or ({}, "")
+    return {"stratum_shares": shares, **({"primary_measure": measure} if measure else {})}
 
 
 def dimension_role(dimension) -> DimensionRole:
@@ -538,7 +541,7 @@ def analysis_inputs_but_ratings(*, study: Study) -> dict:
         "success": [str(study.success_alpha), study.success_min_dimensions],
         "cases": [cases["count"], cases["last_id"]],
         "excluded": list(excluded.values_list("pk", flat=True)),
-        "plan": _analysis_plan_inputs(study),
+        **_analysis_plan_inputs(study),
     }
 
 

@@ -187,9 +187,11 @@ class _JobStopped(ApplicationError):
 
 def assignment_job_run(*, job_id: int) -> None:
     """The job: ``study_assign`` in its one transaction, then how it ended."""
-    job = AssignmentJob.objects.select_related("study", "requested_by").get(pk=job_id)
-    if job.state != AssignmentJob.State.RUNNING:
-        return  # ended already (a task delivered twice), or recorded as stopped
+    job = AssignmentJob.objects.select_related("study", "requested_by").filter(pk=job_id).first()
+    if job is None or job.state != AssignmentJob.State.RUNNING:
+        # Ended already (a task delivered twice), recorded as stopped, or, stopped long
+        # ago, pruned since (``_finished_prune``).
+        return
     key = _progress_key(job.uuid)
     last = {"stage": "", "at": 0.0, "value": {"stage": "waiting", "done": 0, "total": 0}}
 

@@ -4,6 +4,13 @@ Needs PostgreSQL and Redis (as `make test` does). Uses its own database, `concor
 by default (BENCH_DATABASE_URL), and a queue of its own, so it disturbs nothing else.
 Called from benchmarks/agreement.py; it can also run alone:
     .venv/bin/python benchmarks/pipeline.py
+    .venv/bin/python benchmarks/pipeline.py --ratings 100000 [--samples 20]
+
+With ``--ratings`` it uses `recompute.py`'s study of that many ratings (built if missing,
+in the same database) and revises its submitted ratings one at a time through the rating
+service, each after the last one's result is fresh: p50 and p95 from the submission to a
+fresh point estimate (what the agreement page shows first), with no debounce and with the
+default one, and the same less the debounce (issue 9: under 1 s at 100,000 ratings).
 """
 
 import os
@@ -57,7 +64,12 @@ def _wait_fresh(study_id: int, timeout: float = 60.0) -> float:
     raise TimeoutError("no fresh result")
 
 
-def pipeline_section(samples: int = 12) -> None:
+def _percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def pipeline_section(samples: int = 12, ratings: int | None = None) -> None:
     queue = f"concord-bench-{uuid.uuid4().hex[:8]}"
     env = _prepare_environment(queue)
     sys.path.insert(0, str(ROOT))
@@ -86,6 +98,9 @@ def pipeline_section(samples: int = 12) -> None:
     try:
         from django.contrib.auth import get_user_model
 
+        if ratings:
+            _large_study_section(ratings, samples, settings)
+            return
         tag = uuid.uuid4().hex[:8]
         users = [get_user_model().objects.create(username=f"bench-{tag}-{n}") for n in range(3)]
         study = study_create(slug=f"bench-{tag}", name="Benchmark", lead=users[0])
@@ -136,5 +151,52 @@ def pipeline_section(samples: int = 12) -> None:
         worker.wait(timeout=20)
 
 
+def _large_study_section(ratings: int, samples: int, settings) -> None:
+    """Revisions of a large study's submitted ratings, one at a time (see the docstring)."""
+    from django.db import transaction
+
+    from annotation.models import Assignment
+    from annotation.services import rating_submit
+
+    sys.path.insert(1, str(ROOT / "benchmarks"))
+    from recompute import _payload, build_study
+
+    study = build_study(ratings)
+    assignments = list(
+        Assignment.objects.filter(test_case__study=study, status=Assignment.Status.SUBMITTED)
+        .select_related("test_case__study")
+        .order_by("pk")[: 2 * samples]
+    )
+    _wait_fresh(study.pk, timeout=120)  # the worker is up and the result fresh
+    default = settings.AGREEMENT_DEBOUNCE_SECONDS
+    print()
+    print(
+        f"Submission to a fresh point estimate, real worker (solo pool), a study of {ratings:,} "
+        f"ratings, {samples} revisions one at a time"
+    )
+    index = 0
+    for debounce in (0.0, default):
+        settings.AGREEMENT_DEBOUNCE_SECONDS = debounce
+        latencies = []
+        for _ in range(samples):
+            assignment = assignments[index]
+            index += 1
+            start = time.perf_counter()
+            with transaction.atomic():
+                rating_submit(assignment=assignment, payload=_payload(index), any_version=True)
+            latencies.append(_wait_fresh(study.pk, timeout=120) - start)
+        p50, p95 = _percentile(latencies, 0.5), _percentile(latencies, 0.95)
+        print(
+            f"  debounce {debounce:.1f} s: p50 {p50:.2f} s, p95 {p95:.2f} s; less the "
+            f"debounce: p50 {p50 - debounce:.2f} s, p95 {p95 - debounce:.2f} s"
+        )
+    print(f"  load average {os.getloadavg()[0]:.1f}")
+
+
 if __name__ == "__main__":
-    pipeline_section()
+    arguments = sys.argv[1:]
+    options = dict(zip(arguments[::2], arguments[1::2], strict=False))
+    pipeline_section(
+        samples=int(options.get("--samples", 12)),
+        ratings=int(options["--ratings"]) if "--ratings" in options else None,
+    )

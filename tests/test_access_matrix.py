@@ -432,6 +432,27 @@ def rolled_back(tables, send, *args, **kwargs):
     return response, changed
 
 
+@pytest.mark.django_db
+def test_the_write_check_sees_writes_and_only_writes():
+    """The matrix's own instrument: a changed row is seen, in whichever table; rewriting
+    a row as it was, or a write the request undid itself, is not a change."""
+    study = make_study(slug="instrument", cases=1)
+    tables = _tables()
+    rename = Study.objects.filter(pk=study.pk).update
+    assert rolled_back(tables, rename, name="Another name")[1]
+    assert not rolled_back(tables, rename, name=study.name)[1]
+
+    def undone():
+        with transaction.atomic():
+            rename(name="Undone")
+            transaction.set_rollback(True)
+
+    assert not rolled_back(tables, undone)[1]
+    assert rolled_back(tables, UserFactory)[1]
+    study.refresh_from_db()
+    assert study.name != "Another name"  # nothing was kept
+
+
 def _status(response) -> int | str:
     if response.status_code == 302:
         location = response["Location"]

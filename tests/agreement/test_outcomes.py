@@ -1,11 +1,18 @@
 """Comparing systems: a known effect is found, a null study keeps its error rate, and
 nothing before unblinding tells the systems apart."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from agreement.analysis import DimensionData
-from agreement.outcomes import compare_systems, label_free_summary
+from agreement.outcomes import (
+    TOTAL_MEASURE,
+    compare_systems,
+    dimension_measure,
+    label_free_summary,
+)
 
 from .simulation import simulated_study
 
@@ -35,12 +42,14 @@ def test_the_chosen_primary_question_is_uncorrected_and_the_others_holm_correcte
 
     data = simulated_study(n_cases=80, effect=0.3, seed=5)
     by_rule = compare_systems(data, n_resamples=200)["questions"]
-    assert by_rule[0]["measure"] == "preference" and not by_rule[0]["chosen"]
+    assert by_rule[0]["measure"] == dimension_measure("preference")
+    assert not by_rule[0]["chosen"]
     chosen = compare_systems(
-        data.__class__(**{**data.__dict__, "primary_measure": "quality"}), n_resamples=200
+        data.__class__(**{**data.__dict__, "primary_measure": dimension_measure("quality")}),
+        n_resamples=200,
     )["questions"]
     assert chosen[0]["primary"] and chosen[0]["chosen"]
-    assert chosen[0]["measure"] == "quality" and "Wilcoxon" in chosen[0]["question"]
+    assert chosen[0]["question"].startswith("Quality:") and "Wilcoxon" in chosen[0]["question"]
     assert chosen[0]["p_holm"] == chosen[0]["p"]
     # The same questions, the chosen one moved to the front.
     assert sorted(q["question"] for q in chosen) == sorted(q["question"] for q in by_rule)
@@ -53,6 +62,22 @@ def test_the_chosen_primary_question_is_uncorrected_and_the_others_holm_correcte
         data.__class__(**{**data.__dict__, "primary_measure": "no-such"}), n_resamples=200
     )["questions"]
     assert unknown[0]["question"] == by_rule[0]["question"] and not unknown[0]["chosen"]
+
+
+def test_a_dimension_keyed_total_is_not_taken_for_the_total_score():
+    data = simulated_study(n_cases=40, effect=0.3, seed=3)
+    role, dimension = data.roles[0], data.dimensions[0]
+    renamed = data.__class__(
+        **{
+            **data.__dict__,
+            "roles": [replace(role, key="total"), *data.roles[1:]],
+            "dimensions": [replace(dimension, key="total"), *data.dimensions[1:]],
+        }
+    )
+    for measure, start in ((dimension_measure("total"), "Quality:"), (TOTAL_MEASURE, "Total")):
+        chosen = replace(renamed, primary_measure=measure)
+        question = compare_systems(chosen, n_resamples=100)["questions"][0]
+        assert question["chosen"] and question["question"].startswith(start), question
 
 
 def test_stratum_shares_weight_the_overall_difference():

@@ -97,7 +97,7 @@ def test_the_coordinator_names_the_primary_question_before_unblinding(client, ra
     report_url = reverse("agreement:report", args=[study.slug])
     choose_url = reverse("agreement:primary_measure", args=[study.slug])
     choices = dict(primary_measure_choices(study=study))
-    assert "total" in choices and "depth" in choices
+    assert "total" in choices and "dimension:depth" in choices
     page = client.get(report_url).content.decode()
     assert 'name="measure"' in page and "By the default rule" in page
 
@@ -106,20 +106,32 @@ def test_the_coordinator_names_the_primary_question_before_unblinding(client, ra
     assert "Choose one of the measures listed" in response.content.decode()
     assert not AnalysisPlan.objects.filter(study=study).exclude(primary_measure="").exists()
 
-    client.post(choose_url, {"measure": "depth"})
-    assert AnalysisPlan.objects.get(study=study).primary_measure == "depth"
+    client.post(choose_url, {"measure": "dimension:depth"})
+    assert "primary-missing" not in client.get(report_url).content.decode()
+    assert AnalysisPlan.objects.get(study=study).primary_measure == "dimension:depth"
     event = study.events.filter(reason__startswith="Primary question").get()
     assert "Depth" in event.reason
 
     close_and_unblind(study)
     html = client.get(report_url).content.decode()
     questions = StudyAgreement.objects.get(study=study).result["comparison"]["questions"]
-    assert questions[0]["measure"] == "depth" and questions[0]["chosen"]
+    assert questions[0]["measure"] == "dimension:depth" and questions[0]["chosen"]
     assert "<strong>Primary:</strong> Depth" in html
     bundle = client.get(reverse("agreement:report_bundle", args=[study.slug]))
     with zipfile.ZipFile(io.BytesIO(b"".join(bundle.streaming_content))) as archive:
-        assert json.loads(archive.read("configuration.json"))["primary_measure"] == "depth"
+        assert (
+            json.loads(archive.read("configuration.json"))["primary_measure"] == "dimension:depth"
+        )
     # Once the results are known, the primary question stays as it was.
     response = client.post(choose_url, {"measure": "total"}, follow=True)
     assert "can no longer change" in response.content.decode()
-    assert AnalysisPlan.objects.get(study=study).primary_measure == "depth"
+    assert AnalysisPlan.objects.get(study=study).primary_measure == "dimension:depth"
+
+
+@pytest.mark.django_db
+def test_a_named_primary_measure_gone_from_the_rubric_is_pointed_out(client):
+    study = study_with_systems(cases=2)
+    AnalysisPlan.objects.create(study=study, primary_measure="dimension:renamed-since")
+    client.force_login(study.lead)
+    page = client.get(reverse("agreement:report", args=[study.slug])).content.decode()
+    assert 'id="primary-missing"' in page

@@ -73,5 +73,7 @@ def test_the_coordinator_names_the_primary_question_under_the_report(page, live_
     measure.select_option(label="Depth of Analysis: paired difference (Wilcoxon signed-rank test)")
     page.get_by_role("button", name="Save the primary question").click()
     expect(page.get_by_text("The primary question is saved.")).to_be_visible()
-    expect(page.get_by_label("Primary question (protocol section 1)")).to_have_value("depth")
+    expect(page.get_by_label("Primary question (protocol section 1)")).to_have_value(
+        "dimension:depth"
+    )
     assert_fits(page, width=page.viewport_size["width"])
