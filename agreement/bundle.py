@@ -3,6 +3,7 @@ configuration (seeds, fingerprint), the report as HTML and every number as resul
 
 import json
 import zipfile
+from collections.abc import Iterator
 from typing import IO
 
 from annotation import exports
@@ -22,8 +23,29 @@ The data dictionary explains every column of the exports.
 """
 
 
-def report_bundle_write(*, study: Study, report: dict, report_html: str, file: IO[bytes]) -> None:
-    """Write the bundle; the unblinding key goes in only once the study is unblinded."""
+class _Pipe:
+    """A file the zip is written into and its bytes taken from as they come: the bundle
+    streams out while it is written (``zipfile`` writes to a file it cannot seek)."""
+
+    def __init__(self):
+        self._parts: list[bytes] = []
+
+    def write(self, data) -> int:
+        self._parts.append(bytes(data))
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def take(self) -> bytes:
+        data, self._parts = b"".join(self._parts), []
+        return data
+
+
+def report_bundle_chunks(*, study: Study, report: dict, report_html: str) -> Iterator[bytes]:
+    """The bundle as a zip, a chunk at a time while it is written (the exports in it grow
+    with the study; the download starts at once and memory stays flat). The unblinding key
+    goes in only once the study is unblinded."""
     unblinded = exports.is_unblinded(study)
     formats = [exports.WORKSHEET_CSV, exports.LONG_CSV, exports.DICTIONARY_MD]
     if unblinded:
@@ -38,12 +60,24 @@ def report_bundle_write(*, study: Study, report: dict, report_html: str, file: I
         "protocol": study_protocol_document(study=study) if unblinded else None,
     }
     names = [exports.export_filename(study=study, fmt=fmt) for fmt in formats]
-    with zipfile.ZipFile(file, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+    pipe = _Pipe()
+    with zipfile.ZipFile(pipe, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
         bundle.writestr("report.html", report_html)
         bundle.writestr("results.json", json.dumps(report, indent=2, default=str))
         bundle.writestr("configuration.json", json.dumps(configuration, indent=2, default=str))
+        yield pipe.take()
         for fmt, name in zip(formats, names, strict=True):
             with bundle.open(name, "w") as member:
-                exports.export_write(study=study, fmt=fmt, file=member)
+                for text in exports.export_text(study=study, fmt=fmt):
+                    member.write(text.encode("utf-8"))
+                    if chunk := pipe.take():
+                        yield chunk
         listing = "".join(f"{name}\n" for name in names)
         bundle.writestr("README.txt", README.format(name=study.name, files=listing))
+    yield pipe.take()
+
+
+def report_bundle_write(*, study: Study, report: dict, report_html: str, file: IO[bytes]) -> None:
+    """Write the bundle to ``file``."""
+    for chunk in report_bundle_chunks(study=study, report=report, report_html=report_html):
+        file.write(chunk)

@@ -1,22 +1,22 @@
 """The study report page, its printable form and the zip bundle."""
 
 import math
-import tempfile
 from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.staticfiles import finders
-from django.http import FileResponse
+from django.http import StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
+from django.utils.http import content_disposition_header
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from studies import access
 from studies.errors import ApplicationError
 
-from .bundle import report_bundle_write
+from .bundle import report_bundle_chunks
 from .plan import (
     primary_measure_choices,
     primary_measure_get,
@@ -187,10 +187,11 @@ def study_report_bundle(request, slug):
         "agreement/report_file.html",
         {"study": study, "report": report, "charts": report_charts(report), "css": css},
     )
-    # Written to a temporary file, then streamed from disk: the long table it holds grows
-    # with the study, the process's memory does not.
-    file = tempfile.TemporaryFile()  # noqa: SIM115 - FileResponse closes it
-    report_bundle_write(study=study, report=report, report_html=html, file=file)
-    file.seek(0)
-    filename = f"{study.slug}-report.zip"
-    return FileResponse(file, as_attachment=True, filename=filename, content_type="application/zip")
+    # Streamed while it is written: the exports in it grow with the study.
+    response = StreamingHttpResponse(
+        report_bundle_chunks(study=study, report=report, report_html=html),
+        content_type="application/zip",
+    )
+    response["Content-Disposition"] = content_disposition_header(True, f"{study.slug}-report.zip")
+    response["Cache-Control"] = "no-store"  # ratings, and after unblinding the key
+    return response

@@ -61,6 +61,7 @@ def test_after_unblinding_the_report_has_the_estimates_and_the_bundle_every_numb
     bundle = client.get(reverse("agreement:report_bundle", args=[rated_study.slug]))
     assert bundle["Content-Type"] == "application/zip"
     assert bundle["Content-Disposition"] == f'attachment; filename="{rated_study.slug}-report.zip"'
+    assert bundle.streaming and bundle["Cache-Control"] == "no-store"
 
     with zipfile.ZipFile(io.BytesIO(b"".join(bundle.streaming_content))) as archive:
         names = set(archive.namelist())
