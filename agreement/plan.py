@@ -91,7 +91,11 @@ def _plan_update(*, study: Study, actor, field: str, value, reason: str) -> Anal
     setattr(plan, field, value)
     plan.save(update_fields=[field, "updated_at"])
     study_event_record(
-        study=study, actor=actor, kind=StudyEvent.Kind.SETTINGS_CHANGED, reason=reason
+        study=study,
+        actor=actor,
+        kind=StudyEvent.Kind.SETTINGS_CHANGED,
+        reason=reason,
+        analysis_plan={field: value},
     )
     analysis_inputs_announce(study_id=study.pk, reason=field.replace("_", " "))
     return plan
@@ -155,3 +159,24 @@ def primary_measure_set(*, study: Study, actor: AbstractBaseUser, measure: str) 
         value=measure,
         reason=f"Primary question: {choices[measure] if measure else rule}",
     )
+
+
+def primary_measure_named(*, study: Study) -> dict | None:
+    """When the primary question's measure was last named (or set back to the rule), and
+    whether that was before the study opened: what the report says of its pre-registration.
+    None if it never was."""
+    event = (
+        study.events.filter(
+            kind=StudyEvent.Kind.SETTINGS_CHANGED, detail__analysis_plan__has_key="primary_measure"
+        )
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+    if event is None:
+        return None
+    opened = study.opened_at
+    return {
+        "at": event.created_at.isoformat(),
+        "measure": event.detail["analysis_plan"]["primary_measure"],
+        "before_opening": opened is None or event.created_at < opened,
+    }

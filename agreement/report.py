@@ -11,6 +11,7 @@ from annotation.models import ConsentRecord, QualificationAttempt, StudyFeedback
 from studies.models import Membership, Study, StudyEvent
 from studies.selectors import rubric_for_display
 
+from .plan import primary_measure_named
 from .selectors import agreement_is_stale, study_agreement
 
 # Edits after the study opened that a report lists as deviations from the frozen protocol.
@@ -176,6 +177,7 @@ def study_report(*, study: Study) -> dict:
         "comparison": comparison,
         "comparison_failed": bool(result.get("comparison_failed")) and unblinded,
         "deviations": deviations,
+        "primary_named": primary_measure_named(study=study),
         "feedback": _feedback(study),
     }
     report["checklist"] = _checklist(report, study)

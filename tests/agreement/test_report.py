@@ -4,11 +4,14 @@ bundle after it; coordinators only."""
 import io
 import json
 import zipfile
+from datetime import timedelta
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from agreement.models import AnalysisPlan, StudyAgreement
+from studies.models import Study
 from tests.payloads import (
     SYSTEMS,
     close_and_unblind,
@@ -56,6 +59,7 @@ def test_after_unblinding_the_report_has_the_estimates_and_the_bundle_every_numb
     html = client.get(reverse("agreement:report", args=[rated_study.slug])).content.decode()
     assert all(system in html for system in SYSTEMS)
     assert "Primary (by the default rule):" in html and "Holm-adjusted p" in html
+    assert "No primary question was named in the analysis plan" in html
     assert html.count("<svg") >= 4
     assert 'data-checklist="estimates" data-done="yes"' in html
     bundle = client.get(reverse("agreement:report_bundle", args=[rated_study.slug]))
@@ -118,6 +122,8 @@ def test_the_coordinator_names_the_primary_question_before_unblinding(client, ra
     questions = StudyAgreement.objects.get(study=study).result["comparison"]["questions"]
     assert questions[0]["measure"] == "dimension:depth" and questions[0]["chosen"]
     assert "<strong>Primary:</strong> Depth" in html
+    day = study.events.get(reason__startswith="Primary question").created_at.date()
+    assert f"named in the analysis plan on {day.isoformat()}, before the study opened" in html
     bundle = client.get(reverse("agreement:report_bundle", args=[study.slug]))
     with zipfile.ZipFile(io.BytesIO(b"".join(bundle.streaming_content))) as archive:
         assert (
@@ -136,3 +142,17 @@ def test_a_named_primary_measure_gone_from_the_rubric_is_pointed_out(client):
     client.force_login(study.lead)
     page = client.get(reverse("agreement:report", args=[study.slug])).content.decode()
     assert 'id="primary-missing"' in page
+
+
+@pytest.mark.django_db
+def test_the_report_says_whether_the_primary_question_was_named_before_the_opening():
+    from agreement.plan import primary_measure_named, primary_measure_set
+
+    study = study_with_systems(cases=2)
+    assert primary_measure_named(study=study) is None
+    primary_measure_set(study=study, actor=study.lead, measure="total")
+    for opened, before in ((1, True), (-1, False)):
+        Study.objects.filter(pk=study.pk).update(opened_at=timezone.now() + timedelta(days=opened))
+        study.refresh_from_db()
+        named = primary_measure_named(study=study)
+        assert named["measure"] == "total" and named["before_opening"] is before
