@@ -8,7 +8,7 @@ from typing import IO
 
 from annotation import exports
 from studies.models import Study
-from studies.selectors import study_protocol_document
+from studies.selectors import study_protocol_chunks
 
 from .plan import primary_measure_get
 
@@ -16,10 +16,11 @@ README = """Concord report bundle for {name}
 
 report.html          the study report as shown in Concord (open it in a browser)
 results.json         every number on the report
-configuration.json   the study's settings, blinding seed, protocol fingerprint and document,
-                     and the primary question's measure ("" = the default rule)
+configuration.json   the study's settings, blinding seed and protocol fingerprint, and the
+                     primary question's measure ("" = the default rule)
 {files}
-The data dictionary explains every column of the exports.
+The data dictionary explains every column of the exports. After unblinding, the protocol
+file is the frozen protocol document: its SHA-256 (sha256sum) is the protocol fingerprint.
 """
 
 
@@ -56,8 +57,9 @@ def report_bundle_chunks(*, study: Study, report: dict, report_html: str) -> Ite
         "design": report["design"],
         # "" = the default rule: the first preference, or else the total score.
         "primary_measure": primary_measure_get(study=study),
-        # The frozen protocol holds the key: only its fingerprint until unblinding.
-        "protocol": study_protocol_document(study=study) if unblinded else None,
+        # The frozen protocol holds the key: only its fingerprint until unblinding. After
+        # it, the document is a file of its own (its SHA-256 is the fingerprint).
+        "protocol": f"{study.slug}-protocol.json" if unblinded else None,
     }
     names = [exports.export_filename(study=study, fmt=fmt) for fmt in formats]
     pipe = _Pipe()
@@ -72,6 +74,13 @@ def report_bundle_chunks(*, study: Study, report: dict, report_html: str) -> Ite
                     member.write(text.encode("utf-8"))
                     if chunk := pipe.take():
                         yield chunk
+        if unblinded:
+            with bundle.open(configuration["protocol"], "w") as member:
+                for piece in study_protocol_chunks(study=study):
+                    member.write(piece)
+                    if chunk := pipe.take():
+                        yield chunk
+            names.append(configuration["protocol"])
         listing = "".join(f"{name}\n" for name in names)
         bundle.writestr("README.txt", README.format(name=study.name, files=listing))
     yield pipe.take()

@@ -1,7 +1,8 @@
 """The protocol fingerprint: a SHA-256 over everything that fixes what raters see.
 
-When a study opens, ``studies.selectors.study_protocol_document`` gathers the frozen
-protocol into one JSON document and its fingerprint is stored on the study. Anyone with
+When a study opens, ``studies.selectors.study_protocol_chunks`` writes the frozen protocol
+as one JSON document (a piece at a time: its test cases, the bulk of it, are never held
+whole) and its fingerprint is stored on the study. Anyone with
 the document can check the fingerprint later (``sha256sum protocol.json`` on the file the
 coordinator pages offer), so it can be proven what raters were shown. The document holds:
 
@@ -33,6 +34,7 @@ UTF-8 with no trailing newline. Nothing here touches the database.
 
 import hashlib
 import json
+from collections.abc import Iterable, Iterator
 
 FORMAT = "concord-protocol/1"
 
@@ -45,3 +47,24 @@ def canonical_json(document: dict) -> bytes:
 
 def protocol_fingerprint(document: dict) -> str:
     return hashlib.sha256(canonical_json(document)).hexdigest()
+
+
+def canonical_json_chunks(document: dict, *, last: str, items: Iterable) -> Iterator[bytes]:
+    """``canonical_json`` of ``document`` with the list ``items`` under the key ``last``,
+    a piece at a time: the same bytes, without the list in memory. ``last`` sorts after
+    every key of ``document``, as canonical JSON puts it last."""
+    if any(key >= last for key in document):
+        raise ValueError(f"{last!r} must sort after every other key.")
+    head = canonical_json(document)
+    yield head[:-1] + (b"," if document else b"") + canonical_json(last) + b":["
+    for index, item in enumerate(items):
+        yield (b"," if index else b"") + canonical_json(item)
+    yield b"]}"
+
+
+def chunks_fingerprint(chunks: Iterable[bytes]) -> str:
+    """``protocol_fingerprint`` of the document these canonical JSON pieces make up."""
+    digest = hashlib.sha256()
+    for chunk in chunks:
+        digest.update(chunk)
+    return digest.hexdigest()

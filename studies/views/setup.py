@@ -6,10 +6,10 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.forms.models import model_to_dict
-from django.http import FileResponse, Http404, HttpResponse
+from django.http import FileResponse, Http404, StreamingHttpResponse
 from django.shortcuts import redirect, render
 
-from studies import access, protocol, selectors, services
+from studies import access, selectors, services
 from studies.errors import ApplicationError
 from studies.forms import StudyCreateForm, StudyForm
 
@@ -144,8 +144,9 @@ def study_protocol(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     if study.status != study.Status.UNBLINDED:
         raise PermissionDenied
-    body = protocol.canonical_json(selectors.study_protocol_document(study=study))
-    response = HttpResponse(body, content_type="application/json; charset=utf-8")
+    response = StreamingHttpResponse(
+        selectors.study_protocol_chunks(study=study), content_type="application/json; charset=utf-8"
+    )
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-protocol.json"'
     return response
 

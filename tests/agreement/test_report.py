@@ -1,6 +1,7 @@
 """The study report: nothing about systems before unblinding; the estimates, checklist and
 bundle after it; coordinators only."""
 
+import hashlib
 import io
 import json
 import zipfile
@@ -12,6 +13,7 @@ from django.utils import timezone
 
 from agreement.models import AnalysisPlan, StudyAgreement
 from studies.models import Study
+from studies.selectors import study_protocol_fingerprint
 from tests.payloads import (
     SYSTEMS,
     close_and_unblind,
@@ -44,7 +46,7 @@ def test_the_report_before_unblinding_names_no_system_and_shows_no_estimate(clie
     bundle = client.get(reverse("agreement:report_bundle", args=[rated_study.slug]))
     with zipfile.ZipFile(io.BytesIO(b"".join(bundle.streaming_content))) as archive:
         names = archive.namelist()
-        assert not any(name.endswith("-key.csv") for name in names)
+        assert not any(name.endswith(("-key.csv", "-protocol.json")) for name in names)
         for name in names:
             text = archive.read(name).decode("utf-8", errors="replace")
             assert all(system not in text for system in SYSTEMS), name
@@ -72,10 +74,14 @@ def test_after_unblinding_the_report_has_the_estimates_and_the_bundle_every_numb
         slug = rated_study.slug
         assert {"report.html", "results.json", "configuration.json", "README.txt"} <= names
         assert {f"{slug}-long.csv", f"{slug}-data-dictionary.md", f"{slug}-key.csv"} <= names
+        protocol = archive.read(f"{slug}-protocol.json")
         results = json.loads(archive.read("results.json"))
         configuration = json.loads(archive.read("configuration.json"))
     assert results["comparison"]["systems"] == sorted(SYSTEMS)
     assert configuration["blinding"]["seed"] == rated_study.blinding_seed
+    assert configuration["protocol"] == f"{rated_study.slug}-protocol.json"
+    fingerprint = study_protocol_fingerprint(study=rated_study)
+    assert hashlib.sha256(protocol).hexdigest() == fingerprint
     assert [item["key"] for item in results["checklist"]][:2] == ["systems", "sampling"]
 
 

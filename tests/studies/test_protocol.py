@@ -54,6 +54,28 @@ def test_the_document_holds_the_protocol_and_commits_to_the_key(lead):
     assert "baseline" not in json.dumps(document["test_cases"])
 
 
+def test_the_streamed_document_is_the_canonical_json_of_the_whole(lead, monkeypatch):
+    """Written a few cases at a time, the document is still one canonical JSON text, with
+    every case in order and its texts by label; the fingerprint is its SHA-256."""
+    monkeypatch.setattr(selectors, "PROTOCOL_CHUNK", 2)
+    study = make_study(lead=lead, slug="pieces", cases=5, status=Study.Status.DRAFT)
+    pieces = list(selectors.study_protocol_chunks(study=study))
+    whole = b"".join(pieces)
+    document = json.loads(whole)
+    assert canonical_json(document) == whole and len(pieces) > 5
+    assert document["test_cases"] == [
+        {
+            "id": case.case_id,
+            "prompt": case.prompt,
+            "context": case.context,
+            "stratum": case.stratum,
+            "responses": {label.label: label.response.text for label in case.labels.all()},
+        }
+        for case in study.test_cases.order_by("position")
+    ]
+    assert fingerprint(study) == hashlib.sha256(whole).hexdigest()
+
+
 def test_the_fingerprint_is_stable_for_the_same_protocol(lead):
     one = make_study(lead=lead, slug="one", cases=3, status=Study.Status.DRAFT, secret="s")
     two = make_study(lead=lead, slug="two", cases=3, status=Study.Status.DRAFT, secret="s")
@@ -110,7 +132,8 @@ def test_the_downloaded_document_hashes_to_the_stored_fingerprint(client, lead):
     response = client.get(url)
     assert response.status_code == 200
     assert response["Content-Disposition"] == 'attachment; filename="proof-protocol.json"'
-    assert hashlib.sha256(response.content).hexdigest() == opened.protocol_fingerprint
+    body = b"".join(response.streaming_content)
+    assert hashlib.sha256(body).hexdigest() == opened.protocol_fingerprint
 
 
 def test_the_rating_screen_options_are_part_of_the_fingerprint(lead):
