@@ -4,12 +4,12 @@ Needs PostgreSQL. Uses the studies of `recompute.py` (the same database, BENCH_D
 default `concord_bench`; built there if missing, which takes a few minutes at 100,000):
     .venv/bin/python benchmarks/exports.py [--repeat 3] [6000 20000 100000]
 
-For each size it prints, per CSV export (worksheet, long table) and for the report bundle
-(the zip the report page offers: report, results, both exports, data dictionary): the best
-wall and CPU seconds of a few runs, the size written, and the peak memory Python traced
-while writing it. Everything is written to a temporary file, as the bundle's view does.
-A request still running after gunicorn's timeout (60 s in `config/gunicorn.py`) is killed,
-so these are the figures to keep well below it.
+For each size it prints, per export (the worksheet as CSV and as Excel, the long table) and
+for the report bundle (the zip the report page offers: report, results, the CSV exports,
+the data dictionary): the best wall and CPU seconds of a few runs, the size written, and
+the peak memory Python traced while writing it, all written to a temporary file. A request
+still running after gunicorn's timeout (60 s in `config/gunicorn.py`) is killed, so these
+are the figures to keep well below it.
 """
 
 import os
@@ -26,7 +26,7 @@ sys.path.insert(1, str(ROOT / "benchmarks"))
 from recompute import SIZES, build_study, setup_django  # noqa: E402
 
 
-def _csv(study, fmt):
+def _export(study, fmt):
     from annotation import exports
 
     def write(file):
@@ -84,8 +84,9 @@ def main() -> None:
     for ratings in sizes:
         study = build_study(ratings)
         for name, write in (
-            ("worksheet-csv", _csv(study, "worksheet-csv")),
-            ("long-csv", _csv(study, "long-csv")),
+            ("worksheet-csv", _export(study, "worksheet-csv")),
+            ("worksheet-xlsx", _export(study, "worksheet-xlsx")),
+            ("long-csv", _export(study, "long-csv")),
             ("bundle", _bundle(study)),
         ):
             wall, cpu, size, peak = measure(write, repeat)
