@@ -23,6 +23,7 @@ from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.styles import Font
 from openpyxl.utils import get_column_letter
 
+from studies.bulk_rows import batches
 from studies.errors import ApplicationError
 from studies.models import BlindedLabel, Membership, Study, TestCase
 
@@ -147,13 +148,8 @@ def _assignments(
         assignments = assignments.filter(rater__pseudonym=rater)
     if submitted_only:
         assignments = assignments.filter(status=Assignment.Status.SUBMITTED)
-    chunk: list[tuple] = []
-    for row in assignments.values_list(*_RATED_FIELDS).iterator(chunk_size=CHUNK):
-        chunk.append(row)
-        if len(chunk) == CHUNK:
-            yield from _with_ratings(chunk)
-            chunk = []
-    yield from _with_ratings(chunk)
+    for chunk in batches(assignments.values_list(*_RATED_FIELDS).iterator(chunk_size=CHUNK), CHUNK):
+        yield from _with_ratings(chunk)
 
 
 def _with_ratings(chunk: list[tuple]) -> Iterator[_Rated]:
@@ -163,7 +159,7 @@ def _with_ratings(chunk: list[tuple]) -> Iterator[_Rated]:
         .order_by("assignment_id", "label")
         .values_list("assignment_id", "label", "shown_label", "scores", "total", "submitted_at")
     )
-    for assignment_id, *fields in rows if chunk else ():
+    for assignment_id, *fields in rows:
         ratings.setdefault(assignment_id, []).append(_RatingRow(*fields))
     for row in chunk:
         yield _Rated(*row, ratings=ratings.get(row[0], []))

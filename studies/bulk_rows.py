@@ -9,13 +9,21 @@ way (every concrete field, defaults filled in as the model fills them).
 import json
 import os
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from enum import Enum
 from itertools import islice
 
 from django.db import connection, transaction
 from django.db.models import DateTimeField, Field, JSONField, Model
 from django.utils import timezone
+
+
+def batches(rows: Iterable, size: int) -> Iterator[list]:
+    """``rows`` in lists of ``size`` (the last one shorter), read as they are needed: a
+    large read goes a batch at a time, each with what it needs read for it at once."""
+    iterator = iter(rows)
+    while batch := list(islice(iterator, size)):
+        yield batch
 
 
 def rows_insert(model: type[Model], rows: Sequence[dict]) -> list[int]:

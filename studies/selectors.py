@@ -9,6 +9,7 @@ from django.db.models import Count, Q
 
 from . import protocol
 from .activity import rating_activity
+from .bulk_rows import batches
 from .identity_check import Mention, find_identity_mentions
 from .importing import ParsedCases, parse_cases
 from .models import (
@@ -179,23 +180,15 @@ def _protocol_test_cases(study: Study) -> Iterator[dict]:
     cases = study.test_cases.order_by("position").values_list(
         "pk", "case_id", "prompt", "context", "stratum"
     )
-    chunk: list[tuple] = []
-    for case in cases.iterator(chunk_size=PROTOCOL_CHUNK):
-        chunk.append(case)
-        if len(chunk) == PROTOCOL_CHUNK:
-            yield from _protocol_cases_with_texts(chunk)
-            chunk = []
-    yield from _protocol_cases_with_texts(chunk)
+    for chunk in batches(cases.iterator(chunk_size=PROTOCOL_CHUNK), PROTOCOL_CHUNK):
+        yield from _protocol_cases_with_texts(chunk)
 
 
 def _protocol_cases_with_texts(chunk: list[tuple]) -> Iterator[dict]:
     texts: dict[int, dict[str, str]] = {}
-    if chunk:
-        labels = BlindedLabel.objects.filter(test_case_id__in=[case[0] for case in chunk])
-        for test_case_id, label, text in labels.values_list(
-            "test_case_id", "label", "response__text"
-        ):
-            texts.setdefault(test_case_id, {})[label] = text
+    labels = BlindedLabel.objects.filter(test_case_id__in=[case[0] for case in chunk])
+    for test_case_id, label, text in labels.values_list("test_case_id", "label", "response__text"):
+        texts.setdefault(test_case_id, {})[label] = text
     for pk, case_id, prompt, context, stratum in chunk:
         yield {
             "id": case_id,
