@@ -20,13 +20,16 @@ def rater_study():
 
 
 def fill_response(page, label):
+    # The page's scripts handle the clicks below: wait until they have run.
+    page.wait_for_load_state("load")
     card = page.locator(f'.response-card[data-label="{label}"]')
+    rows = card.locator(f"#{label}-depth .item-row")
     card.locator(f"#{label}-depth [data-add-item]").click()
-    page.keyboard.type("competitive pressure")
-    page.keyboard.press("Enter")
-    page.keyboard.type("misuse risk")
-    page.keyboard.press("Enter")
-    page.keyboard.type("monitoring triggers")
+    for number, factor in enumerate(("competitive pressure", "misuse risk", "monitoring triggers")):
+        if number:
+            page.keyboard.press("Enter")  # a new row, focused
+        expect(rows).to_have_count(number + 1)
+        page.keyboard.type(factor)
     # Mark the third factor half-weight: 2.5 factors stay in the 2-3 band.
     card.locator(f"#{label}-depth .item-row").nth(2).locator("label").click()
     card.locator(f"#{label}-evidence-0").check()
