@@ -378,6 +378,7 @@ def test_a_coordinator_writes_a_training_example_with_its_key(page, live_server,
     page.get_by_label("Explanation").fill("Monitoring counts as a **separate** factor.")
     page.get_by_role("button", name="Save and enter the answer key").click()
     expect(page.get_by_role("heading", name="Answer key: Staged release")).to_be_visible()
+    page.wait_for_load_state("load")  # the page's scripts handle the click below
     page.locator("#A-depth [data-add-item]").click()
     page.keyboard.type("staged release")
     page.keyboard.press("Enter")
