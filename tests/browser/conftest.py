@@ -1,10 +1,13 @@
 """Headless Chromium (Debian's package) driven by Playwright against the live server."""
 
+import contextlib
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
+from django.db import connection
 from playwright.sync_api import Error as PlaywrightError
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
@@ -40,6 +43,34 @@ def browser():
         )
         yield browser
         browser.close()
+
+
+# After a test, its pages may still be saving (a draft saved as the page closes): the
+# database is emptied for the next test only once every connection to it is idle, or a
+# request still writing would meet the emptying halfway (PostgreSQL stops one of the two).
+QUIET_CHECKS = 3  # in a row, this many idle checks
+QUIET_POLL = 0.05  # seconds between checks
+QUIET_LIMIT = 15  # seconds at most
+
+
+@pytest.fixture(autouse=True)
+def _quiet_before_the_database_is_emptied(browser, live_server):
+    yield
+    for context in list(browser.contexts):
+        with contextlib.suppress(PlaywrightError):  # closed by its test already
+            context.close()
+    if connection.vendor != "postgresql":
+        return
+    quiet, deadline = 0, time.monotonic() + QUIET_LIMIT
+    while quiet < QUIET_CHECKS and time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid() AND state NOT IN ('idle')"
+            )
+            busy = cursor.fetchone()[0]
+        quiet = quiet + 1 if not busy else 0
+        time.sleep(QUIET_POLL)
 
 
 @pytest.fixture
