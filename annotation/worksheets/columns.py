@@ -31,7 +31,8 @@ FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
 # A plain number such as "-2" or "-0.5" is a value, not a formula: it is left as it is.
-PLAIN_NUMBER = re.compile(r"-?\d+(\.\d+)?")
+# ASCII digits only: "-" before another script's digit is no number a spreadsheet reads.
+PLAIN_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 
 
 # A cell that a spreadsheet opens with another delimiter (comma, semicolon, tab, pipe)

@@ -349,6 +349,8 @@ def test_cells_that_would_run_as_formulas_are_quoted_in_csv_and_xlsx(study):
 def test_neutralise_quotes_each_dangerous_start(danger):
     assert exports.neutralise(danger) == "'" + danger
     assert exports.neutralise("R-01") == "R-01" and exports.neutralise(5) == 5
+    assert exports.neutralise("-2.5") == "-2.5"  # a number stays a number
+    assert exports.neutralise("-\u0663") == "'-\u0663"  # not with another script's digit
 
 
 # Opened with another delimiter, these cells would split into one starting a formula.
