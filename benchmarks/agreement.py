@@ -38,24 +38,13 @@ class Row:
     note: str = ""
 
 
-def best_time(function: Callable[[], object], repeat: int) -> float:
-    """Fastest of `repeat` calls, in seconds."""
+def best_time(function: Callable[[], object], repeat: int, clock=time.perf_counter) -> float:
+    """Fastest of `repeat` calls, in seconds of `clock` (wall-clock time by default)."""
     times = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = clock()
         function()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
-def best_cpu(function: Callable[[], object], repeat: int) -> float:
-    """Least CPU time of `repeat` calls, in seconds (all threads): steadier than wall-clock
-    time on a shared machine."""
-    times = []
-    for _ in range(repeat):
-        start = time.process_time()
-        function()
-        times.append(time.process_time() - start)
+        times.append(clock() - start)
     return min(times)
 
 
@@ -120,7 +109,7 @@ def bootstrap_row(case: str, data: np.ndarray, level: str, method: str, loop_cal
         theirs_seconds=best_time(theirs, 1) * n_resamples / loop_calls,
         note=(
             f"alpha {result.alpha:.3f} [{result.low:.3f}, {result.high:.3f}]; "
-            f"ours CPU {best_cpu(ours, 3):.3f} s; theirs: loop, est."
+            f"ours CPU {best_time(ours, 3, clock=time.process_time):.3f} s; theirs: loop, est."
         ),
     )
 

@@ -2,9 +2,7 @@
 loop over the krippendorff package, and properties."""
 
 import dataclasses
-import warnings
 
-import krippendorff
 import numpy as np
 import pytest
 import scipy.stats
@@ -16,7 +14,7 @@ import agreement.bootstrap as bootstrap_module
 from agreement.bootstrap import bootstrap_alphas, pattern_draws, row_counts
 from agreement.krippendorff import alpha_terms, unit_patterns
 from agreement.stats import alpha_bootstrap, alpha_interval, krippendorff_alpha
-from tests.agreement.test_krippendorff import KRIPPENDORFF_2011
+from tests.agreement.test_krippendorff import KRIPPENDORFF_2011, package_alpha
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 NAN = np.nan
@@ -49,16 +47,6 @@ def units_drawn(patterns, counts):
     return np.concatenate(
         [np.resize(members[k], int(n)) for k, n in enumerate(counts) if n > 0] or [[]]
     ).astype(int)
-
-
-def package_alpha(data, level):
-    """The krippendorff package's alpha, NaN where it refuses (no variation)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        try:
-            return krippendorff.alpha(reliability_data=data, level_of_measurement=level)
-        except ValueError:
-            return NAN
 
 
 # What is drawn ----------------------------------------------------------------------------
