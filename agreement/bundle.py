@@ -4,7 +4,6 @@ configuration (seeds, fingerprint), the report as HTML and every number as resul
 import json
 import zipfile
 from collections.abc import Iterator
-from typing import IO
 
 from annotation import exports
 from studies.models import Study
@@ -84,9 +83,3 @@ def report_bundle_chunks(*, study: Study, report: dict, report_html: str) -> Ite
         listing = "".join(f"{name}\n" for name in names)
         bundle.writestr("README.txt", README.format(name=study.name, files=listing))
     yield pipe.take()
-
-
-def report_bundle_write(*, study: Study, report: dict, report_html: str, file: IO[bytes]) -> None:
-    """Write the bundle to ``file``."""
-    for chunk in report_bundle_chunks(study=study, report=report, report_html=report_html):
-        file.write(chunk)

@@ -38,7 +38,7 @@ def _export(study, fmt):
 def _bundle(study):
     from django.template.loader import render_to_string
 
-    from agreement.bundle import report_bundle_write
+    from agreement.bundle import report_bundle_chunks
     from agreement.report import study_report
     from agreement.report_views import report_charts
 
@@ -48,7 +48,8 @@ def _bundle(study):
             "agreement/report_file.html",
             {"study": study, "report": report, "charts": report_charts(report), "css": ""},
         )
-        report_bundle_write(study=study, report=report, report_html=html, file=file)
+        for chunk in report_bundle_chunks(study=study, report=report, report_html=html):
+            file.write(chunk)
 
     return write
 

@@ -1,6 +1,5 @@
 """Reads for coordinators."""
 
-import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -123,16 +122,10 @@ def test_cases_preview(
     )
 
 
-def study_protocol_document(*, study: Study) -> dict:
-    """The frozen protocol as one document (a small study's; ``study_protocol_chunks``
-    gives any study's without holding it); ``studies.protocol`` says what is in it."""
-    return json.loads(b"".join(study_protocol_chunks(study=study)))
-
-
 def study_protocol_chunks(*, study: Study) -> Iterator[bytes]:
     """The frozen protocol document as canonical JSON, a piece at a time: its test cases,
     the bulk of it, are read and written a chunk at a time, so that memory stays flat
-    whatever their number (a study of 100,000 cases of 2 KB held it whole in about 1.3 GB)."""
+    whatever their number (held whole, 10,000 cases of 2 KB peaked at 132 MB; now 6 MB)."""
     head = {
         "format": protocol.FORMAT,
         "instructions": study.instructions,

@@ -25,7 +25,7 @@ def test_canonical_json_is_sorted_compact_utf8():
 
 def test_the_document_holds_the_protocol_and_commits_to_the_key(lead):
     study = make_study(lead=lead, slug="doc", cases=2, status=Study.Status.DRAFT)
-    document = selectors.study_protocol_document(study=study)
+    document = json.loads(b"".join(selectors.study_protocol_chunks(study=study)))
     assert set(document) == {
         "format", "instructions", "rubric", "test_cases", "blinding", "success_criterion",
         "quality_control", "rating_screen",
