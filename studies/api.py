@@ -24,7 +24,7 @@ from .importing import MAX_FILE_BYTES, file_type_for, size_problem
 from .models import Study, TestCase
 from .presets import PRESETS
 from .rubric import KINDS
-from .rubric_definition import definition_of, preset_definition
+from .rubric.definition import definition_of, preset_definition
 
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
 
@@ -82,7 +82,7 @@ class DimensionSerializer(serializers.Serializer):
 
 
 class RubricSerializer(serializers.Serializer):
-    """A rubric definition (docs/rubric-format.md); checked by ``rubric_definition``."""
+    """A rubric definition (docs/rubric-format.md); checked by ``studies.rubric.definition``."""
 
     name = serializers.CharField()
     description = serializers.CharField(required=False)

@@ -8,7 +8,7 @@ from studies.events import study_event_record
 from studies.models import Dimension, Rubric, Study, StudyEvent
 from studies.presets import PRESETS
 from studies.rubric import KINDS, RubricValueError, allowed_levels, dimension_from_config
-from studies.rubric_definition import definition_clean
+from studies.rubric.definition import definition_clean
 from studies.signals import analysis_inputs_announce
 
 from .guards import locked_study, refuse_if_frozen
@@ -194,7 +194,7 @@ def dimension_level_set(
 
 @transaction.atomic
 def rubric_replace(*, study: Study, actor: AbstractBaseUser | None, definition: dict) -> Study:
-    """Give the study a new rubric from a definition (``studies.rubric_definition``).
+    """Give the study a new rubric from a definition (``studies.rubric.definition``).
 
     All or nothing: every dimension is checked by its kind first, and any problem leaves
     the current rubric as it was (``RubricDefinitionError`` lists them all).

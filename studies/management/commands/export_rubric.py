@@ -4,8 +4,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from studies.models import Study
 from studies.presets import PRESETS
-from studies.rubric_definition import definition_of, preset_definition
-from studies.rubric_files import definition_text
+from studies.rubric.definition import definition_of, preset_definition
+from studies.rubric.files import definition_text
 
 
 class Command(BaseCommand):

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from studies.errors import ApplicationError
 from studies.models import Study
-from studies.rubric_files import definition_read
+from studies.rubric.files import definition_read
 from studies.services import rubric_replace
 
 

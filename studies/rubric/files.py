@@ -1,12 +1,12 @@
 """Rubric definitions as files: JSON or YAML in, JSON or YAML out (``set_rubric``,
-``export_rubric``). The definition itself is checked by ``studies.rubric_definition``."""
+``export_rubric``). The definition itself is checked by ``studies.rubric.definition``."""
 
 import json
 from pathlib import Path
 
 import yaml
 
-from .errors import StudySetupError
+from ..errors import StudySetupError
 
 MAX_FILE_BYTES = 1024 * 1024
 YAML_SUFFIXES = (".yaml", ".yml")

@@ -1,0 +1,419 @@
+"""The kind protocol: what every kind of dimension answers, and the helpers they share.
+
+Every kind has the class attributes ``kind``, ``label`` (its name in the rubric builder),
+``scope`` ("response" or "case"), ``default_level``, ``levels`` (the levels of measurement
+it allows), ``lists_items`` (the self-check sets what was listed side by side) and
+``compares_two`` (it needs exactly two responses per case), and these methods:
+
+- configuration: ``from_config(key=, name=, config=)`` checks the stored configuration
+  (raising ``RubricValueError``); ``builder_help`` and ``config_fields`` declare the kind's
+  settings in the rubric builder, once: the builder's form is made from them,
+  ``config_from_form(texts)`` turns what was typed into configuration and
+  ``config_to_form(config)`` turns it back; ``rating_help()`` is what the rating form and
+  its help show of the configuration.
+- writing: ``clean(raw) -> value`` (the stored shape, raising ``RubricValueError``) and
+  ``points(value) -> int`` (they feed the response total); ``score(raw)`` is both, giving
+  the stored answer ``{...value, "points": p}``.
+- reading back, from a stored value (``None`` when nothing was recorded):
+  ``answered(value)``: whether it gives anything (a choice, a point, an item, a tick);
+  ``recorded_points(value)``: the points stored with it; ``answer_flag(value)``: the
+  rater's flag and note; ``listed_items(value)``: what was listed, as (text, half);
+  ``same_answer(value, other)``: whether two answers give the same score.
+  ``agreement_value(value, *, flipped) -> float | None``: the number Krippendorff's alpha
+  sees, in key order; None when unanswered. ``agreement_values``: every number it can
+  give, in order (the full scale for weighted kappa, used or not).
+  ``cell_out(value, *, flipped)``: what a worksheet cell shows ("" when nothing), and
+  ``cell_in(text, *, header) -> raw answer`` for ``clean`` (``read_cell`` does both steps);
+  ``cell_choices``/``cell_aliases``/``describe_choices()``/``describe_cell()`` say what a
+  cell may hold.
+  ``long_text(value, *, flipped) -> (items, value)``: the long table's text columns.
+  ``display(value) -> dict``: the self-check and review pages (``shape`` picks the
+  template's part); ``display_options()``: the options shown on the rating form.
+- expected answers (gold items, attention checks and the qualification key):
+  ``expected_in(text, *, names)`` reads what a coordinator wrote (a gold file's cell or
+  the browser form) into the stored shape, ``expected_text(expected, *, names)`` writes it
+  back, ``expected_met(expected, value, *, flipped) -> bool`` says whether a rater's stored
+  answer meets it, with the tolerance that fits the kind, ``given_text(value, *, flipped,
+  names)`` shows the rater's answer beside it, and ``attention_expected()`` is what an
+  instructed "give it the lowest score" response expects (None: no expectation).
+  ``expected_from_key(value, *, tolerance)`` is what a qualification key's answer expects
+  of a rater, within ``tolerance`` points, and ``key_value(value)`` is an answer in one
+  value (the choice, or the points) for the qualification's record.
+  ``names`` maps key labels to what the coordinator calls the responses (system names),
+  for the one kind that compares two.
+
+``flipped`` says the rater's screen showed the responses in reverse key order (balanced
+side design); only a pairwise preference depends on it.
+"""
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import ClassVar
+
+MAX_NOTE_LENGTH = 2000
+
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+
+# A worksheet cell with a whole number in it ("4", "4.0", "-2"). Only these are converted,
+# so a cell such as "1E+1000000", "sNaN" or ten thousand digits costs nothing to refuse.
+WHOLE_NUMBER = re.compile(r"([+-]?\d{1,9})(?:\.0{0,9})?")
+# How much of a refused cell a message repeats.
+SHOWN_CHARS = 30
+
+
+class RubricValueError(ValueError):
+    """A recorded value does not fit its dimension; ``field`` names where, when known
+    ("{label}-{key}" for a response's dimension, "case-{key}" for a per-case one)."""
+
+    field = ""
+
+
+# A dimension is rated for each response ("response"), or once per test case ("case"),
+# as a pairwise preference is.
+SCOPES = ("response", "case")
+
+
+def clean_flag(raw: dict) -> dict:
+    """The rater's flag and note of a raw answer, as every kind stores them."""
+    note = str(raw.get("flag_note") or "").strip()
+    if len(note) > MAX_NOTE_LENGTH:
+        raise RubricValueError(f"The note is longer than {MAX_NOTE_LENGTH} characters.")
+    return {"flagged": bool(raw.get("flagged")), "flag_note": note}
+
+
+def answer_flag(value) -> tuple[bool, str]:
+    """A stored answer's flag and note, whatever its kind: (flagged, note)."""
+    if not isinstance(value, dict):
+        return False, ""
+    return bool(value.get("flagged")), value.get("flag_note", "")
+
+
+def whole_number(value) -> int:
+    """An int, or its decimal text; anything else (2.5, True, "two") is refused."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    raise ValueError(value)
+
+
+def cell_number(text: str) -> int | None:
+    """A worksheet cell's whole number ("4", "4.0", "-2"); None when it holds none.
+
+    At most nine digits, converted without ``Decimal``: the one rule for numbers typed
+    into a worksheet, the scores' cells and the Total alike.
+    """
+    match = WHOLE_NUMBER.fullmatch(text.strip())
+    return int(match.group(1)) if match else None
+
+
+# An expected answer as a coordinator writes it: a value, optionally "±k" and a unit.
+EXPECTED_TOLERANCE = re.compile(
+    r"^(?P<value>.+?)\s*(?:(?:±|\+/-|\+-)\s*(?P<k>\d{1,3})\s*(?P<unit>bands?|points?|pts?)?)?$"
+)
+MAX_EXPECTED_CHARS = 200
+
+
+def expected_parts(text: str, *, name: str) -> tuple[str, int, str]:
+    """(value, tolerance, unit) of an expected answer's text, e.g. "4 ±1 band"."""
+    text = str(text or "").strip()
+    if not text:
+        raise RubricValueError(f"{name}: the expected answer is empty.")
+    if len(text) > MAX_EXPECTED_CHARS:
+        raise RubricValueError(
+            f"{name}: the expected answer is longer than {MAX_EXPECTED_CHARS} characters."
+        )
+    match = EXPECTED_TOLERANCE.match(text)
+    if match is None:  # pragma: no cover - the pattern matches every non-empty text
+        raise RubricValueError(f"{name}: {cell_shown(text)} cannot be read.")
+    unit = (match.group("unit") or "").rstrip("s")
+    return match.group("value").strip(), int(match.group("k") or 0), unit.replace("pt", "point")
+
+
+def cell_shown(text: str) -> str:
+    """A cell's text as a message repeats it: its start, when it is long."""
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "…"
+
+
+def clean_text(value, *, what: str, name: str, limit: int = 500, required: bool = True) -> str:
+    """A configuration text (a label, an anchor), stripped and within ``limit``."""
+    text = str(value if value is not None else "").strip()
+    if required and not text:
+        raise RubricValueError(f"{name}: every {what} needs a text.")
+    if len(text) > limit:
+        raise RubricValueError(f"{name}: a {what} is longer than {limit} characters.")
+    return text
+
+
+def format_count(value: Decimal) -> str:
+    """A count as text without trailing zeros: 1.5, 2."""
+    return f"{value.normalize():f}"
+
+
+# --- the rubric builder: each kind's settings, declared once ------------------------------
+
+LINE_HELP = "One per line; separate the parts with a vertical bar |."
+
+
+@dataclass(frozen=True)
+class ConfigField:
+    """One setting of a kind as the rubric builder asks for it: a text, one line or several.
+
+    The builder's form field is made from this; the kind's ``config_from_form`` reads the
+    text into configuration and ``config_to_form`` writes it back.
+    """
+
+    name: str
+    label: str = ""  # "" for the name, capitalised
+    help_text: str = ""
+    initial: str = ""
+    rows: int = 0  # a text area of this many rows; 0 for one line
+    max_length: int | None = None
+    required: bool = True
+
+
+def text_lines(text: str) -> list[list[str]]:
+    """A text area's non-empty lines, each split at "|" into stripped parts."""
+    return [
+        [part.strip() for part in line.split("|")] for line in text.splitlines() if line.strip()
+    ]
+
+
+def lines_text(rows) -> str:
+    """Rows written back as ``text_lines`` reads them; empty parts are left out."""
+    return "\n".join(" | ".join(str(part) for part in row if part != "") for row in rows)
+
+
+def code_from(text: str) -> str:
+    """A code for exports made from a name: "Unsafe advice" -> "unsafe_advice" ("" if none).
+
+    Django's ``slugify`` with "_" for "-", written here so that the kinds need no Django:
+    accents dropped, anything but letters, digits, spaces, "-" and "_" removed.
+    """
+    text = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode("ascii")
+    text = re.sub(r"[^\w\s-]", "", text.lower())
+    return re.sub(r"[-\s]+", "-", text).strip("-_").replace("-", "_")[:50]
+
+
+# --- the protocol ---------------------------------------------------------------------------
+
+
+class DimensionKind:
+    """What every kind shares; each subclass is a frozen dataclass with its configuration."""
+
+    kind: ClassVar[str]
+    label: ClassVar[str]
+    scope: ClassVar[str] = "response"
+    default_level: ClassVar[str] = "ordinal"
+    levels: ClassVar[tuple[str, ...]] = LEVELS
+    lists_items: ClassVar[bool] = False
+    compares_two: ClassVar[bool] = False
+    builder_help: ClassVar[str] = ""
+    config_fields: ClassVar[tuple[ConfigField, ...]] = ()
+
+    key: str
+    name: str
+
+    # --- configuration -------------------------------------------------------------------
+
+    @classmethod
+    def config_from_form(cls, texts: dict) -> dict:
+        """The kind's configuration from the builder's texts; ValueError says which line."""
+        raise NotImplementedError
+
+    @classmethod
+    def config_to_form(cls, config: dict) -> dict:
+        """A stored configuration as the builder's texts, so that editing round-trips."""
+        raise NotImplementedError
+
+    def rating_help(self) -> dict:
+        """What the rating form and the rubric help show of the configuration."""
+        return {
+            "unit": "items",
+            "item": "item",
+            "half_weight_hint": "",
+            "bands": [],
+            "band_labels": [],
+            "criteria": [],
+        }
+
+    # --- writing -------------------------------------------------------------------------
+
+    def score(self, raw: dict | None) -> dict:
+        """The stored answer for a raw one: cleaned, with its points."""
+        value = self.clean(raw)
+        return {**value, "points": self.points(value)}
+
+    def in_key_order(self, choice, *, flipped: bool):
+        """The recorded choice as the key orders the responses (only pairwise differs).
+
+        The same turn takes a value in key order to another order of the two responses
+        (the systems' order after unblinding): ``flipped`` says the two orders differ.
+        """
+        return choice
+
+    # --- reading a stored answer -----------------------------------------------------------
+
+    def answered(self, value: dict | None) -> bool:
+        """Whether a stored answer gives anything: a choice, a point, an item, a tick."""
+        raise NotImplementedError
+
+    @staticmethod
+    def recorded_points(value: dict | None) -> int | None:
+        """The points stored with an answer; None when nothing was recorded."""
+        return value.get("points") if isinstance(value, dict) else None
+
+    def listed_items(self, value: dict | None) -> list[tuple[str, bool]]:
+        """What the rater listed, as (text, half-weight); kinds that list nothing give []."""
+        return []
+
+    def same_answer(self, value: dict | None, other: dict | None) -> bool:
+        """Whether two stored answers give the same score: points, and the choice if any."""
+        mine, theirs = self.display(value), self.display(other)
+        return (mine["points"], mine.get("choice")) == (theirs["points"], theirs.get("choice"))
+
+    def key_value(self, value: dict | None) -> int | str | None:
+        """An answer in one value, the points (the choice where there is one); None if none."""
+        points = value.get("points") if isinstance(value, dict) else None
+        return int(points) if isinstance(points, int | float) else None
+
+    @property
+    def agreement_values(self) -> tuple[float, ...]:
+        """Every value ``agreement_value`` can give, in order: the scale's possible points."""
+        return tuple(sorted(float(v) for v in self.cell_choices))
+
+    # --- the worksheet ---------------------------------------------------------------
+
+    @property
+    def cell_choices(self) -> tuple:
+        """The values a worksheet cell may hold."""
+        raise NotImplementedError
+
+    @property
+    def cell_aliases(self) -> dict:
+        """Lower-case text a rater may type instead of a value (option labels, codes)."""
+        return {}
+
+    def describe_choices(self) -> str:
+        choices = self.cell_choices
+        if all(isinstance(v, int) for v in choices) and len(choices) > 2:
+            ints = sorted(choices)
+            if ints == list(range(ints[0], ints[-1] + 1)):
+                return f"{ints[0]} to {ints[-1]}"
+        return ", ".join(str(v) for v in choices)
+
+    def describe_cell(self) -> str:
+        """What the worksheet cell holds, for the data dictionary."""
+        return f"points: {self.describe_choices()}"
+
+    def _cell_value(self, text: str, *, header: str, numeric: bool = True):
+        """A worksheet cell's value, one of ``cell_choices``; a clear message otherwise."""
+        value = self.cell_aliases.get(text.lower())
+        if value is None and numeric:
+            value = cell_number(text)
+            if value is None:
+                raise RubricValueError(
+                    f"{cell_shown(text)} is not a whole number; {header} takes "
+                    f"{self.describe_choices()}."
+                )
+        if value not in self.cell_choices:
+            raise RubricValueError(
+                f"{cell_shown(text)} is not allowed; {header} takes {self.describe_choices()}."
+            )
+        return value
+
+    def cell_in(self, text: str, *, header: str = "") -> dict:
+        """The raw answer a worksheet cell gives, for ``clean``."""
+        raise NotImplementedError
+
+    def read_cell(self, text: str, *, header: str = "") -> dict:
+        """The stored answer for a worksheet cell; RubricValueError says what is wrong."""
+        return self.score(self.cell_in(text.strip(), header=header or self.name))
+
+    # --- expected answers (gold items, attention checks, the qualification key) ----------
+
+    def expected_in(self, text: str, *, names: dict | None = None) -> dict:
+        """The stored expected answer for what a coordinator wrote; RubricValueError if bad."""
+        raise NotImplementedError
+
+    def expected_text(self, expected: dict, *, names: dict | None = None) -> str:
+        """An expected answer written back the way ``expected_in`` reads it."""
+        raise NotImplementedError
+
+    def expected_met(self, expected: dict, value: dict | None, *, flipped: bool = False) -> bool:
+        """Whether a rater's stored answer meets the expected one (unanswered never does)."""
+        raise NotImplementedError
+
+    def expected_from_key(self, value: dict | None, *, tolerance: int) -> dict | None:
+        """What a key's answer expects of a rater, within ``tolerance`` points; None when
+        the key gives nothing to compare with."""
+        raise NotImplementedError
+
+    def given_text(self, value: dict | None, *, flipped: bool = False, names=None) -> str:
+        """A rater's stored answer, short, beside the expected one on the QC page."""
+        if not isinstance(value, dict):
+            return "no answer"
+        return str(self.cell_out(value, flipped=flipped))
+
+    def attention_expected(self) -> dict | None:
+        """What an instructed response ("give it the lowest score everywhere") expects."""
+        return None
+
+    def describe_expected(self) -> str:
+        """What an expected answer's cell holds, for the form and the gold file's help."""
+        return ""
+
+    # --- display -----------------------------------------------------------------------
+
+    def display(self, value: dict | None) -> dict:
+        """A recorded answer shaped for the self-check and review pages."""
+        if not isinstance(value, dict):
+            return {"points": None, "max": self.max_points, "flagged": False, "note": ""}
+        flagged, note = answer_flag(value)
+        return {
+            "points": value.get("points"),
+            "max": self.max_points,
+            "flagged": flagged,
+            "note": note,
+        }
+
+    def display_options(self) -> list[dict]:
+        """The options of a single-choice kind: [{"value", "label", "anchor"}]."""
+        return []
+
+
+def points_only(dimension, raw: dict, allowed) -> int:
+    """Points recorded without the details behind them (a worksheet filled in offline)."""
+    try:
+        points = whole_number(raw.get("points"))
+    except ValueError:
+        points = None
+    if points not in allowed:
+        raise RubricValueError(
+            f"{dimension.name}: {raw.get('points')} points is not a possible score; "
+            f"it takes {dimension.describe_choices()}."
+        )
+    return points
+
+
+class PointsInCell(DimensionKind):
+    """Kinds whose worksheet cell holds points: what was counted or ticked stays off paper.
+
+    A qualification key's answer expects points within the tolerance.
+    """
+
+    def cell_out(self, value: dict | None, *, flipped: bool = False):
+        return self.points(value) if value else ""
+
+    def cell_in(self, text: str, *, header: str = "") -> dict:
+        if not text:
+            raise RubricValueError("The score is empty.")
+        return {"points": self._cell_value(text, header=header or self.name)}
+
+    def expected_from_key(self, value: dict | None, *, tolerance: int) -> dict | None:
+        points = self.key_value(value)
+        if points is None:
+            return None
+        return {"points": points, "tolerance": tolerance, "unit": "point"}

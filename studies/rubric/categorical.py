@@ -1,0 +1,132 @@
+"""Nominal categories (e.g. harm yes/no, harm category): the rater picks one.
+
+Stored ``{"choice": code or None}``. Categories have no order, so they give no points and
+are not part of the total (``max_points`` is 0). For agreement a category is numbered by
+its position in the configuration.
+"""
+
+from dataclasses import dataclass
+
+from .base import (
+    LINE_HELP,
+    ConfigField,
+    RubricValueError,
+    clean_text,
+    code_from,
+    lines_text,
+    text_lines,
+)
+from .choice import SingleChoice
+
+
+@dataclass(frozen=True)
+class Category:
+    value: str
+    label: str
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class CategoricalDimension(SingleChoice):
+    """Nominal categories: the rater picks one; no order, so no points."""
+
+    key: str
+    name: str
+    categories: tuple[Category, ...]
+    kind = "categorical"
+    label = "Nominal categories"
+    default_level = "nominal"
+    # Categories have no order, so they can only be nominal.
+    levels = ("nominal",)
+    builder_help = (
+        "Nominal categories: the rater picks one; categories have no order and give no "
+        "points (they are not part of the total). Examples: harmful yes/no; harm category."
+    )
+    config_fields = (
+        ConfigField(
+            "categories",
+            rows=4,
+            help_text=(
+                f"{LINE_HELP} The category, then an optional help text, e.g. 'Personal data "
+                "| Reveals data about a person'. Each gets a code from its name for exports."
+            ),
+        ),
+    )
+
+    @classmethod
+    def from_config(cls, *, key: str, name: str, config: dict) -> "CategoricalDimension":
+        categories = []
+        for raw in config.get("categories") or []:
+            if not isinstance(raw, dict):
+                raise RubricValueError(f"{name}: each category needs a code and a label.")
+            categories.append(
+                Category(
+                    value=clean_text(raw.get("value"), what="category code", name=name, limit=50),
+                    label=clean_text(raw.get("label"), what="category", name=name),
+                    help=clean_text(
+                        raw.get("help"), what="help text", name=name, limit=2000, required=False
+                    ),
+                )
+            )
+        if len(categories) < 2:
+            raise RubricValueError(f"{name}: give at least two categories.")
+        codes = [category.value for category in categories]
+        if len(set(codes)) != len(codes):
+            raise RubricValueError(f"{name}: two categories have the same code.")
+        return cls(key=key, name=name, categories=tuple(categories))
+
+    @classmethod
+    def config_from_form(cls, texts: dict) -> dict:
+        return {
+            "categories": [
+                {
+                    "value": code_from(parts[0]) or f"category_{number}",
+                    "label": parts[0],
+                    "help": " | ".join(parts[1:]),
+                }
+                for number, parts in enumerate(text_lines(texts["categories"]), start=1)
+            ]
+        }
+
+    @classmethod
+    def config_to_form(cls, config: dict) -> dict:
+        return {
+            "categories": lines_text((c["label"], c.get("help", "")) for c in config["categories"])
+        }
+
+    @property
+    def max_points(self) -> int:
+        return 0
+
+    @staticmethod
+    def _convert(choice):
+        return str(choice)
+
+    def agreement_value(self, value: dict | None, *, flipped: bool = False) -> float | None:
+        """The category's position in the configuration: only its identity matters."""
+        choice = self._choice(value, flipped=flipped)
+        codes = self.cell_choices
+        return float(codes.index(choice)) if choice in codes else None
+
+    @property
+    def agreement_values(self) -> tuple[float, ...]:
+        return tuple(float(position) for position in range(len(self.categories)))
+
+    def _option_rows(self) -> list[tuple]:
+        return [(c.value, c.label, c.help) for c in self.categories]
+
+    @property
+    def cell_aliases(self) -> dict:
+        aliases = super().cell_aliases
+        aliases.update({c.value.lower(): c.value for c in self.categories})
+        return aliases
+
+    def cell_in(self, text: str, *, header: str = "") -> dict:
+        if not text:
+            return {"choice": None}
+        return {"choice": self._cell_value(text, header=header or self.name, numeric=False)}
+
+    _numeric_cells = False
+
+    def describe_cell(self) -> str:
+        return f"category code: {self.describe_choices()}"

@@ -1,0 +1,144 @@
+"""Pairwise preference between the two responses of a test case, rated once per case.
+
+Stored ``{"choice": v or None}`` with v a signed integer: negative prefers the response
+shown first on the rater's screen ("Response A"), positive the second, 0 is a tie; with
+five labels v runs -2..2. Like categories it is not part of any response total. On a
+flipped screen the first response shown is the key's label B, so every reader turns the
+sign back to key order (``in_key_order``).
+"""
+
+from dataclasses import dataclass
+
+from .base import ConfigField, RubricValueError, cell_number, cell_shown, clean_text
+from .choice import SingleChoice
+
+
+def pairwise_values(count: int) -> list[int]:
+    """Signed values for ``count`` labels: 5 -> [-2, -1, 0, 1, 2]; 4 -> [-2, -1, 1, 2]."""
+    half = count // 2
+    if count % 2:
+        return list(range(-half, half + 1))
+    return [v for v in range(-half, half + 1) if v != 0]
+
+
+@dataclass(frozen=True)
+class PairwiseDimension(SingleChoice):
+    """A preference between the two responses of a test case, rated once per case."""
+
+    key: str
+    name: str
+    labels: tuple[str, ...]
+    kind = "pairwise"
+    label = "Pairwise preference"
+    scope = "case"
+    compares_two = True
+    builder_help = (
+        "A preference between the two responses, rated once per test case (not per "
+        "response) and not part of the totals. Needs a study with exactly two systems. "
+        "Stored as a signed value: negative prefers Response A, 0 is a tie, positive B."
+    )
+    config_fields = (
+        ConfigField(
+            "labels",
+            rows=5,
+            initial="A much better\nA slightly better\nTie\nB slightly better\nB much better",
+            help_text=(
+                "One label per line, from the strongest preference for A to the strongest "
+                "for B (2 to 9 labels; with an odd number the middle one is the tie)."
+            ),
+        ),
+    )
+
+    @classmethod
+    def from_config(cls, *, key: str, name: str, config: dict) -> "PairwiseDimension":
+        labels = tuple(
+            clean_text(label, what="label", name=name) for label in config.get("labels") or []
+        )
+        if not 2 <= len(labels) <= 9:
+            raise RubricValueError(
+                f"{name}: a preference scale needs 2 to 9 labels, from 'A much better' to "
+                "'B much better'."
+            )
+        return cls(key=key, name=name, labels=labels)
+
+    @classmethod
+    def config_from_form(cls, texts: dict) -> dict:
+        return {"labels": [line.strip() for line in texts["labels"].splitlines() if line.strip()]}
+
+    @classmethod
+    def config_to_form(cls, config: dict) -> dict:
+        return {"labels": "\n".join(config.get("labels", []))}
+
+    @property
+    def max_points(self) -> int:
+        return 0
+
+    def options(self) -> list[tuple[int, str]]:
+        return list(zip(pairwise_values(len(self.labels)), self.labels, strict=True))
+
+    def in_key_order(self, choice, *, flipped: bool):
+        """Recorded as the rater's screen showed the pair; a flipped screen's sign turns."""
+        return -choice if flipped else choice
+
+    def _option_rows(self) -> list[tuple]:
+        return [(value, label, "") for value, label in self.options()]
+
+    def expected_in(self, text: str, *, names: dict | None = None) -> dict:
+        """Values in key order, or a response's name for "prefers it" (any strength), or tie."""
+        by_name = {str(n).strip().lower(): label for label, n in (names or {}).items()}
+        values = pairwise_values(len(self.labels))
+        choices = []
+        for part in (p.strip() for p in str(text or "").split("|")):
+            label = by_name.get(part.lower()) or (
+                part.upper() if part.upper() in "AB" and part else None
+            )
+            if label == "A":
+                picked = [v for v in values if v < 0]
+            elif label == "B":
+                picked = [v for v in values if v > 0]
+            elif part.lower() == "tie" and 0 in values:
+                picked = [0]
+            else:
+                number = cell_number(part)
+                if number not in values:
+                    shown = ", ".join(str(n) for n in (names or {}).values())
+                    raise RubricValueError(
+                        f"{self.name}: {cell_shown(part) or 'an empty answer'} is not a "
+                        f"preference; write {shown + ', ' if shown else ''}tie or values "
+                        f"{self.describe_choices()} in key order, several separated by |."
+                    )
+                picked = [number]
+            choices.extend(v for v in picked if v not in choices)
+        return {"choices": sorted(choices)}
+
+    def expected_text(self, expected: dict, *, names: dict | None = None) -> str:
+        values = pairwise_values(len(self.labels))
+        choices = sorted(expected["choices"])
+        names = names or {}
+        for label, side in (
+            ("A", [v for v in values if v < 0]),
+            ("B", [v for v in values if v > 0]),
+        ):
+            if choices == side:
+                return str(names.get(label, label))
+        if choices == [0]:
+            return "tie"
+        return "|".join(str(c) for c in choices)
+
+    def expected_from_key(self, value: dict | None, *, tolerance: int) -> dict | None:
+        """The preferences within ``tolerance`` steps of the key's."""
+        choice = self.key_value(value)
+        if choice is None:
+            return None
+        values = pairwise_values(len(self.labels))
+        return {"choices": [v for v in values if abs(v - choice) <= tolerance]}
+
+    def attention_expected(self) -> dict | None:
+        # The instructed text is the same on both sides: a tie, where the scale has one.
+        return {"choices": [0]} if 0 in pairwise_values(len(self.labels)) else None
+
+    def describe_expected(self) -> str:
+        return "the response preferred (any strength), tie, or values in key order (a|b)"
+
+    def describe_cell(self) -> str:
+        return f"preference {self.describe_choices()} (negative prefers key label A)"
