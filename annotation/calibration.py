@@ -1,15 +1,16 @@
 """A rater's answers against a coordinator's key: the qualification pass rule.
 
 Plain Python over scored answers in the shape a submitted rating takes,
-``{"responses": {label: {dimension key: {"points": p, ...}}}, "case": {key: {...}}}``, so
-the rule can be tested without a database.
+``{"responses": {label: {dimension key: answer}}, "case": {key: answer}}``, read by the
+rubric's kinds, so the rule can be tested without a database.
 
 The rule, per dimension (``RULE`` says it in words, for the pages):
 
 - every (response, dimension) score of every item is compared with the key; a score agrees
   when it is within ``tolerance`` points. Dimensions answered with a choice compare the
   choice instead: numbers (scales, preferences) within the tolerance, category codes
-  exactly;
+  exactly. Each kind applies this to its own answers (``expected_from_key`` and
+  ``expected_met`` in ``studies.rubric``), as it does for gold items;
 - each dimension is scored on its own: the share of its scores that agree;
 - an answer to an item that gives nothing (no choice, no point, no listed item, no ticked
   criterion anywhere) is blank: none of its scores agrees, even where the key is 0, so an
@@ -18,7 +19,7 @@ The rule, per dimension (``RULE`` says it in words, for the pages):
   answer is blank. The attempt's percent is its weakest dimension's share.
 """
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 
@@ -32,18 +33,6 @@ class Comparison:
     within: bool
 
 
-def _points(scored: dict, key: str) -> int | str | None:
-    entry = scored.get(key) if isinstance(scored, dict) else None
-    if not isinstance(entry, dict):
-        return None
-    value = entry["choice"] if "choice" in entry else entry.get("points")
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, int | float):
-        return int(value)
-    return value if isinstance(value, str) and value else None
-
-
 RULE = (
     "Each dimension is scored on its own: a score agrees with the key when it is within the "
     "tolerance (a choice of category must match exactly). You pass when, on every dimension, "
@@ -53,62 +42,52 @@ RULE = (
 )
 
 
-def _answered(entry) -> bool:
-    if not isinstance(entry, dict):
-        return False
-    if "choice" in entry:
-        return entry["choice"] is not None
-    return bool(entry.get("points") or entry.get("items") or any(entry.get("checked") or ()))
-
-
-def is_blank(answer: dict) -> bool:
-    """True when the answer gives nothing anywhere (see the module's rule)."""
+def _cells(answer: dict, dimensions) -> list[tuple[str, object, dict | None]]:
+    """(label, dimension, stored answer) of each response's and each per-case dimension;
+    the label is "" for a per-case one."""
     answer = answer if isinstance(answer, dict) else {}
-    entries = [
-        entry
-        for scores in (answer.get("responses") or {}).values()
+    responses = answer.get("responses") or {}
+    cells = [
+        (label, dimension, scores.get(dimension.key))
+        for label, scores in sorted(responses.items())
         if isinstance(scores, dict)
-        for entry in scores.values()
+        for dimension in dimensions
+        if dimension.scope == "response"
     ]
-    entries += list((answer.get("case") or {}).values())
-    return not any(_answered(entry) for entry in entries)
+    case = answer.get("case") or {}
+    cells += [("", d, case.get(d.key)) for d in dimensions if d.scope == "case"]
+    return cells
 
 
-def compare(
-    *, item: str, answer: dict, key: dict, dimensions: list[tuple[str, str]], tolerance: int
-) -> list[Comparison]:
-    """One comparison per scored cell of the key; ``dimensions`` is [(key, scope)]. A blank
-    answer agrees nowhere."""
-    blank = is_blank(answer)
+def is_blank(answer: dict, dimensions) -> bool:
+    """True when the answer gives nothing anywhere (see the module's rule)."""
+    return not any(dimension.answered(value) for _, dimension, value in _cells(answer, dimensions))
+
+
+def compare(*, item: str, answer: dict, key: dict, dimensions, tolerance: int) -> list[Comparison]:
+    """One comparison per answered cell of the key; ``dimensions`` are the rubric's kinds,
+    each of which says whether the rater's answer meets what the key's expects
+    (``expected_from_key``, ``expected_met``). A blank answer agrees nowhere."""
+    blank = is_blank(answer, dimensions)
+    answer = answer if isinstance(answer, dict) else {}
     comparisons = []
-    for label, key_scores in sorted((key.get("responses") or {}).items()):
-        rater_scores = (answer.get("responses") or {}).get(label) or {}
-        for dimension, scope in dimensions:
-            if scope != "response" or _points(key_scores, dimension) is None:
-                continue
-            comparisons.append(
-                _one(
-                    item, label, dimension, _points(rater_scores, dimension), key_scores, tolerance
-                )
-            )
-    for dimension, scope in dimensions:
-        key_case = key.get("case") or {}
-        if scope != "case" or _points(key_case, dimension) is None:
+    for label, dimension, key_value in _cells(key, dimensions):
+        expected = dimension.expected_from_key(key_value, tolerance=tolerance)
+        if expected is None:
             continue
-        rater_case = _points(answer.get("case") or {}, dimension)
-        comparisons.append(_one(item, "", dimension, rater_case, key_case, tolerance))
-    if blank:
-        return [replace(c, within=False) for c in comparisons]
+        scores = (answer.get("responses") or {}).get(label) if label else answer.get("case")
+        value = scores.get(dimension.key) if isinstance(scores, dict) else None
+        comparisons.append(
+            Comparison(
+                item,
+                label,
+                dimension.key,
+                dimension.key_value(value),
+                dimension.key_value(key_value),
+                not blank and dimension.expected_met(expected, value),
+            )
+        )
     return comparisons
-
-
-def _one(item, label, dimension, points, key_scores, tolerance) -> Comparison:
-    key_points = _points(key_scores, dimension)
-    if isinstance(points, int) and isinstance(key_points, int):
-        within = abs(points - key_points) <= tolerance
-    else:
-        within = points == key_points
-    return Comparison(item, label, dimension, points, key_points, within)
 
 
 @dataclass(frozen=True)

@@ -37,16 +37,13 @@ def normalise(text: str) -> str:
     return text.strip(" .,;:!?-–—\"'()[]")
 
 
-def _items(entry: Entry, key: str) -> list[dict]:
-    value = entry.scores.get(key)
-    items = value.get("items") if isinstance(value, dict) else None
-    return [i for i in items or [] if isinstance(i, dict) and str(i.get("text") or "").strip()]
+def _items(entry: Entry, dimension) -> list[tuple[str, bool]]:
+    """What the rater listed for a dimension, as its kind reads it: (text, half-weight)."""
+    return dimension.listed_items(entry.scores.get(dimension.key))
 
 
-def find_inconsistencies(
-    *, entries: list[Entry], counted: list[tuple[str, str]], max_total: int
-) -> list[Finding]:
-    """Findings in case order; ``counted`` is [(dimension key, dimension name)]."""
+def find_inconsistencies(*, entries: list[Entry], counted: list, max_total: int) -> list[Finding]:
+    """Findings in case order; ``counted`` are the rubric's kinds that list items."""
     findings = _weight_findings(entries, counted)
     for entry in entries:
         findings += _entry_findings(entry, counted)
@@ -56,15 +53,15 @@ def find_inconsistencies(
     return sorted(findings, key=lambda f: order.get(f.case, 0))
 
 
-def _weight_findings(entries: list[Entry], counted: list[tuple[str, str]]) -> list[Finding]:
+def _weight_findings(entries: list[Entry], counted: list) -> list[Finding]:
     """The same item counted at full weight in one place and at half weight in another."""
     findings = []
-    for key, name in counted:
+    for dimension in counted:
+        name = dimension.name
         weights = defaultdict(lambda: {False: [], True: []})
         for entry in entries:
-            for item in _items(entry, key):
-                places = weights[normalise(item["text"])][bool(item.get("half"))]
-                places.append(f"{entry.case} {entry.label}")
+            for text, half in _items(entry, dimension):
+                weights[normalise(text)][half].append(f"{entry.case} {entry.label}")
         for text, by_weight in weights.items():
             if by_weight[False] and by_weight[True]:
                 first = by_weight[False][0].split()[0]
@@ -79,20 +76,24 @@ def _weight_findings(entries: list[Entry], counted: list[tuple[str, str]]) -> li
     return findings
 
 
-def _entry_findings(entry: Entry, counted: list[tuple[str, str]]) -> list[Finding]:
+def _entry_findings(entry: Entry, counted: list) -> list[Finding]:
     """One response's items listed twice in a dimension, then those counted in two."""
-    names = dict(counted)
+    names = {dimension.key: dimension.name for dimension in counted}
     where = f"{entry.case} Response {entry.label}"
     findings = []
     seen_in = defaultdict(list)
-    for key, name in counted:
-        texts = [normalise(i["text"]) for i in _items(entry, key)]
+    for dimension in counted:
+        texts = [normalise(text) for text, _ in _items(entry, dimension)]
         for text in sorted({t for t in texts if texts.count(t) > 1}):
             findings.append(
-                Finding("duplicate", entry.case, f"{where}, {name}: “{text}” is listed twice.")
+                Finding(
+                    "duplicate",
+                    entry.case,
+                    f"{where}, {dimension.name}: “{text}” is listed twice.",
+                )
             )
         for text in set(texts):
-            seen_in[text].append(key)
+            seen_in[text].append(dimension.key)
     for text, keys in seen_in.items():
         if len(keys) > 1:
             listed = " and ".join(names[k] for k in keys)

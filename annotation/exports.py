@@ -26,6 +26,7 @@ from openpyxl.utils import get_column_letter
 from studies.bulk_rows import batches
 from studies.errors import ApplicationError
 from studies.models import BlindedLabel, Membership, Study, TestCase
+from studies.rubric import answer_flag
 
 from .models import Assignment, Rating
 from .selectors import expected_answer_details
@@ -370,6 +371,8 @@ def _long_row(common, column, entry, systems, at, *, test_case_id, label, shown,
     """One row of the long table; ``at``: the rating's phase and submission time, as text."""
     entry = entry or {}
     items, value = column.scoring.long_text(entry, flipped=common["flipped"] == "yes")
+    points = column.scoring.recorded_points(entry)
+    flagged, note = answer_flag(entry)
     row = {
         **common,
         **at,
@@ -380,9 +383,9 @@ def _long_row(common, column, entry, systems, at, *, test_case_id, label, shown,
         "scope": column.scope,
         "items": items,
         "value": value,
-        "points": entry.get("points", ""),
-        "flagged": "yes" if entry.get("flagged") else "",
-        "flag_note": entry.get("flag_note", ""),
+        "points": "" if points is None else points,
+        "flagged": "yes" if flagged else "",
+        "flag_note": note,
         "imported": "yes" if common["imported"] else "",
         "response_total": total,
     }

@@ -11,6 +11,7 @@ from scipy import sparse
 from studies.activity import RatingActivity
 from studies.blinding import LABELS
 from studies.models import BlindedLabel, Membership, Study, TestCase
+from studies.rubric import answer_flag
 from studies.selectors import rubric_for_display
 
 from .consistency import Entry, Finding, find_inconsistencies
@@ -457,6 +458,23 @@ class SelfCheck:
     max_total: int
 
 
+def _flags(assignment: Assignment, label: str, scores: dict, names: dict) -> list[dict]:
+    """The dimensions a rater flagged as hard to apply in one response's (or case's) scores."""
+    flags = []
+    for key, value in scores.items():
+        flagged, note = answer_flag(value)
+        if flagged:
+            flags.append(
+                {
+                    "assignment": assignment,
+                    "label": label,
+                    "dimension": names.get(key, key),
+                    "note": note,
+                }
+            )
+    return flags
+
+
 def self_check(*, rater: Membership) -> SelfCheck:
     """The rater's own submitted scores, by the labels they saw; nothing about systems."""
     dimensions = rubric_for_display(rubric=rater.study.rubric)
@@ -468,6 +486,7 @@ def self_check(*, rater: Membership) -> SelfCheck:
         .prefetch_related("ratings", "revisions")
         .order_by("position")
     )
+    kinds = {d.key: d for d in rater.study.rubric.scoring_dimensions()}
     rows, flags, entries, pending = [], [], [], []
     labels: set[str] = set()
     for assignment in assignments:
@@ -482,39 +501,22 @@ def self_check(*, rater: Membership) -> SelfCheck:
                     "label": rating.shown_label,
                     "total": rating.total,
                     "points": [
-                        (rating.scores.get(d["key"]) or {}).get("points") for d in per_response
+                        kinds[d["key"]].recorded_points(rating.scores.get(d["key"]))
+                        for d in per_response
                     ],
                 }
             )
             entries.append(
                 Entry(assignment.rater_label, rating.shown_label, rating.scores, rating.total)
             )
-            for key, value in rating.scores.items():
-                if isinstance(value, dict) and value.get("flagged"):
-                    flags.append(
-                        {
-                            "assignment": assignment,
-                            "label": rating.shown_label,
-                            "dimension": names.get(key, key),
-                            "note": value.get("flag_note", ""),
-                        }
-                    )
-        for key, value in (assignment.case_scores or {}).items():
-            if isinstance(value, dict) and value.get("flagged"):
-                flags.append(
-                    {
-                        "assignment": assignment,
-                        "label": "",
-                        "dimension": names.get(key, key),
-                        "note": value.get("flag_note", ""),
-                    }
-                )
+            flags += _flags(assignment, rating.shown_label, rating.scores, names)
+        flags += _flags(assignment, "", assignment.case_scores or {}, names)
         rows.append(
             {
                 "assignment": assignment,
                 "responses": responses,
                 "case_points": [
-                    ((assignment.case_scores or {}).get(d["key"]) or {}).get("points")
+                    kinds[d["key"]].recorded_points((assignment.case_scores or {}).get(d["key"]))
                     for d in per_case
                 ],
                 "revisions": len(assignment.revisions.all()),
@@ -522,7 +524,6 @@ def self_check(*, rater: Membership) -> SelfCheck:
         )
     ordered_labels = sorted(labels)
     listing = [d for d in per_response if d["lists_items"]]
-    kinds = {d.key: d for d in rater.study.rubric.scoring_dimensions()}
     counted = [
         {
             "dimension": dimension,
@@ -533,7 +534,7 @@ def self_check(*, rater: Membership) -> SelfCheck:
     by_case = {a.rater_label: a for a in assignments}
     findings = find_inconsistencies(
         entries=entries,
-        counted=[(d["key"], d["name"]) for d in listing],
+        counted=[kinds[d["key"]] for d in listing],
         max_total=sum(d["max"] for d in per_response),
     )
     return SelfCheck(

@@ -325,8 +325,7 @@ EXPLANATION_FIRST_MESSAGE = (
 def _refuse_verdict_without_explanation(*, study: Study, case_scored: dict) -> None:
     """A preference between the two responses needs the rater's written reasoning."""
     for dimension in study.rubric.scoring_dimensions():
-        answer = case_scored.get(dimension.key) or {}
-        if dimension.compares_two and answer.get("choice") is not None:
+        if dimension.compares_two and dimension.answered(case_scored.get(dimension.key)):
             raise RatingInvalidError(EXPLANATION_FIRST_MESSAGE, field="notes")
 
 

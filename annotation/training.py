@@ -170,7 +170,7 @@ def qualification_answer_submit(
 
 def _attempt_score(*, rater: Membership, attempt: QualificationAttempt) -> None:
     settings = onboarding_settings(study=rater.study)
-    dimensions = [(d.key, d.scope) for d in rater.study.rubric.scoring_dimensions()]
+    dimensions = rater.study.rubric.scoring_dimensions()
     items = {item.pk: item for item in training_items(study=rater.study, kind="qualification")}
     comparisons = []
     answers = [answer for answer in attempt.answers.all() if answer.item_id in items]
@@ -186,10 +186,10 @@ def _attempt_score(*, rater: Membership, attempt: QualificationAttempt) -> None:
     outcome = pass_rule(
         comparisons=comparisons,
         pass_percent=settings.pass_percent,
-        blank=all(is_blank(answer.answer) for answer in answers),
+        blank=all(is_blank(answer.answer, dimensions) for answer in answers),
     )
     percent, passed = outcome.percent, outcome.passed
-    names = {d.key: d.name for d in rater.study.rubric.scoring_dimensions()}
+    names = {d.key: d.name for d in dimensions}
     attempt.finished_at = timezone.now()
     attempt.percent = percent
     attempt.passed = passed

@@ -39,6 +39,7 @@ def rubric_for_display(*, rubric) -> list[dict]:
     dimensions = []
     for dimension in rubric.dimensions.all():
         scoring = dimension.scoring()
+        # What every dimension may carry; the kind's own settings come from its class.
         config = dimension.config
         dimensions.append(
             {
@@ -47,15 +48,11 @@ def rubric_for_display(*, rubric) -> list[dict]:
                 "kind": dimension.kind,
                 "scope": scoring.scope,
                 "max": scoring.max_points,
-                "unit": config.get("unit", "items"),
-                "item": config.get("item", "item"),
                 "measure": config.get("measure", ""),
                 "example": config.get("example", ""),
                 "edge_cases": config.get("edge_cases", ""),
-                "half_weight_hint": config.get("half_weight_hint", ""),
-                "bands": [[str(b.minimum), b.points] for b in getattr(scoring, "bands", ())],
-                "band_labels": scoring.band_labels() if hasattr(scoring, "band_labels") else [],
-                "criteria": config.get("criteria", []),
+                # unit, item, half_weight_hint, bands, band_labels, criteria.
+                **scoring.rating_help(),
                 # Scales, categories and pairwise labels: [{"value", "label", "anchor"}].
                 "options": scoring.display_options(),
                 "counts_in_total": scoring.max_points > 0,

@@ -119,14 +119,13 @@ def _comparison(*, study, dimensions, answer: dict, key: dict, labels: list[str]
 
 
 def _row(label, dim, mine, theirs, kinds) -> dict:
-    mine = kinds[dim["key"]].display(mine)
-    theirs = kinds[dim["key"]].display(theirs)
+    kind = kinds[dim["key"]]
     return {
         "label": label,
         "dim": dim,
-        "mine": mine,
-        "theirs": theirs,
-        "same": (mine["points"], mine.get("choice")) == (theirs["points"], theirs.get("choice")),
+        "mine": kind.display(mine),
+        "theirs": kind.display(theirs),
+        "same": kind.same_answer(mine, theirs),
     }
 
 

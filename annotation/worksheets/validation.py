@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from annotation.services import MAX_NOTES_LENGTH
 from studies.models import BlindedLabel, Membership, Study
-from studies.rubric import cell_number
+from studies.rubric import cell_number, total_points
 
 from .columns import (
     CONFIDENCE,
@@ -305,7 +305,7 @@ def _check_response_row(number, values, columns, problems, *, optional=False) ->
         except ValueError as error:
             problems.append(WorksheetProblem(number, column.header, str(error)))
             total_ok = False
-    points = sum(score["points"] for score in scores.values())
+    points = total_points(scores)
     raw_total = values.get("total", "")
     total = cell_number(raw_total)
     if not raw_total:

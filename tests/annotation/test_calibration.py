@@ -1,8 +1,23 @@
 from decimal import Decimal
 
 from annotation.calibration import Comparison, compare, is_blank, pass_rule
+from studies.presets import PRESETS
+from studies.rubric import dimension_from_config
 
-DIMENSIONS = [("depth", "response"), ("evidence", "response"), ("preference", "case")]
+
+def kinds(*names):
+    """The preset dimensions with these keys, as the rubric's kinds."""
+    specs = {d["key"]: d for preset in PRESETS.values() for d in preset["dimensions"]}
+    return [
+        dimension_from_config(
+            key=key, name=key, kind=specs[key]["kind"], config=specs[key]["config"]
+        )
+        for key in names
+    ]
+
+
+DIMENSIONS = kinds("depth", "evidence", "preference")
+REFERENCE = kinds("depth", "evidence", "alternatives", "structure", "actionability")
 
 
 def scored(depth, evidence, preference=None):
@@ -71,22 +86,21 @@ def test_a_blank_answer_agrees_nowhere_even_on_the_keys_zeros():
     blank = {"responses": {"A": {"depth": {"items": [], "points": 0},
                                  "evidence": {"checked": [False, False, False], "points": 0}}},
              "case": {"preference": {"choice": None, "points": 0}}}  # fmt: skip
-    assert is_blank(blank) and is_blank({})
+    assert is_blank(blank, DIMENSIONS) and is_blank({}, DIMENSIONS)
     comparisons = compare(
         item="x", answer=blank, key=scored(0, 0, preference=0), dimensions=DIMENSIONS, tolerance=1
     )
     assert len(comparisons) == 3 and not any(c.within for c in comparisons)
     # A tie (choice 0) or one ticked criterion is an answer, not a blank.
-    assert not is_blank(scored(0, 0, preference=0))
+    assert not is_blank(scored(0, 0, preference=0), DIMENSIONS)
     ticked = {"responses": {"A": {"evidence": {"checked": [True, False, False], "points": 1}}}}
-    assert not is_blank(ticked)
+    assert not is_blank(ticked, DIMENSIONS)
 
 
 def test_a_near_blank_attempt_does_not_pass():
     """The reported case: weak responses keyed mostly 0, an attempt that fills in almost
     nothing used to pass with 80% of all scores agreeing."""
-    dims = [("depth", "response"), ("evidence", "response"), ("alternatives", "response"),
-            ("structure", "response"), ("actionability", "response")]  # fmt: skip
+    dims = REFERENCE
     weak = {"depth": {"points": 0}, "evidence": {"points": 0}, "alternatives": {"points": 0},
             "structure": {"points": 0}, "actionability": {"points": 0}}  # fmt: skip
     strong = {**weak, "depth": {"points": 5}, "actionability": {"points": 4}}
@@ -107,3 +121,31 @@ def test_a_near_blank_attempt_does_not_pass():
     # 9 of 10 scores agree overall, but actionability is 1 of 2: not passed.
     assert near.passed is False
     assert near.dimensions["actionability"]["percent"] == "50.0"
+
+
+def test_categories_match_exactly_and_scales_within_the_tolerance():
+    harmful, correctness = kinds("harmful", "correctness")
+    key = {"responses": {"A": {"harmful": {"choice": "yes"}, "correctness": {"choice": 2}}}}
+    near = {"responses": {"A": {"harmful": {"choice": "no"}, "correctness": {"choice": 1}}}}
+    comparisons = compare(
+        item="x", answer=near, key=key, dimensions=[harmful, correctness], tolerance=1
+    )
+    assert [(c.dimension, c.points, c.key_points, c.within) for c in comparisons] == [
+        ("harmful", "no", "yes", False),
+        ("correctness", 1, 2, True),
+    ]
+
+
+def test_a_key_left_unanswered_is_not_compared():
+    (correctness,) = kinds("correctness")
+    key = {"responses": {"A": {"correctness": {"choice": None, "points": 0}}}}
+    answer = {"responses": {"A": {"correctness": {"choice": 2, "points": 2}}}}
+    assert compare(item="x", answer=answer, key=key, dimensions=[correctness], tolerance=0) == []
+
+
+def test_a_checklist_is_compared_by_its_points_whatever_was_ticked():
+    (evidence,) = kinds("evidence")
+    key = {"responses": {"A": {"evidence": {"checked": [True, True, False], "points": 2}}}}
+    answer = {"responses": {"A": {"evidence": {"checked": [False, True, True], "points": 2}}}}
+    (same,) = compare(item="x", answer=answer, key=key, dimensions=[evidence], tolerance=0)
+    assert same.within and (same.points, same.key_points) == (2, 2)

@@ -1,6 +1,11 @@
 from annotation.consistency import Entry, find_inconsistencies, normalise
+from studies.rubric import dimension_from_config
 
-COUNTED = [("depth", "Depth of Analysis"), ("alternatives", "Alternative Consideration")]
+BANDS = {"bands": [[0, 0], [2, 2], [4, 4], [6, 5]]}
+COUNTED = [
+    dimension_from_config(key=key, name=name, kind="counted", config=BANDS)
+    for key, name in (("depth", "Depth of Analysis"), ("alternatives", "Alternative Consideration"))
+]
 
 
 def entry(case, label, depth=(), alternatives=(), total=10):
