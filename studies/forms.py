@@ -3,17 +3,22 @@
 Forms only check and convert input; the services decide what may change and write it.
 """
 
-import re
 from decimal import Decimal
 
 from django import forms
 from django.core.validators import MaxValueValidator, MinValueValidator
-from django.utils.text import slugify
 
 from .importing import MAX_FILE_BYTES
 from .models import Study
 from .presets import PRESET_CHOICES, START_CHOICES
-from .rubric import KINDS, RubricValueError, allowed_levels, dimension_from_config
+from .rubric import (
+    KINDS,
+    ConfigField,
+    RubricValueError,
+    allowed_levels,
+    code_from,
+    dimension_from_config,
+)
 from .services import ASSIGNMENT_FIELDS, PROTOCOL_FIELDS, SETTINGS_FIELDS
 
 
@@ -184,26 +189,12 @@ class PresetForm(forms.Form):
     )
 
 
-# --- Rubric builder: one form per kind of dimension --------------------------------------
-
-LINE_HELP = "One per line; separate the parts with a vertical bar |."
-
-
-def _lines(text: str) -> list[list[str]]:
-    return [
-        [part.strip() for part in line.split("|")] for line in text.splitlines() if line.strip()
-    ]
-
-
-def _join(rows) -> str:
-    return "\n".join(" | ".join(str(part) for part in row if part != "") for row in rows)
-
-
-def _code(label: str, index: int) -> str:
-    return slugify(label).replace("-", "_")[:50] or f"category_{index + 1}"
+# --- Rubric builder: a form per kind of dimension, made from the kind's settings -----------
 
 
 class DimensionForm(forms.Form):
+    """What every dimension has; ``dimension_form`` adds the settings its kind declares."""
+
     kind = ""
     kind_help = ""
 
@@ -260,7 +251,7 @@ class DimensionForm(forms.Form):
         cleaned = super().clean()
         if self.errors:
             return cleaned
-        cleaned["key"] = cleaned.get("key") or slugify(cleaned["name"]).replace("-", "_")[:50]
+        cleaned["key"] = cleaned.get("key") or code_from(cleaned["name"])
         if not cleaned["key"]:
             self.add_error("key", "Give a key of letters, digits, - or _.")
             return cleaned
@@ -270,7 +261,8 @@ class DimensionForm(forms.Form):
             "edge_cases": cleaned.get("edge_cases", ""),
         }
         try:
-            config.update(self.kind_config(cleaned))
+            texts = {name: cleaned[name] for name in self.kind_fields}
+            config.update(KINDS[self.kind].config_from_form(texts))
             dimension_from_config(
                 key=cleaned["key"], name=cleaned["name"], kind=self.kind, config=config
             )
@@ -278,9 +270,6 @@ class DimensionForm(forms.Form):
             raise forms.ValidationError(str(error)) from None
         cleaned["config"] = config
         return cleaned
-
-    def kind_config(self, cleaned: dict) -> dict:
-        raise NotImplementedError
 
     @classmethod
     def initial_from(cls, dimension) -> dict:
@@ -293,214 +282,35 @@ class DimensionForm(forms.Form):
             "edge_cases": config.get("edge_cases", ""),
             "level": dimension.level,
         }
-        initial.update(cls.kind_initial(config))
+        initial.update(KINDS[cls.kind].config_to_form(config))
         return initial
 
-    @classmethod
-    def kind_initial(cls, config: dict) -> dict:
-        raise NotImplementedError
 
-
-class CountedForm(DimensionForm):
-    kind = "counted"
-    kind_help = (
-        "The rater lists what they counted, one item per line, and may mark an item "
-        "half-weight; points come from bands over the count. Example: Depth of Analysis, "
-        "0-1 factors → 0, 2-3 → 2, 4-5 → 4, 6+ → 5."
-    )
-    kind_fields = ("unit", "item", "bands", "half_weight_hint")
-
-    unit = forms.CharField(
-        label="What is counted (plural)",
-        max_length=50,
-        initial="factors",
-        help_text="e.g. 'factors', 'alternatives', 'recommendations'.",
-    )
-    item = forms.CharField(
-        label="One item (singular)",
-        max_length=50,
-        initial="factor",
-        help_text="Used on the button raters press: 'Add factor'.",
-    )
-    bands = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 4}),
-        initial="0: 0\n2: 2\n4: 4\n6: 5",
-        help_text=(
-            "One band per line: the lowest count, a colon, the points. The first band starts "
-            "at 0; a count scores the highest band it reaches. '0: 0, 2: 2, 4: 4, 6: 5' (one "
-            "per line) means 0-1 → 0, 2-3 → 2, 4-5 → 4, 6+ → 5."
-        ),
-    )
-    half_weight_hint = forms.CharField(
-        label="When an item counts half",
-        max_length=200,
-        required=False,
-        help_text="e.g. 'Listed but not integrated into the analysis'.",
+def _setting_field(setting: ConfigField) -> forms.CharField:
+    """The form field for one setting a kind declares."""
+    return forms.CharField(
+        label=setting.label or None,
+        max_length=setting.max_length,
+        required=setting.required,
+        initial=setting.initial or None,
+        help_text=setting.help_text,
+        widget=forms.Textarea(attrs={"rows": setting.rows}) if setting.rows else None,
     )
 
-    def kind_config(self, cleaned):
-        bands = []
-        for number, line in enumerate(cleaned["bands"].splitlines(), start=1):
-            if not line.strip():
-                continue
-            match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(?::|->|→)\s*(\d+)\s*", line)
-            if not match:
-                raise ValueError(
-                    f"Bands, line {number}: write the lowest count, a colon and the points, "
-                    "e.g. '2: 2'."
-                )
-            minimum = Decimal(match.group(1))
-            bands.append(
-                [
-                    int(minimum) if minimum == minimum.to_integral() else float(minimum),
-                    int(match.group(2)),
-                ]
-            )
-        return {
-            "unit": cleaned["unit"],
-            "item": cleaned["item"],
-            "bands": bands,
-            "half_weight_hint": cleaned.get("half_weight_hint", ""),
-        }
 
-    @classmethod
-    def kind_initial(cls, config):
-        return {
-            "unit": config.get("unit", ""),
-            "item": config.get("item", ""),
-            "bands": "\n".join(f"{low}: {points}" for low, points in config.get("bands", [])),
-            "half_weight_hint": config.get("half_weight_hint", ""),
-        }
-
-
-class ChecklistForm(DimensionForm):
-    kind = "checklist"
-    kind_help = (
-        "Yes/no criteria, one point for each criterion met. Example: Evidence Integration "
-        "— evidence cited? source credibility assessed? evidence quality evaluated?"
-    )
-    kind_fields = ("criteria",)
-
-    criteria = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 4}),
-        help_text=(
-            f"{LINE_HELP} The question, then an optional help text, e.g. 'Evidence cited? | "
-            "Includes references to precedents, research, data, or domain knowledge'."
-        ),
+def dimension_form(kind_class) -> type[DimensionForm]:
+    """The builder's form for a kind: the common fields, then the kind's settings."""
+    settings = {setting.name: _setting_field(setting) for setting in kind_class.config_fields}
+    return type(
+        f"{kind_class.__name__}Form",
+        (DimensionForm,),
+        {
+            "kind": kind_class.kind,
+            "kind_help": kind_class.builder_help,
+            "kind_fields": tuple(settings),
+            **settings,
+        },
     )
 
-    def kind_config(self, cleaned):
-        return {
-            "criteria": [
-                {"label": parts[0], "help": " | ".join(parts[1:])}
-                for parts in _lines(cleaned["criteria"])
-            ]
-        }
 
-    @classmethod
-    def kind_initial(cls, config):
-        return {"criteria": _join((c["label"], c.get("help", "")) for c in config["criteria"])}
-
-
-class ScaleForm(DimensionForm):
-    kind = "scale"
-    kind_help = (
-        "An ordered scale: the rater picks one option; its value is the points. Give each "
-        "option an anchor text that says when to choose it. Examples: Likert 1-5 (strongly "
-        "disagree … strongly agree); correct (2) / partly correct (1) / incorrect (0)."
-    )
-    kind_fields = ("options",)
-
-    options = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 5}),
-        initial=(
-            "1 | Strongly disagree\n2 | Disagree\n3 | Neither agree nor disagree\n"
-            "4 | Agree\n5 | Strongly agree"
-        ),
-        help_text=(
-            f"{LINE_HELP} The value (whole number, the points), the label, then an optional "
-            "anchor text, in rising or falling order, e.g. '2 | Correct | No unsupported claim'."
-        ),
-    )
-
-    def kind_config(self, cleaned):
-        options = []
-        for number, parts in enumerate(_lines(cleaned["options"]), start=1):
-            if len(parts) < 2 or not re.fullmatch(r"\d+", parts[0]):
-                raise ValueError(
-                    f"Options, line {number}: start with a whole number, then '|' and the "
-                    "label, e.g. '5 | Strongly agree'."
-                )
-            options.append(
-                {"value": int(parts[0]), "label": parts[1], "anchor": " | ".join(parts[2:])}
-            )
-        return {"options": options}
-
-    @classmethod
-    def kind_initial(cls, config):
-        return {
-            "options": _join(
-                (o["value"], o["label"], o.get("anchor", "")) for o in config["options"]
-            )
-        }
-
-
-class CategoricalForm(DimensionForm):
-    kind = "categorical"
-    kind_help = (
-        "Nominal categories: the rater picks one; categories have no order and give no "
-        "points (they are not part of the total). Examples: harmful yes/no; harm category."
-    )
-    kind_fields = ("categories",)
-
-    categories = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 4}),
-        help_text=(
-            f"{LINE_HELP} The category, then an optional help text, e.g. 'Personal data | "
-            "Reveals data about a person'. Each gets a code from its name for exports."
-        ),
-    )
-
-    def kind_config(self, cleaned):
-        return {
-            "categories": [
-                {"value": _code(parts[0], i), "label": parts[0], "help": " | ".join(parts[1:])}
-                for i, parts in enumerate(_lines(cleaned["categories"]))
-            ]
-        }
-
-    @classmethod
-    def kind_initial(cls, config):
-        return {"categories": _join((c["label"], c.get("help", "")) for c in config["categories"])}
-
-
-class PairwiseForm(DimensionForm):
-    kind = "pairwise"
-    kind_help = (
-        "A preference between the two responses, rated once per test case (not per "
-        "response) and not part of the totals. Needs a study with exactly two systems. "
-        "Stored as a signed value: negative prefers Response A, 0 is a tie, positive B."
-    )
-    kind_fields = ("labels",)
-
-    labels = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 5}),
-        initial="A much better\nA slightly better\nTie\nB slightly better\nB much better",
-        help_text=(
-            "One label per line, from the strongest preference for A to the strongest for B "
-            "(2 to 9 labels; with an odd number the middle one is the tie)."
-        ),
-    )
-
-    def kind_config(self, cleaned):
-        return {"labels": [line.strip() for line in cleaned["labels"].splitlines() if line.strip()]}
-
-    @classmethod
-    def kind_initial(cls, config):
-        return {"labels": "\n".join(config.get("labels", []))}
-
-
-DIMENSION_FORMS = {
-    form.kind: form
-    for form in (CountedForm, ChecklistForm, ScaleForm, CategoricalForm, PairwiseForm)
-}
+DIMENSION_FORMS = {kind: dimension_form(kind_class) for kind, kind_class in KINDS.items()}

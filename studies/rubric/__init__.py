@@ -17,7 +17,7 @@ single choices ``scale``, ``categorical`` and ``pairwise`` (``choice``).
 file.
 """
 
-from .base import LEVELS, RubricValueError, answer_flag, cell_number
+from .base import LEVELS, ConfigField, RubricValueError, answer_flag, cell_number, code_from
 from .pairwise import pairwise_values
 from .registry import (
     KINDS,
@@ -31,10 +31,12 @@ from .registry import (
 __all__ = [
     "KINDS",
     "LEVELS",
+    "ConfigField",
     "RubricValueError",
     "allowed_levels",
     "answer_flag",
     "cell_number",
+    "code_from",
     "dimension_from_config",
     "pairwise_values",
     "score_form",

@@ -1,6 +1,7 @@
 """The rubric builder: custom dimensions of every kind, presets, levels, and forms."""
 
 import pytest
+from django.utils.text import slugify
 
 from annotation.models import Rating
 from annotation.services import rating_submit
@@ -8,6 +9,7 @@ from studies import services
 from studies.forms import DIMENSION_FORMS
 from studies.models import Rubric, Study, StudyEvent
 from studies.presets import PRESETS
+from studies.rubric import code_from
 from studies.services import StudySetupError
 
 from ..factories import make_study
@@ -187,3 +189,13 @@ def test_a_rater_can_submit_answers_to_every_new_kind(lead, rater):
     assert a["accuracy"]["choice"] is None and a["harm_category"]["choice"] == "personal_data"
     assignment.refresh_from_db()
     assert assignment.case_scores["preference"]["choice"] == -1
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Unsafe advice", "Déjà vu — test!", "  --a__b--  ", "???", "Straße ½ Œuvre", "x" * 80,
+     "Tab\tand  spaces", "Personal data (PII)"],
+)  # fmt: skip
+def test_codes_are_made_from_names_as_django_slugifies_them(text):
+    # The kinds make category codes without Django; keys and codes must read as before.
+    assert code_from(text) == slugify(text).replace("-", "_")[:50]
