@@ -4,10 +4,12 @@ kind's name: everything else asks the kind's class (``studies.rubric.KINDS``).
 The code is read as a syntax tree, so every spelling of a read is seen: ``a.get("points")``,
 ``a["choice"]``, ``"items" in a``, ``a.pop("checked")``, and every spelling of a branch:
 ``kind == "scale"``, ``"pairwise" != d.kind``, ``kind in ("scale", "categorical")``,
-``case "counted":``.
+``case "counted":``. Templates, which have no syntax tree here, are read line by line for
+``kind == "scale"`` and its variants: each kind has its own template instead.
 """
 
 import ast
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -139,6 +141,29 @@ def test_no_module_branches_on_a_rubric_kind_outside_the_kinds():
     assert _found(_branches_on_kind, migrations=True) == []
 
 
+# In a template: ``dim.kind == "scale"``, ``kind != 'counted'``, ``kind in ("scale"``.
+TEMPLATE_BRANCH = re.compile(r"""kind["'\]]*\s*(==|!=|\bin\b)\s*[(\[]?\s*["'](?P<name>\w+)["']""")
+
+
+def template_branches(text: str) -> list[int]:
+    """The numbers of the lines of a template that compare a kind's name."""
+    return [
+        number
+        for number, line in enumerate(text.splitlines(), start=1)
+        for match in TEMPLATE_BRANCH.finditer(line)
+        if match.group("name") in KIND_NAMES
+    ]
+
+
+def test_no_template_branches_on_a_rubric_kind():
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in sorted((ROOT / "templates").rglob("*.html"))
+        for number in template_branches(path.read_text(encoding="utf-8"))
+    ]
+    assert found == []
+
+
 def test_the_exceptions_are_still_there():
     # An exception that no longer matches anything would hide the next real read.
     seen = {
@@ -213,3 +238,12 @@ def test_the_kind_check_catches_every_spelling_of_a_branch():
 def test_the_checks_leave_other_reads_and_comparisons_alone():
     assert findings(HARMLESS, "sample.py", _reads_answer_field) == []
     assert findings(HARMLESS, "sample.py", _branches_on_kind) == []
+
+
+def test_the_template_check_catches_a_kind_compared_by_name():
+    planted = (
+        '{% if dim.kind == "counted" %}\n<p>{{ dim.name }}</p>\n'
+        '{% if dim.kind != \'pairwise\' %}\n{% if kind in ("scale", "x") %}\n'
+        '{% if dim.scope == "case" %}{% if dim.kind == other %}\n'
+    )
+    assert template_branches(planted) == [1, 3, 4]

@@ -1,6 +1,5 @@
 """The kinds of dimension added for the rubric builder, the presets, and their wiring."""
 
-import re
 from pathlib import Path
 
 import pytest
@@ -403,25 +402,3 @@ def test_answers_counted_offline_show_their_points_alone():
     assert offline["offline"] and offline["points"] == 4 and offline["items"] == []
     offline = EVIDENCE.display(EVIDENCE.score({"points": 2}))
     assert offline["offline"] and offline["points"] == 2 and offline["criteria"] is None
-
-
-# The rule of issue 8: readers ask the kind; nothing else compares a dimension kind's name.
-KIND_BRANCH = re.compile(
-    r"""kind["'\]]*\s*(==|!=|\bin\b)\s*[(\[]?\s*["'](counted|checklist|scale|categorical|pairwise)"""
-)
-
-
-def test_no_module_outside_the_kinds_branches_on_a_kind_name():
-    found = []
-    for app in ("studies", "annotation", "agreement"):
-        for path in (ROOT / app).rglob("*.py"):
-            if path == ROOT / "studies" / "rubric.py" or "migrations" in path.parts:
-                continue
-            for number, line in enumerate(path.read_text().splitlines(), start=1):
-                if KIND_BRANCH.search(line):
-                    found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
-    for path in (ROOT / "templates").rglob("*.html"):
-        for number, line in enumerate(path.read_text().splitlines(), start=1):
-            if KIND_BRANCH.search(line):
-                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
-    assert not found, "\n".join(found)
