@@ -16,8 +16,9 @@ it allows), ``lists_items`` (the self-check sets what was listed side by side) a
   the stored answer ``{...value, "points": p}``.
 - reading back, from a stored value (``None`` when nothing was recorded):
   ``answered(value)``: whether it gives anything (a choice, a point, an item, a tick);
-  ``recorded_points(value)``: the points stored with it; ``answer_flag(value)``: the
-  rater's flag and note; ``listed_items(value)``: what was listed, as (text, half);
+  ``recorded_points(value)``: the points stored with it; ``listed_items(value)``: what
+  was listed, as (text, half); the function ``answer_flag(value)``: the rater's flag and
+  note, stored alike by every kind;
   ``same_answer(value, other)``: whether two answers give the same score.
   ``agreement_value(value, *, flipped) -> float | None``: the number Krippendorff's alpha
   sees, in key order; None when unanswered. ``agreement_values``: every number it can

@@ -402,3 +402,71 @@ def test_answers_counted_offline_show_their_points_alone():
     assert offline["offline"] and offline["points"] == 4 and offline["items"] == []
     offline = EVIDENCE.display(EVIDENCE.score({"points": 2}))
     assert offline["offline"] and offline["points"] == 2 and offline["criteria"] is None
+
+
+# --- Reading an answer back: what other modules ask instead of reading its fields ---------
+
+
+@pytest.mark.parametrize(
+    ("dimension", "blank", "given"),
+    [
+        (DEPTH, {}, {"items": [{"text": "cost"}]}),
+        (DEPTH, {"items": []}, {"points": 2}),
+        (EVIDENCE, {}, {"checked": [False, True, False]}),
+        (SCALE, {"choice": None}, {"choice": 1}),
+        (HARM, {}, {"choice": "no"}),
+        (PREFERENCE, {"choice": None}, {"choice": 0}),  # a tie is an answer
+    ],
+)
+def test_each_kind_says_whether_an_answer_gives_anything(dimension, blank, given):
+    assert not dimension.answered(dimension.score(blank))
+    assert dimension.answered(dimension.score(given))
+    assert not dimension.answered(None)
+
+
+def test_the_items_listed_are_read_back_with_their_weight():
+    value = DEPTH.score(
+        {"items": [{"text": "cost", "half": True}, {"text": " "}, {"text": "risk"}]}
+    )
+    assert DEPTH.listed_items(value) == [("cost", True), ("risk", False)]
+    assert DEPTH.listed_items(DEPTH.score({"points": 2})) == []
+    assert EVIDENCE.listed_items(EVIDENCE.score({})) == []
+
+
+def test_two_answers_are_the_same_when_they_score_the_same():
+    assert EVIDENCE.same_answer(
+        EVIDENCE.score({"checked": [True, False, False]}),
+        EVIDENCE.score({"checked": [False, False, True]}),
+    )
+    assert not HARM.same_answer(HARM.score({"choice": "yes"}), HARM.score({"choice": "no"}))
+    assert not SCALE.same_answer(SCALE.score({"choice": 2}), None)
+
+
+def test_a_key_answer_expects_its_points_or_choice_within_the_tolerance():
+    """The qualification's rule, said by each kind with its expected_met."""
+    key, near, far = (DEPTH.score({"points": p}) for p in (4, 5, 0))
+    expected = DEPTH.expected_from_key(key, tolerance=1)
+    assert DEPTH.expected_met(expected, near) and not DEPTH.expected_met(expected, far)
+    expected = EVIDENCE.expected_from_key(EVIDENCE.score({"points": 2}), tolerance=0)
+    assert EVIDENCE.expected_text(expected) == "2"
+    assert EVIDENCE.expected_met(expected, EVIDENCE.score({"checked": [True, False, True]}))
+    assert not EVIDENCE.expected_met(expected, EVIDENCE.score({"checked": [True, False, False]}))
+    expected = PREFERENCE.expected_from_key(PREFERENCE.score({"choice": 2}), tolerance=1)
+    assert expected == {"choices": [1, 2]}
+    # Categories have no order: the tolerance does not apply.
+    assert HARM.expected_from_key(HARM.score({"choice": "yes"}), tolerance=3) == {
+        "choices": ["yes"]
+    }
+    assert SCALE.expected_from_key(SCALE.score({"choice": None}), tolerance=1) is None
+    assert (SCALE.key_value(SCALE.score({"choice": 3})), HARM.key_value(None)) == (3, None)
+
+
+def test_the_rating_help_holds_each_kinds_own_settings():
+    depth = DEPTH.rating_help()
+    assert (depth["unit"], depth["item"]) == ("factors", "factor")
+    assert depth["band_labels"] == [("0-1", 0), ("2-3", 2), ("4-5", 4), ("6+", 5)]
+    assert [c["label"] for c in EVIDENCE.rating_help()["criteria"]] == list(EVIDENCE.criteria)
+    assert SCALE.rating_help() == {
+        "unit": "items", "item": "item", "half_weight_hint": "", "bands": [], "band_labels": [],
+        "criteria": [],
+    }  # fmt: skip
