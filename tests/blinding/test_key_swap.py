@@ -22,12 +22,15 @@ from .world import build, database_empty, same_draws, swapped_half
 
 def _both_builds(**collect):
     """The outputs of the study built under its own key, then with a half swapped."""
-    fetched = []
+    fetched, keys = [], []
     for swap in (frozenset(), swapped_half()):
         database_empty()
         with same_draws() as clock:
             world = build(swap=swap, clock=clock)
+            keys.append(world.key)
             fetched.append(outputs_collect(world, **collect))
+    # The builds differ in their key, and only where they were told to.
+    assert {case for case in keys[0] if keys[0][case] != keys[1][case]} == swapped_half()
     return fetched
 
 

@@ -87,6 +87,8 @@ class World:
     secrets: dict
     args: dict = field(default_factory=dict)
     pseudonyms: list[str] = field(default_factory=list)
+    # Each case's systems in the order shown (A first), as stored.
+    key: dict[str, tuple[str, ...]] = field(default_factory=dict)
     response_texts: list[str] = field(default_factory=list)
 
 
@@ -248,6 +250,10 @@ def build(*, swap: frozenset[str], clock) -> World:
             "uidb64": ["MQ"],
         },
         pseudonyms=[m.pseudonym for m in memberships],
+        key={
+            case.case_id: tuple(label.response.system.name for label in case.labels.all())
+            for case in study.test_cases.prefetch_related("labels__response__system")
+        },
         response_texts=sorted(
             {text for case in cases for text in case["responses"].values()}, key=len, reverse=True
         ),
