@@ -21,7 +21,7 @@ from django.apps import apps
 from django.conf import settings
 from django.contrib.auth.models import Group
 from django.db import connection, transaction
-from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.urls import reverse
 
 from agreement.models import Judge
 from annotation.models import Assignment, AssignmentJob
@@ -34,6 +34,7 @@ from studies.services import case_upload_create, membership_add, rater_status_ch
 from .annotation.support import make_item
 from .factories import UserFactory, make_study
 from .payloads import payload_for
+from .urls_enumeration import ADMIN_NAMESPACE, API_NAMESPACE, admin_url_model, project_urls
 
 ROLES = (
     "anonymous",
@@ -190,31 +191,10 @@ RULES = {
     "agreement:judge_calibration": Rule("coordinator", methods=("GET",)),
     "agreement:judge_export": Rule("coordinator", methods=("GET",)),
 }
-# Django's admin is one rule for all its URLs (one per registered model and action).
-ADMIN_NAMESPACE = "admin"
-# The HTTP API signs in by token, not session: its rules are in test_api_access_matrix.py.
-API_NAMESPACE = "api"
 
 
-def _walk(patterns, namespace=""):
-    for entry in patterns:
-        if isinstance(entry, URLResolver):
-            inner = entry.namespace or ""
-            prefix = f"{namespace}:{inner}" if namespace and inner else (inner or namespace)
-            yield from _walk(entry.url_patterns, prefix)
-        elif isinstance(entry, URLPattern):
-            if entry.name is None:
-                # Only Django's admin has one: its catch-all, which sends to its sign-in.
-                yield (f"{namespace}:" if namespace else None), entry
-                continue
-            name = f"{namespace}:{entry.name}" if namespace else entry.name
-            yield name, entry
-
-
-def project_urls() -> list[tuple[str, URLPattern]]:
-    return list(_walk(get_resolver().url_patterns))
-
-
+# Django's admin (ADMIN_NAMESPACE) is one rule for all its URLs, below; the API's rules
+# (API_NAMESPACE) are in test_api_access_matrix.py.
 def test_every_url_has_a_rule():
     names = {name for name, _ in project_urls()}
     unnamed = [str(p.pattern) for name, p in project_urls() if not name]
@@ -527,7 +507,6 @@ def test_every_url_as_every_role(client, world):
 def _admin_kwargs(world, name, pattern) -> dict:
     """Path arguments for one of the admin's URLs: an object of the model it names."""
     kwargs = {}
-    action_model = name.split(":", 1)[1]
     for arg in pattern.pattern.regex.groupindex:
         if arg == "app_label":
             kwargs[arg] = "studies"
@@ -538,16 +517,15 @@ def _admin_kwargs(world, name, pattern) -> dict:
         elif arg == "id":
             kwargs[arg] = world["people"]["rater"].pk
         elif arg == "object_id":
-            kwargs[arg] = _first_object_of(action_model, world)
+            kwargs[arg] = _first_object_of(name, world)
     return kwargs
 
 
-def _first_object_of(action_model: str, world) -> str:
-    for model in apps.get_models():
-        prefix = f"{model._meta.app_label}_{model._meta.model_name}_"
-        if action_model.startswith(prefix):
-            first = model._default_manager.order_by("pk").first()
-            return str(first.pk) if first else "0"
+def _first_object_of(name: str, world) -> str:
+    model = admin_url_model(name)
+    if model is not None:
+        first = model._default_manager.order_by("pk").first()
+        return str(first.pk) if first else "0"
     return str(world["study"].pk)  # "view on site": any object
 
 

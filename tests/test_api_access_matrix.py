@@ -18,8 +18,9 @@ from studies import tokens
 from studies.models import ApiToken, Membership, Study
 from studies.services import membership_add
 
-from .test_access_matrix import API_NAMESPACE, _tables, project_urls, rolled_back
+from .test_access_matrix import _tables, rolled_back
 from .test_access_matrix import world as world  # noqa: PLC0414 - the shared fixture
+from .urls_enumeration import api_urls
 
 ROLES = (
     "anonymous",  # no token
@@ -73,10 +74,6 @@ RULES = {
     "api:unblind": Rule("lead", methods=("POST",)),
 }
 METHODS = ("GET", "POST", "PATCH", "PUT", "DELETE")
-
-
-def api_urls():
-    return [(n, p) for n, p in project_urls() if n.startswith(f"{API_NAMESPACE}:")]
 
 
 def test_every_api_url_has_a_rule():

@@ -1,0 +1,260 @@
+"""One small open study, built the same way under a given blinding key.
+
+Everything an observer can know without the key is the same in every build: the systems,
+the texts, the case ids, the people, the seed and the secret, the ratings as raters give
+them (per label), the quality items, the judges' outputs (per shown position), and the
+ids and times the app draws (``same_draws``). Only which system is shown as A differs,
+for the cases ``build`` is told to swap.
+"""
+
+import contextlib
+import json
+import os
+import random
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from unittest import mock
+
+import time_machine
+from django.contrib.auth.models import Group
+from django.core.cache import cache
+from django.db import connection
+
+from agreement.services import judge_outputs_import
+from annotation.models import AssignmentJob
+from annotation.participation import consent_record
+from annotation.services import assignments_create_all, draft_save, rating_submit
+from studies import invitations, tokens
+from studies.access import COORDINATORS_GROUP
+from studies.blinding import blinded_order
+from studies.models import CaseUpload, Membership, Study, TestCase
+from studies.presets import PAIRWISE_RUBRIC, protocol_settings
+from studies.rubric import allowed_levels
+from studies.services import (
+    case_upload_create,
+    dimension_save,
+    membership_add,
+    study_create,
+    study_open,
+    test_cases_add,
+)
+from studies.services.quality import ExpectedCell, attention_check_create, expected_answers_set
+
+from ..annotation.support import make_item
+from ..factories import UserFactory, make_cases
+from ..payloads import payload_for
+
+SLUG = "keyswap"
+SECRET = "5eed5eed5eed5eed5eed5eed5eed5eed"
+SYSTEMS = ("baseline", "improved")
+SAMPLE_CASES = 6
+GOLD_ID = f"TC-{SAMPLE_CASES + 1:03d}"
+ATTENTION_ID = "TC-900"
+RATERS = 3
+# The answers of rater r on the case at position p, per label (the same in every build).
+CHOICES = (-2, -1, 0, 1, 2)
+START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+# The two judges: one always prefers the response its prompt shows first, one the second.
+JUDGE_VERDICTS = {"always-first": "A", "always-second": "B"}
+
+# Tables that migrations fill and no build writes: kept when the database is emptied.
+KEPT_TABLES = {
+    "django_migrations",
+    "django_content_type",
+    "auth_permission",
+    "auth_group",
+    "auth_group_permissions",
+}
+
+
+def swapped_half(seed: int = 7) -> frozenset[str]:
+    """A seeded half of the sample cases.
+
+    A half, not all: swapping every case keeps which responses share a system, so an
+    output that grouped responses by system across cases would not change. The quality
+    items keep their key: the coordinator writes a gold item's expected answers per system
+    and reviews the raters' answers to it per system (the quality page), so its key is
+    theirs to see; each case's key is its own draw, so it tells nothing of the sample's.
+    """
+    ids = [f"TC-{n:03d}" for n in range(1, SAMPLE_CASES + 1)]
+    return frozenset(random.Random(seed).sample(ids, SAMPLE_CASES // 2))
+
+
+@dataclass
+class World:
+    study: Study
+    people: dict
+    secrets: dict
+    args: dict = field(default_factory=dict)
+    pseudonyms: list[str] = field(default_factory=list)
+    # Each case's systems in the order shown (A first), as stored.
+    key: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    response_texts: list[str] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def same_draws(seed: int = 2026):
+    """Random bytes from a seeded generator, and a clock that moves only when told.
+
+    Every uuid4, token and secret the app draws comes from ``os.urandom`` (uuid4,
+    ``studies.bulk_rows``) or the ``random`` module's system source (``secrets``,
+    Django's random strings), so two builds that create the same objects in the same
+    order get the same ids. Yields the clock (``shift`` moves it on).
+    """
+    source = random.Random(seed)
+    with (
+        mock.patch.object(os, "urandom", source.randbytes),
+        mock.patch("random._urandom", source.randbytes),
+        time_machine.travel(START, tick=False) as clock,
+    ):
+        yield clock
+
+
+def database_empty() -> None:
+    """Every row the builds write removed, and every id sequence restarted at 1."""
+    # Uploaded files are named by their upload's uuid, which the next build draws again:
+    # a file left behind would make the storage draw a new name (and shift every draw).
+    for upload in CaseUpload.objects.all():
+        upload.file.delete(save=False)
+    tables = set(connection.introspection.django_table_names(only_existing=True))
+    tables -= KEPT_TABLES
+    quoted = ", ".join(connection.ops.quote_name(t) for t in sorted(tables))
+    with connection.cursor() as cursor:
+        cursor.execute(f"TRUNCATE {quoted} RESTART IDENTITY CASCADE")
+    # Computed results are cached by study id: the next build must compute its own.
+    cache.clear()
+
+
+def _order_with_swaps(swap: frozenset[str]):
+    def order(*, seed, secret, case_id, systems):
+        shown = blinded_order(seed=seed, secret=secret, case_id=case_id, systems=systems)
+        return shown[::-1] if case_id in swap else shown
+
+    return order
+
+
+def _rating(position: int, rater: int) -> dict:
+    """Rater ``rater``'s answers on the case at ``position``, per label."""
+    payload = payload_for(position + 2 * rater)
+    payload["case"] = {"preference": {"choice": CHOICES[(position * 2 + rater) % len(CHOICES)]}}
+    payload["notes"] = "Response A reads more carefully." if position % 3 == rater else ""
+    return payload
+
+
+def _judge_file(case_ids: list[str]) -> bytes:
+    rows = [
+        {"judge": judge, "case_id": case_id, "order": order, "output": f"Compared.\n[[{shown}]]"}
+        for judge, shown in JUDGE_VERDICTS.items()
+        for case_id in case_ids
+        for order in ("AB", "BA")
+    ]
+    return "\n".join(json.dumps(row) for row in rows).encode()
+
+
+def build(*, swap: frozenset[str], clock) -> World:
+    """The study, opened and rated, with the key of the cases in ``swap`` swapped (A<->B)."""
+    coordinators, _ = Group.objects.get_or_create(name=COORDINATORS_GROUP)
+    lead = UserFactory(username="ks-lead")
+    lead.groups.add(coordinators)
+    admin = UserFactory(username="ks-admin", is_staff=True, is_superuser=True)
+    raters = [UserFactory(username=f"ks-rater-{n}") for n in range(1, RATERS + 1)]
+    study = study_create(
+        slug=SLUG, name="Key swap", lead=lead, rubric_preset="reference",
+        **protocol_settings("reference"),
+    )  # fmt: skip
+    Study.objects.filter(pk=study.pk).update(blinding_secret=SECRET)
+    study.refresh_from_db()
+    pairwise = PAIRWISE_RUBRIC["dimensions"][0]
+    dimension_save(
+        study=study, actor=lead, key=None, new_key=pairwise["key"], name=pairwise["name"],
+        kind="pairwise", config=pairwise["config"], level=allowed_levels("pairwise")[0],
+    )  # fmt: skip
+    upload = case_upload_create(study=study, actor=lead, filename="more.csv", data=b"id,prompt\n")
+    cases = make_cases(SAMPLE_CASES + 1, SYSTEMS)
+    for case in cases:
+        # Of different lengths, so that anything computed from a text (a length, a count
+        # of words) differs between the systems too.
+        n = case["id"][3:]
+        short = f"A short answer to case {n}."
+        longer = f"A longer and more careful answer to case {n}, with its reasons."
+        case["responses"] = dict(zip(SYSTEMS, (short, longer), strict=True))
+    # The key is drawn where the cases are written; the swapped cases get the other order.
+    # The responses are still written in label order (A first), as the app writes them.
+    with mock.patch("studies.services.cases.blinded_order", _order_with_swaps(swap)):
+        test_cases_add(study=study, systems=list(SYSTEMS), cases=cases)
+        attention_check_create(
+            study=study, case_id=ATTENTION_ID, prompt="Read this one carefully.", text=None,
+            actor=lead,
+        )  # fmt: skip
+    expected_answers_set(
+        test_case=study.test_cases.get(case_id=GOLD_ID),
+        purpose=TestCase.Purpose.GOLD,
+        cells=[
+            ExpectedCell(response=system, dimension="depth", text=points)
+            for system, points in zip(SYSTEMS, ("2", "4"), strict=True)
+        ],
+        explanation="The longer response names more factors.",
+        actor=lead,
+    )
+    item = make_item(study)
+    _, invitation_token = invitations.invitation_create(study=study, created_by=lead)
+    memberships = []
+    for user in raters:
+        membership = membership_add(study=study, user=user, role=Membership.Role.RATER)
+        assignments_create_all(study=study, rater=membership)
+        consent_record(rater=membership, agreed=True, prior_knowledge=False)
+        memberships.append(membership)
+    study = study_open(study=study, actor=lead, acknowledge_warnings=True)
+    positions = dict(study.test_cases.values_list("pk", "position"))
+    for r, membership in enumerate(memberships):
+        for n, assignment in enumerate(membership.assignments.order_by("position", "pk")):
+            clock.shift(timedelta(minutes=1))
+            payload = _rating(positions[assignment.test_case_id], r)
+            if r == RATERS - 1 and n >= 6:
+                # The last rater is not done: one case in draft, one not started.
+                if n == 6:
+                    draft_save(assignment=assignment, payload=payload, expected_version=0)
+                continue
+            rating_submit(assignment=assignment, payload=payload, any_version=True)
+    clock.shift(timedelta(minutes=5))
+    sample = list(study.test_cases.in_sample().values_list("case_id", flat=True))
+    judge_outputs_import(study=study, filename="judges.jsonl", data=_judge_file(sample), actor=lead)
+    job = AssignmentJob.objects.create(
+        study=study, requested_by=lead, state=AssignmentJob.State.DONE
+    )
+    people = {"lead": lead, "admin": admin, "rater": raters[0]}
+    secrets = {
+        role: tokens.api_token_create(user=user, name="keyswap") for role, user in people.items()
+    }
+    study.refresh_from_db()
+    link = study.invitations.get()
+    first_rater = memberships[0]
+    return World(
+        study=study,
+        people=people,
+        secrets={role: secret for role, (_, secret) in secrets.items()},
+        args={
+            "slug": [study.slug],
+            "assignment_uuid": list(
+                first_rater.assignments.order_by("position").values_list("uuid", flat=True)
+            ),
+            "item_uuid": [item.uuid],
+            "judge_uuid": list(study.judges.order_by("name").values_list("uuid", flat=True)),
+            "upload_uuid": [upload.uuid],
+            "job_uuid": [job.uuid],
+            "case_uuid": list(study.test_cases.order_by("position").values_list("uuid", flat=True)),
+            "key": list(study.rubric.dimensions.order_by("position").values_list("key", flat=True)),
+            "token": [invitation_token],
+            "token_hash": [link.token_hash],
+            "token_uuid": [secrets["lead"][0].uuid],
+            "uidb64": ["MQ"],
+        },
+        pseudonyms=[m.pseudonym for m in memberships],
+        key={
+            case.case_id: tuple(label.response.system.name for label in case.labels.all())
+            for case in study.test_cases.prefetch_related("labels__response__system")
+        },
+        response_texts=sorted(
+            {text for case in cases for text in case["responses"].values()}, key=len, reverse=True
+        ),
+    )
