@@ -368,7 +368,7 @@ def dimension_role(dimension) -> DimensionRole:
 
 def study_system_order(*, study: Study) -> list[str]:
     """The systems in the order the analysis names them (by name); empty while blinded."""
-    if study.status != Study.Status.UNBLINDED:
+    if not study.is_unblinded:
         return []
     return list(study.systems.order_by("name").values_list("name", flat=True))
 
@@ -530,7 +530,7 @@ def analysis_inputs_but_ratings(*, study: Study) -> dict:
     excluded = study.memberships.filter(status=Membership.Status.EXCLUDED).order_by("pk")
     return {
         "phase": study.current_phase,
-        "unblinded": study.status == Study.Status.UNBLINDED,
+        "unblinded": study.is_unblinded,
         "opened_at": study.opened_at.isoformat() if study.opened_at else None,
         "dimensions": [
             list(row)

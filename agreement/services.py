@@ -161,7 +161,7 @@ def _point_result_computed(*, study: Study) -> tuple[dict, StudyRatings]:
         entry["flags"] = entry.get("flags", []) + check["flags"]
     # Label-free until unblinding; the comparison of systems comes with the intervals.
     result["summary"] = label_free_summary(dimensions=data.dimensions, confidence=data.confidence)
-    if study.status == Study.Status.UNBLINDED:
+    if study.is_unblinded:
         result["comparison_pending"] = True
     return result, data
 
