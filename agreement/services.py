@@ -57,18 +57,6 @@ def agreement_request_recompute(*, study_id: int) -> None:
     agreement_enqueue(study_id=study_id)
 
 
-def agreement_stale_check(*, study: Study, agreement: StudyAgreement) -> bool:
-    """Whether the stored result is out of date; asks for a recompute if none is coming.
-
-    Every change of the analysis inputs is announced and requests a recompute, so the
-    second case only arises if a change slipped past that (e.g. an edit in the database).
-    """
-    stale = agreement_is_stale(study=study, agreement=agreement)
-    if stale and not agreement.is_stale:
-        agreement_request_recompute(study_id=study.pk)
-    return stale
-
-
 def agreement_enqueue(*, study_id: int) -> bool:
     """Enqueue a recompute if none is pending; False when nothing was enqueued."""
     from .tasks import recompute_study  # the task module imports this one
@@ -290,7 +278,18 @@ def agreement_recompute(*, study_id: int) -> bool:
 
 
 def agreement_sweep() -> list[int]:
-    """Enqueue every stale study (e.g. after the broker was down); returns their ids."""
+    """Enqueue every stale study (e.g. after the broker was down); returns their ids.
+
+    Every change of the analysis inputs is announced and requests a recompute; a result
+    whose inputs changed without a request (an edit in the database) is requested here,
+    since pages only read and say that it is out of date.
+    """
+    agreements = StudyAgreement.objects.filter(requested__lte=F("computed"))
+    for agreement in agreements.select_related("study__rubric").iterator(chunk_size=100):
+        if agreement_is_stale(study=agreement.study, agreement=agreement):
+            StudyAgreement.objects.filter(pk=agreement.pk).update(
+                requested=F("requested") + 1, last_requested_at=timezone.now()
+            )
     stale = StudyAgreement.objects.filter(awaiting_run()).values_list("study_id", flat=True)
     return [study_id for study_id in stale if agreement_enqueue(study_id=study_id)]
 

@@ -25,24 +25,23 @@ from .judge_files import JudgeImportError
 from .models import Judge
 from .plot import accuracy_chart, alpha_chart, time_chart
 from .selectors import (
+    agreement_is_stale,
     computed_for_inputs,
     dismissed_flags,
     qc_rules,
     rater_events,
     study_agreement,
 )
-from .services import agreement_stale_check, judge_outputs_import, judge_template_save
-
-
-def _stale(study, agreement) -> bool:
-    return agreement_stale_check(study=study, agreement=agreement)
+from .services import judge_outputs_import, judge_template_save
 
 
 @login_required
 def study_agreement_page(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     agreement = study_agreement(study=study)
-    stale = _stale(study, agreement)
+    # A read: a stale result is shown as such; the change that made it stale requested
+    # the recompute (and the periodic sweep catches any that slipped past).
+    stale = agreement_is_stale(study=study, agreement=agreement)
     result = agreement.result or {}
     context = {
         "study": study,
@@ -60,7 +59,7 @@ def study_agreement_page(request, slug):
 def study_agreement_status(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     agreement = study_agreement(study=study)
-    stale = _stale(study, agreement)
+    stale = agreement_is_stale(study=study, agreement=agreement)
     return JsonResponse(
         {
             "requested": agreement.requested,
