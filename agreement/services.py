@@ -201,15 +201,6 @@ def _with_comparison(result: dict, comparison: ComparisonData | None, *, n_resam
     return result
 
 
-def agreement_result(*, study: Study) -> tuple[dict, int]:
-    """The study's statistics from its data as they are now, and the ratings they used."""
-    point, data = _point_result(study=study)
-    options = {"n_resamples": settings.AGREEMENT_BOOTSTRAP_RESAMPLES, "seed": study.blinding_seed}
-    result = with_intervals(point, dimensions=data.dimensions, **options)
-    comparison = study_comparison_data(study=study, data=data)
-    return _with_comparison(result, comparison, **options), data.n_ratings
-
-
 def agreement_point_stage(*, study_id: int) -> PointStage | None:
     """Store the study's point estimates, marked ``intervals_pending``; None if a fresher
     result was stored (then there is nothing more to do for this run)."""
