@@ -73,7 +73,7 @@ def agreement_enqueue(*, study_id: int) -> bool:
             args=[study_id], kwargs={"claim": claim}, countdown=settings.AGREEMENT_DEBOUNCE_SECONDS
         )
         return True
-    except Exception:  # noqa: BLE001 - any broker failure must leave the submit unharmed
+    except Exception:  # any broker failure must leave the submit unharmed
         logger.warning("Could not enqueue the agreement recompute of study %s", study_id)
         if claim:
             with suppress(Exception):
@@ -195,7 +195,7 @@ def _with_comparison(result: dict, comparison: ComparisonData | None, *, n_resam
     if comparison is not None:
         try:
             result["comparison"] = compare_systems(comparison, n_resamples=n_resamples, seed=seed)
-        except Exception:  # noqa: BLE001 - a failed comparison must not cost the agreement
+        except Exception:  # a failed comparison must not cost the agreement
             logger.exception("The comparison of systems failed; the agreement is stored")
             result["comparison_failed"] = True
     return result
