@@ -19,7 +19,7 @@ from studies.models import ApiToken, Membership, Study
 from studies.services import membership_add
 
 from .test_access_matrix import API_NAMESPACE, _tables, project_urls, rolled_back
-from .test_access_matrix import world as world  # the shared fixture
+from .test_access_matrix import world as world  # noqa: PLC0414 - the shared fixture
 
 ROLES = (
     "anonymous",  # no token
