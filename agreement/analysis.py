@@ -80,15 +80,6 @@ def _fleiss(matrix: np.ndarray) -> tuple[float | None, str]:
         return None, str(error)
 
 
-def analyse_dimension(
-    data: DimensionData, *, raters: list[str], n_resamples: int, seed: int
-) -> dict:
-    return {
-        **dimension_point(data, raters=raters),
-        **dimension_intervals(data, n_resamples=n_resamples, seed=seed),
-    }
-
-
 def dimension_intervals(data: DimensionData, *, n_resamples: int, seed: int) -> dict:
     """The bootstrap part of a dimension's result: the interval and P(alpha < threshold)."""
     matrix = np.asarray(data.matrix, dtype=float)
@@ -195,24 +186,6 @@ def _key_order(data: DimensionData) -> dict | None:
         "alpha": _number(krippendorff_alpha(matrix, level=data.level)),
         "percent_agreement": _number(percent_agreement(matrix)) if paired else None,
     }
-
-
-def analyse_study(
-    *,
-    dimensions: list[DimensionData],
-    raters: list[str],
-    success_alpha: float,
-    success_min_dimensions: int,
-    n_resamples: int = 10_000,
-    seed: int = 0,
-) -> dict:
-    point = analyse_study_point(
-        dimensions=dimensions,
-        raters=raters,
-        success_alpha=success_alpha,
-        success_min_dimensions=success_min_dimensions,
-    )
-    return with_intervals(point, dimensions=dimensions, n_resamples=n_resamples, seed=seed)
 
 
 def analyse_study_point(

@@ -9,8 +9,7 @@ from rest_framework.response import Response
 from config.api import ErrorResponseSerializer
 from studies import access
 
-from .selectors import study_agreement
-from .services import agreement_stale_check
+from .selectors import agreement_is_stale, study_agreement
 
 ERRORS = {code: ErrorResponseSerializer for code in (401, 403, 404, 429)}
 
@@ -19,8 +18,9 @@ ERRORS = {code: ErrorResponseSerializer for code in (401, 403, 404, 429)}
     summary="The stored agreement result, and whether it is current",
     description=(
         "`stale` is true while ratings or settings changed since the result was computed "
-        "(a recompute is then on its way); `intervals_pending` while the bootstrap intervals "
-        "are still being computed. `result` is empty until a first computation."
+        "(the change requested a recompute; reading the result never does); "
+        "`intervals_pending` while the bootstrap intervals are still being computed. "
+        "`result` is empty until a first computation."
     ),
     responses={
         200: inline_serializer(
@@ -40,7 +40,7 @@ ERRORS = {code: ErrorResponseSerializer for code in (401, 403, 404, 429)}
 def study_agreement_result(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     agreement = study_agreement(study=study)
-    stale = agreement_stale_check(study=study, agreement=agreement)
+    stale = agreement_is_stale(study=study, agreement=agreement)
     result = agreement.result or {}
     return Response(
         {

@@ -9,7 +9,6 @@ unblinded.
 
 import numpy as np
 
-from annotation.exports import is_unblinded
 from studies.models import BlindedLabel, Study, TestCase
 
 from .calibration import pairwise_dimension
@@ -24,7 +23,7 @@ def study_ranking(*, study: Study) -> dict:
     dimension = pairwise_dimension(study)
     if dimension is None:
         return {"available": False, "reason": "The rubric has no pairwise preference."}
-    if not is_unblinded(study):
+    if not study.is_unblinded:
         return {
             "available": False,
             "reason": "The ranking names the systems: it is shown once the study is unblinded.",

@@ -47,7 +47,7 @@ def _recompute(studies: list[int]) -> None:
         close_old_connections()
         try:
             agreement_recompute(study_id=study_id)
-        except Exception:  # noqa: BLE001 - the thread must outlive one failed run
+        except Exception:  # the thread must outlive one failed run
             logger.exception("Agreement recompute of study %s failed", study_id)
         finally:
             connection.close()

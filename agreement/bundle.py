@@ -46,7 +46,7 @@ def report_bundle_chunks(*, study: Study, report: dict, report_html: str) -> Ite
     """The bundle as a zip, a chunk at a time while it is written (the exports in it grow
     with the study; the download starts at once and memory stays flat). The unblinding key
     goes in only once the study is unblinded."""
-    unblinded = exports.is_unblinded(study)
+    unblinded = study.is_unblinded
     formats = [exports.WORKSHEET_CSV, exports.LONG_CSV, exports.DICTIONARY_MD]
     if unblinded:
         formats.append(exports.KEY_CSV)

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 import numpy as np
 from django.db.models import Count, Max
 
-from annotation.exports import is_unblinded
 from annotation.worksheets.columns import neutralise
 from studies.blinding import judge_prompt_swapped
 from studies.models import BlindedLabel, Study, TestCase
@@ -226,7 +225,7 @@ def _preference_label(value: float) -> str:
 def _win_rates(study, cases, texts, judge_prefs, majority) -> list[dict] | None:
     """Per system, the share of its cases it won (a tie half) by the judge and by the humans'
     majority; None before unblinding, since it names the systems."""
-    if not is_unblinded(study):
+    if not study.is_unblinded:
         return None
     systems = sorted({system for labels in texts.values() for _, system in labels.values()})
     if len(systems) < 2:
@@ -286,7 +285,7 @@ def judge_outputs_csv(*, study: Study) -> Iterator[str]:
         .order_by("judge__name", "test_case__position", "order")
         .values_list("judge__name", "test_case__case_id", "order", "verdict", "problem", "raw_text")
     )
-    unblinded = is_unblinded(study)
+    unblinded = study.is_unblinded
     for judge, case_id, order, verdict, problem, text in rows.iterator(chunk_size=2000):
         key = ""
         if verdict and unblinded:

@@ -82,7 +82,7 @@ def pairwise_demo_load() -> str:
         username__in=("coordinator", "rater1", "rater2", "rater3"))}  # fmt: skip
     if len(users) < 4:
         return "Run `manage.py load_demo` first: it creates the demo accounts."
-    rng = random.Random("pairwise-demo")  # noqa: S311 - demo data, not security
+    rng = random.Random("pairwise-demo")  # demo data, not security
     study = study_create(
         slug=DEMO_SLUG,
         name="Next reasoning step: arena and LLM judge (demo)",

@@ -143,7 +143,7 @@ def primary_measure_set(*, study: Study, actor: AbstractBaseUser, measure: str) 
     history and ask for a recompute. Refused once the study is unblinded: the results are
     known by then, and a primary question chosen after them is not one."""
     study = study_lock(study.pk)  # shared: unblinding waits for this, raters do not
-    if study.status == Study.Status.UNBLINDED:
+    if study.is_unblinded:
         raise AnalysisPlanError(
             "The study is unblinded: its results are known, so the primary question can no "
             "longer change."

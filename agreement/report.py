@@ -52,7 +52,7 @@ def _when(value) -> str | None:
 
 def study_report(*, study: Study) -> dict:
     """Everything the report shows, JSON-ready; system names only after unblinding."""
-    unblinded = study.status == Study.Status.UNBLINDED
+    unblinded = study.is_unblinded
     agreement = study_agreement(study=study)
     result = agreement.result or {}
     stale = agreement_is_stale(study=study, agreement=agreement)

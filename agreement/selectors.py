@@ -368,7 +368,7 @@ def dimension_role(dimension) -> DimensionRole:
 
 def study_system_order(*, study: Study) -> list[str]:
     """The systems in the order the analysis names them (by name); empty while blinded."""
-    if study.status != Study.Status.UNBLINDED:
+    if not study.is_unblinded:
         return []
     return list(study.systems.order_by("name").values_list("name", flat=True))
 
@@ -530,7 +530,7 @@ def analysis_inputs_but_ratings(*, study: Study) -> dict:
     excluded = study.memberships.filter(status=Membership.Status.EXCLUDED).order_by("pk")
     return {
         "phase": study.current_phase,
-        "unblinded": study.status == Study.Status.UNBLINDED,
+        "unblinded": study.is_unblinded,
         "opened_at": study.opened_at.isoformat() if study.opened_at else None,
         "dimensions": [
             list(row)
@@ -696,8 +696,38 @@ def dismissed_flags(*, study: Study, membership: Membership) -> set[str]:
     return {flag for detail in rows for flag in (detail or {}).get("flags", [])}
 
 
-def rater_events(*, study: Study, kinds):
-    """The administrators' decisions about raters, newest first."""
-    return study.events.filter(membership__isnull=False, kind__in=kinds).select_related(
-        "membership"
-    )[:200]
+def dismissed_flags_by_rater(*, study: Study) -> dict[int, set[str]]:
+    """``dismissed_flags`` of every rater of the study, by membership id, in one query."""
+    rows = study.events.filter(
+        kind=StudyEvent.Kind.RATER_FLAG_DISMISSED, membership__isnull=False
+    ).values_list("membership_id", "detail")
+    dismissed: dict[int, set[str]] = {}
+    for membership_id, detail in rows:
+        dismissed.setdefault(membership_id, set()).update((detail or {}).get("flags", []))
+    return dismissed
+
+
+def qc_checks(*, agreement: StudyAgreement) -> dict[str, dict]:
+    """The stored quality-control checks of each rater, by pseudonym."""
+    return (agreement.result or {}).get("qc", {})
+
+
+def qc_raters(*, study: Study):
+    """The study's raters for the QC page, by pseudonym, with their accounts."""
+    raters = study.memberships.filter(role=Membership.Role.RATER)
+    return raters.select_related("user").order_by("pseudonym")
+
+
+def rater_decisions(*, study: Study, kinds) -> list[dict]:
+    """The administrators' decisions about raters, newest first (the last 200)."""
+    events = study.events.filter(membership__isnull=False, kind__in=kinds)
+    return [
+        {
+            "created_at": event.created_at,
+            "rater": event.membership.pseudonym,
+            "label": event.get_kind_display(),
+            "reason": event.reason,
+            "automatic": bool(event.detail.get("automatic")),
+        }
+        for event in events.select_related("membership")[:200]
+    ]

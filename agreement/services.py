@@ -57,18 +57,6 @@ def agreement_request_recompute(*, study_id: int) -> None:
     agreement_enqueue(study_id=study_id)
 
 
-def agreement_stale_check(*, study: Study, agreement: StudyAgreement) -> bool:
-    """Whether the stored result is out of date; asks for a recompute if none is coming.
-
-    Every change of the analysis inputs is announced and requests a recompute, so the
-    second case only arises if a change slipped past that (e.g. an edit in the database).
-    """
-    stale = agreement_is_stale(study=study, agreement=agreement)
-    if stale and not agreement.is_stale:
-        agreement_request_recompute(study_id=study.pk)
-    return stale
-
-
 def agreement_enqueue(*, study_id: int) -> bool:
     """Enqueue a recompute if none is pending; False when nothing was enqueued."""
     from .tasks import recompute_study  # the task module imports this one
@@ -85,7 +73,7 @@ def agreement_enqueue(*, study_id: int) -> bool:
             args=[study_id], kwargs={"claim": claim}, countdown=settings.AGREEMENT_DEBOUNCE_SECONDS
         )
         return True
-    except Exception:  # noqa: BLE001 - any broker failure must leave the submit unharmed
+    except Exception:  # any broker failure must leave the submit unharmed
         logger.warning("Could not enqueue the agreement recompute of study %s", study_id)
         if claim:
             with suppress(Exception):
@@ -161,7 +149,7 @@ def _point_result_computed(*, study: Study) -> tuple[dict, StudyRatings]:
         entry["flags"] = entry.get("flags", []) + check["flags"]
     # Label-free until unblinding; the comparison of systems comes with the intervals.
     result["summary"] = label_free_summary(dimensions=data.dimensions, confidence=data.confidence)
-    if study.status == Study.Status.UNBLINDED:
+    if study.is_unblinded:
         result["comparison_pending"] = True
     return result, data
 
@@ -207,19 +195,10 @@ def _with_comparison(result: dict, comparison: ComparisonData | None, *, n_resam
     if comparison is not None:
         try:
             result["comparison"] = compare_systems(comparison, n_resamples=n_resamples, seed=seed)
-        except Exception:  # noqa: BLE001 - a failed comparison must not cost the agreement
+        except Exception:  # a failed comparison must not cost the agreement
             logger.exception("The comparison of systems failed; the agreement is stored")
             result["comparison_failed"] = True
     return result
-
-
-def agreement_result(*, study: Study) -> tuple[dict, int]:
-    """The study's statistics from its data as they are now, and the ratings they used."""
-    point, data = _point_result(study=study)
-    options = {"n_resamples": settings.AGREEMENT_BOOTSTRAP_RESAMPLES, "seed": study.blinding_seed}
-    result = with_intervals(point, dimensions=data.dimensions, **options)
-    comparison = study_comparison_data(study=study, data=data)
-    return _with_comparison(result, comparison, **options), data.n_ratings
 
 
 def agreement_point_stage(*, study_id: int) -> PointStage | None:
@@ -290,7 +269,18 @@ def agreement_recompute(*, study_id: int) -> bool:
 
 
 def agreement_sweep() -> list[int]:
-    """Enqueue every stale study (e.g. after the broker was down); returns their ids."""
+    """Enqueue every stale study (e.g. after the broker was down); returns their ids.
+
+    Every change of the analysis inputs is announced and requests a recompute; a result
+    whose inputs changed without a request (an edit in the database) is requested here,
+    since pages only read and say that it is out of date.
+    """
+    agreements = StudyAgreement.objects.filter(requested__lte=F("computed"))
+    for agreement in agreements.select_related("study__rubric").iterator(chunk_size=100):
+        if agreement_is_stale(study=agreement.study, agreement=agreement):
+            StudyAgreement.objects.filter(pk=agreement.pk).update(
+                requested=F("requested") + 1, last_requested_at=timezone.now()
+            )
     stale = StudyAgreement.objects.filter(awaiting_run()).values_list("study_id", flat=True)
     return [study_id for study_id in stale if agreement_enqueue(study_id=study_id)]
 

@@ -25,24 +25,26 @@ from .judge_files import JudgeImportError
 from .models import Judge
 from .plot import accuracy_chart, alpha_chart, time_chart
 from .selectors import (
+    agreement_is_stale,
     computed_for_inputs,
     dismissed_flags,
+    dismissed_flags_by_rater,
+    qc_checks,
+    qc_raters,
     qc_rules,
-    rater_events,
+    rater_decisions,
     study_agreement,
 )
-from .services import agreement_stale_check, judge_outputs_import, judge_template_save
-
-
-def _stale(study, agreement) -> bool:
-    return agreement_stale_check(study=study, agreement=agreement)
+from .services import judge_outputs_import, judge_template_save
 
 
 @login_required
 def study_agreement_page(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     agreement = study_agreement(study=study)
-    stale = _stale(study, agreement)
+    # A read: a stale result is shown as such; the change that made it stale requested
+    # the recompute (and the periodic sweep catches any that slipped past).
+    stale = agreement_is_stale(study=study, agreement=agreement)
     result = agreement.result or {}
     context = {
         "study": study,
@@ -60,7 +62,7 @@ def study_agreement_page(request, slug):
 def study_agreement_status(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     agreement = study_agreement(study=study)
-    stale = _stale(study, agreement)
+    stale = agreement_is_stale(study=study, agreement=agreement)
     return JsonResponse(
         {
             "requested": agreement.requested,
@@ -90,95 +92,96 @@ def study_quality(request, slug):
     if request.method == "POST":
         if not request.user.is_staff:
             raise PermissionDenied
-        # A NUL character cannot reach PostgreSQL, even in a lookup: no rater has one.
-        pseudonym = request.POST.get("rater", "").replace("\x00", "\ufffd")
-        membership = get_object_or_404(
-            Membership, study=study, role=Membership.Role.RATER, pseudonym=pseudonym
-        )
-        agreement = study_agreement(study=study)
-        check = (agreement.result or {}).get("qc", {}).get(membership.pseudonym) or {}
-        try:
-            changed = rater_status_change(
-                membership=membership,
-                action=request.POST.get("action", ""),
-                reason=request.POST.get("reason", ""),
-                actor=request.user,
-                flags=_open_flags(check, dismissed_flags(study=study, membership=membership)),
-            )
-        except ApplicationError as error:
-            form_errors[membership.pseudonym] = str(error)
-        else:
-            done = (
-                "the flags are dismissed"
-                if request.POST.get("action") == "dismiss"
-                else f"{changed.pseudonym} is now {changed.get_status_display().lower()}"
-            )
+        done, form_errors = _rater_decision(request, study)
+        if done:
             messages.success(request, f"{done}; the reason is recorded.")
             return redirect("agreement:qc", slug=study.slug)
-    agreement = study_agreement(study=study)
-    checks = (agreement.result or {}).get("qc", {})
-    raters = study.memberships.filter(role=Membership.Role.RATER).select_related("user")
-    rules = qc_rules(study=study)
-    rows = []
-    for m in raters.order_by("pseudonym"):
-        check = checks.get(m.pseudonym)
-        quality = (check or {}).get("quality")
-        dismissed = dismissed_flags(study=study, membership=m)
-        rows.append(
-            {
-                "membership": m,
-                "check": check,
-                "open_flags": _open_flags(check or {}, dismissed),
-                "dismissed": [f for f in (check or {}).get("flags", []) if f in dismissed],
-                "quality": quality,
-                "chart": accuracy_chart(quality["gold"]["series"], threshold=rules.gold_pass_share)
-                if quality
-                else None,
-                "time_chart": time_chart(
-                    (check or {}).get("time_bins") or [],
-                    edges=qc.TIME_BINS,
-                    threshold=rules.min_median_seconds,
-                ),
-                "error": form_errors.get(m.pseudonym),
-            }
-        )
-    # Open flags first: raters with a flag who are not yet excluded.
-    rows.sort(
-        key=lambda row: (
-            not (
-                (row["check"] or {}).get("flags")
-                and row["membership"].status != Membership.Status.EXCLUDED
-            )
-        )
-    )
     return render(
         request,
         "agreement/quality.html",
-        {
-            "study": study,
-            "agreement": agreement,
-            "rows": rows,
-            "events": [
-                {
-                    "created_at": event.created_at,
-                    "rater": event.membership.pseudonym,
-                    "label": event.get_kind_display(),
-                    "reason": event.reason,
-                    "automatic": bool(event.detail.get("automatic")),
-                }
-                for event in rater_events(study=study, kinds=RATER_DECISIONS)
-            ],
-            "can_act": request.user.is_staff,
-            "rules": rules,
-            "thresholds": {
-                "seconds": rules.min_median_seconds,
-                "position": rules.position_share,
-                "position_cases": qc.POSITION_BIAS_MIN_CASES,
-                "gap": qc.PEER_GAP,
-            },
-        },
+        _quality_context(study, can_act=request.user.is_staff, form_errors=form_errors),
         status=400 if form_errors else 200,
     )
+
+
+def _rater_decision(request, study) -> tuple[str, dict[str, str]]:
+    """Record an administrator's decision about one rater: what was done, or the error."""
+    # A NUL character cannot reach PostgreSQL, even in a lookup: no rater has one.
+    pseudonym = request.POST.get("rater", "").replace("\x00", "\ufffd")
+    membership = get_object_or_404(
+        Membership, study=study, role=Membership.Role.RATER, pseudonym=pseudonym
+    )
+    check = qc_checks(agreement=study_agreement(study=study)).get(membership.pseudonym) or {}
+    try:
+        changed = rater_status_change(
+            membership=membership,
+            action=request.POST.get("action", ""),
+            reason=request.POST.get("reason", ""),
+            actor=request.user,
+            flags=_open_flags(check, dismissed_flags(study=study, membership=membership)),
+        )
+    except ApplicationError as error:
+        return "", {membership.pseudonym: str(error)}
+    if request.POST.get("action") == "dismiss":
+        return "the flags are dismissed", {}
+    return f"{changed.pseudonym} is now {changed.get_status_display().lower()}", {}
+
+
+def _quality_context(study, *, can_act: bool, form_errors: dict[str, str]) -> dict:
+    """The QC page: a row per rater, their decisions, the rules; a fixed number of queries
+    however many raters the study has."""
+    agreement = study_agreement(study=study)
+    checks = qc_checks(agreement=agreement)
+    rules = qc_rules(study=study)
+    dismissed = dismissed_flags_by_rater(study=study)
+    rows = [
+        _rater_row(
+            membership,
+            checks.get(membership.pseudonym),
+            dismissed.get(membership.pk, set()),
+            rules=rules,
+            error=form_errors.get(membership.pseudonym),
+        )
+        for membership in qc_raters(study=study)
+    ]
+    # Open flags first: raters with a flag who are not yet excluded.
+    rows.sort(key=lambda row: not (row["check"] or {}).get("flags") or row["excluded"])
+    return {
+        "study": study,
+        "agreement": agreement,
+        "rows": rows,
+        "events": rater_decisions(study=study, kinds=RATER_DECISIONS),
+        "can_act": can_act,
+        "rules": rules,
+        "thresholds": {
+            "seconds": rules.min_median_seconds,
+            "position": rules.position_share,
+            "position_cases": qc.POSITION_BIAS_MIN_CASES,
+            "gap": qc.PEER_GAP,
+        },
+    }
+
+
+def _rater_row(membership, check, dismissed: set[str], *, rules, error) -> dict:
+    """One rater's checks, open and dismissed flags and evidence charts."""
+    quality = (check or {}).get("quality")
+    return {
+        "membership": membership,
+        "excluded": membership.status == Membership.Status.EXCLUDED,
+        "check": check,
+        "open_flags": _open_flags(check or {}, dismissed),
+        "dismissed": [f for f in (check or {}).get("flags", []) if f in dismissed],
+        "quality": quality,
+        "chart": accuracy_chart(quality["gold"]["series"], threshold=rules.gold_pass_share)
+        if quality
+        else None,
+        "time_chart": time_chart(
+            (check or {}).get("time_bins") or [],
+            edges=qc.TIME_BINS,
+            threshold=rules.min_median_seconds,
+        ),
+        "error": error,
+    }
 
 
 def _judge_template_text(study, choice: str) -> str | None:

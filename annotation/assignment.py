@@ -47,7 +47,7 @@ service that applies a plan to a study.
 
 import random
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from itertools import combinations
 
 from django.db import transaction
@@ -82,12 +82,6 @@ def plan_full(
         have = set(existing.get(rater, ()))
         plan[rater] = [c for c in cases if c not in have]
     return plan
-
-
-def pair_overlaps(assigned: Mapping[str, Iterable[str]]) -> dict[tuple[str, str], int]:
-    """Number of cases each pair of raters shares, keyed by the sorted pair."""
-    sets = {rater: set(cases) for rater, cases in assigned.items()}
-    return {(a, b): len(sets[a] & sets[b]) for a, b in combinations(sorted(sets), 2)}
 
 
 def best_possible_overlap(*, raters: int, cases: int, k: int) -> tuple[int, int]:

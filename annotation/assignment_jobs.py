@@ -70,14 +70,14 @@ UNKNOWN = {"stage": "unknown", "done": 0, "total": 0}
 def _progress_set(key: str, value: dict) -> None:
     try:
         cache.set(key, value, PROGRESS_TIMEOUT)
-    except Exception:  # noqa: BLE001 - see above
+    except Exception:  # see above
         logger.warning("The progress of %s could not be written to the cache", key)
 
 
 def _progress_get(key: str) -> dict | None:
     try:
         return cache.get(key)
-    except Exception:  # noqa: BLE001 - see above
+    except Exception:  # see above
         logger.warning("The progress of %s could not be read from the cache", key)
         return UNKNOWN
 
@@ -85,7 +85,7 @@ def _progress_get(key: str) -> dict | None:
 def _progress_delete(key: str) -> None:
     try:
         cache.delete(key)
-    except Exception:  # noqa: BLE001 - it lapses by itself
+    except Exception:  # it lapses by itself
         logger.warning("The progress of %s could not be removed from the cache", key)
 
 
@@ -263,7 +263,7 @@ def _schedule(job: AssignmentJob) -> None:
     if not settings.CELERY_TASK_ALWAYS_EAGER:
         try:
             assign_study.delay_on_commit(job.pk)
-        except Exception:  # noqa: BLE001 - the broker is down: say so, assign nothing
+        except Exception:  # the broker is down: say so, assign nothing
             logger.warning("Could not enqueue assignment job %s", job.uuid)
             _progress_delete(_progress_key(job.uuid))
             AssignmentJob.objects.filter(pk=job.pk).update(
@@ -283,7 +283,7 @@ def _run(job_id: int) -> None:
     close_old_connections()
     try:
         assignment_job_run(job_id=job_id)
-    except Exception:  # noqa: BLE001 - logged; the job records that it failed
+    except Exception:  # logged; the job records that it failed
         logger.exception("Assignment job %s failed", job_id)
     finally:
         connection.close()

@@ -56,16 +56,12 @@ class ExportNotAllowedError(ApplicationError):
     """The export would reveal the blinding key before the study is unblinded."""
 
 
-def is_unblinded(study: Study) -> bool:
-    return study.status == Study.Status.UNBLINDED
-
-
 def worksheet_header(*, study: Study, columns: list[DimensionColumn] | None = None) -> list[str]:
     """The instructions' columns first and in their order, then Rater (and System, once
     unblinded): a rater's file reads as the template they were given."""
     columns = columns if columns is not None else dimension_columns(study=study)
     header = [*WORKSHEET_FIXED[:2], *[c.header for c in columns], *WORKSHEET_FIXED[2:], "Rater"]
-    if is_unblinded(study):
+    if study.is_unblinded:
         header.append("System")
     return header
 
@@ -80,7 +76,7 @@ def _labels_by_case(study: Study) -> dict[int, list[str]]:
 
 def _systems(study: Study) -> dict[tuple[int, str], str] | None:
     """(test case pk, key label) -> system name; None while the study is blinded."""
-    if not is_unblinded(study):
+    if not study.is_unblinded:
         return None
     rows = BlindedLabel.objects.filter(test_case__study=study).values_list(
         "test_case_id", "label", "response__system__name"
@@ -269,7 +265,7 @@ SYSTEM_COLUMN = (
 
 def long_header(*, study: Study) -> list[str]:
     header = [name for name, _ in LONG_COLUMNS]
-    if is_unblinded(study):
+    if study.is_unblinded:
         header.append(SYSTEM_COLUMN[0])
     return header
 
@@ -297,7 +293,7 @@ def long_rows(*, study: Study) -> Iterator[list]:
             "imported": assignment.source == Assignment.Source.WORKSHEET,
         }
         for rating in ratings:
-            at = {"phase": _phase(study, rating.submitted_at),
+            at = {"phase": study.phase_at(rating.submitted_at),
                   "submitted_at": _timestamp(rating.submitted_at)}  # fmt: skip
             for column in per_response:
                 yield _long_row(
@@ -305,7 +301,7 @@ def long_rows(*, study: Study) -> Iterator[list]:
                     test_case_id=assignment.test_case_id, label=rating.label,
                     shown=rating.shown_label, total=rating.total,
                 )  # fmt: skip
-        at = {"phase": _phase(study, ratings[0].submitted_at),
+        at = {"phase": study.phase_at(ratings[0].submitted_at),
               "submitted_at": _timestamp(ratings[0].submitted_at)}  # fmt: skip
         for column in per_case:
             yield _long_row(
@@ -324,7 +320,7 @@ def gold_rows(*, study: Study) -> Iterator[list]:
     """One row per submitted gold item or attention check and expected answer: what was
     expected, what the rater gave and whether it met it (each dimension's kind says).
     Responses are named by key label, and by system only after unblinding."""
-    yield [*GOLD_COLUMNS, *([SYSTEM_COLUMN[0]] if is_unblinded(study) else [])]
+    yield [*GOLD_COLUMNS, *([SYSTEM_COLUMN[0]] if study.is_unblinded else [])]
     systems = _systems(study)
     dimensions = {d.key: d for d in study.rubric.scoring_dimensions()}
     assignments = (
@@ -395,12 +391,6 @@ def _long_row(common, column, entry, systems, at, *, test_case_id, label, shown,
     return values
 
 
-def _phase(study: Study, submitted_at) -> str:
-    if study.opened_at is None:
-        return "pilot" if study.status in (Study.Status.DRAFT, Study.Status.PILOT) else "main"
-    return "pilot" if submitted_at and submitted_at < study.opened_at else "main"
-
-
 def _timestamp(value) -> str:
     if value is None:
         return ""
@@ -410,7 +400,7 @@ def _timestamp(value) -> str:
 def key_rows(*, study: Study) -> Iterator[list]:
     """The unblinding key: which system wrote the response under each label."""
     # Checked here, not inside the generator, so the refusal comes before any output.
-    if not is_unblinded(study):
+    if not study.is_unblinded:
         raise ExportNotAllowedError("The key can be exported only after the study is unblinded.")
     return _key_rows(study)
 
@@ -429,7 +419,7 @@ def _key_rows(study: Study) -> Iterator[list]:
 def data_dictionary(*, study: Study) -> str:
     """A markdown description of the exported files, for this study's rubric."""
     columns = dimension_columns(study=study)
-    unblinded = is_unblinded(study)
+    unblinded = study.is_unblinded
     lines = [
         f"# Data dictionary: {study.name}",
         "",

@@ -139,7 +139,7 @@ def rating_hold(*, rater: Membership) -> str | None:
     study = rater.study
     if study.accepts_ratings:
         return None
-    if study.status == Study.Status.DRAFT:
+    if study.is_draft:
         return "not_started"
     return "closed" if study.is_closed else "on_hold"
 

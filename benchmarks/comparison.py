@@ -10,8 +10,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agreement.outcomes import compare_systems  # noqa: E402
-from tests.agreement.simulation import simulated_study  # noqa: E402
+from agreement.outcomes import compare_systems
+from tests.agreement.simulation import simulated_study
 
 if __name__ == "__main__":
     print(f"load average {os.getloadavg()[0]:.1f}")

@@ -258,7 +258,7 @@ def wait_healthy(base: str, processes, timeout: float = 90) -> None:
 
 
 def start(command, env, log: Path):
-    return subprocess.Popen(  # noqa: S603 - our own commands
+    return subprocess.Popen(  # our own commands
         command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
         stderr=log.open("ab"), start_new_session=True,
     )  # fmt: skip
@@ -350,7 +350,7 @@ def start_servers(args, env: dict, tmp: Path, port: int) -> list:
                   {**os.environ}, log)
         )  # fmt: skip
     else:
-        subprocess.run(  # noqa: S603
+        subprocess.run(
             [python, "manage.py", "collectstatic", "--no-input", "--verbosity", "0"],
             cwd=ROOT, env={**os.environ}, check=True,
         )  # fmt: skip

@@ -78,7 +78,7 @@ def main() -> None:
         # No worker takes this queue: the submits' recompute claim (study 1, the only one of
         # the fresh database) would otherwise hold back, for a minute, load.py's study of the
         # same id on this Redis db.
-        claim = coalescing._pending_key(1)  # noqa: SLF001
+        claim = coalescing._pending_key(1)
         redis.Redis.from_url(args.redis_url).delete(queue, claim)
         with psycopg.connect(admin, autocommit=True) as connection:
             connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

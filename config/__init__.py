@@ -6,6 +6,6 @@ import os
 # on two cores, benchmarks/README.md). Set before numpy is first imported.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from .celery import app as celery_app  # noqa: E402
+from .celery import app as celery_app
 
 __all__ = ["celery_app"]

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from django.urls import reverse
 
 from studies import access
-from studies.models import Study
 from studies.selectors import coordinated_studies
 
 # How many studies the administrators' "Quality control" menu lists.
@@ -29,7 +28,7 @@ class NavLink:
 
 
 def _qc_entries(user) -> list[tuple[str, str]]:
-    studies = coordinated_studies(user=user).exclude(status=Study.Status.DRAFT)
+    studies = coordinated_studies(user=user).started()
     return [
         (study.name, reverse("agreement:qc", args=[study.slug]))
         for study in studies.order_by("-created_at")[:QC_MENU_STUDIES]

@@ -25,7 +25,7 @@ def case_import_schedule(*, upload_id: int, actor_id: int | None) -> None:
     if not settings.CELERY_TASK_ALWAYS_EAGER:
         try:
             import_case_upload.delay_on_commit(upload_id, actor_id)
-        except Exception as error:  # noqa: BLE001 - the broker is down: say so, keep nothing
+        except Exception as error:  # the broker is down: say so, keep nothing
             logger.warning("Could not enqueue the import of case upload %s", upload_id)
             CaseUpload.objects.filter(pk=upload_id).update(import_state="")
             raise StudySetupError(
@@ -48,7 +48,7 @@ def _run(upload_id: int, actor_id: int | None) -> None:
     close_old_connections()
     try:
         case_upload_import_run(upload_id=upload_id, actor_id=actor_id)
-    except Exception:  # noqa: BLE001 - logged; the upload records that it failed
+    except Exception:  # logged; the upload records that it failed
         logger.exception("Case import %s failed", upload_id)
     finally:
         connection.close()

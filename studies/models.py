@@ -63,6 +63,12 @@ class Dimension(models.Model):
         return self.scoring().max_points
 
 
+class StudyQuerySet(models.QuerySet):
+    def started(self):
+        """Studies past their draft: the lifecycle's ``is_draft``, asked in the database."""
+        return self.exclude(status=Study.Status.DRAFT)
+
+
 class Study(models.Model):
     class Status(models.TextChoices):
         DRAFT = "draft", "Draft"
@@ -125,6 +131,8 @@ class Study(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
+    objects = StudyQuerySet.as_manager()
+
     class Meta:
         verbose_name_plural = "studies"
         ordering = ["-created_at"]
@@ -132,10 +140,31 @@ class Study(models.Model):
     def __str__(self):
         return self.name
 
-    # The lifecycle's predicates: every module asks these instead of listing statuses.
+    # The lifecycle's predicates: every module asks these instead of comparing statuses
+    # (tests/test_architecture_lifecycle.py fails on a comparison anywhere else).
+    @property
+    def is_draft(self) -> bool:
+        """Being set up: no rater has started, nothing is frozen."""
+        return self.status == self.Status.DRAFT
+
+    @property
+    def is_pilot(self) -> bool:
+        """Raters try the rubric and the interface; their ratings are pilot data."""
+        return self.status == self.Status.PILOT
+
+    @property
+    def is_open(self) -> bool:
+        """Open for the main phase's ratings."""
+        return self.status == self.Status.OPEN
+
+    @property
+    def is_unblinded(self) -> bool:
+        """The study lead revealed which system wrote each response (a one-way step)."""
+        return self.status == self.Status.UNBLINDED
+
     @property
     def accepts_ratings(self) -> bool:
-        return self.status in (self.Status.PILOT, self.Status.OPEN)
+        return self.is_pilot or self.is_open
 
     @property
     def is_frozen(self) -> bool:
@@ -147,6 +176,11 @@ class Study(models.Model):
         """Rating is over (closed, or closed and unblinded): no one joins, nothing is assigned."""
         return self.status in (self.Status.CLOSED, self.Status.UNBLINDED)
 
+    @property
+    def awaits_unblinding(self) -> bool:
+        """Closed and not yet unblinded: the one status the study lead may unblind from."""
+        return self.status == self.Status.CLOSED
+
     def phase_at(self, moment) -> str:
         """ "pilot" or "main": the phase a rating submitted at ``moment`` belongs to.
 
@@ -154,13 +188,13 @@ class Study(models.Model):
         only the phase it is in: pilot while in draft or pilot, main otherwise.
         """
         if self.opened_at is None:
-            return "pilot" if self.status in (self.Status.DRAFT, self.Status.PILOT) else "main"
+            return self.current_phase
         return "pilot" if moment is not None and moment < self.opened_at else "main"
 
     @property
     def current_phase(self) -> str:
         """The phase whose data the analysis reads now."""
-        return "pilot" if self.status in (self.Status.DRAFT, self.Status.PILOT) else "main"
+        return "pilot" if self.is_draft or self.is_pilot else "main"
 
 
 class Membership(models.Model):

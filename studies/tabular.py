@@ -138,7 +138,7 @@ def source_size(data: Source) -> int:
 
 def source_open(data: Source) -> BinaryIO:
     """A new binary stream over the content, from its start; the caller closes it."""
-    return open(data, "rb") if isinstance(data, os.PathLike) else io.BytesIO(data)  # noqa: SIM115
+    return open(data, "rb") if isinstance(data, os.PathLike) else io.BytesIO(data)
 
 
 def read_table(

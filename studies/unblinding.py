@@ -20,9 +20,9 @@ def study_unblind(*, study: Study, actor: AbstractBaseUser, reason: str = "") ->
     study = Study.objects.select_for_update(of=("self",), no_key=True).get(pk=study.pk)
     if actor.pk != study.lead_id:
         raise UnblindingError("Only the study lead can unblind the study.")
-    if study.status == Study.Status.UNBLINDED:
+    if study.is_unblinded:
         raise UnblindingError("The study is already unblinded.")
-    if study.status != Study.Status.CLOSED:
+    if not study.awaits_unblinding:
         raise UnblindingError(
             f"The study is {study.get_status_display().lower()}; close it before unblinding."
         )

@@ -28,7 +28,7 @@ def manage(*args: str, env: dict | None = None, timeout: float = 120):
             "DJANGO_SETTINGS_MODULE": "config.settings.test",
             "DATABASE_URL": subprocess_database_url(),
         }
-    return subprocess.run(  # noqa: S603 - our own manage.py with arguments the test chose
+    return subprocess.run(  # our own manage.py with arguments the test chose
         [sys.executable, "manage.py", *args],
         cwd=ROOT,
         env=env,
@@ -55,7 +55,7 @@ def sqlite_script_outcome(script: str, *, tmp_path: Path, **settings: str) -> di
     )
     migrated = manage("migrate", "--no-input", env=env)
     assert migrated.returncode == 0, migrated.stderr
-    run = subprocess.run(  # noqa: S603 - our own script, in our own interpreter
+    run = subprocess.run(  # our own script, in our own interpreter
         [sys.executable, "-c", script],
         cwd=ROOT,
         env=env,

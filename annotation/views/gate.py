@@ -32,7 +32,7 @@ NOT_STARTED = (
 def not_started(request, *, study: Study) -> bool:
     """True (with a message) while the study is a draft: nothing before rating is open yet,
     so no one consents to a protocol still changing or practises on cases still changing."""
-    if study.status != Study.Status.DRAFT:
+    if not study.is_draft:
         return False
     messages.info(request, NOT_STARTED)
     return True

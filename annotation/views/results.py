@@ -87,7 +87,7 @@ def _results_page(
             "checked": checked,
             "checked_token": checked_token,
             "checked_name": checked_name,
-            "unblinded": exports.is_unblinded(study),
+            "unblinded": study.is_unblinded,
             "is_lead": request.user.pk == study.lead_id,
             "max_problems": worksheets.columns.MAX_PROBLEMS,
             "import_columns": " | ".join(worksheets.worksheet_headings(study=study)),
@@ -113,7 +113,7 @@ def export(request, slug, fmt):
         or rater not in _pseudonyms(study)
     ):
         raise Http404
-    if fmt == exports.KEY_CSV and not exports.is_unblinded(study):
+    if fmt == exports.KEY_CSV and not study.is_unblinded:
         raise PermissionDenied
     filename = exports.export_filename(study=study, fmt=fmt, rater=rater)
     if fmt == exports.WORKSHEET_XLSX:

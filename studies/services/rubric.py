@@ -69,6 +69,8 @@ def rubric_copy(*, rubric: Rubric) -> Rubric:
 
 def _rubric_changed(*, study: Study, actor, **detail) -> None:
     study_event_record(study=study, actor=actor, kind=StudyEvent.Kind.RUBRIC_CHANGED, **detail)
+    # The dimensions are analysis inputs: a pilot's statistics follow every rubric change.
+    analysis_inputs_announce(study_id=study.pk, reason="rubric")
 
 
 @transaction.atomic
@@ -188,7 +190,6 @@ def dimension_level_set(
         dimension.level = level
         dimension.save(update_fields=["level"])
         _rubric_changed(study=study, actor=actor, action="level", dimension=key, level=level)
-        analysis_inputs_announce(study_id=study.pk, reason="level")
     return dimension
 
 
@@ -219,5 +220,4 @@ def rubric_replace(*, study: Study, actor: AbstractBaseUser | None, definition: 
         action="definition",
         dimensions=[d["key"] for d in cleaned["dimensions"]],
     )
-    analysis_inputs_announce(study_id=study.pk, reason="rubric")
     return study

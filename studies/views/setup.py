@@ -142,7 +142,7 @@ def study_protocol(request, slug):
     would give the key to anyone who knows which system wrote which text.
     """
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
-    if study.status != study.Status.UNBLINDED:
+    if not study.is_unblinded:
         raise PermissionDenied
     response = StreamingHttpResponse(
         selectors.study_protocol_chunks(study=study), content_type="application/json; charset=utf-8"

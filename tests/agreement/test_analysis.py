@@ -4,7 +4,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from agreement.analysis import DimensionData, analyse_study
+from agreement.analysis import DimensionData, analyse_study_point, with_intervals
 
 
 def dimension(key, matrix, level="ordinal", strata=None):
@@ -12,6 +12,12 @@ def dimension(key, matrix, level="ordinal", strata=None):
         key=key, name=key.title(), level=level, matrix=np.asarray(matrix, float),
         unit_strata=strata or [],
     )  # fmt: skip
+
+
+def analyse_study(*, dimensions, n_resamples=10_000, seed=0, **options):
+    """A study's result as a run stores it: the point estimates, then the intervals."""
+    point = analyse_study_point(dimensions=dimensions, **options)
+    return with_intervals(point, dimensions=dimensions, n_resamples=n_resamples, seed=seed)
 
 
 RNG = np.random.default_rng(3)

@@ -2,13 +2,24 @@
 they are not: the level of a dimension during the pilot, opening the study, exclusions."""
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from agreement import services as agreement_services
 from agreement.models import StudyAgreement
-from agreement.selectors import agreement_is_stale
+from agreement.selectors import agreement_is_stale, study_agreement
+from agreement.services import agreement_sweep
 from annotation.services import rating_submit
 from studies.models import Dimension, Membership, Study
-from studies.services import dimension_level_set, rater_status_change, study_open
+from studies.services import (
+    dimension_delete,
+    dimension_level_set,
+    dimension_move,
+    rater_status_change,
+    study_open,
+)
+from studies.tokens import api_token_create
 from tests.payloads import full_marks_payload
 
 from ..factories import UserFactory, make_study
@@ -60,7 +71,7 @@ def test_excluding_a_rater_is_recomputed(pilot):
     assert agreement.result["left_out"]["excluded_rater_ratings"] == 6
 
 
-def test_a_change_that_was_not_announced_is_shown_as_stale_and_recomputed(pilot, client):
+def test_a_change_that_was_not_announced_is_shown_as_stale_and_swept(pilot, client):
     # Written past the services (as an edit in the database would be): nothing announced it.
     Dimension.objects.filter(rubric=pilot.rubric, key="depth").update(level="interval")
     agreement = StudyAgreement.objects.get(study=pilot)
@@ -70,12 +81,42 @@ def test_a_change_that_was_not_announced_is_shown_as_stale_and_recomputed(pilot,
     client.force_login(pilot.lead)
     status = client.get(reverse("agreement:status", args=[pilot.slug])).json()
     assert status["stale"] is True
-    # Asking about it requested the recompute, which (in-process here) has now run.
+    # Asking about it requested nothing; Celery beat's sweep finds the changed inputs.
+    assert StudyAgreement.objects.get(study=pilot).requested == agreement.requested
+    assert agreement_sweep() == [pilot.pk]  # in-process here: the run happens at once
     agreement.refresh_from_db()
     assert depth(agreement)["level"] == "interval"
     assert not agreement_is_stale(study=pilot, agreement=agreement)
     page = client.get(reverse("agreement:study", args=[pilot.slug]))
     assert "Out of date" not in page.content.decode()
+    assert agreement_sweep() == []
+
+
+WRITES = ("INSERT", "UPDATE", "DELETE")
+
+
+def test_reading_a_stale_result_changes_no_row_and_enqueues_nothing(pilot, client, monkeypatch):
+    Dimension.objects.filter(rubric=pilot.rubric, key="depth").update(level="interval")
+    before = StudyAgreement.objects.values().get(study=pilot)
+    enqueued = []
+    monkeypatch.setattr(
+        agreement_services, "agreement_enqueue", lambda **kwargs: enqueued.append(kwargs)
+    )
+    client.force_login(pilot.lead)
+    _, secret = api_token_create(user=pilot.lead, name="tests")
+    bearer = {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
+    # The token's first use records when it was used: done here, before the reads counted.
+    assert client.get(reverse("api:agreement", args=[pilot.slug]), **bearer).status_code == 200
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get(reverse("agreement:study", args=[pilot.slug]))
+        status = client.get(reverse("agreement:status", args=[pilot.slug])).json()
+        api = client.get(reverse("api:agreement", args=[pilot.slug]), **bearer).json()
+    assert "Out of date" in page.content.decode()
+    assert status["stale"] is True and api["stale"] is True
+    writes = [q["sql"] for q in queries if q["sql"].lstrip().upper().startswith(WRITES)]
+    assert writes == []
+    assert StudyAgreement.objects.values().get(study=pilot) == before
+    assert enqueued == []
 
 
 def test_the_page_says_out_of_date_while_a_recompute_is_pending(pilot, client):
@@ -83,3 +124,18 @@ def test_the_page_says_out_of_date_while_a_recompute_is_pending(pilot, client):
     client.force_login(pilot.lead)
     page = client.get(reverse("agreement:study", args=[pilot.slug]))
     assert "Out of date" in page.content.decode()
+
+
+def test_every_rubric_change_before_rating_requests_a_recompute():
+    # The rubric can change only until raters start; its dimensions are analysis inputs.
+    study = make_study(slug="draft-rubric", cases=2, status=Study.Status.PILOT)
+    changes = [
+        lambda: dimension_move(study=study, actor=study.lead, key="depth", offset=1),
+        lambda: dimension_delete(study=study, actor=study.lead, key="depth"),
+    ]
+    for change in changes:
+        before = study_agreement(study=study).requested
+        change()
+        after = StudyAgreement.objects.get(study=study)
+        assert after.requested > before
+        assert not agreement_is_stale(study=study, agreement=after)  # in-process: it ran

@@ -327,7 +327,7 @@ def test_two_imports_of_a_new_judge_at_once_both_succeed(study, monkeypatch):
             judge_outputs_import(
                 study=study, filename="o.jsonl", data=outputs_jsonl(study, judge="new-judge")
             )
-        except Exception as error:  # noqa: BLE001 - any failure is the finding
+        except Exception as error:  # any failure is the finding
             errors.append(repr(error))
         finally:
             connection.close()

@@ -9,6 +9,7 @@ from agreement.models import StudyAgreement
 from agreement.selectors import agreement_awaits_run
 
 from ..factories import UserFactory, make_study
+from .oracle import result_from_scratch
 from .test_pipeline import COUNTS, submit_all
 
 INTERVAL_FIELDS = {"low", "high", "below", "n_resamples", "n_degenerate"}
@@ -56,7 +57,7 @@ def test_the_point_estimates_of_the_first_stage_are_those_of_the_full_result(thr
     assert full.computed == target
     assert "intervals_pending" not in full.result
     # The two stages together store exactly what one computation from scratch gives.
-    expected, n_ratings = services.agreement_result(study=study)
+    expected, n_ratings = result_from_scratch(study=study)
     assert full.result == expected
     assert full.n_ratings == n_ratings == 24
     assert without_intervals(first.result) == without_intervals(full.result)
@@ -103,7 +104,7 @@ def test_a_run_that_died_between_the_stages_is_completed_by_the_next(three_rater
     done = stored(study)
     assert done.computed == target
     assert "intervals_pending" not in done.result
-    assert done.result == services.agreement_result(study=study)[0]
+    assert done.result == result_from_scratch(study=study)[0]
 
 
 def test_the_page_shows_point_estimates_while_the_intervals_are_computed(three_raters, client):
@@ -151,9 +152,9 @@ def test_a_revised_rating_is_read_again_and_the_result_equals_one_from_scratch(t
     services.agreement_recompute(study_id=study.pk)
     kept = stored(study).result
     selectors._ANSWER_VALUES.clear()  # from scratch: every answer read again
-    assert kept == services.agreement_result(study=study)[0]
+    assert kept == result_from_scratch(study=study)[0]
     depth = next(d for d in kept["dimensions"] if d["key"] == "depth")
     assert depth["per_rater"][0]["n_ratings"] == 8
-    previous = services.agreement_result(study=study)[0]
+    previous = result_from_scratch(study=study)[0]
     submit_all(study, COUNTS)
-    assert services.agreement_result(study=study)[0] != previous
+    assert result_from_scratch(study=study)[0] != previous

@@ -24,6 +24,7 @@ from tests.payloads import full_marks_payload
 from tests.processes import subprocess_database_url
 
 from ..factories import UserFactory, make_study
+from .oracle import result_from_scratch
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -176,7 +177,7 @@ def test_a_burst_of_one_hundred_submissions_is_coalesced(workers):
     assert agreement.requested == before + 100
     assert agreement.computed == agreement.requested
     assert agreement.n_ratings == 200
-    expected, _ = services.agreement_result(study=study)
+    expected, _ = result_from_scratch(study=study)
     assert agreement.result == json.loads(json.dumps(expected))
 
     for process in workers:
@@ -277,7 +278,7 @@ def test_a_worker_killed_mid_recompute_leaves_the_study_stale_only_briefly(queue
         successor.output = stop_worker(successor)
         print(doomed_output.text()[-3000:], successor.output[-4000:])
     assert agreement.computed == agreement.requested
-    expected, n_ratings = services.agreement_result(study=study)
+    expected, n_ratings = result_from_scratch(study=study)
     assert agreement.result == json.loads(json.dumps(expected))
     assert agreement.n_ratings == n_ratings
     # The dead run did not set off a stream of re-queued tasks: a constant few, however

@@ -42,7 +42,7 @@ class Run(threading.Thread):
             if self.barrier is not None:
                 self.barrier.wait(timeout=JOIN)
             self.result = self.target()
-        except Exception as error:  # noqa: BLE001 - each test asserts what it allows
+        except Exception as error:  # each test asserts what it allows
             self.error = error
         finally:
             connections.close_all()

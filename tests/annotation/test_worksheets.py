@@ -587,7 +587,7 @@ def recorded(study) -> list:
 def test_the_screen_and_a_worksheet_store_the_same_answers_identically(client, preset):
     """Answers given on screen in one study and by worksheet in its twin are stored alike,
     revisions included, and give the same agreement result."""
-    from agreement.services import agreement_result
+    from tests.agreement.oracle import result_from_scratch
 
     twins = []
     for slug in (f"{preset}-screen", f"{preset}-sheet"):
@@ -627,8 +627,8 @@ def test_the_screen_and_a_worksheet_store_the_same_answers_identically(client, p
     ) == {Assignment.Source.WORKSHEET}
     # The same statistics; only quality control differs: worksheet cases have no time.
     (from_sheet, n_sheet), (from_screen, n_screen) = (
-        agreement_result(study=sheet),
-        agreement_result(study=screen),
+        result_from_scratch(study=sheet),
+        result_from_scratch(study=screen),
     )
     assert n_sheet == n_screen
     assert {**from_sheet, "qc": None} == {**from_screen, "qc": None}

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from ..factories import PASSWORD, UserFactory, make_study
 from .accessibility import assert_accessible, assert_fits
 from .conftest import sign_in
-from .test_content_security_policy import watched as watched  # noqa: PLC0414 - shared fixture
+from .test_content_security_policy import watched as watched  # shared fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -34,7 +34,7 @@ def test_simultaneous_joins_all_succeed_with_distinct_pseudonyms():
             results.append(
                 membership_add(study=study, user=user, role=Membership.Role.RATER).pseudonym
             )
-        except Exception as error:  # noqa: BLE001 - reported by the assertion below
+        except Exception as error:  # reported by the assertion below
             errors.append(error)
         finally:
             connections.close_all()

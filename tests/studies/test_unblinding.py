@@ -3,7 +3,6 @@
 import pytest
 from django.urls import reverse
 
-from annotation import exports
 from studies.models import Study, StudyEvent
 from studies.unblinding import UnblindingError, study_unblind
 from tests.payloads import coordinator_of
@@ -29,7 +28,7 @@ def test_the_lead_unblinds_a_closed_study_and_it_is_recorded(closed, lead):
     assert study.status == Study.Status.UNBLINDED and study.unblinded_at is not None
     event = StudyEvent.objects.get(study=study, kind="unblinded")
     assert event.actor == lead and event.reason == "Alpha computed on 2026-10-01."
-    assert exports.is_unblinded(study)
+    assert study.is_unblinded
     with pytest.raises(UnblindingError, match="already"):
         study_unblind(study=study, actor=lead)
 

@@ -3,8 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from django.core.serializers.json import DjangoJSONEncoder
 
-from agreement.selectors import study_agreement
-from agreement.services import agreement_stale_check
+from agreement.selectors import agreement_is_stale, study_agreement
 from studies.models import Study
 
 
@@ -29,7 +28,7 @@ class Command(BaseCommand):
         if target is None:
             raise CommandError(f"There is no study '{study}'.")
         agreement = study_agreement(study=target)
-        stale = agreement_stale_check(study=target, agreement=agreement)
+        stale = agreement_is_stale(study=target, agreement=agreement)
         result = agreement.result or {}
         if as_json:
             document = {

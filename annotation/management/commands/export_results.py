@@ -28,7 +28,7 @@ class Command(BaseCommand):
                 raise CommandError("--rater applies to the worksheet formats only.")
             if not target.memberships.filter(role=Membership.Role.RATER, pseudonym=rater).exists():
                 raise CommandError(f"There is no rater {rater} in '{target.slug}'.")
-        if fmt == exports.KEY_CSV and not exports.is_unblinded(target):
+        if fmt == exports.KEY_CSV and not target.is_unblinded:
             raise CommandError("The key can be exported only after the study is unblinded.")
         path = Path(output)
         partial = path.with_name(path.name + ".partial")

@@ -114,7 +114,7 @@ class Command(BaseCommand):
         random wobble per rater keeps the two demo raters from agreeing perfectly.
         """
         consent_record(rater=rater, agreed=True, prior_knowledge=False)
-        wobble = random.Random(f"demo:{rater.pseudonym}")  # noqa: S311 - demo data, not security
+        wobble = random.Random(f"demo:{rater.pseudonym}")  # demo data, not security
 
         def items(name, base):
             count = max(0, base + wobble.choice((-1, 0, 0, 0, 1)))

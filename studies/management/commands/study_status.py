@@ -39,5 +39,5 @@ class Command(BaseCommand):
         except ApplicationError as error:
             raise CommandError(str(error)) from None
         self.stdout.write(f"'{target.slug}': {TRANSITIONS[name].done}")
-        if target.status == Study.Status.OPEN:
+        if target.is_open:
             self.stdout.write(f"Protocol fingerprint: {target.protocol_fingerprint}")
