@@ -4,6 +4,8 @@ import logging
 
 from celery import shared_task
 
+from jobs.runner import job_schedule
+
 from . import coalescing, selectors, services
 
 logger = logging.getLogger(__name__)
@@ -47,8 +49,12 @@ def recompute_study(study_id: int, claim: str | None = None, recheck: bool = Fal
     countdown = coalescing.running_seconds_left(study_id) + 1
     new_claim = coalescing.claim_pending(study_id)
     if new_claim:
-        recompute_study.apply_async(
-            args=[study_id], kwargs={"claim": new_claim, "recheck": True}, countdown=countdown
+        job_schedule(
+            recompute_study,
+            args=[study_id],
+            kwargs={"claim": new_claim, "recheck": True},
+            countdown=countdown,
+            on_unreachable=lambda: coalescing.release_pending(study_id, new_claim),
         )
 
 
