@@ -82,13 +82,16 @@ def agreement_enqueue(*, study_id: int) -> bool:
         claim = coalescing.claim_pending(study_id)
         if not claim:
             return False
-        return job_schedule(
+        enqueued = job_schedule(
             recompute_study,
             args=[study_id],
             kwargs={"claim": claim},
             countdown=settings.AGREEMENT_DEBOUNCE_SECONDS,
             on_unreachable=lambda: coalescing.release_pending(study_id, claim),
         )
+        if enqueued:
+            logger.info("Agreement recompute of study %s enqueued", study_id)
+        return enqueued
     except Exception:  # noqa: BLE001 - any broker failure must leave the submit unharmed
         logger.warning("Could not enqueue the agreement recompute of study %s", study_id)
         if claim:

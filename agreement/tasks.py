@@ -49,6 +49,7 @@ def recompute_study(study_id: int, claim: str | None = None, recheck: bool = Fal
     countdown = coalescing.running_seconds_left(study_id) + 1
     new_claim = coalescing.claim_pending(study_id)
     if new_claim:
+        logger.info("Agreement task for study %s: a run holds the study; one more look", study_id)
         job_schedule(
             recompute_study,
             args=[study_id],

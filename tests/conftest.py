@@ -1,7 +1,6 @@
 import pytest
 
 from jobs.runner import job_threads_join
-
 from studies.models import Membership
 
 from .factories import UserFactory, make_study

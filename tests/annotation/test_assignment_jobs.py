@@ -74,7 +74,9 @@ def test_the_page_shows_a_jobs_progress_then_the_same_result_as_in_the_request(c
     assert 'id="assign-running"' in raters.text and ">Assign</button>" not in raters.text
     # A second press while it runs leads to the same job and starts nothing.
     again = client.post(reverse("annotation:assign", args=[study.slug]))
-    assert again.url == job_url and Job.objects.filter(kind="assign", study_id=study.pk).count() == 1
+    assert (
+        again.url == job_url and Job.objects.filter(kind="assign", study_id=study.pk).count() == 1
+    )
 
     assignment_jobs.assignment_job_run(job_id=job.pk)
     status = client.get(status_url).json()

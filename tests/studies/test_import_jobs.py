@@ -204,9 +204,7 @@ def test_the_embedded_default_imports_in_a_thread_after_the_response(jobs_in_thr
     assert services.case_upload_import_start(study=study, upload=upload)
     services.case_upload_import_schedule(upload=upload, actor_id=lead.pk)
     threads = {thread.name for thread in threading.enumerate()}
-    assert import_case_upload.name in threads or (
-        Case.objects.filter(study=study).count() == 30
-    )
+    assert import_case_upload.name in threads or (Case.objects.filter(study=study).count() == 30)
     deadline = time.monotonic() + 60
     while services.case_upload_import_status(upload=upload)["state"] == "running":
         assert time.monotonic() < deadline
