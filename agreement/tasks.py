@@ -6,7 +6,7 @@ from celery import shared_task
 
 from jobs.runner import job_schedule
 
-from . import coalescing, selectors, services
+from . import analysis_jobs, coalescing, selectors, services
 
 logger = logging.getLogger(__name__)
 
@@ -62,3 +62,8 @@ def recompute_study(study_id: int, claim: str | None = None, recheck: bool = Fal
 @shared_task(ignore_result=True)
 def sweep_stale_studies() -> None:
     services.agreement_sweep()
+
+
+@shared_task(acks_late=True, ignore_result=True, soft_time_limit=10 * 60, time_limit=11 * 60)
+def compute_analysis(job_id: int) -> None:
+    analysis_jobs.analysis_job_run(job_id=job_id)

@@ -31,6 +31,8 @@ class Job(models.Model):
     # that record's UUID: plain values, so that the runner imports no app.
     study_id = models.BigIntegerField(db_index=True)
     subject = models.UUIDField(null=True, blank=True)
+    # Which of its kind, where a study may run several at once (an analysis: "ranking").
+    name = models.CharField(max_length=100, blank=True)
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -51,9 +53,9 @@ class Job(models.Model):
         constraints = [
             # Two presses at once start one job: the second finds the first.
             models.UniqueConstraint(
-                fields=["kind", "study_id"],
+                fields=["kind", "study_id", "name"],
                 condition=models.Q(state__in=["queued", "running"]),
-                name="one_active_job_per_study_and_kind",
+                name="one_active_job_per_study_kind_and_name",
             )
         ]
 

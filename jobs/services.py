@@ -90,10 +90,16 @@ def _progress_delete(key: str) -> None:
 
 
 def job_create(
-    *, kind: str, study_id: int, requested_by=None, subject: uuid.UUID | None = None
+    *,
+    kind: str,
+    study_id: int,
+    requested_by=None,
+    subject: uuid.UUID | None = None,
+    name: str = "",
 ) -> Job | None:
-    """A new running job, or None when the study has an active job of this kind already."""
-    job = Job(uuid=uuid.uuid4(), kind=kind, study_id=study_id, subject=subject)
+    """A new running job, or None when the study has an active job of this kind (and
+    name) already."""
+    job = Job(uuid=uuid.uuid4(), kind=kind, study_id=study_id, subject=subject, name=name)
     job.requested_by = requested_by
     # Heard from before it exists: another request must not take it for a dead job.
     _progress_set(progress_key(job), WAITING)
@@ -117,11 +123,11 @@ def _finished_prune(*, kind: str, study_id: int) -> None:
     Job.objects.filter(pk__in=list(old)).delete()
 
 
-def job_active(*, kind: str, study_id: int) -> Job | None:
-    """The study's active job of the kind, if it is still heard from; one heard from no more
-    is recorded as stopped, and None returned."""
+def job_active(*, kind: str, study_id: int, name: str = "") -> Job | None:
+    """The study's active job of the kind (and name), if it is still heard from; one heard
+    from no more is recorded as stopped, and None returned."""
     job = Job.objects.filter(
-        kind=kind, study_id=study_id, state__in=[Job.State.QUEUED, Job.State.RUNNING]
+        kind=kind, study_id=study_id, name=name, state__in=[Job.State.QUEUED, Job.State.RUNNING]
     ).first()
     if job is None:
         return None

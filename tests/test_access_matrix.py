@@ -186,6 +186,7 @@ RULES = {
     ),
     # LLM judges: prompts, outputs and calibration are coordinators' (no system names).
     "agreement:ranking": Rule("coordinator", methods=("GET",)),
+    "agreement:analysis_status": Rule("coordinator", methods=("GET",)),
     "agreement:judges": Rule("coordinator"),
     "agreement:judge_prompts": Rule("coordinator", methods=("GET",)),
     "agreement:judge_calibration": Rule("coordinator", methods=("GET",)),

@@ -88,7 +88,10 @@ def case_import(request, slug, upload_uuid):
     upload = study.case_uploads.filter(uuid=upload_uuid).first()
     if upload is None:
         raise Http404
-    if upload.imported_at is not None:  # imported: inside the request, or by its job
+    if upload.imported_at is not None:
+        if request.method == "POST":
+            raise Http404  # an imported upload cannot be imported twice
+        # Its job has ended (the progress page's poller comes back here): the test cases.
         messages.success(request, _imported_message(upload))
         return redirect("studies:cases", slug=study.slug)
     if request.method == "POST":
@@ -109,7 +112,8 @@ def case_import(request, slug, upload_uuid):
             if upload.imported_at is not None:  # imported inside this request
                 messages.success(request, _imported_message(upload))
                 return redirect("studies:cases", slug=study.slug)
-            return redirect("studies:case_import", slug=study.slug, upload_uuid=upload.uuid)
+            if services.case_upload_import_status(upload=upload)["state"] == "running":
+                return redirect("studies:case_import", slug=study.slug, upload_uuid=upload.uuid)
     status = services.case_upload_import_status(upload=upload)
     if status["state"] == "running":
         return render(
