@@ -8,12 +8,15 @@ that task releases it (a message redelivered from a dead worker cannot free a ne
 The running run holds a lock, so a second worker cannot run the same study at once. The
 lock lives only a few seconds unless a heartbeat thread of the run renews it: a run whose
 process dies loses its lock within ``RUNNING_SECONDS``, not after the run's whole time limit.
-With in-process tasks (the embedded default) there is no Redis and nothing to coalesce.
+Without a broker (``JOBS_RUN`` "thread" or "inline": the embedded default, the tests) the
+runs are this process's own, and the same guarantees are kept in its memory: the claim is
+a token in a dict, the lock a per-study entry, and a run whose thread ends frees it.
 """
 
 import logging
 import secrets
 import threading
+import time
 from contextlib import contextmanager, suppress
 
 import redis
@@ -27,7 +30,6 @@ PENDING_SECONDS = 60
 # A dead run's lock is gone at most this long after the run's last heartbeat.
 RUNNING_SECONDS = 8
 HEARTBEAT_SECONDS = 2
-IN_PROCESS_CLAIM = "in-process"
 
 # Delete the key only if it still holds this claim's token.
 _RELEASE_OWN = """
@@ -37,7 +39,15 @@ return 0
 
 
 def _in_process() -> bool:
-    return bool(settings.CELERY_TASK_ALWAYS_EAGER)
+    return settings.JOBS_RUN != "celery"
+
+
+# The in-process claims (study -> token, when made) and running studies, under one lock. A
+# claim lapses as the Redis one does: one whose run was never started (its transaction
+# rolled back before the thread was started) blocks new runs no longer than that.
+_local_lock = threading.Lock()
+_local_claims: dict[int, tuple[str, float]] = {}
+_local_running: set[int] = set()
 
 
 def _client() -> redis.Redis:
@@ -57,9 +67,15 @@ def _running_key(study_id: int) -> str:
 
 def claim_pending(study_id: int) -> str | None:
     """The claim's token when this caller should enqueue a run (none is pending), else None."""
-    if _in_process():
-        return IN_PROCESS_CLAIM
     token = secrets.token_hex(8)
+    if _in_process():
+        now = time.monotonic()
+        with _local_lock:
+            held = _local_claims.get(study_id)
+            if held is not None and now - held[1] < PENDING_SECONDS:
+                return None
+            _local_claims[study_id] = (token, now)
+        return token
     if _client().set(_pending_key(study_id), token, nx=True, ex=PENDING_SECONDS):
         return token
     return None
@@ -69,6 +85,9 @@ def release_pending(study_id: int, claim: str | None) -> None:
     """Free the study's pending claim if it is still ``claim``; a None claim (a task sent
     before claims carried tokens) frees whatever claim is held."""
     if _in_process():
+        with _local_lock:
+            if claim is None or _local_claims.get(study_id, ("",))[0] == claim:
+                _local_claims.pop(study_id, None)
         return
     if claim is None:
         _client().delete(_pending_key(study_id))
@@ -79,7 +98,7 @@ def release_pending(study_id: int, claim: str | None) -> None:
 def running_seconds_left(study_id: int) -> float:
     """How long the study's running lock lives unless it is renewed; 0 when none is held."""
     if _in_process():
-        return 0.0
+        return 0.0  # a thread's run cannot die without its process: nothing to wait out
     milliseconds = _client().pttl(_running_key(study_id))
     return max(milliseconds, 0) / 1000
 
@@ -92,7 +111,15 @@ def running(study_id: int):
     heartbeat stops with it and the lock expires.
     """
     if _in_process():
-        yield True
+        with _local_lock:
+            acquired = study_id not in _local_running
+            _local_running.add(study_id)
+        try:
+            yield acquired
+        finally:
+            if acquired:
+                with _local_lock:
+                    _local_running.discard(study_id)
         return
     # thread_local=False: the heartbeat thread must see the token this thread acquired.
     lock = _client().lock(

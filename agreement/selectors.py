@@ -559,15 +559,26 @@ def computed_for_inputs(*, study: Study, name: str, compute, extra=None):
     """``compute()``, run once for the study's analysis inputs as they are now (ratings,
     exclusions, phase, cases, unblinding), its status and ``extra`` (what else the result
     reads), then kept in the cache: for pages whose statistics (a bootstrap) would
-    otherwise run on every view."""
+    otherwise run on every view.
+
+    Not kept yet, it is computed by the analysis's job (``agreement.analysis_jobs``): an
+    ``AnalysisPending`` is returned while the job runs elsewhere."""
+    from .analysis_jobs import analysis_job_start, computing  # it imports this module
+
     inputs = [analysis_inputs(study=study), study.status, extra]
     digest = hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()
     key = f"{name}:{study.pk}:{digest}"
     result = cache.get(key)
-    if result is None:
+    if result is not None:
+        return result
+    if computing.get():
         result = compute()
         cache.set(key, result, PAGE_RESULT_SECONDS)
-    return result
+        return result
+    pending = analysis_job_start(study=study, name=name, inputs=digest)
+    # Run inside this call (``JOBS_RUN = "inline"``), or ended since: its result is kept.
+    result = cache.get(key)
+    return pending if result is None else result
 
 
 def agreement_is_stale(*, study: Study, agreement: StudyAgreement) -> bool:

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
+from jobs.runner import job_schedule
 from studies.errors import ApplicationError
 from studies.events import study_event_record
 from studies.locks import study_lock
@@ -20,7 +21,6 @@ from studies.services import rater_pause_automatic
 
 from . import coalescing, judges
 from .analysis import DimensionData, analyse_study_point, with_intervals
-from .background import background_schedule
 from .judge_files import JudgeImportError, judge_rows_read
 from .models import Judge, JudgeOutput, JudgeTemplate, StudyAgreement
 from .outcomes import ComparisonData, compare_systems, label_free_summary
@@ -58,21 +58,28 @@ def agreement_request_recompute(*, study_id: int) -> None:
 
 
 def agreement_enqueue(*, study_id: int) -> bool:
-    """Enqueue a recompute if none is pending; False when nothing was enqueued."""
+    """Enqueue a recompute if none is pending; False when nothing was enqueued.
+
+    It runs where ``JOBS_RUN`` says, a debounce later, so that a burst of submissions is
+    folded into one run; ``coalescing`` keeps one pending and one running per study.
+    """
     from .tasks import recompute_study  # the task module imports this one
 
-    if settings.CELERY_TASK_ALWAYS_EAGER and settings.AGREEMENT_IN_PROCESS == "background":
-        background_schedule(study_id=study_id)
-        return True
     claim = None
     try:
         claim = coalescing.claim_pending(study_id)
         if not claim:
             return False
-        recompute_study.apply_async(
-            args=[study_id], kwargs={"claim": claim}, countdown=settings.AGREEMENT_DEBOUNCE_SECONDS
+        enqueued = job_schedule(
+            recompute_study,
+            args=[study_id],
+            kwargs={"claim": claim},
+            countdown=settings.AGREEMENT_DEBOUNCE_SECONDS,
+            on_unreachable=lambda: coalescing.release_pending(study_id, claim),
         )
-        return True
+        if enqueued:
+            logger.info("Agreement recompute of study %s enqueued", study_id)
+        return enqueued
     except Exception:  # any broker failure must leave the submit unharmed
         logger.warning("Could not enqueue the agreement recompute of study %s", study_id)
         if claim:

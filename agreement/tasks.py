@@ -4,7 +4,9 @@ import logging
 
 from celery import shared_task
 
-from . import coalescing, selectors, services
+from jobs.runner import job_schedule
+
+from . import analysis_jobs, coalescing, selectors, services
 
 logger = logging.getLogger(__name__)
 
@@ -47,11 +49,21 @@ def recompute_study(study_id: int, claim: str | None = None, recheck: bool = Fal
     countdown = coalescing.running_seconds_left(study_id) + 1
     new_claim = coalescing.claim_pending(study_id)
     if new_claim:
-        recompute_study.apply_async(
-            args=[study_id], kwargs={"claim": new_claim, "recheck": True}, countdown=countdown
+        logger.info("Agreement task for study %s: a run holds the study; one more look", study_id)
+        job_schedule(
+            recompute_study,
+            args=[study_id],
+            kwargs={"claim": new_claim, "recheck": True},
+            countdown=countdown,
+            on_unreachable=lambda: coalescing.release_pending(study_id, new_claim),
         )
 
 
 @shared_task(ignore_result=True)
 def sweep_stale_studies() -> None:
     services.agreement_sweep()
+
+
+@shared_task(acks_late=True, ignore_result=True, soft_time_limit=10 * 60, time_limit=11 * 60)
+def compute_analysis(job_id: int) -> None:
+    analysis_jobs.analysis_job_run(job_id=job_id)

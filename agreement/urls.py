@@ -9,6 +9,11 @@ urlpatterns = [
     path("s/<slug:slug>/agreement/status/", views.study_agreement_status, name="status"),
     path("s/<slug:slug>/quality/", views.study_quality, name="qc"),
     path("s/<slug:slug>/ranking/", views.study_ranking_page, name="ranking"),
+    path(
+        "s/<slug:slug>/analysis/<uuid:job_uuid>/status/",
+        views.analysis_job_status,
+        name="analysis_status",
+    ),
     path("s/<slug:slug>/judges/", views.study_judges, name="judges"),
     path("s/<slug:slug>/judges/prompts.jsonl", views.judge_prompts, name="judge_prompts"),
     path("s/<slug:slug>/judges/outputs.csv", views.judge_outputs_export, name="judge_export"),

@@ -6,15 +6,18 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
 from django.http import Http404, HttpResponseBadRequest, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from jobs.models import Job
+from jobs.services import job_status
 from studies import access
 from studies.errors import ApplicationError
 from studies.models import Membership
 from studies.services import RATER_ACTIONS, rater_status_change
 
 from . import judge_files, judges, qc
-from .arena import study_ranking
+from .analysis_jobs import AnalysisPending, study_ranking_kept
 from .calibration import (
     judge_calibration_report,
     judge_outputs_csv,
@@ -26,7 +29,6 @@ from .models import Judge
 from .plot import accuracy_chart, alpha_chart, time_chart
 from .selectors import (
     agreement_is_stale,
-    computed_for_inputs,
     dismissed_flags,
     dismissed_flags_by_rater,
     qc_checks,
@@ -288,14 +290,11 @@ def judge_prompts(request, slug):
 def judge_calibration_page(request, slug, judge_uuid):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     judge = get_object_or_404(Judge, study=study, uuid=judge_uuid)
+    report = judge_calibration_report(study=study, judge=judge)
     return render(
         request,
         "agreement/judge_calibration.html",
-        {
-            "study": study,
-            "judge": judge,
-            "report": judge_calibration_report(study=study, judge=judge),
-        },
+        {"study": study, "judge": judge, "report": report, **_pending(request, study, report)},
     )
 
 
@@ -304,16 +303,33 @@ def judge_calibration_page(request, slug, judge_uuid):
 def study_ranking_page(request, slug):
     """Win matrix and Bradley-Terry ranking of the systems, from the raters' preferences."""
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    arena = study_ranking_kept(study=study)
     return render(
         request,
         "agreement/ranking.html",
-        {
-            "study": study,
-            "arena": computed_for_inputs(
-                study=study, name="ranking", compute=lambda: study_ranking(study=study)
-            ),
-        },
+        {"study": study, "arena": arena, **_pending(request, study, arena)},
     )
+
+
+def _pending(request, study, value) -> dict:
+    """What a page shows while its statistics are computed as a job; nothing once they are."""
+    if not isinstance(value, AnalysisPending):
+        return {}
+    return {
+        "pending": value,
+        "status_url": reverse("agreement:analysis_status", args=[study.slug, value.job.uuid]),
+        "page_url": request.get_full_path(),
+    }
+
+
+@login_required
+@require_GET
+def analysis_job_status(request, slug, job_uuid):
+    """An analysis job's progress as JSON, for the page's poller (any job of the study: its
+    state is no more than its own page shows)."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    job = get_object_or_404(Job, study_id=study.pk, uuid=job_uuid)
+    return JsonResponse(job_status(job=job))
 
 
 @login_required

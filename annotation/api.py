@@ -14,11 +14,11 @@ from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
 from config.api import ErrorResponseSerializer, Pagination, body_object, form_errors, scalar_fields
+from jobs.models import Job
 from studies import access, invitations, selectors, unblinding
 from studies.models import Invitation, Membership
 
 from . import assignment, assignment_jobs, exports
-from .models import AssignmentJob
 from .selectors import (
     rater_assignments,
     rater_memberships,
@@ -159,7 +159,7 @@ AssignJobSerializer = inline_serializer(
     "AssignJob",
     {
         "job": serializers.CharField(help_text="this job's URL: GET it for its progress"),
-        "state": serializers.ChoiceField(choices=AssignmentJob.State.values),
+        "state": serializers.ChoiceField(choices=Job.State.values),
         "stage": serializers.CharField(help_text="planning or writing, while it runs"),
         "done": serializers.IntegerField(),
         "total": serializers.IntegerField(),
@@ -191,12 +191,13 @@ AssignJobSerializer = inline_serializer(
 def study_assign(request, slug):
     study = _study(request, slug)
     job = assignment_jobs.assignment_job_start(study=study, actor=request.user)
-    if job.state == AssignmentJob.State.RUNNING:
+    if job.is_active:
         body = _assign_job_body(request, study, job)
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["job"]})
-    if job.state != AssignmentJob.State.DONE:
-        raise assignment.AssignmentDesignError(job.problem)
-    return Response({"created": job.created, "design": assignment.design_summary(study=study)})
+    if job.state != Job.State.DONE:
+        raise assignment.AssignmentDesignError(job.error)
+    created = job.result.get("created", {})
+    return Response({"created": created, "design": assignment.design_summary(study=study)})
 
 
 @extend_schema(
@@ -206,7 +207,7 @@ def study_assign(request, slug):
 @api_view(["GET"])
 def study_assign_job(request, slug, job_uuid):
     study = _study(request, slug)
-    job = study.assignment_jobs.filter(uuid=job_uuid).first()
+    job = assignment_jobs.assignment_job_of(study=study, job_uuid=job_uuid)
     if job is None:
         raise exceptions.NotFound("The study has no such assignment job.")
     return Response(_assign_job_body(request, study, job))

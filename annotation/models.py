@@ -1,8 +1,6 @@
 import uuid
 
-from django.conf import settings
 from django.db import models
-from django.utils import timezone
 
 from studies.models import Membership, Response, Study, TestCase
 
@@ -317,45 +315,3 @@ class Withdrawal(models.Model):
 
     def __str__(self):
         return f"Withdrawal of {self.rater}"
-
-
-class AssignmentJob(models.Model):
-    """One run of Assign (the raters page, the API or ``assign_cases``) and how it ended.
-
-    A study has at most one running job. While it runs, its progress is kept in the cache
-    (``annotation.assignment_jobs``): its writes are one transaction, seen by no one until
-    it commits. A running job heard from no more is reported as stopped; nothing of it was
-    kept.
-    """
-
-    class State(models.TextChoices):
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-        STOPPED = "stopped", "Stopped"
-
-    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="assignment_jobs")
-    requested_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    state = models.CharField(max_length=10, choices=State.choices, default=State.RUNNING)
-    # New cases per rater (pseudonym), once done; the refusal's message, once failed.
-    created = models.JSONField(default=dict, blank=True)
-    problem = models.TextField(blank=True)
-    started_at = models.DateTimeField(default=timezone.now)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        constraints = [
-            # Two presses at once start one job: the second finds the first (see
-            # ``assignment_job_start``).
-            models.UniqueConstraint(
-                fields=["study"],
-                condition=models.Q(state="running"),
-                name="one_running_assignment_job",
-            )
-        ]
-
-    def __str__(self):
-        return f"Assignment job {self.uuid} of {self.study}"

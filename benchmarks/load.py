@@ -77,7 +77,7 @@ def environment(args, tmp: Path, port: int) -> dict:
         "GUNICORN_BIND": f"127.0.0.1:{port}",
         "GUNICORN_WORKERS": str(args.workers),
         "CELERY_QUEUE": f"concord-load-{secrets.token_hex(4)}",
-        "CELERY_TASK_ALWAYS_EAGER": "false",
+        "JOBS_RUN": "celery",
     }
 
 

@@ -30,7 +30,7 @@ def _prepare_environment(queue: str) -> dict:
     env = {
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
         "DATABASE_URL": url,
-        "CELERY_TASK_ALWAYS_EAGER": "false",
+        "JOBS_RUN": "celery",
         "CELERY_QUEUE": queue,
     }
     os.environ.update(env)

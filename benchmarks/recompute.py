@@ -39,7 +39,7 @@ def setup_django() -> None:
         {
             "DJANGO_SETTINGS_MODULE": "config.settings.test",
             "DATABASE_URL": url,
-            "CELERY_TASK_ALWAYS_EAGER": "true",
+            "JOBS_RUN": "inline",
         }
     )
     import psycopg

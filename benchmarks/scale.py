@@ -129,7 +129,7 @@ def build(cases: int, raters: int):
 
     from annotation.assignment import plan_balanced
     from annotation.assignment_jobs import assignment_job_start
-    from annotation.models import AssignmentJob
+    from jobs.models import Job
     from studies import importing, services
     from studies.identity_check import find_identity_mentions
     from studies.models import Membership, Response
@@ -166,7 +166,7 @@ def build(cases: int, raters: int):
         services.membership_add(study=study, user=user, role=Membership.Role.RATER)
     start, cpu = time.perf_counter(), time.process_time()
     job = assignment_job_start(study=study, actor=lead, inline=True)  # as the job runs it
-    assert job.state == AssignmentJob.State.DONE, job.problem
+    assert job.state == Job.State.DONE, job.error
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     plan_cpu = time.process_time()
     plan_balanced(

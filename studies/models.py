@@ -545,12 +545,9 @@ class CaseUpload(models.Model):
     file = models.FileField(storage=case_upload_storage, upload_to=case_upload_name, max_length=200)
     created_at = models.DateTimeField(auto_now_add=True)
     imported_at = models.DateTimeField(null=True, blank=True)
-    # The checked file's number of cases (the import's progress counts towards it), and its
-    # import as a job: running, or failed with its problems (imported: ``imported_at``).
+    # The checked file's number of cases (the import's progress counts towards it). Its
+    # import runs as a job of the runner (``jobs``, the upload's UUID as its subject).
     cases = models.PositiveIntegerField(default=0)
-    import_state = models.CharField(max_length=10, blank=True, default="")
-    import_problems = models.JSONField(default=list, blank=True)
-    import_started_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -1,8 +1,18 @@
 import pytest
 
+from jobs.runner import job_threads_join
 from studies.models import Membership
 
 from .factories import UserFactory, make_study
+
+
+@pytest.fixture
+def jobs_in_threads(settings):
+    """Jobs run in a thread after commit, as in the embedded default; each has ended (with
+    the jobs it started) before the test's database is emptied."""
+    settings.JOBS_RUN = "thread"
+    yield
+    job_threads_join()
 
 
 @pytest.fixture(autouse=True)

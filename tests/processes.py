@@ -46,7 +46,7 @@ def sqlite_script_outcome(script: str, *, tmp_path: Path, **settings: str) -> di
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("DJANGO_", "DATABASE_", "CELERY_", "ASSIGN_"))
+        if not key.startswith(("DJANGO_", "DATABASE_", "CELERY_", "JOBS_"))
     }
     env.update(
         DJANGO_SETTINGS_MODULE="config.settings.local",

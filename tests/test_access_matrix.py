@@ -24,8 +24,9 @@ from django.db import connection, transaction
 from django.urls import reverse
 
 from agreement.models import Judge
-from annotation.models import Assignment, AssignmentJob
+from annotation.models import Assignment
 from annotation.participation import withdrawal_record
+from jobs.models import Job
 from studies import invitations
 from studies.access import COORDINATORS_GROUP
 from studies.models import Membership, Study
@@ -186,6 +187,7 @@ RULES = {
     ),
     # LLM judges: prompts, outputs and calibration are coordinators' (no system names).
     "agreement:ranking": Rule("coordinator", methods=("GET",)),
+    "agreement:analysis_status": Rule("coordinator", methods=("GET",)),
     "agreement:judges": Rule("coordinator"),
     "agreement:judge_prompts": Rule("coordinator", methods=("GET",)),
     "agreement:judge_calibration": Rule("coordinator", methods=("GET",)),
@@ -247,8 +249,8 @@ def world(db):
     )
     item = make_item(study, key=payload_for(1))
     judge = Judge.objects.create(study=study, name="matrix-judge")
-    job = AssignmentJob.objects.create(
-        study=study, requested_by=people["lead"], state=AssignmentJob.State.DONE
+    job = Job.objects.create(
+        kind=Job.Kind.ASSIGN, study_id=study.pk, requested_by=people["lead"], state=Job.State.DONE
     )
     _, token = invitations.invitation_create(study=study, created_by=people["lead"])
     link = study.invitations.get()

@@ -14,7 +14,7 @@ def clean_env(**extra):
         k: v
         for k, v in os.environ.items()
         if not k.startswith(
-            ("DJANGO_", "DATABASE_", "REDIS_", "CELERY_", "SECRET_KEY", "ALLOWED_HOSTS")
+            ("DJANGO_", "DATABASE_", "REDIS_", "CELERY_", "JOBS_", "SECRET_KEY", "ALLOWED_HOSTS")
         )
     }
     env.update(extra)
@@ -48,11 +48,13 @@ def test_embedded_default_migrates_and_loads_the_demo_twice_without_change(tmp_p
     assert f"rater1 (a rater who has submitted 1 of {cases} cases)" in third.stdout
 
 
-def test_local_settings_default_to_sqlite_and_in_process_tasks():
+def test_local_settings_default_to_sqlite_and_jobs_in_threads():
     env = clean_env(DJANGO_SETTINGS_MODULE="config.settings.local")
-    probe = "from django.conf import settings as s; print(s.DATABASES['default']['ENGINE'], s.CELERY_TASK_ALWAYS_EAGER)"
+    probe = (
+        "from django.conf import settings as s; print(s.DATABASES['default']['ENGINE'], s.JOBS_RUN)"
+    )
     result = run_manage("shell", "-v", "0", "-c", probe, env=env)
-    assert result.stdout.split() == ["django.db.backends.sqlite3", "True"]
+    assert result.stdout.split() == ["django.db.backends.sqlite3", "thread"]
 
 
 PROPER_KEY = "k3y-" + "a1b2c3d4e5f6g7h8i9j0" * 3

@@ -12,9 +12,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import assignment, assignment_jobs
-from annotation.models import AssignmentJob
 from annotation.selectors import rater_pair_overlap_range, rater_progress_table
 from config import throttle
+from jobs.models import Job
 from studies import access, invitations
 from studies.models import Membership, Study
 
@@ -186,7 +186,7 @@ def assign(request, slug):
 def _study_job(request, slug, job_uuid):
     """The study (its coordinators only) and its Assign job; 404 for another study's job."""
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
-    job = study.assignment_jobs.filter(uuid=job_uuid).first()
+    job = assignment_jobs.assignment_job_of(study=study, job_uuid=job_uuid)
     if job is None:
         raise Http404
     return study, job
@@ -209,17 +209,24 @@ def assign_job_status(request, slug, job_uuid):
 
 
 def _assign_job_outcome(request, study, job):
+    slug = study.slug
     status = assignment_jobs.assignment_job_status(job=job)
-    if status["state"] == AssignmentJob.State.RUNNING:
+    if status["state"] in (Job.State.QUEUED, Job.State.RUNNING):
         if request.method == "POST":
             return redirect("annotation:assign_job", slug=study.slug, job_uuid=job.uuid)
         return render(
             request,
             "studies/people/assign_progress.html",
-            {"study": study, "job": job, "status": status},
+            {
+                "study": study,
+                "job": job,
+                "status": status,
+                "status_url": reverse("annotation:assign_job_status", args=[slug, job.uuid]),
+                "page_url": reverse("annotation:assign_job", args=[slug, job.uuid]),
+            },
         )
     created = status["created"]
-    if status["state"] != AssignmentJob.State.DONE:
+    if status["state"] != Job.State.DONE:
         messages.error(request, status["problem"])
     elif created:
         total = sum(created.values())

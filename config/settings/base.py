@@ -27,6 +27,7 @@ INSTALLED_APPS = [
     "studies",
     "annotation",
     "agreement",
+    "jobs",
 ]
 
 MIDDLEWARE = [
@@ -205,7 +206,10 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = 120
 CELERY_TASK_TIME_LIMIT = 180
-CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+# Where every background job runs (the case import, Assign, the recompute, the analysis):
+# "celery" on the worker (production), "thread" in a thread of the web process after the
+# response (the embedded default, no broker), "inline" inside the call (the tests).
+JOBS_RUN = env("JOBS_RUN", default="celery")
 CELERY_TASK_EAGER_PROPAGATES = True
 # A submit must stay fast when the broker is down: fail fast instead of retrying.
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
@@ -238,17 +242,10 @@ AGREEMENT_BOOTSTRAP_RESAMPLES = env.int("AGREEMENT_BOOTSTRAP_RESAMPLES", default
 # A recompute starts this long after the first request of a burst, so a burst of
 # submissions is folded into one run.
 AGREEMENT_DEBOUNCE_SECONDS = env.float("AGREEMENT_DEBOUNCE_SECONDS", default=1.0)
-# With in-process tasks (no broker): "background" recomputes in a thread after the
-# response, as the embedded default does; "inline" runs it at once (the tests' choice).
-AGREEMENT_IN_PROCESS = env("AGREEMENT_IN_PROCESS", default="background")
-# The same for a case import: "background" imports in a thread while the page shows its
-# progress; "inline" imports inside the request.
-CASE_IMPORT_IN_PROCESS = env("CASE_IMPORT_IN_PROCESS", default="background")
 # Assign: a design of at least this many assignments (sample cases times raters per case)
 # runs as a job whose progress the page shows; a smaller one, inside the request (about a
-# second per 10,000 assignments on a small machine). ASSIGN_IN_PROCESS as above.
+# second per 10,000 assignments on a small machine).
 ASSIGN_JOB_FROM = env.int("ASSIGN_JOB_FROM", default=10_000)
-ASSIGN_IN_PROCESS = env("ASSIGN_IN_PROCESS", default="background")
 
 LOGGING = {
     "version": 1,

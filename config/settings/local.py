@@ -6,6 +6,6 @@ from .base import LOGGING, env
 DEBUG = env.bool("DEBUG", default=True)
 SECRET_KEY = env("SECRET_KEY", default="local-development-only-not-secret")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
-CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=True)
+JOBS_RUN = env("JOBS_RUN", default="thread")
 # One line per recompute is noise when working locally; AGREEMENT_LOG_LEVEL=INFO shows it.
 LOGGING["loggers"] = {"agreement": {"level": env("AGREEMENT_LOG_LEVEL", default="WARNING")}}

@@ -13,11 +13,7 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default="postgres://postgres:postgres@127.0.0.1:5432/concord")
 }
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=True)
-# Tests read the result right after a change: run in-process recomputes at once.
-AGREEMENT_IN_PROCESS = env("AGREEMENT_IN_PROCESS", default="inline")
-CASE_IMPORT_IN_PROCESS = env("CASE_IMPORT_IN_PROCESS", default="inline")
-ASSIGN_IN_PROCESS = env("ASSIGN_IN_PROCESS", default="inline")
+JOBS_RUN = env("JOBS_RUN", default="inline")
 # Each test run keeps its uploaded files in a directory of its own.
 CASE_UPLOAD_ROOT = Path(tempfile.mkdtemp(prefix="concord-case-uploads-"))
 STORAGES = {

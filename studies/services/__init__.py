@@ -13,6 +13,7 @@ from studies.errors import CaseImportError, StudySetupError
 from .cases import (
     case_upload_create,
     case_upload_import_run,
+    case_upload_import_schedule,
     case_upload_import_start,
     case_upload_import_status,
     identity_mentions_rescan,
@@ -74,6 +75,7 @@ __all__ = [
     "Transition",
     "case_upload_create",
     "case_upload_import_run",
+    "case_upload_import_schedule",
     "case_upload_import_start",
     "case_upload_import_status",
     "identity_mentions_rescan",

@@ -7,11 +7,13 @@ from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.cache import cache
 from django.core.files.base import ContentFile, File
 from django.db import transaction
 from django.utils import timezone
 
+from jobs.models import Job
+from jobs.runner import job_schedule
+from jobs.services import JobFailed, job_active, job_create, job_execute, job_status
 from studies import selectors, tabular
 from studies.blinding import LABELS, blinded_order
 from studies.bulk_rows import rows_insert, tables_analyze_on_commit
@@ -219,12 +221,13 @@ def case_upload_create(
     """
     study = locked_study(study)
     refuse_if_frozen(study, "Test cases can no longer be added.")
-    for pending in study.case_uploads.filter(imported_at__isnull=True, import_state="running"):
-        if case_upload_import_status(upload=pending)["state"] == "running":
-            raise StudySetupError(
-                f"The import of {pending.filename} is running; upload another file once it "
-                "has finished."
-            )
+    running = job_active(kind=Job.Kind.CASE_IMPORT, study_id=study.pk)
+    pending = running and study.case_uploads.filter(uuid=running.subject).first()
+    if pending:
+        raise StudySetupError(
+            f"The import of {pending.filename} is running; upload another file once it "
+            "has finished."
+        )
     _pending_uploads_delete(study)
     content = ContentFile(data) if isinstance(data, bytes) else data
     digest, size = hashlib.sha256(), 0
@@ -324,74 +327,95 @@ def test_cases_remove_all(*, study: Study, actor: AbstractBaseUser | None) -> in
 
 # --- The import as a job, with its progress ------------------------------------------------
 
-# The progress of a running import, kept in the cache (the import's own writes are not seen
-# outside its transaction until it commits). It lapses when the import stops being heard
-# from: a job that died is then reported as stopped, and nothing of it was kept.
-IMPORT_PROGRESS_TIMEOUT = 120
+
+def _import_job(upload: CaseUpload) -> Job | None:
+    """The upload's latest import job, if it was ever started."""
+    return Job.objects.filter(kind=Job.Kind.CASE_IMPORT, subject=upload.uuid).first()
 
 
-def _progress_key(upload: CaseUpload) -> str:
-    return f"case-import-progress:{upload.uuid}"
-
-
-def case_upload_import_start(*, study: Study, upload: CaseUpload) -> bool:
-    """Mark the upload's import as running; False if it runs already or was imported.
+def case_upload_import_start(
+    *, study: Study, upload: CaseUpload, actor: AbstractBaseUser | None = None
+) -> bool:
+    """Start the upload's import as a job; False if it runs already or was imported.
 
     An import that failed, or stopped (its process died: nothing of it was kept), may be
-    started again.
+    started again. The study has at most one running import (the job runner's constraint),
+    so of two requests at once only one starts it.
     """
     refuse_if_frozen(study, "Test cases can no longer be added.")
     upload.refresh_from_db()
     if case_upload_import_status(upload=upload)["state"] not in ("ready", "failed", "stopped"):
         return False
-    # Conditional on the state just read, so that of two requests at once only one starts it.
-    claimed = CaseUpload.objects.filter(
-        pk=upload.pk, study=study, imported_at__isnull=True, import_state=upload.import_state
-    ).update(import_state="running", import_problems=[], import_started_at=timezone.now())
-    if claimed:
-        cache.set(_progress_key(upload), 0, IMPORT_PROGRESS_TIMEOUT)
-        upload.refresh_from_db()
-    return bool(claimed)
+    job = job_create(
+        kind=Job.Kind.CASE_IMPORT, study_id=study.pk, subject=upload.uuid, requested_by=actor
+    )
+    return job is not None
+
+
+def case_upload_import_schedule(*, upload: CaseUpload, actor_id: int | None) -> None:
+    """Run the started import where ``JOBS_RUN`` says; refuses when the broker is down."""
+    from studies.tasks import import_case_upload  # the task module imports this one
+
+    job = _import_job(upload)
+
+    def unreachable() -> None:
+        if job is not None:
+            Job.objects.filter(pk=job.pk).delete()  # nothing was started: keep nothing
+
+    if not job_schedule(import_case_upload, args=[upload.pk, actor_id], on_unreachable=unreachable):
+        raise StudySetupError(
+            "The import could not be started (the task queue is unreachable); nothing "
+            "was imported. Try again in a moment."
+        )
 
 
 def case_upload_import_run(*, upload_id: int, actor_id: int | None) -> None:
     """The job: import the upload (all or nothing) and record how it ended."""
-    upload = CaseUpload.objects.select_related("study").get(pk=upload_id)
-    if upload.imported_at is not None or upload.import_state != "running":
-        return  # imported already, or not asked for
-    key = _progress_key(upload)
-    problems: list[str] = []
-    try:
-        test_cases_import(
-            study=upload.study,
-            actor=get_user_model().objects.filter(pk=actor_id).first(),
-            filename=upload.filename,
-            data=Path(upload.file.path),
-            upload=upload,
-            progress=lambda written: cache.set(key, written, IMPORT_PROGRESS_TIMEOUT),
-        )
-    except CaseImportError as error:
-        problems = error.problems
-    except ApplicationError as error:
-        problems = [str(error)]
-    except Exception:
-        logger.exception("The import of case upload %s failed", upload_id)
-        problems = ["The import stopped on an error of the server; nothing was imported."]
-        raise
-    finally:
-        cache.delete(key)
-        CaseUpload.objects.filter(pk=upload_id).update(
-            import_state="failed" if problems else "", import_problems=problems
-        )
+    upload = CaseUpload.objects.select_related("study").filter(pk=upload_id).first()
+    if upload is None or upload.imported_at is not None:
+        return  # imported already, or removed since
+    job = _import_job(upload)
+    if job is None or job.state != Job.State.RUNNING:
+        return  # not asked for, ended already, or recorded as stopped
+
+    def work(job: Job, report) -> dict:
+        total = upload.cases
+        try:
+            test_cases_import(
+                study=upload.study,
+                actor=get_user_model().objects.filter(pk=actor_id).first(),
+                filename=upload.filename,
+                data=Path(upload.file.path),
+                upload=upload,
+                progress=lambda written: report(
+                    "writing", written, total, f"{written} of {total} test cases written"
+                ),
+            )
+        except CaseImportError as error:
+            raise JobFailed(str(error), result={"problems": error.problems}) from error
+        except ApplicationError as error:
+            raise JobFailed(str(error), result={"problems": [str(error)]}) from error
+        return {"cases": total}
+
+    job_execute(job_id=job.pk, work=work)
 
 
 def case_upload_import_status(*, upload: CaseUpload) -> dict:
-    """Where the upload's import is: ready, running (cases written of all), done, failed,
-    or stopped (it was running but is heard from no more: nothing of it was kept)."""
-    state = "done" if upload.imported_at else (upload.import_state or "ready")
-    written = 0
-    if state == "running":
-        written = cache.get(_progress_key(upload))
-        if written is None:
-            state, written = "stopped", 0
-    return {"state": state, "written": written, "total": upload.cases}
+    """Where the upload's import is: ready, running (cases written of all), done, failed
+    (with its problems), or stopped (it was running but is heard from no more: nothing of
+    it was kept); JSON for the page's poller."""
+    job = _import_job(upload)
+    status = {"state": "ready", "done": 0, "total": upload.cases, "message": "", "problems": []}
+    if upload.imported_at is not None:
+        return {**status, "state": "done", "done": upload.cases}
+    if job is None:
+        return status
+    current = job_status(job=job)
+    problems = current["result"].get("problems") or ([current["error"]] if current["error"] else [])
+    return {
+        **status,
+        "state": "ready" if current["state"] == Job.State.DONE else current["state"],
+        "done": current["done"],
+        "message": f"{current['done']} of {upload.cases} test cases written",
+        "problems": problems if current["state"] != Job.State.RUNNING else [],
+    }

@@ -7,12 +7,12 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from studies import access, importing, selectors, services
 from studies.errors import ApplicationError
 from studies.forms import CaseUploadForm
-from studies.import_jobs import case_import_schedule
 
 CASES_PER_PAGE = 50
 
@@ -85,18 +85,26 @@ def case_import(request, slug, upload_uuid):
     """The preview of a checked file (counts and first cases); a POST starts its import,
     whose progress the page then shows until it is done."""
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
-    upload = study.case_uploads.filter(uuid=upload_uuid, imported_at__isnull=True).first()
+    upload = study.case_uploads.filter(uuid=upload_uuid).first()
     if upload is None:
         raise Http404
+    if upload.imported_at is not None:
+        if request.method == "POST":
+            raise Http404  # an imported upload cannot be imported twice
+        # Its job has ended (the progress page's poller comes back here): the test cases.
+        messages.success(request, _imported_message(upload))
+        return redirect("studies:cases", slug=study.slug)
     if request.method == "POST":
         try:
-            started = services.case_upload_import_start(study=study, upload=upload)
+            started = services.case_upload_import_start(
+                study=study, upload=upload, actor=request.user
+            )
         except ApplicationError as error:
             messages.error(request, str(error))
             return redirect("studies:cases", slug=study.slug)
         if started:
             try:
-                case_import_schedule(upload_id=upload.pk, actor_id=request.user.pk)
+                services.case_upload_import_schedule(upload=upload, actor_id=request.user.pk)
             except ApplicationError as error:
                 messages.error(request, str(error))
                 return redirect("studies:case_import", slug=study.slug, upload_uuid=upload.uuid)
@@ -104,21 +112,25 @@ def case_import(request, slug, upload_uuid):
             if upload.imported_at is not None:  # imported inside this request
                 messages.success(request, _imported_message(upload))
                 return redirect("studies:cases", slug=study.slug)
-            if upload.import_state == "running":
+            if services.case_upload_import_status(upload=upload)["state"] == "running":
                 return redirect("studies:case_import", slug=study.slug, upload_uuid=upload.uuid)
     status = services.case_upload_import_status(upload=upload)
     if status["state"] == "running":
         return render(
             request,
             "studies/case_import_progress.html",
-            {"study": study, "upload": upload, "status": status},
+            {
+                "study": study,
+                "upload": upload,
+                "status": status,
+                "status_url": reverse("studies:case_import_status", args=[slug, upload.uuid]),
+                "page_url": reverse("studies:case_import", args=[slug, upload.uuid]),
+            },
         )
     parsed = selectors.test_cases_preview(
         study=study, filename=upload.filename, data=Path(upload.file.path)
     )
-    problems = upload.import_problems if status["state"] == "failed" else []
-    if status["state"] == "stopped":
-        problems = ["The import stopped before it finished; nothing was imported."]
+    problems = status["problems"] if status["state"] in ("failed", "stopped") else []
     # Warnings before anything is written: the same scan the import stores afterwards.
     check = selectors.test_cases_preview_blinding_check(study=study, parsed=parsed)
     return render(

@@ -16,20 +16,20 @@ from ..factories import UserFactory, make_study
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_a_submission_returns_before_its_recompute_runs(client, settings, monkeypatch):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    settings.AGREEMENT_IN_PROCESS = "background"
+def test_a_submission_returns_before_its_recompute_runs(
+    client, settings, monkeypatch, jobs_in_threads
+):
     settings.AGREEMENT_DEBOUNCE_SECONDS = 0.2
     rater = UserFactory()
     study = make_study(slug="after-response", cases=3, raters=[rater], consented=True)
     runs = []
-    recompute = services.agreement_recompute
+    recompute = services.agreement_point_stage
 
     def recording(*, study_id):
         runs.append(threading.get_ident())
         return recompute(study_id=study_id)
 
-    monkeypatch.setattr(services, "agreement_recompute", recording)
+    monkeypatch.setattr(services, "agreement_point_stage", recording)
     client.force_login(rater)
     before = len(runs)
     for assignment in study.memberships.get(user=rater).assignments.all():

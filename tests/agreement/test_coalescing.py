@@ -5,6 +5,7 @@ more, not in a loop."""
 import multiprocessing
 import os
 import signal
+import threading
 import time
 
 import pytest
@@ -23,8 +24,9 @@ STUDY_ID = 987_654  # keys only: no study row is needed for the lock and the cla
 
 @pytest.fixture
 def redis_coalescing(settings, monkeypatch):
-    """Coalescing against the real Redis, with a lock that lives one second unless renewed."""
-    settings.CELERY_TASK_ALWAYS_EAGER = False
+    """Coalescing against the real Redis (JOBS_RUN "celery"), with a lock that lives one
+    second unless renewed."""
+    settings.JOBS_RUN = "celery"
     monkeypatch.setattr(coalescing, "RUNNING_SECONDS", 1)
     monkeypatch.setattr(coalescing, "HEARTBEAT_SECONDS", 0.2)
     client = redis.Redis.from_url(django_settings.REDIS_URL)
@@ -44,11 +46,28 @@ def lock_is_free(study_id: int) -> bool:
 
 
 def test_a_live_run_keeps_its_lock_past_the_lock_lifetime_and_frees_it_at_the_end(
-    redis_coalescing,
+    redis_coalescing, monkeypatch
 ):
+    # No wall-clock window: the run counts its heartbeat's renewals, and the test waits for
+    # as many as outlast the lifetime the lock was taken with (a heartbeat at least 0.5 s
+    # apart, a lifetime of 3 s: seven renewals), however slowly the machine gets there.
+    monkeypatch.setattr(coalescing, "RUNNING_SECONDS", 3)
+    monkeypatch.setattr(coalescing, "HEARTBEAT_SECONDS", 0.5)
+    renewals, renewed = [], threading.Event()
+    reacquire = redis.lock.Lock.reacquire
+
+    def counted(lock):
+        outcome = reacquire(lock)
+        renewals.append(outcome)
+        if len(renewals) * coalescing.HEARTBEAT_SECONDS > coalescing.RUNNING_SECONDS:
+            renewed.set()
+        return outcome
+
+    monkeypatch.setattr(redis.lock.Lock, "reacquire", counted)
     with coalescing.running(STUDY_ID) as acquired:
         assert acquired
-        time.sleep(3 * coalescing.RUNNING_SECONDS)  # renewed meanwhile by the heartbeat
+        assert renewed.wait(timeout=120), "the heartbeat never renewed the lock"
+        assert all(renewals)  # every renewal found the lock still this run's
         assert coalescing.running_seconds_left(STUDY_ID) > 0
         assert not lock_is_free(STUDY_ID)
     assert coalescing.running_seconds_left(STUDY_ID) == 0
@@ -95,9 +114,9 @@ def test_a_claim_is_freed_only_by_the_task_it_was_made_for(redis_coalescing):
 def test_a_task_that_finds_the_study_running_looks_once_more_and_no_more(
     redis_coalescing, settings, monkeypatch
 ):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.JOBS_RUN = "inline"
     study = make_study(slug="coalescing-busy", cases=2)  # computed in-process
-    settings.CELERY_TASK_ALWAYS_EAGER = False
+    settings.JOBS_RUN = "celery"
     runs = StudyAgreement.objects.get(study=study).runs
     StudyAgreement.objects.filter(study=study).update(requested=100)  # stale again
     sent = []

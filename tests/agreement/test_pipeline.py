@@ -117,7 +117,7 @@ def test_excluded_raters_are_left_out_and_said_so(three_raters):
 def test_submit_succeeds_and_the_study_is_left_stale_when_the_broker_is_down(
     three_raters, settings, client
 ):
-    settings.CELERY_TASK_ALWAYS_EAGER = False
+    settings.JOBS_RUN = "celery"
     settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens there
     study, users = three_raters
     membership = study.memberships.get(user=users[0])
@@ -132,7 +132,7 @@ def test_submit_succeeds_and_the_study_is_left_stale_when_the_broker_is_down(
     agreement = StudyAgreement.objects.get(study=study)
     assert agreement.is_stale
     # The broker is back (in-process here): the periodic sweep catches up.
-    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.JOBS_RUN = "inline"
     assert services.agreement_sweep() == [study.pk]
     agreement.refresh_from_db()
     assert not agreement.is_stale

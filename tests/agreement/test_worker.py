@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from celery.signals import after_task_publish
 from django.conf import settings as django_settings
 from django.urls import reverse
 
@@ -36,7 +37,7 @@ def start_worker(queue: str, *, resamples: int = 2000) -> subprocess.Popen:
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
         "DATABASE_URL": subprocess_database_url(),
-        "CELERY_TASK_ALWAYS_EAGER": "false",
+        "JOBS_RUN": "celery",
         "CELERY_QUEUE": queue,
         "AGREEMENT_BOOTSTRAP_RESAMPLES": str(resamples),
     }
@@ -66,15 +67,14 @@ def queue(settings):
     for key in client.scan_iter("concord:agreement:*"):
         client.delete(key)
     # Read before changing the settings: Celery's configuration reads them lazily.
-    previous = (celery_app.conf.task_always_eager, celery_app.conf.task_default_queue)
-    settings.CELERY_TASK_ALWAYS_EAGER = False
+    previous = celery_app.conf.task_default_queue
+    settings.JOBS_RUN = "celery"
     settings.AGREEMENT_BOOTSTRAP_RESAMPLES = 2000
-    celery_app.conf.task_always_eager = False
     celery_app.conf.task_default_queue = name
     try:
         yield name
     finally:
-        celery_app.conf.task_always_eager, celery_app.conf.task_default_queue = previous
+        celery_app.conf.task_default_queue = previous
         client.delete(name)
         # A killed worker's message waits in the broker's unacked set: drop it with the queue.
         for tag, message in client.hgetall("unacked").items():
@@ -250,6 +250,20 @@ class LiveOutput:
 
 
 def test_a_worker_killed_mid_recompute_leaves_the_study_stale_only_briefly(queue):
+    sent_here = []  # the tasks this process sent (the requests' and the sweep's)
+
+    def record(sender=None, headers=None, **kwargs):
+        if sender == "agreement.tasks.recompute_study":
+            sent_here.append(headers["id"])
+
+    after_task_publish.connect(record, weak=False)
+    try:
+        _killed_worker_scenario(queue, sent_here)
+    finally:
+        after_task_publish.disconnect(record)
+
+
+def _killed_worker_scenario(queue: str, sent_here: list[str]) -> None:
     rater = UserFactory()
     study = make_study(slug="worker-killed", cases=10, raters=[rater, UserFactory()])
     for assignment in study.memberships.get(user=rater).assignments.all():
@@ -281,8 +295,21 @@ def test_a_worker_killed_mid_recompute_leaves_the_study_stale_only_briefly(queue
     expected, n_ratings = result_from_scratch(study=study)
     assert agreement.result == json.loads(json.dumps(expected))
     assert agreement.n_ratings == n_ratings
-    # The dead run did not set off a stream of re-queued tasks: a constant few, however
-    # long its lock took to expire.
-    events = timeline([doomed_output.text(), successor.output], study.pk)
-    assert sum(1 for _, event in events if event == "received") <= 5
+    # The dead run did not set off a stream of re-queued tasks, however long its lock took
+    # to expire: every task a worker received is one that was sent (by this process, or by
+    # a run), and a run sent at most one follow-up, and a task that found the study held
+    # at most one look more.
+    outputs = [doomed_output.text(), successor.output]
+    events = timeline(outputs, study.pk)
     assert sum(1 for _, event in events if event == "start") == 2  # the killed run and one more
+    text = "".join(outputs)
+    received = set(
+        re.findall(r"Task agreement\.tasks\.recompute_study\[([0-9a-f-]+)\] received", text)
+    )
+    follow_ups = text.count(f"Agreement recompute of study {study.pk} enqueued")
+    looks = text.count(f"Agreement task for study {study.pk}: a run holds the study; one more look")
+    assert len(received) == len(sent_here) + follow_ups + looks
+    assert set(sent_here) <= received
+    assert follow_ups <= 2  # one per run at most
+    picked = sum(1 for _, event in events if event == "picked")
+    assert looks <= picked - looks  # only a first look sends another

@@ -10,7 +10,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation import assignment, assignment_jobs, services
-from annotation.models import Assignment, AssignmentJob
+from annotation.models import Assignment
+from jobs import services as job_services
+from jobs.models import Job
 from studies.models import StudyEvent
 from tests.processes import sqlite_script_outcome
 
@@ -34,11 +36,10 @@ def job_path(settings):
 
 
 @pytest.fixture
-def held_jobs(settings):
+def held_jobs(settings, jobs_in_threads):
     """Jobs are scheduled in a thread after commit, which a test's transaction never does:
     a started job stays running until the test runs it."""
     settings.ASSIGN_JOB_FROM = 0
-    settings.ASSIGN_IN_PROCESS = "background"
 
 
 @pytest.mark.django_db
@@ -47,11 +48,11 @@ def test_the_cut_runs_small_designs_in_the_request_and_large_ones_as_jobs(settin
     assert assignment_jobs.assignment_design_size(study=study) == 12
     settings.ASSIGN_JOB_FROM = 13
     small = assignment_jobs.assignment_job_start(study=study, actor=study.lead)
-    assert small.state == AssignmentJob.State.DONE and sum(small.created.values()) == 12
+    assert small.state == Job.State.DONE and sum(small.result["created"].values()) == 12
     full = raters_only_study(raters=3, cases=5)  # every rater rates every case: 15
     settings.ASSIGN_JOB_FROM = 15
     large = assignment_jobs.assignment_job_start(study=full, actor=full.lead)
-    assert large.state == AssignmentJob.State.RUNNING
+    assert large.state == Job.State.RUNNING
     assert not Assignment.objects.filter(test_case__study=full).exists()
 
 
@@ -60,11 +61,11 @@ def test_the_page_shows_a_jobs_progress_then_the_same_result_as_in_the_request(c
     study = raters_only_study(raters=4, cases=6, raters_per_item=2)
     client.force_login(study.lead)
     pressed = client.post(reverse("annotation:assign", args=[study.slug]))
-    job = AssignmentJob.objects.get(study=study)
+    job = Job.objects.get(kind="assign", study_id=study.pk)
     job_url = reverse("annotation:assign_job", args=[study.slug, job.uuid])
     assert pressed.status_code == 302 and pressed.url == job_url
     progress = client.get(job_url)
-    assert progress.status_code == 200 and 'id="assign-progress"' in progress.text
+    assert progress.status_code == 200 and 'id="job-progress"' in progress.text
     assert "Waiting to start" in progress.text
     status_url = reverse("annotation:assign_job_status", args=[study.slug, job.uuid])
     assert client.get(status_url).json()["state"] == "running"
@@ -73,7 +74,9 @@ def test_the_page_shows_a_jobs_progress_then_the_same_result_as_in_the_request(c
     assert 'id="assign-running"' in raters.text and ">Assign</button>" not in raters.text
     # A second press while it runs leads to the same job and starts nothing.
     again = client.post(reverse("annotation:assign", args=[study.slug]))
-    assert again.url == job_url and AssignmentJob.objects.filter(study=study).count() == 1
+    assert (
+        again.url == job_url and Job.objects.filter(kind="assign", study_id=study.pk).count() == 1
+    )
 
     assignment_jobs.assignment_job_run(job_id=job.pk)
     status = client.get(status_url).json()
@@ -86,18 +89,18 @@ def test_the_page_shows_a_jobs_progress_then_the_same_result_as_in_the_request(c
 @pytest.mark.django_db
 def test_the_job_reports_its_stages(job_path, monkeypatch):
     study = raters_only_study(raters=5, cases=1200, raters_per_item=2)
-    monkeypatch.setattr(assignment_jobs, "PROGRESS_INTERVAL", 0)
+    monkeypatch.setattr(job_services, "PROGRESS_INTERVAL", 0)
     seen = []
     real_set = cache.set
 
     def spy(key, value, *args, **kwargs):
-        if key.startswith("assignment-job:"):
+        if key.startswith("job:"):
             seen.append((value["stage"], value["done"], value["total"]))
         return real_set(key, value, *args, **kwargs)
 
     monkeypatch.setattr(cache, "set", spy)
     job = assignment_jobs.assignment_job_start(study=study, actor=study.lead)
-    assert job.state == AssignmentJob.State.DONE
+    assert job.state == Job.State.DONE
     assert seen == [
         ("waiting", 0, 0),
         ("planning", 0, 1200), ("planning", 500, 1200), ("planning", 1000, 1200),
@@ -119,8 +122,8 @@ def test_a_job_that_fails_halfway_keeps_nothing(job_path, monkeypatch):
     monkeypatch.setattr(assignment, "assignments_create", third_rater_fails)
     with pytest.raises(RuntimeError):  # a server error stays an error (logged, a 500)
         assignment_jobs.assignment_job_start(study=study, actor=study.lead)
-    job = AssignmentJob.objects.get(study=study)
-    assert job.state == AssignmentJob.State.FAILED and "nothing was assigned" in job.problem
+    job = Job.objects.get(kind="assign", study_id=study.pk)
+    assert job.state == Job.State.FAILED and "nothing was assigned" in job.error
     assert not Assignment.objects.filter(test_case__study=study).exists()
     assert not StudyEvent.objects.filter(study=study, kind="raters_assigned").exists()
 
@@ -131,14 +134,14 @@ def test_a_refusal_is_the_jobs_outcome(client, job_path):
     client.force_login(study.lead)
     response = client.post(reverse("annotation:assign", args=[study.slug]), follow=True)
     assert "needs 2 raters per test case but the study has 1 rater." in response.text
-    assert AssignmentJob.objects.get(study=study).state == AssignmentJob.State.FAILED
+    assert Job.objects.get(kind="assign", study_id=study.pk).state == Job.State.FAILED
 
 
 @pytest.mark.django_db
 def test_a_job_heard_from_no_more_is_stopped_and_may_be_started_again(client, held_jobs):
     study = raters_only_study(raters=4, cases=6, raters_per_item=2)
     first = assignment_jobs.assignment_job_start(study=study, actor=study.lead)
-    cache.delete(assignment_jobs._progress_key(first.uuid))  # its process died
+    cache.delete(job_services.progress_key(first))  # its process died
     assert assignment_jobs.assignment_job_status(job=first)["state"] == "stopped"
     client.force_login(study.lead)
     page = client.get(reverse("annotation:assign_job", args=[study.slug, first.uuid]), follow=True)
@@ -147,7 +150,7 @@ def test_a_job_heard_from_no_more_is_stopped_and_may_be_started_again(client, he
     second = assignment_jobs.assignment_job_start(study=study, actor=study.lead)
     assert second.pk != first.pk
     first.refresh_from_db()
-    assert first.state == AssignmentJob.State.STOPPED
+    assert first.state == Job.State.STOPPED
     assignment_jobs.assignment_job_run(job_id=second.pk)
     assert set(assignments_of(study).values()) == {2}
 
@@ -164,14 +167,14 @@ def test_a_job_said_to_be_stopped_while_it_waited_for_the_lock_assigns_nothing(
 
     def lock_then_declared_stopped(pk, **kwargs):
         locked = real_lock(pk, **kwargs)
-        cache.delete(assignment_jobs._progress_key(job.uuid))
+        cache.delete(job_services.progress_key(job))
         assert assignment_jobs.assignment_job_status(job=job)["state"] == "stopped"
         return locked
 
     monkeypatch.setattr(assignment, "study_lock", lock_then_declared_stopped)
     assignment_jobs.assignment_job_run(job_id=job.pk)
     job.refresh_from_db()
-    assert job.state == AssignmentJob.State.STOPPED and job.created == {}
+    assert job.state == Job.State.STOPPED and job.result == {}
     assert not Assignment.objects.filter(test_case__study=study).exists()
 
 
@@ -179,7 +182,7 @@ def test_a_job_said_to_be_stopped_while_it_waited_for_the_lock_assigns_nothing(
 def test_a_job_recorded_as_stopped_before_its_task_starts_does_not_run(held_jobs):
     study = raters_only_study(raters=4, cases=6, raters_per_item=2)
     job = assignment_jobs.assignment_job_start(study=study, actor=study.lead)
-    cache.delete(assignment_jobs._progress_key(job.uuid))  # queued past the timeout
+    cache.delete(job_services.progress_key(job))  # queued past the timeout
     assert assignment_jobs.assignment_job_status(job=job)["state"] == "stopped"
     assignment_jobs.assignment_job_run(job_id=job.pk)  # the task arrives late
     assert not Assignment.objects.filter(test_case__study=study).exists()
@@ -189,8 +192,8 @@ def test_a_job_recorded_as_stopped_before_its_task_starts_does_not_run(held_jobs
 def test_a_running_job_keeps_saying_it_is_alive_while_it_waits(held_jobs, monkeypatch):
     study = raters_only_study(raters=4, cases=6, raters_per_item=2)
     job = assignment_jobs.assignment_job_start(study=study, actor=study.lead)
-    key = assignment_jobs._progress_key(job.uuid)
-    monkeypatch.setattr(assignment_jobs, "HEARTBEAT_SECONDS", 0.05)
+    key = job_services.progress_key(job)
+    monkeypatch.setattr(job_services, "HEARTBEAT_SECONDS", 0.05)
     real_lock = assignment.study_lock
 
     def slow_lock(pk, **kwargs):
@@ -204,7 +207,7 @@ def test_a_running_job_keeps_saying_it_is_alive_while_it_waits(held_jobs, monkey
     monkeypatch.setattr(assignment, "study_lock", slow_lock)
     assignment_jobs.assignment_job_run(job_id=job.pk)
     job.refresh_from_db()
-    assert job.state == AssignmentJob.State.DONE
+    assert job.state == Job.State.DONE
     assert set(assignments_of(study).values()) == {2}
 
 
@@ -218,10 +221,10 @@ class _BrokenCache:
 
 @pytest.mark.django_db
 def test_assign_works_while_the_cache_is_down(client, job_path, monkeypatch):
-    monkeypatch.setattr(assignment_jobs, "cache", _BrokenCache())
+    monkeypatch.setattr(job_services, "cache", _BrokenCache())
     study = raters_only_study(raters=4, cases=6, raters_per_item=2)
     job = assignment_jobs.assignment_job_start(study=study, actor=study.lead)
-    assert job.state == AssignmentJob.State.DONE
+    assert job.state == Job.State.DONE
     assert set(assignments_of(study).values()) == {2}
     client.force_login(study.lead)
     assert client.get(reverse("annotation:raters", args=[study.slug])).status_code == 200
@@ -238,7 +241,7 @@ def test_the_api_answers_a_job_with_202_and_its_url(client, held_jobs):
     assert response.status_code == 202
     body = response.json()
     assert body["state"] == "running" and response["Location"] == body["job"]
-    assignment_jobs.assignment_job_run(job_id=AssignmentJob.objects.get(study=study).pk)
+    assignment_jobs.assignment_job_run(job_id=Job.objects.get(kind="assign", study_id=study.pk).pk)
     done = client.get(body["job"], **auth).json()
     assert done["state"] == "done" and sum(done["created"].values()) == 12
 
@@ -252,7 +255,7 @@ def test_the_embedded_default_assigns_in_a_thread_after_the_response(held_jobs):
         assert time.monotonic() < deadline
         time.sleep(0.05)
         job.refresh_from_db()
-    assert job.state == AssignmentJob.State.DONE
+    assert job.state == Job.State.DONE
     assert set(assignments_of(study).values()) == {2}
 
 
@@ -274,9 +277,9 @@ def test_presses_at_once_assign_each_case_k_times(job_path):
     assert [run.error for run in runs] == [None] * 6
     assert set(assignments_of(study).values()) == {3} and len(assignments_of(study)) == 30
     created = [run.result if isinstance(run.result, dict) else None for run in runs]
-    jobs = AssignmentJob.objects.filter(study=study, state=AssignmentJob.State.DONE)
+    jobs = Job.objects.filter(kind="assign", study_id=study.pk, state=Job.State.DONE)
     total = sum(sum(c.values()) for c in created if c) + sum(
-        sum(job.created.values()) for job in jobs
+        sum(job.result["created"].values()) for job in jobs
     )
     assert total == 90  # the 90 assignments were created once, by one of the runs
 
@@ -356,12 +359,12 @@ def test_only_the_latest_finished_jobs_are_kept(job_path, settings):
     study = raters_only_study(raters=2, cases=3)
     jobs = [
         assignment_jobs.assignment_job_start(study=study, actor=study.lead)
-        for _ in range(assignment_jobs.JOBS_KEPT + 5)
+        for _ in range(job_services.JOBS_KEPT + 5)
     ]
-    kept = set(study.assignment_jobs.values_list("pk", flat=True))
-    assert kept == {job.pk for job in jobs[-assignment_jobs.JOBS_KEPT :]}
+    kept = set(Job.objects.filter(kind="assign", study_id=study.pk).values_list("pk", flat=True))
+    assert kept == {job.pk for job in jobs[-job_services.JOBS_KEPT :]}
     # A pruned job's task, delivered late, does nothing.
     assignment_jobs.assignment_job_run(job_id=jobs[0].pk)
     # The first job assigned every case; what it did stays in the history.
-    assert sum(jobs[0].created.values()) == 6
+    assert sum(jobs[0].result["created"].values()) == 6
     assert study.events.filter(kind=StudyEvent.Kind.RATERS_ASSIGNED).count() == 1

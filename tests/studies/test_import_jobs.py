@@ -7,6 +7,8 @@ from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from jobs import services as job_services
+from jobs.models import Job
 from studies import importing, services
 from studies.importing import parse_cases
 from studies.models import BlindedLabel, CaseUpload, IdentityMention, Response, StudyEvent, System
@@ -81,22 +83,22 @@ def test_the_import_job_reports_its_progress_then_done(draft, lead, monkeypatch)
     from studies.services import cases as case_services
 
     monkeypatch.setattr(case_services, "WRITE_BATCH", 10)
+    monkeypatch.setattr(job_services, "PROGRESS_INTERVAL", 0)
     data = "\n".join([HEADER, *(f"T{n},P,,,a,b" for n in range(35))]).encode()
     upload = upload_of(draft, lead, data, 35)
     seen = []
     real_set = cache.set
 
     def spy(key, value, *args, **kwargs):
-        if key.startswith("case-import-progress:"):
-            seen.append(value)
+        if key.startswith("job:"):
+            seen.append(value["done"])
         return real_set(key, value, *args, **kwargs)
 
     monkeypatch.setattr(cache, "set", spy)
     assert services.case_upload_import_start(study=draft, upload=upload)
     assert not services.case_upload_import_start(study=draft, upload=upload)  # once only
-    assert services.case_upload_import_status(upload=upload) == {
-        "state": "running", "written": 0, "total": 35
-    }  # fmt: skip
+    status = services.case_upload_import_status(upload=upload)
+    assert (status["state"], status["done"], status["total"]) == ("running", 0, 35)
     services.case_upload_import_run(upload_id=upload.pk, actor_id=lead.pk)
     assert seen == [0, 10, 20, 30, 35]
     upload.refresh_from_db()
@@ -114,7 +116,7 @@ def test_a_failed_job_keeps_nothing_and_lists_the_problems(draft, lead):
     upload.refresh_from_db()
     assert db_counts() == before and upload.imported_at is None
     assert services.case_upload_import_status(upload=upload)["state"] == "failed"
-    assert upload.import_problems[0] == (
+    assert services.case_upload_import_status(upload=upload)["problems"][0] == (
         "Row 2, column A 'id': the study already has a test case with the id 'T1'."
     )
 
@@ -123,11 +125,13 @@ def test_a_job_that_died_is_reported_stopped_and_can_run_again(client, draft, le
     data = f"{HEADER}\nT1,P,,,a,b\n".encode()
     upload = upload_of(draft, lead, data, 1)
     assert services.case_upload_import_start(study=draft, upload=upload)
-    cache.delete(f"case-import-progress:{upload.uuid}")  # the process running it died
+    job = Job.objects.get(subject=upload.uuid)
+    cache.delete(job_services.progress_key(job))  # the process running it died
     client.force_login(lead)
     page = reverse("studies:case_import", args=[draft.slug, upload.uuid])
     status = client.get(reverse("studies:case_import_status", args=[draft.slug, upload.uuid]))
-    assert status.json() == {"state": "stopped", "written": 0, "total": 1}
+    status = status.json()
+    assert (status["state"], status["done"], status["total"]) == ("stopped", 0, 1)
     response = client.get(page)
     assert "The import stopped before it finished; nothing was imported." in response.text
     assert "Import 1 test case" in response.text
@@ -140,10 +144,8 @@ def test_a_running_import_shows_its_progress_page(client, draft, lead):
     services.case_upload_import_start(study=draft, upload=upload)
     client.force_login(lead)
     page = client.get(reverse("studies:case_import", args=[draft.slug, upload.uuid])).text
-    assert 'id="import-bar"' in page and "js/case-import.js" in page
-    assert "0 of 1 test cases written" in page.replace("</span>", "").replace(
-        '<span id="import-written">', ""
-    )
+    assert 'id="job-bar"' in page and "js/job-progress.js" in page
+    assert "0 of 1 test cases written" in page
 
 
 def test_another_upload_waits_until_a_running_import_has_finished(client, draft, lead):
@@ -186,25 +188,23 @@ def test_a_large_upload_is_checked_on_disk_and_kept_as_a_file(client, draft, lea
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_embedded_default_imports_in_a_thread_after_the_response(settings):
-    """In-process mode "background": the request only starts the import; a thread runs it."""
+def test_the_embedded_default_imports_in_a_thread_after_the_response(jobs_in_threads):
+    """JOBS_RUN "thread": the request only starts the import; a thread runs it."""
     import threading
     import time
 
     from tests.factories import UserFactory
 
-    settings.CASE_IMPORT_IN_PROCESS = "background"
     lead = UserFactory(username="thread-lead")
     study = services.study_create(slug="thread", name="Thread", lead=lead)
     data = "\n".join([HEADER, *(f"T{n},P,,,a,b" for n in range(30))]).encode()
     upload = upload_of(study, lead, data, 30)
-    from studies.import_jobs import case_import_schedule
+    from studies.tasks import import_case_upload
 
     assert services.case_upload_import_start(study=study, upload=upload)
-    case_import_schedule(upload_id=upload.pk, actor_id=lead.pk)
-    assert any(thread.name == "case-import" for thread in threading.enumerate()) or (
-        Case.objects.filter(study=study).count() == 30
-    )
+    services.case_upload_import_schedule(upload=upload, actor_id=lead.pk)
+    threads = {thread.name for thread in threading.enumerate()}
+    assert import_case_upload.name in threads or (Case.objects.filter(study=study).count() == 30)
     deadline = time.monotonic() + 60
     while services.case_upload_import_status(upload=upload)["state"] == "running":
         assert time.monotonic() < deadline

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.assignment import design_summary
 from annotation.assignment_jobs import assignment_job_start
-from annotation.models import AssignmentJob
+from jobs.models import Job
 from studies.models import Study
 
 
@@ -21,14 +21,14 @@ class Command(BaseCommand):
         if target is None:
             raise CommandError(f"There is no study '{study}'.")
         job = assignment_job_start(study=target, actor=None, inline=True)
-        if job.state == AssignmentJob.State.RUNNING:
+        if job.is_active:
             raise CommandError(
                 "An assignment of this study is running (started from the raters page or "
                 "the API); run the command again once it has finished."
             )
-        if job.state != AssignmentJob.State.DONE:
-            raise CommandError(job.problem)
-        created = job.created
+        if job.state != Job.State.DONE:
+            raise CommandError(job.error)
+        created = job.result.get("created", {})
         if not created:
             self.stdout.write("Every rater already has their cases; nothing changed.")
             return

@@ -1,0 +1,67 @@
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class Job(models.Model):
+    """One run of a background job of a study, and how it ended.
+
+    A job's own writes are usually one transaction, seen by no one until it commits, so
+    its progress and heartbeat while it runs live in the cache (``jobs.services``); the row
+    holds what outlives the run: its state, its last progress, its result or its error.
+    """
+
+    class Kind(models.TextChoices):
+        CASE_IMPORT = "case_import", "Case import"
+        ASSIGN = "assign", "Assign"
+        ANALYSIS = "analysis", "Analysis"
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        STOPPED = "stopped", "Stopped"
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    # The study's primary key and, where the job works on one record of it (a case upload),
+    # that record's UUID: plain values, so that the runner imports no app.
+    study_id = models.BigIntegerField(db_index=True)
+    subject = models.UUIDField(null=True, blank=True)
+    # Which of its kind, where a study may run several at once (an analysis: "ranking").
+    name = models.CharField(max_length=100, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    state = models.CharField(max_length=10, choices=State.choices, default=State.RUNNING)
+    done = models.PositiveBigIntegerField(default=0)
+    total = models.PositiveBigIntegerField(default=0)
+    message = models.CharField(max_length=200, blank=True)
+    # Meant for the user: why it failed or stopped.
+    error = models.TextField(blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["study_id", "kind", "-created_at"])]
+        constraints = [
+            # Two presses at once start one job: the second finds the first.
+            models.UniqueConstraint(
+                fields=["kind", "study_id", "name"],
+                condition=models.Q(state__in=["queued", "running"]),
+                name="one_active_job_per_study_kind_and_name",
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.get_kind_display()} job {self.uuid} of study {self.study_id}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.state in (self.State.QUEUED, self.State.RUNNING)
