@@ -74,4 +74,4 @@ beat: $(VENV)/.installed-run
 	$(VENV)/bin/celery -A config beat --loglevel=INFO
 
 clean:
-	rm -rf $(VENV) db.sqlite3 staticfiles artifacts
+	rm -rf $(VENV) db.sqlite3 staticfiles artifacts .mypy_cache
