@@ -100,7 +100,7 @@ def test_a_really_unreachable_database_is_not_ready_but_live():
 def test_the_container_health_check_passes_and_fails_with_the_app(live_server):
     def check(url):
         env = {**os.environ, "HEALTHCHECK_URL": url, "ALLOWED_HOSTS": "localhost,testserver"}
-        return subprocess.run(  # noqa: S603 - our own script
+        return subprocess.run(  # our own script
             [sys.executable, "scripts/healthcheck.py"],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
