@@ -6,19 +6,33 @@ PORT ?= 8000
 export DATABASE_URL ?= postgres://postgres:postgres@127.0.0.1:5432/concord
 export REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: run reset-demo test lint format worker beat clean
+# Test processes for `make test`: one per core (at most 4, each has its own Redis database).
+TEST_WORKERS ?= auto
+
+.PHONY: run reset-demo test lint format lock worker beat clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed-run: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e .
+# Dependencies from the lock files (requirements/, made by `make lock` from pyproject.toml),
+# then the app itself without resolving anything again.
+$(VENV)/.installed-run: requirements/runtime.txt | $(PY)
+	$(PY) -m pip install --quiet -r requirements/runtime.txt
+	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[dev]"
+$(VENV)/.installed-dev: requirements/dev.txt | $(PY)
+	$(PY) -m pip install --quiet -r requirements/dev.txt
+	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@ $(VENV)/.installed-run
+
+# After a change to the dependencies in pyproject.toml: the runtime lock, then the dev lock
+# constrained to it, so both install the same version of every shared package.
+UV_COMPILE := $(VENV)/bin/uv pip compile pyproject.toml --universal --python-version 3.11 --quiet --custom-compile-command "make lock"
+lock: | $(VENV)/.installed-dev
+	$(UV_COMPILE) -o requirements/runtime.txt
+	$(UV_COMPILE) --extra dev -c requirements/runtime.txt -o requirements/dev.txt
 
 # The embedded default: SQLite and in-process tasks, no other service needed.
 run: $(VENV)/.installed-run
@@ -37,13 +51,17 @@ reset-demo: $(VENV)/.installed-run
 	@echo "The demo is reset. make run serves it."
 
 # The whole suite against the real services: PostgreSQL, Redis, a Celery worker, Chromium.
+# In parallel (pytest-xdist): each process its own test database and Redis database; tests
+# that must not overlap share an xdist_group. `-m "not slow"` leaves out the heavy ones.
 test: $(VENV)/.installed-dev
 	$(PY) scripts/check_services.py
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --maxprocesses 4 --dist loadgroup
 
 lint: $(VENV)/.installed-dev
+	$(PY) scripts/check_lock.py
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 format: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff format .
@@ -56,4 +74,4 @@ beat: $(VENV)/.installed-run
 	$(VENV)/bin/celery -A config beat --loglevel=INFO
 
 clean:
-	rm -rf $(VENV) db.sqlite3 staticfiles artifacts
+	rm -rf $(VENV) db.sqlite3 staticfiles artifacts .mypy_cache

@@ -207,7 +207,7 @@ def _fit_exists(scored: np.ndarray) -> np.ndarray:
     reach = reach | np.eye(n, dtype=bool)
     for k in range(n):
         reach = reach | (reach[:, :, k, None] & reach[:, None, k, :])
-    return reach.all(axis=(1, 2))
+    return np.asarray(reach.all(axis=(1, 2)))
 
 
 def _mm(scored: np.ndarray, prior: float) -> tuple[np.ndarray, int]:

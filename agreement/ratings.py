@@ -3,10 +3,12 @@
 Plain numpy: no Django here, so the statistics can be tested and benchmarked alone.
 """
 
+from collections.abc import Sequence
+
 import numpy as np
 import numpy.typing as npt
 
-RatingData = npt.ArrayLike
+RatingData = npt.ArrayLike | Sequence[npt.ArrayLike]
 """Raters x units: one row per rater, one column per unit; None or NaN where a rating is missing."""
 
 

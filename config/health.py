@@ -1,5 +1,12 @@
-"""``/healthz``: is the database reachable, and the Celery broker? For the container's health
-check and for monitoring; no sign-in, and nothing about the studies."""
+"""Health checks, with no sign-in and nothing about the studies.
+
+``/healthz/live`` (liveness): the process answers; for the container's health check, so an
+orchestrator restarts only a web node that hangs. ``/healthz/ready`` (readiness, also at
+``/healthz``): the database is reachable, so the node can serve pages; for a load balancer
+and for monitoring. The broker's state is reported there but does not fail it: without
+Redis raters still rate (the statistics catch up through beat's sweep), so a broker outage
+must not take every web node out of service.
+"""
 
 import logging
 
@@ -50,10 +57,17 @@ def broker_reachable() -> bool:
 
 @never_cache
 @require_safe
-def healthz(request):
-    """200 with every check "ok", or 503 naming what is down."""
-    checks = {"database": database_reachable(), "broker": broker_reachable()}
+def healthz_live(request):
+    """200 whenever the process can answer at all."""
+    return JsonResponse({"status": "ok"})
+
+
+@never_cache
+@require_safe
+def healthz_ready(request):
+    """200 when the database answers, else 503; the broker's state reported beside it."""
+    database, broker = database_reachable(), broker_reachable()
     return JsonResponse(
-        {name: "ok" if up else "down" for name, up in checks.items()},
-        status=200 if all(checks.values()) else 503,
+        {"database": "ok" if database else "down", "broker": "ok" if broker else "down"},
+        status=200 if database else 503,
     )

@@ -41,7 +41,10 @@ urlpatterns = [
     path("", include("annotation.urls")),
     path("", include("studies.urls")),
     path("", include("agreement.urls")),
-    path("healthz", health.healthz, name="healthz"),
+    path("healthz/live", health.healthz_live, name="healthz_live"),
+    path("healthz/ready", health.healthz_ready, name="healthz_ready"),
+    # The address monitoring knew before the split: readiness.
+    path("healthz", health.healthz_ready, name="healthz"),
     path("api/v1/", include("config.api_urls")),
     # The admin's own sign-in page, throttled like the others.
     path("admin/login/", sign_in_throttled(admin.site.login), name="admin_login"),

@@ -1,4 +1,5 @@
-"""The web container's health check: GET /healthz from inside the container; exit 0 if 200.
+"""The web container's health check: GET /healthz/live from inside the container; exit 0 if
+200. Liveness, not readiness: a web node with its database unreachable is not restarted.
 
 It sends a Host the app accepts (the first of ALLOWED_HOSTS) and says the request came over
 HTTPS, as the reverse proxy would, so neither the host check nor the HTTPS redirect answers
@@ -19,7 +20,7 @@ def host_for(allowed_hosts: str) -> str:
 
 
 def main() -> int:
-    url = os.environ.get("HEALTHCHECK_URL", "http://127.0.0.1:8000/healthz")
+    url = os.environ.get("HEALTHCHECK_URL", "http://127.0.0.1:8000/healthz/live")
     request = urllib.request.Request(  # noqa: S310 - a fixed local http URL
         url,
         headers={

@@ -1,9 +1,54 @@
+import os
+from urllib.parse import urlsplit, urlunsplit
+
 import pytest
 
 from jobs.runner import job_threads_join
 from studies.models import Membership
 
 from .factories import UserFactory, make_study
+
+# Redis has 16 numbered databases (0-15) unless its configuration says otherwise.
+REDIS_DATABASES = 16
+
+
+def redis_url_for_worker(url: str, worker: int) -> str:
+    """``url`` moved from its database index to that index plus ``worker``."""
+    parts = urlsplit(url)
+    base = int(parts.path.strip("/") or 0)
+    index = base + worker
+    if index >= REDIS_DATABASES:
+        raise pytest.UsageError(
+            f"Redis database {base} + xdist worker {worker} is past the last one "
+            f"({REDIS_DATABASES - 1}): point REDIS_URL at a lower index or run fewer workers."
+        )
+    return urlunsplit(parts._replace(path=f"/{index}"))
+
+
+def pytest_configure(config):
+    """Under pytest-xdist, each worker its own Redis database: the cache, the broker, the
+    coalescing lock and every process a test starts (a Celery worker, ``manage.py``). Two
+    workers sharing one would take each other's queued tasks and clear each other's keys.
+    The PostgreSQL test database is already per worker (pytest-django adds ``_gw0``...)."""
+    worker_id = getattr(config, "workerinput", {}).get("workerid")
+    if worker_id is None:
+        return
+    from django.conf import settings
+
+    from config.celery import app as celery_app
+
+    worker = int(worker_id.removeprefix("gw"))
+    redis_url = redis_url_for_worker(settings.REDIS_URL, worker)
+    broker_url = settings.CELERY_BROKER_URL
+    if broker_url.startswith(("redis://", "rediss://")):
+        broker_url = redis_url_for_worker(broker_url, worker)
+    # The environment for the processes the tests start (a broker given on its own stays on
+    # its own; otherwise it follows REDIS_URL there too); the settings for this one.
+    os.environ["REDIS_URL"] = redis_url
+    if "CELERY_BROKER_URL" in os.environ:
+        os.environ["CELERY_BROKER_URL"] = broker_url
+    settings.REDIS_URL, settings.CELERY_BROKER_URL = redis_url, broker_url
+    celery_app.conf.broker_url = broker_url
 
 
 @pytest.fixture

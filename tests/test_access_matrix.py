@@ -91,6 +91,8 @@ RULES = {
     "admin_login": Rule("public"),
     # For load balancers and health checks: no sign-in, reads only.
     "healthz": Rule("public", methods=("GET",)),
+    "healthz_live": Rule("public", methods=("GET",)),
+    "healthz_ready": Rule("public", methods=("GET",)),
     "logout": Rule("public", methods=POST_ONLY, allowed={"POST": {"login"}}),
     # Django's own password views: changing needs a sign-in, resetting is for the signed out.
     "password_change": Rule("signed_in"),

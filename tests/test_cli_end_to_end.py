@@ -100,6 +100,7 @@ def test_study_status_refuses_with_the_lifecycle_message():
         run("study_status", "empty", "closed")
 
 
+@pytest.mark.slow
 def test_failures_exit_non_zero_with_the_message_on_stderr():
     """As a shell script sees them: the exit status and the message, no traceback."""
     result = manage("show_agreement", "no-such-study")

@@ -21,6 +21,10 @@ def clean_env(**extra):
     return env
 
 
+# Migrates a fresh SQLite database and loads the demo, in processes of their own: minutes
+# on a busy machine.
+@pytest.mark.slow
+@pytest.mark.timeout(600)
 def test_embedded_default_migrates_and_loads_the_demo_twice_without_change(tmp_path):
     # No environment at all: SQLite and in-process tasks, as `make run` uses.
     database = tmp_path / "demo.sqlite3"

@@ -49,6 +49,7 @@ print(json.dumps({
 """
 
 
+@pytest.mark.slow
 @pytest.mark.integration
 def test_eight_raters_at_once_on_sqlite_lose_nothing(tmp_path):
     outcome = sqlite_script_outcome(SCRIPT, tmp_path=tmp_path, AGREEMENT_BOOTSTRAP_RESAMPLES="200")

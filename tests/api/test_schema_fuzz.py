@@ -25,6 +25,8 @@ def served_schema(db):
     request_started.connect(close_old_connections)
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(600)
 def test_no_generated_request_is_a_server_error(served_schema, lead_user):
     """Every operation of the schema, each with its own bounded run of generated cases.
 

@@ -206,7 +206,19 @@ def test_the_phone_rating_screen_shows_which_response_is_scored(
         "Choose your confidence (Low, Medium or High) before submitting."
     )
     expect(group).to_be_in_viewport()
-    page.wait_for_timeout(600)  # let the smooth scroll to the field end before the picture
+    # The picture once the smooth scroll to the field has ended: the page has stopped moving
+    # for a few frames in a row.
+    page.evaluate(
+        """() => new Promise((done) => {
+            let last = window.scrollY, still = 0;
+            const frame = () => {
+                still = window.scrollY === last ? still + 1 : 0;
+                last = window.scrollY;
+                if (still >= 5) done(); else requestAnimationFrame(frame);
+            };
+            requestAnimationFrame(frame);
+        })"""
+    )
     screenshot(page, "rating-phone-confidence-missing")
     assert Assignment.objects.get(pk=assignment.pk).status != Assignment.Status.SUBMITTED
     page.locator("#confidence-low").check()

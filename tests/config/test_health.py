@@ -1,11 +1,14 @@
-"""/healthz: 200 when the database and the broker answer, 503 naming what is down."""
+"""Health checks: /healthz/live answers whenever the process does; /healthz/ready (and its
+alias /healthz) is 200 when the database answers and 503 when not, the broker only reported."""
 
 import json
 import os
 import subprocess
 import sys
+from unittest import mock
 
 import pytest
+from django.db import OperationalError, connections
 from django.urls import reverse
 
 from tests.processes import ROOT, manage, subprocess_database_url
@@ -13,52 +16,85 @@ from tests.processes import ROOT, manage, subprocess_database_url
 from ..factories import UserFactory
 
 CLOSED_PORT = "127.0.0.1:1"
+READY = {"database": "ok", "broker": "ok"}
 
 
-def test_healthy_needs_no_sign_in(client, db):
-    response = client.get(reverse("healthz"))
-    assert response.status_code == 200
-    assert response.json() == {"database": "ok", "broker": "ok"}
+@pytest.fixture
+def database_down(db):
+    """Every query fails as with the database unreachable (until the test ends, before the
+    test database is rolled back)."""
+    failure = OperationalError("connection refused (simulated)")
+    with mock.patch.object(connections["default"], "cursor", side_effect=failure):
+        yield
+
+
+@pytest.fixture
+def broker_down(settings):
+    settings.CELERY_BROKER_URL = f"redis://{CLOSED_PORT}/0"
+
+
+def test_live_needs_no_sign_in_and_is_never_cached(client, db):
+    response = client.get(reverse("healthz_live"))
+    assert (response.status_code, response.json()) == (200, {"status": "ok"})
+    assert "no-cache" in response["Cache-Control"]
+
+
+def test_live_asks_no_service(client, db, database_down, broker_down):
+    response = client.get(reverse("healthz_live"))
+    assert (response.status_code, response.json()) == (200, {"status": "ok"})
+
+
+@pytest.mark.parametrize("name", ["healthz_ready", "healthz"])
+def test_ready_needs_no_sign_in_and_is_never_cached(client, db, name):
+    response = client.get(reverse(name))
+    assert (response.status_code, response.json()) == (200, READY)
     assert "no-cache" in response["Cache-Control"]
 
 
 def test_signed_in_users_see_the_same(client, db):
     client.force_login(UserFactory())
-    assert client.get(reverse("healthz")).json() == {"database": "ok", "broker": "ok"}
+    assert client.get(reverse("healthz_ready")).json() == READY
 
 
-def test_only_reads(client, db):
-    assert client.post(reverse("healthz")).status_code == 405
+@pytest.mark.parametrize("name", ["healthz_live", "healthz_ready", "healthz"])
+def test_only_reads(client, db, name):
+    assert client.post(reverse(name)).status_code == 405
 
 
-def probe_healthz(**variables):
-    """GET /healthz in a process of its own, with ``variables`` in its environment."""
+@pytest.mark.parametrize("name", ["healthz_ready", "healthz"])
+def test_database_down_is_not_ready(client, db, database_down, name):
+    response = client.get(reverse(name))
+    assert (response.status_code, response.json()) == (503, {"database": "down", "broker": "ok"})
+
+
+def test_broker_down_is_reported_but_still_ready(client, db, broker_down):
+    response = client.get(reverse("healthz_ready"))
+    assert (response.status_code, response.json()) == (200, {"database": "ok", "broker": "down"})
+
+
+def probe(path, **variables):
+    """GET ``path`` in a process of its own, with ``variables`` in its environment."""
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
         "DATABASE_URL": subprocess_database_url(),
         **variables,
     }
-    probe = (
-        "from django.test import Client; r = Client().get('/healthz'); "
+    script = (
+        f"from django.test import Client; r = Client().get({path!r}); "
         "print(r.status_code, r.content.decode())"
     )
-    result = manage("shell", "-v", "0", "-c", probe, env=env, timeout=60)
+    result = manage("shell", "-v", "0", "-c", script, env=env, timeout=60)
     assert result.returncode == 0, result.stderr
     status, body = result.stdout.strip().splitlines()[-1].split(" ", 1)
     return int(status), json.loads(body)
 
 
 @pytest.mark.django_db
-def test_broker_down_is_503_naming_the_broker():
-    status, body = probe_healthz(REDIS_URL=f"redis://{CLOSED_PORT}/0")
-    assert (status, body) == (503, {"database": "ok", "broker": "down"})
-
-
-@pytest.mark.django_db
-def test_database_down_is_503_naming_the_database():
-    status, body = probe_healthz(DATABASE_URL=f"postgres://postgres:postgres@{CLOSED_PORT}/none")
-    assert (status, body) == (503, {"database": "down", "broker": "ok"})
+def test_a_really_unreachable_database_is_not_ready_but_live():
+    unreachable = {"DATABASE_URL": f"postgres://postgres:postgres@{CLOSED_PORT}/none"}
+    assert probe("/healthz/ready", **unreachable) == (503, {"database": "down", "broker": "ok"})
+    assert probe("/healthz/live", **unreachable) == (200, {"status": "ok"})
 
 
 def test_the_container_health_check_passes_and_fails_with_the_app(live_server):
@@ -69,7 +105,7 @@ def test_the_container_health_check_passes_and_fails_with_the_app(live_server):
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
 
-    healthy = check(f"{live_server.url}/healthz")
+    healthy = check(f"{live_server.url}/healthz/live")
     assert healthy.returncode == 0, healthy.stderr
-    assert json.loads(healthy.stdout) == {"database": "ok", "broker": "ok"}
-    assert check(f"http://{CLOSED_PORT}/healthz").returncode == 1
+    assert json.loads(healthy.stdout) == {"status": "ok"}
+    assert check(f"http://{CLOSED_PORT}/healthz/live").returncode == 1

@@ -114,6 +114,7 @@ def test_import_cases_refuses_a_file_too_large_and_an_open_study(lead, monkeypat
     assert db_counts() == before
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_commands_exit_non_zero_with_the_error_list_on_stderr(tmp_path):
     """Run as a script would: a real process, exit status and stderr."""

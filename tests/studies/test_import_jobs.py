@@ -45,6 +45,10 @@ def test_a_file_read_through_a_sink_keeps_no_case(tmp_path):
     assert parsed.strata == [("s0", 834), ("s1", 833), ("s2", 833)]
 
 
+# About 75 s, and 25 s more to empty the database after it; several times that on a busy
+# machine, hence its own limit.
+@pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_100000_cases_import_whole_or_not_at_all(draft, lead, tmp_path):
     """The largest file allowed: every row written, in order; a bad last row writes nothing."""
     count = importing.MAX_CASES
