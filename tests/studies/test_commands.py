@@ -35,7 +35,7 @@ def test_create_study_defaults_to_the_reference_rubric_and_seed_42(lead):
     call_command("create_study", "plain", "--name", "Plain", "--lead", lead.username)
     study = Study.objects.get(slug="plain")
     assert (study.rubric.preset, study.blinding_seed) == ("reference", 42)
-    assert "18 pairs" in study.instructions and study.consent_text  # the whole protocol
+    assert "evaluate **pairs**" in study.instructions and study.consent_text  # the whole protocol
 
 
 @pytest.mark.parametrize(

@@ -196,7 +196,7 @@ def test_the_reference_protocol_brings_the_whole_set_up(client, db):
     assert response.status_code == 302
     study = Study.objects.get(slug="like-ref")
     assert study.rubric.preset == "reference" and study.rubric.dimensions.count() == 5
-    assert "18 pairs" in study.instructions and "Do not attempt to infer" in study.instructions
+    assert "evaluate **pairs**" in study.instructions and "Do not attempt to infer" in study.instructions
     assert "pseudonymised" in study.consent_text and "withdraw" in study.consent_text
     assert "iteration-1" in study.disclosure_question
     assert (study.blinding_seed, study.raters_per_item, study.side_mode) == (42, None, "fixed")
