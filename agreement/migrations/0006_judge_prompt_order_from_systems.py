@@ -19,7 +19,8 @@ from studies.blinding import judge_prompt_first, seeded_permutation
 
 def _old_swapped(seed: int, secret: str, case_id: str) -> bool:
     """The earlier rule: whether order "AB" showed key label B first (kept here as history)."""
-    return seeded_permutation(seed=seed, key=f"judge:{secret}:{case_id}", items=["A", "B"])[0] == "B"
+    first = seeded_permutation(seed=seed, key=f"judge:{secret}:{case_id}", items=["A", "B"])
+    return first[0] == "B"
 
 
 def _cases_to_flip(apps) -> list[int]:
