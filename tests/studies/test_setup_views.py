@@ -327,8 +327,9 @@ def test_the_open_page_shows_warnings_and_the_fingerprint_and_needs_confirmation
     client.force_login(lead)
     url = reverse("studies:status", args=[study.slug, "open"])
     page = client.get(url).text
-    assert "4 passages may say which system or model wrote a response" in page
-    assert "describes itself as an AI made by a company" in page
+    # "As an AI", "OpenAI" and "improved" in each of the two responses.
+    assert "6 passages may say which system or model wrote a response" in page
+    assert "describes itself as an AI" in page and "names a model or its maker" in page
     assert "mentions the name of a system in this study" in page
     fingerprint = study_protocol_fingerprint(study=study)
     assert fingerprint in page
