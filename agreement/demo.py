@@ -15,7 +15,7 @@ from django.db import transaction
 
 from annotation.participation import consent_record
 from annotation.services import assignments_create_all, rating_submit
-from studies.blinding import judge_prompt_swapped
+from studies.blinding import judge_prompt_first
 from studies.models import Membership, Study
 from studies.services import membership_add, study_create, study_open, test_cases_import
 
@@ -139,18 +139,30 @@ def _rate(rater: Membership, rng: random.Random) -> None:
         )
 
 
+def _better_system(test_case) -> str | None:
+    """The system whose candidate is the correct one, or None if both are equally right."""
+    texts = {r.system.name: r.text for r in test_case.responses.all()}
+    right = {name for name, text in texts.items() if text and _is_right(test_case, text)}
+    return next(iter(right)) if len(right) == 1 else None
+
+
 def _judge_outputs(study: Study, rng: random.Random) -> bytes:
     """A judge that is mostly right, leans to the first position, and sometimes breaks the
-    verdict format (those outputs are listed as unparseable)."""
+    verdict format (those outputs are listed as unparseable). It reads the prompts as they
+    are exported: their order comes from the case and its systems, not from the key."""
     lines = []
-    for test_case in study.test_cases.prefetch_related("labels__response").order_by("position"):
-        better = _better_key_label(test_case) or rng.choice("AB")
-        swapped = judge_prompt_swapped(
-            seed=study.blinding_seed, secret=study.blinding_secret, case_id=test_case.case_id
+    cases = study.test_cases.prefetch_related("responses__system").order_by("position")
+    for test_case in cases:
+        systems = sorted(r.system.name for r in test_case.responses.all())
+        better = _better_system(test_case) or rng.choice(systems)
+        first = judge_prompt_first(
+            seed=study.blinding_seed,
+            secret=study.blinding_secret,
+            case_id=test_case.case_id,
+            systems=systems,
         )
         for order in ("AB", "BA"):
-            key_a_first = (order == "AB") != swapped
-            shown = better if key_a_first else {"A": "B", "B": "A"}[better]
+            shown = "A" if (order == "AB") == (better == first) else "B"
             if rng.random() < 0.2:
                 shown = "A"  # position bias: the first candidate
             text = f"Candidate {shown} continues the reasoning correctly.\n[[{shown}]]"

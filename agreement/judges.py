@@ -7,11 +7,12 @@ human raters. Pure Python and numpy, no Django (the steps are read by
 ``studies.rendering.reasoning_steps``, as on the rating screen). See docs/statistics.md.
 
 Orders: "AB" shows a case's two responses in its prompt order and "BA" swaps them. The
-prompt order is the key's (A first) unless the case's hidden draw swaps it
-(``studies.blinding.judge_prompt_swapped``): prompts are read beside texts the coordinator
+prompt order is a draw from the case and its systems, never from the key
+(``studies.blinding.judge_prompt_first``): prompts are read beside texts the coordinator
 knows by system, so they must say nothing about which response is A. Preferences are
-signed as the pairwise dimension stores them in key order: -1 prefers A, 0 a tie, +1
-prefers B.
+signed -1 (the first of a pair), 0 (a tie), +1 (the second): in prompt terms for what the
+judge did on its own, in key terms (as the pairwise dimension stores the raters' answers)
+for the comparison with the raters after unblinding.
 """
 
 import re
@@ -96,10 +97,9 @@ def parse_verdict(text: str) -> str:
 
 
 def key_preference(verdict: str, order: str, *, swapped: bool = False) -> int:
-    """The verdict shown in `order` as a key-order preference: -1 prefers A, +1 prefers B.
-
-    ``swapped``: the case's prompt order shows key label B first in order "AB".
-    """
+    """The verdict shown in `order` as a preference: -1 prefers the response its prompts
+    show first in order "AB", +1 the second; with ``swapped`` (key label B is shown first),
+    in key order: -1 prefers A, +1 prefers B."""
     if order not in ORDERS or verdict not in ("A", "B"):
         raise ValueError("order must be AB or BA and the verdict A or B")
     key_a_first = (order == "AB") != swapped
@@ -209,7 +209,7 @@ def kappa_with_interval(
 
 
 def position_consistency(by_order: np.ndarray) -> tuple[float, int]:
-    """Share of cases with verdicts in both orders whose key-order verdicts agree, and n."""
+    """Share of cases with verdicts in both orders that prefer the same response, and n."""
     both = ~np.isnan(by_order).any(axis=1)
     n = int(both.sum())
     if not n:
@@ -227,7 +227,7 @@ def first_position_rate(shown_verdicts: list[str]) -> tuple[float, int]:
 
 def longer_preferred_rate(preferences: np.ndarray, lengths: np.ndarray) -> tuple[float, int]:
     """Among decisive preferences (-1/+1) between responses of different lengths, the share
-    that chose the longer response, and n. lengths: cases x 2 (key A, key B)."""
+    that chose the longer response, and n. lengths: cases x 2, in the preferences' terms."""
     decisive = np.isin(preferences, (-1.0, 1.0)) & (lengths[:, 0] != lengths[:, 1])
     n = int(decisive.sum())
     if not n:

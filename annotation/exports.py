@@ -134,13 +134,19 @@ _CONFIDENCE = dict(Assignment.Confidence.choices)
 
 
 def _assignments(
-    study: Study, *, rater: str | None = None, submitted_only: bool = False
+    study: Study,
+    *,
+    rater: str | None = None,
+    submitted_only: bool = False,
+    sample_only: bool = False,
 ) -> Iterator[_Rated]:
     """The raters' assignments in rater and case order, with their ratings: plain rows
     read a chunk at a time (no model instances: a large study's export reads 100,000s)."""
     assignments = Assignment.objects.filter(
         test_case__study=study, rater__role=Membership.Role.RATER
     ).order_by("rater__pseudonym", "test_case__position")
+    if sample_only:
+        assignments = assignments.filter(test_case__purpose=TestCase.Purpose.SAMPLE)
     if rater:
         assignments = assignments.filter(rater__pseudonym=rater)
     if submitted_only:
@@ -165,15 +171,18 @@ def _with_ratings(chunk: list[tuple]) -> Iterator[_Rated]:
 def worksheet_rows(*, study: Study, rater: str | None = None) -> Iterator[list]:
     """The raters' worksheet: a header, then one row per rater, test case and response.
 
-    Every assigned case is listed; cases not yet submitted have empty score cells, so a
-    rater's export doubles as their offline worksheet. ``Response`` is the key label, the
-    same for every rater. Confidence and notes (per test case) repeat on each row.
+    The whole study's worksheet lists the sample only, as the statistics count it: gold
+    items and attention checks are left out (the gold export has them), so alpha computed
+    from this file is the agreement page's. One rater's worksheet (``rater``) lists every
+    case assigned to them, quality items included, unmarked: it doubles as their offline
+    worksheet, where cases not yet submitted have empty score cells. ``Response`` is the key
+    label, the same for every rater. Confidence and notes (per test case) repeat on each row.
     """
     columns = dimension_columns(study=study)
     yield worksheet_header(study=study, columns=columns)
     labels = _labels_by_case(study)
     systems = _systems(study)
-    for assignment in _assignments(study, rater=rater):
+    for assignment in _assignments(study, rater=rater, sample_only=rater is None):
         submitted = assignment.status == Assignment.Status.SUBMITTED
         ratings = {r.label: r for r in assignment.ratings} if submitted else {}
         for label in labels.get(assignment.test_case_id, []):

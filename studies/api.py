@@ -113,6 +113,23 @@ CasesOutSerializer = inline_serializer(
         "imported": serializers.IntegerField(),
         "systems": serializers.ListField(child=serializers.CharField()),
         "strata": serializers.DictField(child=serializers.IntegerField()),
+        "identity_mentions": inline_serializer(
+            "IdentityMentions",
+            {
+                "count": serializers.IntegerField(),
+                "listed": inline_serializer(
+                    "IdentityMention",
+                    {
+                        "case_id": serializers.CharField(),
+                        "system": serializers.CharField(),
+                        "reason": serializers.CharField(),
+                        "phrase": serializers.CharField(),
+                        "snippet": serializers.CharField(),
+                    },
+                    many=True,
+                ),
+            },
+        ),
     },
 )
 StatusInSerializer = inline_serializer(
@@ -262,11 +279,32 @@ def study_cases(request, slug):
         page = paginator.paginate_queryset(study.test_cases.order_by("position"), request)
         return paginator.get_paginated_response(TestCaseSerializer(page, many=True).data)
     filename, data = _cases_body(request)
+    start = selectors.study_next_case_position(study=study)
     parsed = services.test_cases_import(
         study=study, actor=request.user, filename=filename, data=data
     )
+    report = selectors.study_identity_report(study=study, from_position=start)
     return Response(
-        {"imported": parsed.case_count, "systems": parsed.systems, "strata": dict(parsed.strata)},
+        {
+            "imported": parsed.case_count,
+            "systems": parsed.systems,
+            "strata": dict(parsed.strata),
+            # Every passage that may say which system or model wrote a response (at most
+            # MAX_LISTED listed, with the total), by case and system, never by label.
+            "identity_mentions": {
+                "count": report["count"],
+                "listed": [
+                    {
+                        "case_id": m.case_id,
+                        "system": m.system,
+                        "reason": m.reason,
+                        "phrase": m.matched,
+                        "snippet": m.snippet,
+                    }
+                    for m in report["listed"]
+                ],
+            },
+        },
         status=status.HTTP_201_CREATED,
     )
 

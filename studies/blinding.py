@@ -63,15 +63,18 @@ def blinded_order(*, seed: int, secret: str, case_id: str, systems: Sequence[str
     return seeded_permutation(seed=seed, key=f"{secret}:{case_id}", items=systems)
 
 
-def judge_prompt_swapped(*, seed: int, secret: str, case_id: str) -> bool:
-    """Whether a case's judge prompts show its key label B first in order "AB".
+def judge_prompt_first(*, seed: int, secret: str, case_id: str, systems: Sequence[str]) -> str:
+    """The system whose response a case's judge prompt shows first in order "AB".
 
-    Independent of the key (a draw of its own from the secret), so that the prompts, which
-    the coordinator reads beside texts they know by system, say nothing about which system
-    is A; the server, which holds the secret, turns the verdicts back to key order.
+    A keyed draw of its own from the seed, the secret, the case id and the case's system
+    names (sorted), never from the key (``BlindedLabel``): the prompts are read beside texts
+    the coordinator knows by system, so two studies that differ only in their keys must
+    export the same prompts. A verdict reaches a key label as prompt position -> system ->
+    label, which the server does only where the key may be used.
     """
-    first = seeded_permutation(seed=seed, key=f"judge:{secret}:{case_id}", items=["A", "B"])
-    return first[0] == "B"
+    if len(systems) != 2:
+        raise ValueError("A judge prompt compares exactly two responses.")
+    return seeded_permutation(seed=seed, key=f"judge:{secret}:{case_id}", items=systems)[0]
 
 
 def new_secret() -> str:

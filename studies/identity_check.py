@@ -1,19 +1,23 @@
 """Find responses that say who wrote them, which would break the blinding.
 
-A warning, not an error: the coordinator reads each match in context and decides whether
-to edit the response before importing it again. Matched, case-insensitively:
+A warning, not an error: the coordinator reads each hit in context and decides whether to
+edit the response before importing it again. Matched case-insensitively, as whole words:
 
-- a model describing itself: "As an AI developed by ...", "as an AI language model",
-  "I am ChatGPT", "I'm Claude", "my name is Gemini", "trained by OpenAI", ...;
-- the name of any system of the study, as a whole word (names of one character are
-  skipped: "A" would match everywhere).
+- a model describing itself: "as an AI", "as a large language model", "I am an AI
+  assistant", "I was trained by", "my training data", ... (``SELF_DESCRIPTIONS``);
+- a model or vendor name from the maintained list ``MODEL_AND_VENDOR_NAMES`` (with a
+  version after it: "GPT-4o", "Llama 3", "Phi3"), even where a text only mentions it: a
+  reader who sees "OpenAI" in one response may guess the system;
+- the name of any system of the study (names of one character are skipped: "A" would
+  match everywhere).
 
-A match names the case and the system whose response it is in (the coordinator uploaded
-the texts, so that is no secret to them), never the blinded label, and never whether a
-matched name is the response's own system: either would reveal the unblinding key to
-whoever reads the check. Mentions come out in the order the responses go in; callers pass
-them in an order that does not depend on the key (case, then system). Nothing here
-touches the database.
+Each hit names the case, the system whose response it is in (the coordinator uploaded
+the texts, so that is no secret to them) and the phrase, never the blinded label, and
+never whether a matched name is the response's own system: either would reveal the
+unblinding key to whoever reads the check. A response gives one hit per distinct phrase.
+Hits come out in the order the responses go in; callers pass them in an order that does
+not depend on the key (case, then system), and list at most ``MAX_LISTED`` of them with
+the total. Nothing here touches the database.
 """
 
 import re
@@ -21,61 +25,44 @@ import string
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-MODELS = (
-    r"ChatGPT|GPT-?\d[\w.-]*|Claude|Gemini|Bard|Llama|Mistral|Mixtral|Grok|Copilot|Qwen"
-    r"|DeepSeek|Command R|Phi-?\d"
-)
-VENDORS = r"OpenAI|Anthropic|Google(?: DeepMind)?|DeepMind|Meta(?: AI)?|Mistral AI|xAI|Microsoft"
+# Listing more than this many hits (on a page, in the command's output, in the API's
+# answer) floods the reader; each of them says how many there are in all.
+MAX_LISTED = 500
 
-# Each pattern with the words it cannot match without (a text must hold one word of every
-# group): most texts hold none, and a substring test is far cheaper than the search. The
-# words are what every match contains, lowercased; ``test_identity_check`` keeps them true.
-VERBS = ("developed", "created", "made", "built", "trained", "designed")
-MODEL_WORDS = (
-    "gpt", "claude", "gemini", "bard", "llama", "mistral", "mixtral", "grok", "copilot",
-    "qwen", "deepseek", "command r", "phi",
+# The maintained list of model families and the companies that make them. A new model
+# name is added here, and only here.
+MODEL_AND_VENDOR_NAMES = (
+    "GPT", "ChatGPT", "OpenAI", "Claude", "Anthropic", "Gemini", "Gemma", "Bard", "PaLM",
+    "Google", "DeepMind", "Llama", "Meta", "Mistral", "Mixtral", "Qwen", "Alibaba",
+    "DeepSeek", "Grok", "xAI", "Copilot", "Microsoft", "Bing", "Phi", "Cohere", "Command R",
+    "Perplexity", "Baidu",
 )  # fmt: skip
-VENDOR_WORDS = (
-    "openai",
-    "anthropic",
-    "google",
-    "deepmind",
-    "meta",
-    "mistral ai",
-    "xai",
-    "microsoft",
-)
+
+# "As an AI language model"-style phrases, each with the words it cannot match without
+# (a text must hold one word of every group): most texts hold none, and a substring test
+# is far cheaper than the search. ``test_identity_check`` keeps the words true.
+_AI = r"(?:AI|artificial intelligence|(?:large )?language model|chatbot|virtual assistant)"
+_I_AM = ("i am", "i'm", "i’m")
+_AI_WORDS = ("ai", "artificial intelligence", "language model", "chatbot", "virtual assistant")
+_AS_AI = rf"\bas an? {_AI}(?: (?:language )?model| assistant)?\b"
+_I_AM_AI = rf"\b(?:I am|I'm|I’m) (?:an? |just an? )?{_AI}(?: (?:language )?model| assistant)?\b"
+_MADE = r"\bI (?:was|have been) (?:trained|developed|created|built|made|designed) (?:by|on)\b"
+_MY_MAKING = r"\bmy (?:training data|training cut-?off|knowledge cut-?off|creators?|developers)\b"
 SELF_DESCRIPTIONS = [
-    (
-        "describes itself as an AI made by a company",
-        re.compile(
-            r"\bas an? (?:AI|artificial intelligence|(?:large )?language model)[\w\s,-]{0,40}?"
-            r"\b(?:developed|created|made|built|trained|designed)\s+by\b[^.\n]{0,40}",
-            re.IGNORECASE,
-        ),
-        (("as a",), VERBS, ("by",)),
-    ),
-    (
-        "names the model that wrote it",
-        re.compile(
-            rf"\b(?:I am|I'm|I’m|my name is|this is)\s+(?:an? )?(?:{MODELS})\b", re.IGNORECASE
-        ),
-        (("i am", "i'm", "i’m", "my name is", "this is"), MODEL_WORDS),
-    ),
-    (
-        "names the company that made it",
-        re.compile(
-            rf"\b(?:developed|created|made|built|trained|designed)\s+by\s+(?:{VENDORS})\b",
-            re.IGNORECASE,
-        ),
-        (VERBS, ("by",), VENDOR_WORDS),
-    ),
-    (
-        "describes itself as an AI",
-        re.compile(r"\bas an? (?:AI|(?:large )?language model)(?: model| assistant)?\b", re.I),
-        (("as a",), ("ai", "language model")),
-    ),
+    (re.compile(_AS_AI, re.I), (("as a",), _AI_WORDS)),
+    (re.compile(_I_AM_AI, re.I), (_I_AM, _AI_WORDS)),
+    (re.compile(_MADE, re.I), (("i was", "i have been"), (" by", " on"))),
+    (re.compile(_MY_MAKING, re.I), (("my ",), ("training", "knowledge", "creator", "developers"))),
 ]
+SELF_DESCRIPTION = "describes itself as an AI"
+MODEL_NAME = "names a model or its maker"
+SYSTEM_NAME = "mentions the name of a system in this study"
+# A version after a name belongs to it ("GPT-4o-mini", "Llama 3.1"); a word joined by a
+# hyphen makes another word ("meta-analysis" names no company).
+_VERSION = r"(?:[- ]?\d\w*(?:[.-]\w+)*)?"
+_NAMES = "|".join(re.escape(name) for name in sorted(MODEL_AND_VENDOR_NAMES, key=len, reverse=True))
+MODEL_PATTERN = re.compile(rf"(?<!\w)(?:{_NAMES}){_VERSION}(?!\w|-\w)", re.IGNORECASE)
+MODEL_WORDS = (tuple(name.lower() for name in MODEL_AND_VENDOR_NAMES),)
 
 # What IGNORECASE matches an ASCII letter with, letter by letter: the letter in either case,
 # and four other characters (``str.lower`` would not do: it makes two characters of one).
@@ -140,41 +127,40 @@ def _system_pattern(systems: Sequence[str]) -> tuple[re.Pattern | None, tuple | 
     return pattern, ((tuple(name.lower() for name in names),) if ascii_only else None)
 
 
+def _hits(text: str, pattern: re.Pattern, reason: str, seen: set) -> Iterable[tuple]:
+    """Each new phrase the pattern finds in the text, with its span."""
+    for match in pattern.finditer(text):
+        phrase = " ".join(match.group(0).split())
+        if phrase.lower() not in seen:
+            seen.add(phrase.lower())
+            yield reason, phrase, match.span()
+
+
 def find_identity_mentions(
     *, responses: Iterable[tuple[str, str, str]], systems: Sequence[str]
 ) -> list[Mention]:
-    """``responses`` are (case id, system name, text); one mention per reason and response."""
+    """``responses`` are (case id, system name, text); one mention per phrase and response."""
     system_pattern, system_words = _system_pattern(systems)
+    checks = [(pattern, words, SELF_DESCRIPTION) for pattern, words in SELF_DESCRIPTIONS]
+    # The study's own names before the list's: a system called "gpt-4o" is reported as one.
+    if system_pattern is not None:
+        checks.append((system_pattern, system_words, SYSTEM_NAME))
+    checks.append((MODEL_PATTERN, MODEL_WORDS, MODEL_NAME))
     mentions = []
     for case_id, system, text in responses:
         folded = _fold(text)
-        found_spans = []
-        for reason, pattern, words in SELF_DESCRIPTIONS:
-            match = pattern.search(text) if _may_match(folded, words) else None
-            # The broad "as an AI" pattern is only reported where no fuller match was.
-            if match and not any(s <= match.start() < e for s, e in found_spans):
-                found_spans.append(match.span())
+        seen: set[str] = set()
+        for pattern, words, reason in checks:
+            if words is not None and not _may_match(folded, words):
+                continue
+            for found, phrase, span in _hits(text, pattern, reason, seen):
                 mentions.append(
                     Mention(
                         case_id=case_id,
                         system=system,
-                        reason=reason,
-                        matched=" ".join(match.group(0).split()),
-                        snippet=_snippet(text, *match.span()),
-                    )
-                )
-        if system_pattern is not None and (
-            system_words is None or _may_match(folded, system_words)
-        ):
-            match = system_pattern.search(text)
-            if match:
-                mentions.append(
-                    Mention(
-                        case_id=case_id,
-                        system=system,
-                        reason="mentions the name of a system in this study",
-                        matched=match.group(0),
-                        snippet=_snippet(text, *match.span()),
+                        reason=found,
+                        matched=phrase,
+                        snippet=_snippet(text, *span),
                     )
                 )
     return mentions

@@ -325,7 +325,7 @@ PRESET_CHOICES = [(key, spec["name"]) for key, spec in PRESETS.items()]
 # --- Protocols: a preset that brings a whole study set-up, not only its rubric -----------
 
 REFERENCE_INSTRUCTIONS = """\
-You will independently evaluate **18 pairs** of AI-generated strategic reasoning responses \
+You will independently evaluate **pairs** of AI-generated strategic reasoning responses \
 using a structured 5-dimension rubric (20 points in all).
 
 **Key principle:** evaluate responses based solely on rubric criteria, not on stylistic \
@@ -358,7 +358,7 @@ shown as A or B was randomised per test case; do not infer it from patterns (for
 - If one response seems dramatically better, check that the rubric criteria support the gap.
 
 ### Self-check
-When you have finished all 18 test cases, review your scores for internal consistency: did \
+When you have finished all your test cases, review your scores for internal consistency: did \
 you apply the criteria the same way in the first and the last case? Flag cases where the \
 rubric was unclear in your notes.
 
@@ -369,7 +369,7 @@ test cases.
 """
 
 REFERENCE_CONSENT = """\
-**What this study is.** You are asked to evaluate 18 pairs of AI-generated strategic \
+**What this study is.** You are asked to evaluate pairs of AI-generated strategic \
 reasoning responses with a 5-dimension rubric, as an external validator of research on \
 AI-assisted strategic reasoning quality. It takes about 6-8 hours in all.
 

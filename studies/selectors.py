@@ -9,7 +9,7 @@ from django.db.models import Count, Q
 from . import protocol
 from .activity import rating_activity
 from .bulk_rows import batches
-from .identity_check import Mention, find_identity_mentions
+from .identity_check import MAX_LISTED, Mention, find_identity_mentions
 from .importing import ParsedCases, parse_cases
 from .models import (
     BlindedLabel,
@@ -252,11 +252,13 @@ def study_protocol_fingerprint(*, study: Study) -> str:
     return protocol.chunks_fingerprint(study_protocol_chunks(study=study))
 
 
-# The blinding check on a page lists this many passages, then says how many more there are.
-MENTIONS_SHOWN = 100
+# The blinding check lists this many passages, then says how many more there are.
+MENTIONS_SHOWN = MAX_LISTED
 
 
-def study_identity_mentions(*, study: Study, limit: int | None = None) -> list[Mention]:
+def study_identity_mentions(
+    *, study: Study, limit: int | None = None, from_position: int = 0
+) -> list[Mention]:
     """Passages that may name their system or model, as stored when the texts were imported
     (see ``studies.identity_check`` and ``services.identity_mentions_rescan``).
 
@@ -265,7 +267,9 @@ def study_identity_mentions(*, study: Study, limit: int | None = None) -> list[M
     knows which system wrote each text. Within a response, in the scanner's order.
     """
     rows = (
-        IdentityMention.objects.filter(response__test_case__study=study)
+        IdentityMention.objects.filter(
+            response__test_case__study=study, response__test_case__position__gte=from_position
+        )
         .order_by("response__test_case__position", "response__system__name", "pk")
         .values_list(
             "response__test_case__case_id", "response__system__name", "reason", "matched", "snippet"
@@ -285,6 +289,22 @@ def study_identity_mention_counts(*, study: Study) -> tuple[int, int]:
         passages=Count("pk"), responses=Count("response", distinct=True)
     )
     return counts["passages"], counts["responses"]
+
+
+def study_next_case_position(*, study: Study) -> int:
+    """The position the next imported test case takes (as the import's writer numbers
+    them): the cases an import adds start here."""
+    return study.test_cases.count()
+
+
+def study_identity_report(*, study: Study, from_position: int = 0) -> dict:
+    """The blinding check's hits in the cases from ``from_position`` on (an import's), for
+    the command and the API: the total, and the first ``MAX_LISTED`` with their phrase."""
+    total = IdentityMention.objects.filter(
+        response__test_case__study=study, response__test_case__position__gte=from_position
+    ).count()
+    listed = study_identity_mentions(study=study, limit=MAX_LISTED, from_position=from_position)
+    return {"count": total, "listed": listed}
 
 
 def study_blinding_check(*, study: Study) -> dict:

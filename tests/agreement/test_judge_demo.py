@@ -20,5 +20,12 @@ def test_judge_demo_loads_once_and_the_calibration_page_shows_it(client):
     client.force_login(study.lead)
     page = client.get(reverse("agreement:judge_calibration", args=[study.slug, judge.uuid]))
     report = page.context["report"]
-    assert report["majority"]["kappa"] is not None and report["n_raters"] == 2
+    # The demo study is open: the judge on its own, and the raters only after unblinding.
+    assert report["humans"] is None and report["position_consistency"] is not None
     assert report["unparseable"]
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.UNBLINDED)
+    page = client.get(reverse("agreement:judge_calibration", args=[study.slug, judge.uuid]))
+    humans = page.context["report"]["humans"]
+    # A mostly right judge and mostly right raters agree: verdicts reach the key the right
+    # way round (read the wrong way round, the kappa would be below zero).
+    assert humans["majority"]["kappa"] > 0 and humans["n_raters"] == 2

@@ -4,10 +4,12 @@ import contextlib
 import csv
 import io
 import json
+import re
 import threading
 
 import numpy as np
 import pytest
+from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.urls import reverse
@@ -19,8 +21,8 @@ from agreement.selectors import study_ratings
 from agreement.services import judge_outputs_import
 from annotation.services import assignments_create_all, rating_submit
 from studies import services as study_services
-from studies.blinding import judge_prompt_swapped
-from studies.models import Membership, Study, StudyEvent
+from studies.blinding import judge_prompt_first
+from studies.models import BlindedLabel, Membership, Study, StudyEvent
 from studies.selectors import study_setup_events
 from studies.services import membership_add, study_create
 
@@ -67,9 +69,20 @@ def study(db):
 
 
 def swapped(study, case_id):
-    return judge_prompt_swapped(
-        seed=study.blinding_seed, secret=study.blinding_secret, case_id=case_id
+    """Whether the case's prompts show its key label B first in order "AB"."""
+    labels = BlindedLabel.objects.filter(test_case__study=study, test_case__case_id=case_id)
+    systems = dict(labels.values_list("label", "response__system__name"))
+    first = judge_prompt_first(
+        seed=study.blinding_seed,
+        secret=study.blinding_secret,
+        case_id=case_id,
+        systems=sorted(systems.values()),
     )
+    return first == systems["B"]
+
+
+def unblind(study):
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.UNBLINDED)
 
 
 def outputs_jsonl(study, verdicts=JUDGE, judge="judge-1"):
@@ -140,6 +153,24 @@ def test_prompt_export_with_an_edited_template(client, study):
     assert study.judge_templates.count() == 1
 
 
+def test_before_unblinding_the_calibration_shows_the_judge_on_its_own(client, study):
+    client.force_login(study.lead)
+    upload(client, study, "judge.jsonl", outputs_jsonl(study))
+    judge = Judge.objects.get(study=study, name="judge-1")
+    page = client.get(reverse("agreement:judge_calibration", args=[study.slug, judge.uuid]))
+    report = page.context["report"]
+    assert report["humans"] is None
+    # Same preference after swapping in 5 of 6 cases; the first shown chosen 5 of 12.
+    assert report["position_consistency"] == pytest.approx(5 / 6)
+    shown_first = outputs_jsonl(study).decode().count("[[A]]")
+    assert report["first_position_rate"] == pytest.approx(shown_first / 12)
+    assert report["n_judged"] == 6 and report["n_outputs"] == 12
+    html = page.content.decode()
+    assert "shown once the study is unblinded" in html
+    for absent in ("kappa-majority", "disagreement", "Agreement with each rater", "alpha"):
+        assert absent not in html
+
+
 def test_import_and_calibration_match_scikit_learn(client, study):
     client.force_login(study.lead)
     response = upload(client, study, "judge.jsonl", outputs_jsonl(study))
@@ -147,14 +178,16 @@ def test_import_and_calibration_match_scikit_learn(client, study):
     judge = Judge.objects.get(study=study, name="judge-1")
     assert judge.outputs.count() == 12
 
+    unblind(study)
     page = client.get(reverse("agreement:judge_calibration", args=[study.slug, judge.uuid]))
     assert page.status_code == 200
     report = page.context["report"]
+    humans = report["humans"]
 
     # Humans: the strict majority of the three raters; judge: a tie where the orders disagree.
-    humans = np.array(HUMANS, dtype=float)
+    # Compared in key order (the raters' answers are), whatever order the prompts showed.
     majority = []
-    for column in humans.T:
+    for column in np.array(HUMANS, dtype=float).T:
         values, counts = np.unique(column, return_counts=True)
         majority.append(values[counts.argmax()] if (counts == counts.max()).sum() == 1 else None)
     judge_key = []
@@ -166,10 +199,10 @@ def test_import_and_calibration_match_scikit_learn(client, study):
     expected = cohen_kappa_score(
         [judge_key[i] for i in shared], [majority[i] for i in shared], labels=[-1, 0, 1]
     )
-    assert report["majority"]["kappa"] == pytest.approx(expected)
-    assert report["majority"]["n"] == len(shared)
-    assert report["majority"]["low"] <= report["majority"]["kappa"] <= report["majority"]["high"]
-    for row, preferences in zip(report["per_rater"], HUMANS, strict=True):
+    assert humans["majority"]["kappa"] == pytest.approx(expected)
+    assert humans["majority"]["n"] == len(shared)
+    assert humans["majority"]["low"] <= humans["majority"]["kappa"] <= humans["majority"]["high"]
+    for row, preferences in zip(humans["per_rater"], HUMANS, strict=True):
         assert row["kappa"] == pytest.approx(
             cohen_kappa_score(judge_key, preferences, labels=[-1, 0, 1])
         )
@@ -177,10 +210,8 @@ def test_import_and_calibration_match_scikit_learn(client, study):
     assert report["position_consistency"] == pytest.approx(5 / 6)
     shown_first = outputs_jsonl(study).decode().count("[[A]]")
     assert report["first_position_rate"] == pytest.approx(shown_first / 12)
-    assert report["win_rates"] is None  # not unblinded: no system names
-    assert report["n_disagreements"] == sum(judge_key[i] != majority[i] for i in shared)
-    html = page.content.decode()
-    assert "Shown first (order AB)" in html and "alpha" not in html
+    assert humans["n_disagreements"] == sum(judge_key[i] != majority[i] for i in shared)
+    assert "Shown first (order AB)" in page.content.decode()
 
 
 def test_judges_never_count_as_raters(client, study):
@@ -238,10 +269,10 @@ def test_a_file_with_row_errors_imports_nothing(client, study):
 def test_win_rates_after_unblinding_name_the_systems(client, study):
     client.force_login(study.lead)
     upload(client, study, "judge.jsonl", outputs_jsonl(study))
-    Study.objects.filter(pk=study.pk).update(status=Study.Status.UNBLINDED)
+    unblind(study)
     judge = Judge.objects.get()
     page = client.get(reverse("agreement:judge_calibration", args=[study.slug, judge.uuid]))
-    rates = {row["system"]: row for row in page.context["report"]["win_rates"]}
+    rates = {row["system"]: row for row in page.context["report"]["humans"]["win_rates"]}
     assert set(rates) == {"alpha", "beta"}
     assert rates["alpha"]["judge"] + rates["beta"]["judge"] == pytest.approx(1.0)
     assert rates["alpha"]["humans_n"] == rates["beta"]["humans_n"]
@@ -267,23 +298,6 @@ def test_judge_outputs_export_apart_in_key_order_without_system_names(client, st
     assert first["TC-001", "AB"]["preferred_key_label"] == "A"
     assert first["TC-001", "BA"]["preferred_key_label"] == "A"
     assert first["TC-001", "BA"]["verdict_as_shown"] == ("A" if swapped(study, "TC-001") else "B")
-
-
-def test_calibration_reads_the_humans_in_key_order_after_unblinding(client, study):
-    """Unblinding turns preferences to the systems' order for agreement; the judge's
-    verdicts stay in key order, so the comparison must not change with it."""
-    client.force_login(study.lead)
-    upload(client, study, "judge.jsonl", outputs_jsonl(study))
-    judge = Judge.objects.get()
-    url = reverse("agreement:judge_calibration", args=[study.slug, judge.uuid])
-    before = client.get(url).context["report"]
-    Study.objects.filter(pk=study.pk).update(status=Study.Status.UNBLINDED)
-    after = client.get(url).context["report"]
-    assert after["majority"]["kappa"] == pytest.approx(before["majority"]["kappa"])
-    assert [row["kappa"] for row in after["per_rater"]] == pytest.approx(
-        [row["kappa"] for row in before["per_rater"]]
-    )
-    assert after["n_disagreements"] == before["n_disagreements"]
 
 
 def test_judge_imports_and_templates_are_in_the_history(client, study):
@@ -364,7 +378,102 @@ def test_the_calibration_is_computed_once_until_its_inputs_change(client, study,
     assert calls == ["judge-1", "judge-1"]
     assert changed["position_consistency"] == 1.0 != first["position_consistency"]
     # A human's answer withdrawn from the analysis (a rater excluded): computed again.
+    unblind(study)
+    assert client.get(url).context["report"]["humans"]["n_raters"] == 3
     membership = study.memberships.filter(role=Membership.Role.RATER).first()
     Membership.objects.filter(pk=membership.pk).update(status=Membership.Status.EXCLUDED)
-    assert client.get(url).context["report"]["n_raters"] == 2
-    assert len(calls) == 3
+    assert client.get(url).context["report"]["humans"]["n_raters"] == 2
+    assert len(calls) == 4
+
+
+def _constant_judge(verdict, name):
+    lines = [
+        {"case_id": f"TC-{n:03d}", "order": order, "judge": name, "output": f"Sure.\n[[{verdict}]]"}
+        for n in range(1, 7)
+        for order in ("AB", "BA")
+    ]
+    return "\n".join(json.dumps(line) for line in lines).encode()
+
+
+CSRF = re.compile(r'name="csrfmiddlewaretoken" value="[^"]*"')
+
+
+def _coordinator_view(client, study):
+    """What a coordinator reads of the judges before unblinding: the prompts, each judge's
+    calibration page and report, and the outputs export."""
+    cache.clear()
+    client.get(reverse("agreement:judges", args=[study.slug]))  # shows the imports' messages
+    prompts = client.get(reverse("agreement:judge_prompts", args=[study.slug]))
+    outputs = client.get(reverse("agreement:judge_export", args=[study.slug]))
+    view = {
+        "prompts": b"".join(prompts.streaming_content),
+        "outputs": b"".join(outputs.streaming_content),
+    }
+    for judge in Judge.objects.filter(study=study):
+        url = reverse("agreement:judge_calibration", args=[study.slug, judge.uuid])
+        page = client.get(url)
+        view[judge.name] = (page.context["report"], CSRF.sub("", page.content.decode()))
+    return view
+
+
+def _swap_the_key(study):
+    """The same study under another key: every case's responses trade labels A and B; the
+    raters' answers, stored by label, stay as they are."""
+    for label in BlindedLabel.objects.filter(test_case__study=study, label="A"):
+        other = BlindedLabel.objects.get(test_case_id=label.test_case_id, label="B")
+        BlindedLabel.objects.filter(pk=label.pk).update(label="Z")
+        BlindedLabel.objects.filter(pk=other.pk).update(label="A")
+        BlindedLabel.objects.filter(pk=label.pk).update(label="B")
+
+
+def test_two_made_up_judges_tell_a_coordinator_nothing_about_the_key(client, study):
+    """The attack: judges that always answer [[A]] and always [[B]], read beside the texts
+    the coordinator knows by system. Under another key with the same answers by label,
+    everything the coordinator reads of the judges before unblinding is the same."""
+    client.force_login(study.lead)
+    upload(client, study, "a.jsonl", _constant_judge("A", "always-a"))
+    upload(client, study, "b.jsonl", _constant_judge("B", "always-b"))
+    before = _coordinator_view(client, study)
+    _swap_the_key(study)
+    after = _coordinator_view(client, study)
+    assert after == before
+    report, html = before["always-a"]
+    assert report["humans"] is None and report["first_position_rate"] == 1.0
+    assert "first 0, tie" not in html and "humans first" not in html
+    # After unblinding the comparison with the raters is there, and follows the key.
+    unblind(study)
+    cache.clear()
+    judge = Judge.objects.get(name="always-a")
+    url = reverse("agreement:judge_calibration", args=[study.slug, judge.uuid])
+    assert client.get(url).context["report"]["humans"]["n_raters"] == 3
+
+
+def test_the_keyswap_comparison_catches_a_calibration_that_reads_the_key(
+    client, study, monkeypatch
+):
+    """The comparison above has the power to fail: a calibration that read the key before
+    unblinding (here it lists each case's systems in key order) differs between the keys."""
+    real = calibration._judge_diagnostics
+
+    def leaking(cases, pairs, verdicts):
+        report = real(cases, pairs, verdicts)
+        key = [
+            (labels.get("A"), labels.get("B"))
+            for labels in (
+                dict(
+                    BlindedLabel.objects.filter(test_case_id=pk).values_list(
+                        "label", "response__system__name"
+                    )
+                )
+                for pk, *_ in cases
+            )
+        ]
+        report["leak"] = key
+        return report
+
+    monkeypatch.setattr(calibration, "_judge_diagnostics", leaking)
+    client.force_login(study.lead)
+    upload(client, study, "a.jsonl", _constant_judge("A", "always-a"))
+    before = _coordinator_view(client, study)
+    _swap_the_key(study)
+    assert _coordinator_view(client, study) != before

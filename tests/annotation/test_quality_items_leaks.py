@@ -141,3 +141,74 @@ def test_ids_and_order_give_nothing_away(world):
     positions = [a.test_case.position for a in queue]
     assert positions != sorted(positions)
     assert queue[0].test_case.purpose == "sample"
+
+
+def _main_text(html: str) -> str:
+    """The visible text of a page's main part (tags and attributes taken out)."""
+    main = html[html.index('<main id="main"') : html.index("</main>")]
+    return " ".join(re.sub(r"<[^>]+>", " ", main).split())
+
+
+def leaks_beyond_case_n(text: str, study, queue) -> list[str]:
+    """What a rater-facing text tells beyond "Case N": any test case id, or the number of
+    sample cases where the rater will see more (the difference is the quality items). The
+    number of quality items alone is too small to tell from the rubric's own numbers."""
+    found = [
+        case_id for case_id in study.test_cases.values_list("case_id", flat=True) if case_id in text
+    ]
+    sample = study.test_cases.filter(purpose="sample").count()
+    if sample != len(queue) and re.search(rf"(?<![\d.:-]){sample}(?![\d.:%-])", text):
+        found.append(f"count {sample}")
+    return found
+
+
+@pytest.fixture
+def onboarding(world):
+    """The world with the reference protocol's consent and instructions, a practice case,
+    and a second rater who has not consented yet (so the consent page is shown)."""
+    from annotation.training import onboarding_settings_save
+    from studies.presets import REFERENCE_CONSENT, REFERENCE_INSTRUCTIONS
+
+    study, rater, queue = world
+    Study.objects.filter(pk=study.pk).update(
+        consent_text=REFERENCE_CONSENT, instructions=REFERENCE_INSTRUCTIONS
+    )
+    study.refresh_from_db()
+    practice = next(a.test_case for a in queue if a.test_case.purpose == "sample")
+    onboarding_settings_save(study=study, practice_case=practice)
+    newcomer = UserFactory()
+    membership = membership_add(study=study, user=newcomer, role=Membership.Role.RATER)
+    assignments_create_all(study=study, rater=membership)
+    return study, rater, newcomer, queue
+
+
+def test_practice_and_consent_say_nothing_beyond_case_n(client, onboarding):
+    study, rater, newcomer, queue = onboarding
+    client.force_login(newcomer)
+    consent = client.get(reverse("annotation:consent", args=[study.slug]))
+    assert consent.status_code == 200 and "What this study is" in consent.text
+    pages = {"consent": consent.text}
+    client.force_login(rater)
+    for name in ("practice", "assignments"):
+        page = client.get(reverse(f"annotation:{name}", args=[study.slug]))
+        assert page.status_code == 200
+        pages[name] = page.text
+    assert "Practi" in _main_text(pages["practice"])
+    for name, html in pages.items():
+        found = leaks_beyond_case_n(_main_text(html), study, queue)
+        if name == "assignments":  # the queue lists "Case 1" to "Case 13": ids only here
+            found = [f for f in found if not f.startswith("count ")]
+        assert found == [], name
+        assert_no_secret(html, study)
+
+
+def test_the_check_catches_an_id_or_a_sample_count(onboarding):
+    """The check's power: a practice text naming its case, or a consent counting the sample
+    while the queue holds more, is caught; the queue's own length is allowed."""
+    study, _, _, queue = onboarding
+    sample = study.test_cases.filter(purpose="sample")
+    case_id = sample.first().case_id
+    assert leaks_beyond_case_n(f"Practice on {case_id}", study, queue) == [case_id]
+    counted = f"You will evaluate {sample.count()} pairs."
+    assert leaks_beyond_case_n(counted, study, queue) == [f"count {sample.count()}"]
+    assert leaks_beyond_case_n(f"Case 3 of {len(queue)}", study, queue) == []

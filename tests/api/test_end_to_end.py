@@ -114,7 +114,40 @@ def test_cases_can_be_uploaded_as_a_file(lead_user, api_as):
     upload.name = "cases.csv"
     response = api("POST", "studies/upload/cases/", files={"file": upload})
     assert response.status_code == 201, response.json()
-    assert response.json() == {"imported": 1, "systems": ["one", "two"], "strata": {}}
+    assert response.json() == {
+        "imported": 1,
+        "systems": ["one", "two"],
+        "strata": {},
+        "identity_mentions": {"count": 0, "listed": []},
+    }
+
+
+def test_the_case_import_answers_with_every_blinding_check_hit(lead_user, api_as, monkeypatch):
+    api = api_as(lead_user)
+    api("POST", "studies/", {"slug": "named", "name": "Named"})
+    cases = make_cases(3, systems=SYSTEMS)
+    cases[0]["responses"][SYSTEMS[0]] = "I am Claude, made by Anthropic."
+    cases[2]["responses"][SYSTEMS[1]] = f"As an AI language model, I prefer {SYSTEMS[0]}."
+    response = api("POST", "studies/named/cases/", {"cases": cases})
+    assert response.status_code == 201, response.json()
+    found = response.json()["identity_mentions"]
+    assert found["count"] == 4
+    assert [(m["case_id"], m["system"], m["reason"], m["phrase"]) for m in found["listed"]] == [
+        (cases[0]["id"], SYSTEMS[0], "names a model or its maker", "Claude"),
+        (cases[0]["id"], SYSTEMS[0], "names a model or its maker", "Anthropic"),
+        (cases[2]["id"], SYSTEMS[1], "describes itself as an AI", "As an AI language model"),
+        (cases[2]["id"], SYSTEMS[1], "mentions the name of a system in this study", SYSTEMS[0]),
+    ]
+    assert "label" not in str(found).lower()  # by case and system, never by blinded label
+    # A second import answers with its own cases' hits only, listing at most the bound.
+    monkeypatch.setattr("studies.selectors.MAX_LISTED", 1)
+    more = make_cases(5, systems=SYSTEMS)
+    for case in more:
+        case["id"] = f"more-{case['id']}"
+        case["responses"][SYSTEMS[1]] = "Gemini says so."
+    found = api("POST", "studies/named/cases/", {"cases": more}).json()["identity_mentions"]
+    assert found["count"] == 5 and len(found["listed"]) == 1
+    assert found["listed"][0]["phrase"] == "Gemini"
 
 
 def test_a_custom_rubric_is_all_or_nothing(lead_user, api_as):

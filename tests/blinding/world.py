@@ -21,9 +21,9 @@ from django.core.cache import cache
 from django.db import connection
 
 from agreement.services import judge_outputs_import
-from annotation.models import AssignmentJob
 from annotation.participation import consent_record
 from annotation.services import assignments_create_all, draft_save, rating_submit
+from jobs.models import Job
 from studies import invitations, tokens
 from studies.access import COORDINATORS_GROUP
 from studies.blinding import blinded_order
@@ -219,8 +219,8 @@ def build(*, swap: frozenset[str], clock) -> World:
     clock.shift(timedelta(minutes=5))
     sample = list(study.test_cases.in_sample().values_list("case_id", flat=True))
     judge_outputs_import(study=study, filename="judges.jsonl", data=_judge_file(sample), actor=lead)
-    job = AssignmentJob.objects.create(
-        study=study, requested_by=lead, state=AssignmentJob.State.DONE
+    job = Job.objects.create(
+        kind=Job.Kind.ASSIGN, study_id=study.pk, requested_by=lead, state=Job.State.DONE
     )
     people = {"lead": lead, "admin": admin, "rater": raters[0]}
     secrets = {

@@ -43,7 +43,7 @@ def test_coordinator_creates_a_study_imports_cases_and_opens_it(
     expect(page.get_by_text("Study “External validation 2026” created.")).to_be_visible()
     # The reference protocol brought the whole set-up, not only the rubric.
     created = Study.objects.get(slug="ext-2026")
-    assert "18 pairs" in created.instructions and created.consent_text
+    assert "evaluate **pairs**" in created.instructions and created.consent_text
     assert (created.blinding_seed, created.success_min_dimensions) == (42, 3)
 
     # A file with problems: every one is listed, nothing is imported.

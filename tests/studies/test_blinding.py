@@ -6,7 +6,7 @@ import pytest
 from studies.blinding import (
     blinded_order,
     blinding_key,
-    judge_prompt_swapped,
+    judge_prompt_first,
     seeded_permutation,
 )
 
@@ -79,17 +79,21 @@ def test_duplicate_system_names_are_refused():
         blinded_order(seed=42, secret=SECRET, case_id="TC-001", systems=["a", "a"])
 
 
-def test_judge_prompt_order_is_a_balanced_draw_of_its_own():
-    """The judge prompts' order is not the key: about half the cases show B first, and the
-    draw changes with the secret."""
+def test_judge_prompt_order_is_a_balanced_draw_from_the_systems_not_the_key():
+    """The judge prompts' order names a system, drawn from the case and its systems: about
+    half the cases show each system first, the draw changes with the secret, it does not
+    follow the key, and it ignores the order the systems are given in."""
     ids = [f"TC-{n:04d}" for n in range(1000)]
-    draws = [judge_prompt_swapped(seed=42, secret="s", case_id=i) for i in ids]
-    assert 430 < sum(draws) < 570
-    others = [judge_prompt_swapped(seed=42, secret="t", case_id=i) for i in ids]
-    assert draws != others
-    key_a_first = [
-        blinded_order(seed=42, secret="s", case_id=i, systems=["x", "y"])[0] == "x" for i in ids
-    ]
-    # Unrelated to which system the key puts first.
-    agree = sum(a == b for a, b in zip(draws, key_a_first, strict=True))
+
+    def firsts(secret, systems=("x", "y")):
+        return [judge_prompt_first(seed=42, secret=secret, case_id=i, systems=systems) for i in ids]
+
+    draws = firsts("s")
+    assert 430 < draws.count("x") < 570
+    assert firsts("t") != draws
+    assert firsts("s", systems=("y", "x")) == draws
+    key_first = [blinded_order(seed=42, secret="s", case_id=i, systems=["x", "y"])[0] for i in ids]
+    agree = sum(a == b for a, b in zip(draws, key_first, strict=True))
     assert 430 < agree < 570
+    with pytest.raises(ValueError, match="two"):
+        judge_prompt_first(seed=42, secret="s", case_id="TC-1", systems=["x", "y", "z"])

@@ -75,7 +75,7 @@ def test_the_warnings_are_in_the_same_order_whichever_label_each_system_got(two_
     found = [[str(m) for m in study_identity_mentions(study=s)] for s in studies]
     assert found[0] == found[1]
     assert [text.split(":")[0] for text in found[0]] == [
-        "TC-001, baseline", "TC-001, improved", "TC-001, improved"
+        "TC-001, baseline", "TC-001, baseline", "TC-001, improved", "TC-001, improved"
     ]  # fmt: skip
 
 

@@ -35,7 +35,7 @@ def test_create_study_defaults_to_the_reference_rubric_and_seed_42(lead):
     call_command("create_study", "plain", "--name", "Plain", "--lead", lead.username)
     study = Study.objects.get(slug="plain")
     assert (study.rubric.preset, study.blinding_seed) == ("reference", 42)
-    assert "18 pairs" in study.instructions and study.consent_text  # the whole protocol
+    assert "evaluate **pairs**" in study.instructions and study.consent_text  # the whole protocol
 
 
 @pytest.mark.parametrize(
@@ -68,6 +68,37 @@ def test_import_cases_imports_a_sample(lead, capsys):
     assert "Imported 3 test cases (2 systems: baseline, improved; 3 strata) into 'cli'." in out
     event = StudyEvent.objects.get(study=study, kind="cases_imported")
     assert event.actor is None and event.detail["filename"] == "cases.jsonl"
+
+
+def test_import_cases_prints_every_blinding_check_hit(lead, tmp_path, capsys, monkeypatch):
+    make_study(lead=lead, slug="cli", cases=0, status=Study.Status.DRAFT)
+    rows = [
+        'TC-1,Q?,,,"I am Claude, made by Anthropic.",Fine.',
+        "TC-2,Q?,,,Fine.,As ChatGPT I think the BASELINE is weak.",
+        "TC-3,Q?,,,Fine.,I was trained by a lab; my training data says so.",
+    ]
+    path = tmp_path / "named.csv"
+    path.write_text(HEADER + "\n" + "\n".join(rows) + "\n")
+    call_command("import_cases", "cli", str(path))
+    err = capsys.readouterr().err
+    assert "Blinding check: 6 passage(s)" in err
+    for line in [
+        'TC-1, baseline: names a model or its maker ("Claude").',
+        'TC-1, baseline: names a model or its maker ("Anthropic").',
+        'TC-2, improved: mentions the name of a system in this study ("BASELINE").',
+        'TC-2, improved: names a model or its maker ("ChatGPT").',
+        'TC-3, improved: describes itself as an AI ("I was trained by").',
+        'TC-3, improved: describes itself as an AI ("my training data").',
+    ]:
+        assert line in err, line
+    # Many hits: the first ones are listed, with the total.
+    monkeypatch.setattr("studies.selectors.MAX_LISTED", 2)
+    more = tmp_path / "more.csv"
+    more.write_text(HEADER + "\n" + "\n".join(f"M-{n},Q?,,,Gemini.,Fine." for n in range(5)) + "\n")
+    call_command("import_cases", "cli", str(more))
+    err = capsys.readouterr().err
+    assert "Blinding check: 5 passage(s)" in err and "... and 3 more" in err
+    assert err.count('names a model or its maker ("Gemini")') == 2
 
 
 def test_import_cases_lists_every_problem_and_writes_nothing(lead, tmp_path):

@@ -15,44 +15,75 @@ def mentions(text, systems=SYSTEMS):
     return find_identity_mentions(responses=[("TC-001", "baseline", text)], systems=systems)
 
 
+SELF = identity_check.SELF_DESCRIPTION
+MODEL = identity_check.MODEL_NAME
+SYSTEM = identity_check.SYSTEM_NAME
+
+
 @pytest.mark.parametrize(
-    ("text", "reason"),
+    ("text", "hits"),
     [
-        (
-            "As an AI developed by OpenAI, I cannot give legal advice.",
-            "describes itself as an AI made by a company",
-        ),
-        (
-            "As a large language model trained by Google, I would weigh...",
-            "describes itself as an AI made by a company",
-        ),
-        ("I am ChatGPT, and here is my analysis.", "names the model that wrote it"),
-        ("Hello! I'm Claude. Let me think.", "names the model that wrote it"),
-        ("My name is Gemini.", "names the model that wrote it"),
-        ("I am Llama, an open model.", "names the model that wrote it"),
-        ("I’m GPT-4o; the answer is 3.", "names the model that wrote it"),
-        ("This assistant was built by Anthropic.", "names the company that made it"),
-        ("As an AI language model, I have no opinions.", "describes itself as an AI"),
-        ("The baseline plan is too slow.", "mentions the name of a system in this study"),
-        ("IMPROVED results follow.", "mentions the name of a system in this study"),
+        # "As an AI language model"-style phrases.
+        ("As an AI developed by OpenAI, I cannot.", [(SELF, "As an AI"), (MODEL, "OpenAI")]),
+        ("As an AI language model, I have no opinions.", [(SELF, "As an AI language model")]),
+        ("As a large language model, I would weigh...", [(SELF, "As a large language model")]),
+        ("as an artificial intelligence, I think so.", [(SELF, "as an artificial intelligence")]),
+        ("I am an AI assistant and cannot browse.", [(SELF, "I am an AI assistant")]),
+        ("I’m just an AI, but here goes.", [(SELF, "I’m just an AI")]),
+        ("I was trained by a research lab.", [(SELF, "I was trained by")]),
+        ("I have been trained on public text.", [(SELF, "I have been trained on")]),
+        ("Beyond my training data, nothing is known.", [(SELF, "my training data")]),
+        ("After my knowledge cutoff, things changed.", [(SELF, "my knowledge cutoff")]),
+        # Model and vendor names from the maintained list, bare, any case, with a version.
+        ("As ChatGPT, I think the plan works.", [(MODEL, "ChatGPT")]),
+        ("I am Claude, made by Anthropic.", [(MODEL, "Claude"), (MODEL, "Anthropic")]),
+        ("GEMINI suggests otherwise.", [(MODEL, "GEMINI")]),
+        ("Compare with GPT-4o-mini and Llama 3.1.", [(MODEL, "GPT-4o-mini"), (MODEL, "Llama 3.1")]),
+        ("OpenAI and Anthropic both published policies.", [(MODEL, "OpenAI"), (MODEL, "Anthropic")]),
+        ("qwen, deepseek, grok, xAI and Phi-3 agree.", [
+            (MODEL, "qwen"), (MODEL, "deepseek"), (MODEL, "grok"), (MODEL, "xAI"), (MODEL, "Phi-3"),
+        ]),
+        ("Cohere's Command R and Mistral disagree.", [
+            (MODEL, "Cohere"), (MODEL, "Command R"), (MODEL, "Mistral"),
+        ]),
+        ("Google, Meta, Bard and Copilot.", [
+            (MODEL, "Google"), (MODEL, "Meta"), (MODEL, "Bard"), (MODEL, "Copilot"),
+        ]),
+        # The study's own system names.
+        ("The baseline plan is too slow.", [(SYSTEM, "baseline")]),
+        ("IMPROVED results follow.", [(SYSTEM, "IMPROVED")]),
     ],
-)
-def test_self_identification_is_found(text, reason):
+)  # fmt: skip
+def test_every_hit_is_found_with_its_phrase(text, hits):
     found = mentions(text)
-    assert reason in [m.reason for m in found], found
+    assert [(m.reason, m.matched) for m in found] == hits
+    assert all((m.case_id, m.system) == ("TC-001", "baseline") for m in found)
 
 
 @pytest.mark.parametrize(
     "text",
     [
         "Allocate 40% to A and keep a reserve.",
-        "OpenAI and Anthropic both published policies on this.",  # naming vendors as a topic
         "An improvement of 5% is likely.",  # "improved" only as a whole word
         "I am confident the staged release is better.",
+        "The metadata of a meta-analysis, a graphic philosophy.",  # names inside other words
+        "As an AIDS charity, we fund clinics.",
+        "My training as a nurse helps here.",
     ],
 )
 def test_ordinary_text_passes(text):
     assert mentions(text) == []
+
+
+def test_a_phrase_repeated_in_a_response_is_one_hit():
+    found = mentions("Claude says yes. claude says no. Claude again, and ChatGPT.")
+    assert [m.matched for m in found] == ["Claude", "ChatGPT"]
+
+
+def test_every_listed_name_is_found():
+    """The maintained list is the data the check reads: each name is caught on its own."""
+    for name in identity_check.MODEL_AND_VENDOR_NAMES:
+        assert [m.matched for m in mentions(f"Ask {name.upper()} about it.")] == [name.upper()]
 
 
 def test_one_character_system_names_are_not_searched():
@@ -66,19 +97,17 @@ def test_a_mention_never_says_whether_the_name_is_the_responses_own_system():
         ("TC-001", "improved", "The baseline view..."),
     ]
     found = find_identity_mentions(responses=responses, systems=SYSTEMS)
-    assert [(m.system, m.reason) for m in found] == [
-        ("baseline", "mentions the name of a system in this study"),
-        ("improved", "mentions the name of a system in this study"),
-    ]
+    assert [(m.system, m.reason) for m in found] == [("baseline", SYSTEM), ("improved", SYSTEM)]
     assert "own" not in str(found[0])
 
 
 def test_a_mention_shows_the_words_in_context():
     text = "x " * 100 + "As an AI developed by OpenAI, I decline." + " y" * 100
-    (found,) = mentions(text)
-    assert found.matched.startswith("As an AI developed by OpenAI")
+    found, _ = mentions(text)
+    assert found.matched == "As an AI"
     assert found.snippet.startswith("…") and found.snippet.endswith("…")
-    assert str(found).startswith("TC-001, baseline: describes itself as an AI made by a company")
+    assert "As an AI developed by OpenAI, I decline." in found.snippet
+    assert str(found) == 'TC-001, baseline: describes itself as an AI ("As an AI").'
     assert "Response" not in str(found)  # the label would give a coordinator the key
 
 

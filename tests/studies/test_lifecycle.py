@@ -127,7 +127,8 @@ def test_opening_asks_to_confirm_the_blinding_warnings(draft, lead):
     assert draft.status == Study.Status.DRAFT and not draft.protocol_fingerprint
     services.study_open(study=draft, actor=lead, acknowledge_warnings=True)
     event = StudyEvent.objects.get(study=draft, kind="opened")
-    assert event.detail["blinding_warnings_acknowledged"] == 6
+    # Two passages in each of the six responses: "As an AI" and "OpenAI".
+    assert event.detail["blinding_warnings_acknowledged"] == 12
 
 
 def test_opening_stores_the_fingerprint_of_the_protocol(draft, lead):

@@ -196,7 +196,10 @@ def test_the_reference_protocol_brings_the_whole_set_up(client, db):
     assert response.status_code == 302
     study = Study.objects.get(slug="like-ref")
     assert study.rubric.preset == "reference" and study.rubric.dimensions.count() == 5
-    assert "18 pairs" in study.instructions and "Do not attempt to infer" in study.instructions
+    assert (
+        "evaluate **pairs**" in study.instructions
+        and "Do not attempt to infer" in study.instructions
+    )
     assert "pseudonymised" in study.consent_text and "withdraw" in study.consent_text
     assert "iteration-1" in study.disclosure_question
     assert (study.blinding_seed, study.raters_per_item, study.side_mode) == (42, None, "fixed")
@@ -324,8 +327,9 @@ def test_the_open_page_shows_warnings_and_the_fingerprint_and_needs_confirmation
     client.force_login(lead)
     url = reverse("studies:status", args=[study.slug, "open"])
     page = client.get(url).text
-    assert "4 passages may say which system or model wrote a response" in page
-    assert "describes itself as an AI made by a company" in page
+    # "As an AI", "OpenAI" and "improved" in each of the two responses.
+    assert "6 passages may say which system or model wrote a response" in page
+    assert "describes itself as an AI" in page and "names a model or its maker" in page
     assert "mentions the name of a system in this study" in page
     fingerprint = study_protocol_fingerprint(study=study)
     assert fingerprint in page
@@ -401,10 +405,13 @@ def test_the_preview_warns_of_self_identification_and_renders_markdown(client, l
     assert not study.test_cases.exists()
     assert 'id="blinding-warnings"' in preview and "nothing has been imported yet" in preview
     warnings = re.findall(r'<li class="text-break blinding-warning">(.*?)</li>', preview, re.S)
-    assert [w.split("</strong>")[0].removeprefix("<strong>") for w in warnings] == [
-        "TC-002", "TC-003"
-    ]  # fmt: skip
-    assert "baseline" in warnings[0] and "improved" in warnings[1]
+    # Every hit, each with its case, system and phrase.
+    hits = [
+        (w.split("</strong>")[0].removeprefix("<strong>"), re.search(r"<q[^>]*>(.*?)</q>", w)[1])
+        for w in warnings
+    ]
+    assert hits == [("TC-002", "ChatGPT"), ("TC-002", "OpenAI"), ("TC-003", "Claude")]
+    assert all("baseline:" in w for w in warnings[:2]) and "improved:" in warnings[2]
     # Markdown is rendered as on the rating screen, never shown raw.
     assert "<strong>Staged release.</strong>" in preview and "**Staged" not in preview
     assert "<strong>Release</strong> the weights?" in preview and "**Release" not in preview

@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from studies.importing import size_problem
 from studies.models import Study
+from studies.selectors import study_identity_report, study_next_case_position
 from studies.services import CaseImportError, StudySetupError, test_cases_import
 
 
@@ -27,6 +28,7 @@ class Command(BaseCommand):
         too_large = size_problem(path.stat().st_size)
         if too_large:
             raise CommandError(f"{too_large}\nNothing was imported.")
+        start = study_next_case_position(study=target)
         try:
             parsed = test_cases_import(study=target, actor=None, filename=path.name, data=path)
         except CaseImportError as error:
@@ -35,9 +37,27 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         for line in parsed.warning_lines():
             self.stderr.write(f"Warning: {line}")
+        self._identity_mentions(target, start)
         strata = len(parsed.strata)
         self.stdout.write(
             f"Imported {parsed.case_count} test cases ({len(parsed.systems)} systems: "
             f"{', '.join(parsed.systems)}; {strata} strat{'um' if strata == 1 else 'a'}) "
             f"into '{target.slug}'."
         )
+
+    def _identity_mentions(self, study: Study, start: int) -> None:
+        """Every passage of the imported texts that may say which system or model wrote it."""
+        report = study_identity_report(study=study, from_position=start)
+        if not report["count"]:
+            return
+        self.stderr.write(
+            f"Blinding check: {report['count']} passage(s) may say which system or model "
+            "wrote a response; read each and edit the text if it gives the system away:"
+        )
+        for mention in report["listed"]:
+            self.stderr.write(f"  {mention} {mention.snippet}")
+        if report["count"] > len(report["listed"]):
+            self.stderr.write(
+                f"  ... and {report['count'] - len(report['listed'])} more "
+                f"(the first {len(report['listed'])} are listed)."
+            )
