@@ -13,11 +13,13 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
+from annotation.services import assignment
 from config.api import ErrorResponseSerializer, Pagination, body_object, form_errors, scalar_fields
-from studies import access, invitations, selectors, unblinding
+from studies import access, selectors
 from studies.models import Invitation, Membership
+from studies.services import invitations, unblinding
 
-from . import assignment, assignment_jobs, exports
+from . import assignment_jobs, exports
 from .models import AssignmentJob
 from .selectors import (
     rater_assignments,

@@ -1,6 +1,6 @@
 """Assign as a job, with its progress: on the Celery worker, in a thread, or in the request.
 
-``annotation.assignment.study_assign`` is the rule; a job only runs it, in its one
+``annotation.services.assignment.study_assign`` is the rule; a job only runs it, in its one
 transaction (all or nothing), and reports how far it has come through its progress
 callback. Every Assign goes through ``assignment_job_start``: the raters page, the API and
 the ``assign_cases`` command.
@@ -30,10 +30,10 @@ from django.core.cache import cache
 from django.db import IntegrityError, close_old_connections, connection, transaction
 from django.utils import timezone
 
+from annotation.services.assignment import study_assign
 from studies.errors import ApplicationError
 from studies.models import Membership, Study, TestCase
 
-from .assignment import study_assign
 from .models import AssignmentJob
 
 logger = logging.getLogger(__name__)

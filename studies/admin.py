@@ -1,6 +1,8 @@
 from django.contrib import admin, messages
 
-from . import selectors, tokens
+from studies.services import tokens
+
+from . import selectors
 from .errors import ApplicationError
 from .events import study_event_record
 from .models import ApiToken, Membership, Study, StudyEvent
@@ -34,7 +36,7 @@ class StudyAdmin(admin.ModelAdmin):
     list_filter = ["status"]
     search_fields = ["name", "slug"]
     # Status changes, unblinding and the frozen protocol go through the recorded services
-    # in the app (studies.services, studies.unblinding), never through a form here.
+    # in the app (studies.services, studies.services.unblinding), never through a form here.
     # The consent version is the settings service's to bump when the consent text changes.
     readonly_fields = [
         "status", "lead", "blinding_seed", "protocol_fingerprint", "opened_at", "closed_at",

@@ -25,11 +25,10 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from agreement.models import Judge
 from annotation.models import Assignment, AssignmentJob
-from annotation.participation import withdrawal_record
-from studies import invitations
+from annotation.services.participation import withdrawal_record
 from studies.access import COORDINATORS_GROUP
 from studies.models import Membership, Study
-from studies.services import case_upload_create, membership_add, rater_status_change
+from studies.services import case_upload_create, invitations, membership_add, rater_status_change
 
 from .annotation.support import make_item
 from .factories import UserFactory, make_study

@@ -11,12 +11,14 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import assignment, assignment_jobs
+from annotation import assignment_jobs
 from annotation.models import AssignmentJob
 from annotation.selectors import rater_pair_overlap_range, rater_progress_table
+from annotation.services import assignment
 from config import throttle
-from studies import access, invitations
+from studies import access
 from studies.models import Membership, Study
+from studies.services import invitations
 
 
 class InvitationForm(forms.Form):

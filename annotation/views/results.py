@@ -15,8 +15,9 @@ from django.views.decorators.http import require_POST
 
 from annotation import exports, worksheets
 from annotation.selectors import case_progress_page
-from studies import access, unblinding
+from studies import access
 from studies.models import Membership, Study
+from studies.services import unblinding
 
 CONTENT_TYPES = {
     exports.WORKSHEET_CSV: "text/csv; charset=utf-8",

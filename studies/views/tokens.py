@@ -7,8 +7,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from studies import tokens
 from studies.errors import ApplicationError
+from studies.services import tokens
 
 
 class TokenForm(forms.Form):

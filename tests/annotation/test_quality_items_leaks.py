@@ -14,8 +14,8 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Assignment
-from annotation.participation import consent_record
 from annotation.services import assignments_create_all, rating_submit
+from annotation.services.participation import consent_record
 from studies.models import Membership, Study
 from studies.models import TestCase as Case
 from studies.services import membership_add, study_create

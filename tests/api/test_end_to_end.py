@@ -7,8 +7,8 @@ import io
 
 import pytest
 
-from studies import invitations
 from studies.models import Study, StudyEvent
+from studies.services import invitations
 from tests.factories import UserFactory, make_cases
 from tests.payloads import SYSTEMS, payload_for, submit
 

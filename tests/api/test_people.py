@@ -2,8 +2,8 @@
 
 import pytest
 
-from studies import invitations
 from studies.models import Membership
+from studies.services import invitations
 from tests.factories import UserFactory, make_study
 from tests.payloads import SYSTEMS, coordinator_of
 

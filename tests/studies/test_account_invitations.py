@@ -6,8 +6,8 @@ import re
 import pytest
 from django.urls import reverse
 
-from studies import invitations
 from studies.models import Invitation, Membership, Study, StudyEvent
+from studies.services import invitations
 
 from ..factories import UserFactory, make_study
 

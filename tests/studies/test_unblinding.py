@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from annotation import exports
 from studies.models import Study, StudyEvent
-from studies.unblinding import UnblindingError, study_unblind
+from studies.services.unblinding import UnblindingError, study_unblind
 from tests.payloads import coordinator_of
 
 from ..factories import UserFactory, make_study

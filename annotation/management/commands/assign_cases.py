@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.assignment import design_summary
 from annotation.assignment_jobs import assignment_job_start
 from annotation.models import AssignmentJob
+from annotation.services.assignment import design_summary
 from studies.models import Study
 
 

@@ -19,11 +19,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from .errors import ApplicationError
-from .events import study_event_record
-from .locks import study_lock
-from .models import Invitation, Membership, Study, StudyEvent
-from .services import membership_add
+from studies.errors import ApplicationError
+from studies.events import study_event_record
+from studies.locks import study_lock
+from studies.models import Invitation, Membership, Study, StudyEvent
+
+from .membership import membership_add
 
 DEFAULT_DAYS = 14
 MAX_DAYS = 90

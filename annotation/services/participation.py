@@ -6,22 +6,14 @@ Each write also leaves a row in the study's audit trail (``StudyEvent``).
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.models import ConsentRecord, OnboardingSettings, StudyFeedback, Withdrawal
+from annotation.selectors import onboarding_settings
 from studies.errors import ApplicationError
 from studies.events import study_event_record
 from studies.locks import membership_lock
 from studies.models import Membership, StudyEvent
-from studies.signals import analysis_inputs_announce
 
-from .models import (
-    Assignment,
-    ConsentRecord,
-    OnboardingSettings,
-    Rating,
-    RatingRevision,
-    StudyFeedback,
-    Withdrawal,
-)
-from .selectors import onboarding_settings
+from .ratings import ratings_withdraw
 
 MAX_TEXT_LENGTH = 5000
 
@@ -149,13 +141,8 @@ def withdrawal_record(*, rater: Membership, data: str | None, reason: str = "") 
         data = policy
     deleted = 0
     if data == Withdrawal.Data.DELETE:
-        assignments = Assignment.objects.filter(rater=locked)
-        deleted, _ = Rating.objects.filter(assignment__in=assignments).delete()
-        RatingRevision.objects.filter(assignment__in=assignments).delete()
-        assignments.update(
-            draft={}, case_scores={}, confidence="", notes="", status=Assignment.Status.TODO,
-            submitted_at=None,
-        )  # fmt: skip
+        # The one rating write path deletes them, as it writes them.
+        deleted = ratings_withdraw(rater=locked)
     consent = ConsentRecord.objects.filter(rater=locked).order_by("-version").first()
     withdrawal = Withdrawal.objects.create(
         rater=locked,
@@ -174,6 +161,4 @@ def withdrawal_record(*, rater: Membership, data: str | None, reason: str = "") 
         reason=withdrawal.reason,
         detail={"data": data, "chosen_by_rater": chosen, "ratings_deleted": deleted},
     )
-    if deleted:
-        analysis_inputs_announce(study_id=locked.study_id, reason="withdrawal")
     return withdrawal
