@@ -160,20 +160,7 @@ def study_collection(request):
     form = StudyCreateForm(data, copyable=copyable)
     if not form.is_valid():
         raise form_errors(form)
-    cleaned = form.cleaned_data
-    common = {
-        "slug": cleaned["slug"],
-        "name": cleaned["name"],
-        "description": cleaned["description"],
-        "lead": request.user,
-        "blinding_seed": cleaned["blinding_seed"],
-        "actor": request.user,
-    }
-    source = form.source()
-    if source is not None:
-        study = services.study_copy_create(source=source, **common)
-    else:
-        study = services.study_preset_create(preset=cleaned["rubric_preset"], **common)
+    study = services.study_create(**form.creation(), lead=request.user, actor=request.user)
     return Response(StudySerializer(study).data, status=status.HTTP_201_CREATED)
 
 

@@ -1,6 +1,5 @@
 """People: the raters page, invitations, adding accounts and making the assignments."""
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
@@ -12,43 +11,14 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import assignment_jobs
+from annotation.forms import AddAccountForm, InvitationForm
 from annotation.models import AssignmentJob
 from annotation.selectors import rater_pair_overlap_range, rater_progress_table
 from annotation.services import assignment
 from config import throttle
 from studies import access
-from studies.models import Membership, Study
+from studies.models import Membership
 from studies.services import invitations
-
-
-class InvitationForm(forms.Form):
-    note = forms.CharField(
-        max_length=200,
-        required=False,
-        help_text="For you, e.g. who the link is for. The rater does not see it.",
-    )
-    days = forms.IntegerField(
-        label="Valid for (days)", min_value=1, max_value=invitations.MAX_DAYS, initial=14
-    )
-    role = forms.ChoiceField(
-        choices=Membership.Role.choices, initial=Membership.Role.RATER, required=False
-    )
-
-
-class AddAccountForm(forms.Form):
-    username = forms.CharField(
-        max_length=150,
-        help_text="An existing account's username. The person is invited and joins once they "
-        "accept.",
-    )
-
-
-def _invitation_form(study: Study, user, data=None) -> InvitationForm:
-    form = InvitationForm(data)
-    if user.pk != study.lead_id:
-        # Only the study lead brings in other coordinators.
-        del form.fields["role"]
-    return form
 
 
 def _raters_page(request, study, *, invitation_form=None, add_form=None, status=200):
@@ -69,7 +39,7 @@ def _raters_page(request, study, *, invitation_form=None, add_form=None, status=
             "can_assign": not study.is_closed,
             "assign_job": assignment_jobs.assignment_job_running(study=study),
             "invitations": invitations.invitations_for_study(study=study),
-            "invitation_form": invitation_form or _invitation_form(study, request.user),
+            "invitation_form": invitation_form or InvitationForm(study=study, user=request.user),
             "add_form": add_form or AddAccountForm(),
         },
         status=status,
@@ -86,7 +56,7 @@ def raters(request, slug):
 @require_POST
 def invitation_create(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
-    form = _invitation_form(study, request.user, request.POST)
+    form = InvitationForm(request.POST, study=study, user=request.user)
     if not form.is_valid():
         return _raters_page(request, study, invitation_form=form, status=400)
     role = form.cleaned_data.get("role") or Membership.Role.RATER
@@ -128,14 +98,6 @@ def invitation_revoke(request, slug, token_hash):
     return redirect("annotation:raters", slug=study.slug)
 
 
-# The same answer whether or not the name is an account that can join: the form must not
-# tell a coordinator who has an account here or who takes part in a study.
-ACCOUNT_INVITED = (
-    "If an account with that name exists and is not yet part of this study, it has been "
-    "invited. The person joins as a rater once they accept."
-)
-
-
 @login_required
 @require_POST
 def rater_add(request, slug):
@@ -149,7 +111,7 @@ def rater_add(request, slug):
         except invitations.InvitationError as error:
             form.add_error("username", str(error))
         else:
-            messages.success(request, ACCOUNT_INVITED)
+            messages.success(request, invitations.ACCOUNT_INVITED)
             return redirect("annotation:raters", slug=study.slug)
     return _raters_page(request, study, add_form=form, status=400)
 

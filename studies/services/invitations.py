@@ -216,6 +216,14 @@ def invitation_revoke(*, invitation: Invitation, actor: AbstractBaseUser) -> Non
     invitation.delete()
 
 
+# What the coordinator is told after ``rater_invite_account``, whether or not the name is an
+# account that can join: the answer must not tell who has an account or who takes part.
+ACCOUNT_INVITED = (
+    "If an account with that name exists and is not yet part of this study, it has been "
+    "invited. The person joins as a rater once they accept."
+)
+
+
 @transaction.atomic
 def rater_invite_account(*, study: Study, username: str, actor: AbstractBaseUser) -> None:
     """Invite an existing account to rate; it joins only if the person accepts.
