@@ -14,7 +14,14 @@ from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
 from annotation.services import assignment
-from config.api import ErrorResponseSerializer, Pagination, body_object, form_errors, scalar_fields
+from config.api import (
+    ErrorResponseSerializer,
+    Pagination,
+    body_object,
+    form_errors,
+    paginated,
+    scalar_fields,
+)
 from studies import access, selectors
 from studies.models import Invitation, Membership
 from studies.services import invitations, unblinding
@@ -71,7 +78,8 @@ class InvitationCreatedSerializer(InvitationSerializer):
 @extend_schema(
     methods=["GET"],
     summary="The study's raters, by pseudonym, with their progress",
-    responses={200: RaterSerializer(many=True), **ERRORS},
+    operation_id="studies_raters_list",  # the id it had before its pages were described
+    responses={200: paginated("PaginatedRaterList", RaterSerializer), **ERRORS},
 )
 @extend_schema(
     methods=["POST"],
@@ -102,7 +110,8 @@ def study_raters(request, slug):
 @extend_schema(
     methods=["GET"],
     summary="The study's invitations",
-    responses={200: InvitationSerializer(many=True), **ERRORS},
+    operation_id="studies_invitations_list",  # the id it had before its pages were described
+    responses={200: paginated("PaginatedInvitationList", InvitationSerializer), **ERRORS},
 )
 @extend_schema(
     methods=["POST"],

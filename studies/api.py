@@ -16,7 +16,14 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from config.api import ErrorResponseSerializer, Pagination, body_object, form_errors, scalar_fields
+from config.api import (
+    ErrorResponseSerializer,
+    Pagination,
+    body_object,
+    form_errors,
+    paginated,
+    scalar_fields,
+)
 
 from . import access, selectors, services
 from .forms import StudyCreateForm, StudyForm
@@ -134,7 +141,8 @@ def _study(request, slug) -> Study:
 @extend_schema(
     methods=["GET"],
     summary="The studies you coordinate",
-    responses={200: StudySerializer(many=True), **ERRORS},
+    operation_id="studies_list",  # the id it had before its pages were described
+    responses={200: paginated("PaginatedStudyList", StudySerializer), **ERRORS},
 )
 @extend_schema(
     methods=["POST"],
@@ -230,7 +238,8 @@ def rubric_presets(request):
 @extend_schema(
     methods=["GET"],
     summary="The study's test cases",
-    responses={200: TestCaseSerializer(many=True), **ERRORS},
+    operation_id="studies_cases_list",  # the id it had before its pages were described
+    responses={200: paginated("PaginatedTestCaseList", TestCaseSerializer), **ERRORS},
 )
 @extend_schema(
     methods=["POST"],
