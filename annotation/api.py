@@ -65,7 +65,7 @@ class InvitationSerializer(serializers.ModelSerializer):
         fields = ["token_hash", "role", "note", "personal", "state", "created_at", "expires_at"]
 
     def get_state(self, invitation) -> str:
-        return invitations.invitation_state(invitation)
+        return selectors.invitation_state(invitation)
 
 
 class InvitationCreatedSerializer(InvitationSerializer):

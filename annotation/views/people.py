@@ -17,6 +17,7 @@ from annotation.selectors import rater_pair_overlap_range, rater_progress_table
 from annotation.services import assignment
 from config import throttle
 from studies import access
+from studies import selectors as study_selectors
 from studies.models import Membership
 from studies.services import invitations
 
@@ -38,7 +39,7 @@ def _raters_page(request, study, *, invitation_form=None, add_form=None, status=
             "design": assignment.design_summary(study=study),
             "can_assign": not study.is_closed,
             "assign_job": assignment_jobs.assignment_job_running(study=study),
-            "invitations": invitations.invitations_for_study(study=study),
+            "invitations": study_selectors.invitations_for_study(study=study),
             "invitation_form": invitation_form or InvitationForm(study=study, user=request.user),
             "add_form": add_form or AddAccountForm(),
         },
@@ -205,8 +206,8 @@ def invitation_open(request, token):
     Joining always takes a POST, so a link previewed or prefetched by a mail program is
     not used up.
     """
-    invitation = invitations.invitation_find(token=token)
-    state = invitations.invitation_state(invitation) if invitation else "invalid"
+    invitation = study_selectors.invitation_find(token=token)
+    state = study_selectors.invitation_state(invitation) if invitation else "invalid"
     if state != "pending":
         return _invitation_dead(request, state)
     study = invitation.study

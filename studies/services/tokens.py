@@ -32,10 +32,6 @@ def secret_hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def api_tokens_for_user(*, user: AbstractBaseUser) -> list[ApiToken]:
-    return list(ApiToken.objects.filter(user=user))
-
-
 @transaction.atomic
 def api_token_create(*, user: AbstractBaseUser, name: str) -> tuple[ApiToken, str]:
     """A new token for ``user``; returns it with its secret, which exists only here."""
