@@ -13,8 +13,8 @@ from itertools import combinations
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation.participation import consent_record
 from annotation.services import assignments_create_all, rating_submit
+from annotation.services.participation import consent_record
 from studies.blinding import judge_prompt_first
 from studies.models import Membership, Study
 from studies.services import membership_add, study_create, study_open, test_cases_import

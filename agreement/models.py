@@ -116,7 +116,7 @@ class AnalysisPlan(models.Model):
     # {stratum: share}, shares summing to 1; {} = the sample's own shares (unweighted).
     stratum_shares = models.JSONField(default=dict, blank=True)
     # The measure of the primary question: "total" or a dimension's key (see
-    # ``agreement.plan.primary_measure_choices``); "" = the default rule.
+    # ``agreement.services.plan.primary_measure_choices``); "" = the default rule.
     primary_measure = models.CharField(max_length=64, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 

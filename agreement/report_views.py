@@ -13,17 +13,17 @@ from django.utils.http import content_disposition_header
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from studies import access
-from studies.errors import ApplicationError
-
-from .bundle import report_bundle_chunks
-from .plan import (
+from agreement.services.plan import (
     primary_measure_choices,
     primary_measure_get,
     primary_measure_set,
     stratum_shares_set,
     stratum_shares_text,
 )
+from studies import access
+from studies.errors import ApplicationError
+
+from .bundle import report_bundle_chunks
 from .report import study_report
 from .report_plots import PALETTE, forest, grouped_bars, histogram, scatter
 

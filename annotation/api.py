@@ -1,9 +1,9 @@
 """The HTTP API's people and results: raters, invitations, assignment, progress, exports,
 unblinding, and a rater's own assignments.
 
-The same access helpers, forms and services as the pages (``annotation/views/people.py``,
-``annotation/views/results.py``); the exports are the results page's own view, so a file
-from the API is byte for byte the file from the page.
+The same access helpers, forms, selectors and services as the pages, never their views; an
+export is ``export_response``, the results page's own answer, so a file from the API is
+byte for byte the file from the page.
 """
 
 from django.urls import path, reverse
@@ -13,21 +13,29 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from config.api import ErrorResponseSerializer, Pagination, body_object, form_errors, scalar_fields
+from annotation.services import assignment
+from config.api import (
+    ErrorResponseSerializer,
+    Pagination,
+    body_object,
+    form_errors,
+    paginated,
+    scalar_fields,
+)
 from jobs.models import Job
-from studies import access, invitations, selectors, unblinding
+from studies import access, selectors
 from studies.models import Invitation, Membership
+from studies.services import invitations, unblinding
 
-from . import assignment, assignment_jobs, exports
+from . import assignment_jobs, exports
+from .export_responses import export_response
+from .forms import AddAccountForm, InvitationForm, UnblindForm
 from .selectors import (
     rater_assignments,
     rater_memberships,
     rater_progress_table,
     study_rating_counts,
 )
-from .views import results as results_views
-from .views.people import ACCOUNT_INVITED, AddAccountForm, _invitation_form
-from .views.results import UnblindForm
 
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
 
@@ -57,7 +65,7 @@ class InvitationSerializer(serializers.ModelSerializer):
         fields = ["token_hash", "role", "note", "personal", "state", "created_at", "expires_at"]
 
     def get_state(self, invitation) -> str:
-        return invitations.invitation_state(invitation)
+        return selectors.invitation_state(invitation)
 
 
 class InvitationCreatedSerializer(InvitationSerializer):
@@ -70,7 +78,8 @@ class InvitationCreatedSerializer(InvitationSerializer):
 @extend_schema(
     methods=["GET"],
     summary="The study's raters, by pseudonym, with their progress",
-    responses={200: RaterSerializer(many=True), **ERRORS},
+    operation_id="studies_raters_list",  # the id it had before its pages were described
+    responses={200: paginated("PaginatedRaterList", RaterSerializer), **ERRORS},
 )
 @extend_schema(
     methods=["POST"],
@@ -95,13 +104,14 @@ def study_raters(request, slug):
         study=study, username=form.cleaned_data["username"], actor=request.user
     )
     # The same answer whether or not the account exists, as on the page.
-    return Response({"message": ACCOUNT_INVITED}, status=status.HTTP_202_ACCEPTED)
+    return Response({"message": invitations.ACCOUNT_INVITED}, status=status.HTTP_202_ACCEPTED)
 
 
 @extend_schema(
     methods=["GET"],
     summary="The study's invitations",
-    responses={200: InvitationSerializer(many=True), **ERRORS},
+    operation_id="studies_invitations_list",  # the id it had before its pages were described
+    responses={200: paginated("PaginatedInvitationList", InvitationSerializer), **ERRORS},
 )
 @extend_schema(
     methods=["POST"],
@@ -125,7 +135,7 @@ def study_invitations(request, slug):
         return paginator.get_paginated_response(InvitationSerializer(page, many=True).data)
     data = scalar_fields(body_object(request), ["note", "days", "role"])
     data.setdefault("days", invitations.DEFAULT_DAYS)
-    form = _invitation_form(study, request.user, data)
+    form = InvitationForm(data, study=study, user=request.user)
     asks_coordinator = data.get("role") not in (None, "", Membership.Role.RATER)
     if asks_coordinator and "role" not in form.fields:
         raise exceptions.PermissionDenied("Only the study lead invites other coordinators.")
@@ -274,8 +284,9 @@ def study_progress(request, slug):
 )
 @api_view(["GET"])
 def study_export(request, slug, fmt):
-    # The results page's own view: its access check, rules, file names and streaming.
-    return results_views.export(request._request, slug=slug, fmt=fmt)
+    # The results page's own response: its rules, file names and streaming.
+    study = _study(request, slug)
+    return export_response(study=study, fmt=fmt, rater=request.query_params.get("rater") or None)
 
 
 @extend_schema(

@@ -1,6 +1,6 @@
 """Assign as a job of the job runner (``jobs``), with its progress.
 
-``annotation.assignment.study_assign`` is the rule; a job only runs it, in its one
+``annotation.services.assignment.study_assign`` is the rule; a job only runs it, in its one
 transaction (all or nothing), and reports how far it has come through its progress
 callback. Every Assign goes through ``assignment_job_start``: the raters page, the API and
 the ``assign_cases`` command.
@@ -23,13 +23,12 @@ from django.conf import settings
 from django.db import IntegrityError
 from django.utils import timezone
 
+from annotation.services.assignment import study_assign
 from jobs.models import Job
 from jobs.runner import job_schedule
 from jobs.services import JobFailed, job_active, job_create, job_execute, job_status
 from studies.errors import ApplicationError
 from studies.models import Membership, Study, TestCase
-
-from .assignment import study_assign
 
 UNREACHABLE = (
     "The assignment could not be started (the task queue is unreachable); nothing was "

@@ -2,6 +2,9 @@
 
 from django import forms
 
+from studies.models import Membership, Study
+from studies.services.invitations import MAX_DAYS
+
 from .models import OnboardingSettings, StudyFeedback, TrainingItem, Withdrawal
 
 YES_NO = [("no", "No"), ("yes", "Yes")]
@@ -189,3 +192,44 @@ class TrainingItemForm(forms.Form):
 
     def responses(self) -> list[str]:
         return [self.cleaned_data.get(f"response_{x}") or "" for x in "abc"]
+
+
+class InvitationForm(forms.Form):
+    note = forms.CharField(
+        max_length=200,
+        required=False,
+        help_text="For you, e.g. who the link is for. The rater does not see it.",
+    )
+    days = forms.IntegerField(label="Valid for (days)", min_value=1, max_value=MAX_DAYS, initial=14)
+    role = forms.ChoiceField(
+        choices=Membership.Role.choices, initial=Membership.Role.RATER, required=False
+    )
+
+    def __init__(self, *args, study: Study, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        if user.pk != study.lead_id:
+            # Only the study lead brings in other coordinators.
+            del self.fields["role"]
+
+
+class AddAccountForm(forms.Form):
+    username = forms.CharField(
+        max_length=150,
+        help_text="An existing account's username. The person is invited and joins once they "
+        "accept.",
+    )
+
+
+class UnblindForm(forms.Form):
+    confirm = forms.BooleanField(
+        label=(
+            "I understand that unblinding cannot be undone: exports will name the system of "
+            "every response."
+        )
+    )
+    reason = forms.CharField(
+        label="Note for the audit trail (optional)",
+        required=False,
+        max_length=1000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )

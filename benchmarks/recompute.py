@@ -212,7 +212,7 @@ def point_split(point, repeat: int) -> dict:
     """Seconds per part of the point stage, wall and this process's CPU, of the run with the
     least CPU time of ``repeat`` runs (on a shared machine the wall times vary with the
     other work; the CPU times much less)."""
-    from agreement import services
+    from agreement.services import recompute as services
 
     spent: dict[str, list[float]] = {}
     originals = {}

@@ -127,8 +127,8 @@ def peak_rss_mb() -> float:
 def build(cases: int, raters: int):
     from django.contrib.auth import get_user_model
 
-    from annotation.assignment import plan_balanced
     from annotation.assignment_jobs import assignment_job_start
+    from annotation.services.assignment import plan_balanced
     from jobs.models import Job
     from studies import importing, services
     from studies.identity_check import find_identity_mentions

@@ -9,7 +9,7 @@ import logging
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import exceptions, serializers
 from rest_framework.decorators import api_view, authentication_classes, permission_classes
 from rest_framework.permissions import AllowAny
@@ -22,7 +22,29 @@ from studies.errors import ApplicationError
 logger = logging.getLogger(__name__)
 
 
-__all__ = ["Pagination", "body_object", "error_body", "exception_handler", "form_errors"]
+__all__ = [
+    "Pagination",
+    "body_object",
+    "error_body",
+    "exception_handler",
+    "form_errors",
+    "paginated",
+]
+
+
+def paginated(name: str, serializer: type[serializers.Serializer]) -> serializers.Serializer:
+    """The schema of one page of ``Pagination``'s answer: the count, the links to the pages
+    before and after, and the page's items. The endpoints are functions, so the schema
+    generator cannot see that they paginate: each list's response names it with this."""
+    return inline_serializer(
+        name,
+        {
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": serializer(many=True),
+        },
+    )
 
 
 def body_object(request) -> dict:

@@ -16,7 +16,7 @@ from rest_framework.parsers import JSONParser
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
 from config import throttle
-from studies import tokens
+from studies.services import tokens
 from studies.user_input import UserInputError, json_read
 
 logger = logging.getLogger(__name__)

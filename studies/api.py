@@ -16,7 +16,14 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from config.api import ErrorResponseSerializer, Pagination, body_object, form_errors, scalar_fields
+from config.api import (
+    ErrorResponseSerializer,
+    Pagination,
+    body_object,
+    form_errors,
+    paginated,
+    scalar_fields,
+)
 
 from . import access, selectors, services
 from .forms import StudyCreateForm, StudyForm
@@ -151,7 +158,8 @@ def _study(request, slug) -> Study:
 @extend_schema(
     methods=["GET"],
     summary="The studies you coordinate",
-    responses={200: StudySerializer(many=True), **ERRORS},
+    operation_id="studies_list",  # the id it had before its pages were described
+    responses={200: paginated("PaginatedStudyList", StudySerializer), **ERRORS},
 )
 @extend_schema(
     methods=["POST"],
@@ -177,20 +185,7 @@ def study_collection(request):
     form = StudyCreateForm(data, copyable=copyable)
     if not form.is_valid():
         raise form_errors(form)
-    cleaned = form.cleaned_data
-    common = {
-        "slug": cleaned["slug"],
-        "name": cleaned["name"],
-        "description": cleaned["description"],
-        "lead": request.user,
-        "blinding_seed": cleaned["blinding_seed"],
-        "actor": request.user,
-    }
-    source = form.source()
-    if source is not None:
-        study = services.study_copy_create(source=source, **common)
-    else:
-        study = services.study_preset_create(preset=cleaned["rubric_preset"], **common)
+    study = services.study_create(**form.creation(), lead=request.user, actor=request.user)
     return Response(StudySerializer(study).data, status=status.HTTP_201_CREATED)
 
 
@@ -260,7 +255,8 @@ def rubric_presets(request):
 @extend_schema(
     methods=["GET"],
     summary="The study's test cases",
-    responses={200: TestCaseSerializer(many=True), **ERRORS},
+    operation_id="studies_cases_list",  # the id it had before its pages were described
+    responses={200: paginated("PaginatedTestCaseList", TestCaseSerializer), **ERRORS},
 )
 @extend_schema(
     methods=["POST"],

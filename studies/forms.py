@@ -164,12 +164,24 @@ class StudyCreateForm(StudyForm):
             raise forms.ValidationError("A study with this short name already exists.")
         return slug
 
-    def source(self) -> Study | None:
-        """The study to copy from, or None when starting from a preset."""
+    def start(self) -> dict:
+        """What the study starts from, as ``study_create`` takes it: a preset, or a study to
+        copy (one of ``copyable``, those the person may see)."""
         start = self.cleaned_data["rubric_preset"]
         if start.startswith(COPY_PREFIX):
-            return self.copyable[start.removeprefix(COPY_PREFIX)]
-        return None
+            return {"source": self.copyable[start.removeprefix(COPY_PREFIX)]}
+        return {"preset": start}
+
+    def creation(self) -> dict:
+        """The valid form as ``study_create``'s arguments, but for the lead and the actor."""
+        data = self.cleaned_data
+        return {
+            "slug": data["slug"],
+            "name": data["name"],
+            "description": data["description"],
+            "blinding_seed": data["blinding_seed"],
+            **self.start(),
+        }
 
 
 class CaseUploadForm(forms.Form):

@@ -560,7 +560,7 @@ class ApiToken(models.Model):
     """A personal key to the HTTP API; it acts as its user, with that user's study roles.
 
     Only the SHA-256 of the secret is stored: the secret is shown once, when created.
-    Written only by ``studies.tokens``.
+    Written only by ``studies.services.tokens``.
     """
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)

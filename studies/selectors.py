@@ -1,10 +1,14 @@
 """Reads for coordinators."""
 
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q
+from django.utils import timezone
 
 from . import protocol
 from .activity import rating_activity
@@ -12,9 +16,11 @@ from .bulk_rows import batches
 from .identity_check import MAX_LISTED, Mention, find_identity_mentions
 from .importing import ParsedCases, parse_cases
 from .models import (
+    ApiToken,
     BlindedLabel,
     ExpectedAnswer,
     IdentityMention,
+    Invitation,
     Membership,
     QualitySettings,
     Study,
@@ -465,3 +471,56 @@ def study_setup_events(*, study: Study, limit: int = 50) -> list[dict]:
         }
         for event in events
     ]
+
+
+# Invitations and API tokens: the reads beside their services (services/invitations.py,
+# services/tokens.py).
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def invitation_state(invitation: Invitation, *, now=None) -> str:
+    """ "used", "declined", "expired" or "pending"."""
+    if invitation.used_at is not None:
+        return "used"
+    if invitation.declined_at is not None:
+        return "declined"
+    if invitation.expires_at <= (now or timezone.now()):
+        return "expired"
+    return "pending"
+
+
+@dataclass(frozen=True)
+class InvitationRow:
+    invitation: Invitation
+    state: str
+
+
+def invitations_for_study(*, study: Study) -> list[InvitationRow]:
+    now = timezone.now()
+    return [
+        InvitationRow(invitation=i, state=invitation_state(i, now=now))
+        for i in study.invitations.order_by("-created_at")
+    ]
+
+
+def invitation_find(*, token: str) -> Invitation | None:
+    links = Invitation.objects.select_related("study").filter(invitee_name="")
+    return links.filter(token_hash=token_hash(token)).first()
+
+
+def invitations_for_user(*, user: AbstractBaseUser) -> list[Invitation]:
+    """The personal invitations waiting for the person's answer."""
+    pending = (
+        Invitation.objects.filter(invitee=user, used_at=None, declined_at=None)
+        .filter(expires_at__gt=timezone.now())
+        .select_related("study")
+        .order_by("created_at")
+    )
+    return [i for i in pending if not i.study.is_closed]
+
+
+def api_tokens_for_user(*, user: AbstractBaseUser) -> list[ApiToken]:
+    return list(ApiToken.objects.filter(user=user))

@@ -3,8 +3,8 @@
 import factory
 from django.contrib.auth import get_user_model
 
-from annotation.participation import consent_record
 from annotation.services import assignments_create_all
+from annotation.services.participation import consent_record
 from studies.models import Membership, Study
 from studies.services import membership_add, study_create, test_cases_add
 

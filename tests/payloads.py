@@ -86,7 +86,7 @@ def study_with_systems(**kwargs) -> Study:
 
 
 def close_and_unblind(study: Study) -> Study:
-    from studies.unblinding import study_unblind
+    from studies.services.unblinding import study_unblind
 
     Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED)
     study.refresh_from_db()

@@ -14,9 +14,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from studies import tokens
 from studies.models import ApiToken, Membership, Study
-from studies.services import membership_add
+from studies.services import membership_add, tokens
 
 from .test_access_matrix import _tables, rolled_back
 from .test_access_matrix import world as world  # noqa: PLC0414 - the shared fixture

@@ -1,6 +1,5 @@
 """People: the raters page, invitations, adding accounts and making the assignments."""
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
@@ -11,42 +10,16 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import assignment, assignment_jobs
+from annotation import assignment_jobs
+from annotation.forms import AddAccountForm, InvitationForm
 from annotation.selectors import rater_pair_overlap_range, rater_progress_table
+from annotation.services import assignment
 from config import throttle
 from jobs.models import Job
-from studies import access, invitations
-from studies.models import Membership, Study
-
-
-class InvitationForm(forms.Form):
-    note = forms.CharField(
-        max_length=200,
-        required=False,
-        help_text="For you, e.g. who the link is for. The rater does not see it.",
-    )
-    days = forms.IntegerField(
-        label="Valid for (days)", min_value=1, max_value=invitations.MAX_DAYS, initial=14
-    )
-    role = forms.ChoiceField(
-        choices=Membership.Role.choices, initial=Membership.Role.RATER, required=False
-    )
-
-
-class AddAccountForm(forms.Form):
-    username = forms.CharField(
-        max_length=150,
-        help_text="An existing account's username. The person is invited and joins once they "
-        "accept.",
-    )
-
-
-def _invitation_form(study: Study, user, data=None) -> InvitationForm:
-    form = InvitationForm(data)
-    if user.pk != study.lead_id:
-        # Only the study lead brings in other coordinators.
-        del form.fields["role"]
-    return form
+from studies import access
+from studies import selectors as study_selectors
+from studies.models import Membership
+from studies.services import invitations
 
 
 def _raters_page(request, study, *, invitation_form=None, add_form=None, status=200):
@@ -66,8 +39,8 @@ def _raters_page(request, study, *, invitation_form=None, add_form=None, status=
             "design": assignment.design_summary(study=study),
             "can_assign": not study.is_closed,
             "assign_job": assignment_jobs.assignment_job_running(study=study),
-            "invitations": invitations.invitations_for_study(study=study),
-            "invitation_form": invitation_form or _invitation_form(study, request.user),
+            "invitations": study_selectors.invitations_for_study(study=study),
+            "invitation_form": invitation_form or InvitationForm(study=study, user=request.user),
             "add_form": add_form or AddAccountForm(),
         },
         status=status,
@@ -84,7 +57,7 @@ def raters(request, slug):
 @require_POST
 def invitation_create(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
-    form = _invitation_form(study, request.user, request.POST)
+    form = InvitationForm(request.POST, study=study, user=request.user)
     if not form.is_valid():
         return _raters_page(request, study, invitation_form=form, status=400)
     role = form.cleaned_data.get("role") or Membership.Role.RATER
@@ -126,14 +99,6 @@ def invitation_revoke(request, slug, token_hash):
     return redirect("annotation:raters", slug=study.slug)
 
 
-# The same answer whether or not the name is an account that can join: the form must not
-# tell a coordinator who has an account here or who takes part in a study.
-ACCOUNT_INVITED = (
-    "If an account with that name exists and is not yet part of this study, it has been "
-    "invited. The person joins as a rater once they accept."
-)
-
-
 @login_required
 @require_POST
 def rater_add(request, slug):
@@ -147,7 +112,7 @@ def rater_add(request, slug):
         except invitations.InvitationError as error:
             form.add_error("username", str(error))
         else:
-            messages.success(request, ACCOUNT_INVITED)
+            messages.success(request, invitations.ACCOUNT_INVITED)
             return redirect("annotation:raters", slug=study.slug)
     return _raters_page(request, study, add_form=form, status=400)
 
@@ -248,8 +213,8 @@ def invitation_open(request, token):
     Joining always takes a POST, so a link previewed or prefetched by a mail program is
     not used up.
     """
-    invitation = invitations.invitation_find(token=token)
-    state = invitations.invitation_state(invitation) if invitation else "invalid"
+    invitation = study_selectors.invitation_find(token=token)
+    state = study_selectors.invitation_state(invitation) if invitation else "invalid"
     if state != "pending":
         return _invitation_dead(request, state)
     study = invitation.study

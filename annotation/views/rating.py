@@ -8,10 +8,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from studies.errors import ApplicationError
-from studies.invitations import invitations_for_user
 from studies.models import Membership
 from studies.rendering import reasoning_steps
-from studies.selectors import coordinated_studies, rubric_for_display
+from studies.selectors import coordinated_studies, invitations_for_user, rubric_for_display
 
 from .. import selectors, services
 from ..access import get_assignment_for_rater

@@ -1,31 +1,21 @@
 """Results: progress per test case, exports, import of offline worksheets, unblinding."""
 
 import secrets
-import tempfile
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
-from django.core.exceptions import PermissionDenied
-from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
-from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_POST
 
-from annotation import exports, worksheets
+from annotation import worksheets
+from annotation.export_responses import export_response
+from annotation.forms import UnblindForm
 from annotation.selectors import case_progress_page
-from studies import access, unblinding
+from studies import access
 from studies.models import Membership, Study
-
-CONTENT_TYPES = {
-    exports.WORKSHEET_CSV: "text/csv; charset=utf-8",
-    exports.LONG_CSV: "text/csv; charset=utf-8",
-    exports.KEY_CSV: "text/csv; charset=utf-8",
-    exports.GOLD_CSV: "text/csv; charset=utf-8",
-    exports.DICTIONARY_MD: "text/markdown; charset=utf-8",
-    exports.WORKSHEET_XLSX: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-}
+from studies.services import unblinding
 
 
 class WorksheetImportForm(forms.Form):
@@ -38,21 +28,6 @@ class WorksheetImportForm(forms.Form):
     def __init__(self, *args, pseudonyms=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["rater"].choices = [(p, p) for p in pseudonyms]
-
-
-class UnblindForm(forms.Form):
-    confirm = forms.BooleanField(
-        label=(
-            "I understand that unblinding cannot be undone: exports will name the system of "
-            "every response."
-        )
-    )
-    reason = forms.CharField(
-        label="Note for the audit trail (optional)",
-        required=False,
-        max_length=1000,
-        widget=forms.Textarea(attrs={"rows": 2}),
-    )
 
 
 def _pseudonyms(study: Study) -> list[str]:
@@ -105,36 +80,7 @@ def results(request, slug):
 @login_required
 def export(request, slug, fmt):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
-    if fmt not in exports.FORMATS:
-        raise Http404
-    rater = request.GET.get("rater") or None
-    if rater is not None and (
-        fmt not in (exports.WORKSHEET_CSV, exports.WORKSHEET_XLSX)
-        or rater not in _pseudonyms(study)
-    ):
-        raise Http404
-    if fmt == exports.KEY_CSV and not study.is_unblinded:
-        raise PermissionDenied
-    filename = exports.export_filename(study=study, fmt=fmt, rater=rater)
-    if fmt == exports.WORKSHEET_XLSX:
-        # Written to a temporary file in openpyxl's write-only mode, then streamed from disk.
-        file = tempfile.TemporaryFile()  # noqa: SIM115 - FileResponse closes it
-        exports.xlsx_write(exports.worksheet_rows(study=study, rater=rater), file)
-        file.seek(0)
-        response = FileResponse(
-            file, as_attachment=True, filename=filename, content_type=CONTENT_TYPES[fmt]
-        )
-    elif fmt == exports.DICTIONARY_MD:
-        response = HttpResponse(
-            exports.data_dictionary(study=study), content_type=CONTENT_TYPES[fmt]
-        )
-    else:
-        response = StreamingHttpResponse(
-            exports.export_text(study=study, fmt=fmt, rater=rater), content_type=CONTENT_TYPES[fmt]
-        )
-    response["Content-Disposition"] = content_disposition_header(True, filename)
-    response["Cache-Control"] = "no-store"
-    return response
+    return export_response(study=study, fmt=fmt, rater=request.GET.get("rater") or None)
 
 
 # A checked worksheet is kept on the server this long, for "Import now" after "Check only".

@@ -4,9 +4,10 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 
+from annotation.services import participation
 from studies.selectors import rubric_for_display
 
-from .. import participation, selectors
+from .. import selectors
 from ..forms import FeedbackForm, WithdrawalForm
 from ..models import OnboardingSettings
 from .gate import blocking_redirect, rater_study

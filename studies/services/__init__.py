@@ -54,9 +54,7 @@ from .settings import (
     PROTOCOL_FIELD_LABELS,
     PROTOCOL_FIELDS,
     SETTINGS_FIELDS,
-    study_copy_create,
     study_create,
-    study_preset_create,
     study_update,
 )
 
@@ -91,9 +89,7 @@ __all__ = [
     "rubric_replace",
     "rubric_replace_with_preset",
     "study_close",
-    "study_copy_create",
     "study_create",
-    "study_preset_create",
     "study_open",
     "study_pilot_start",
     "study_reopen",

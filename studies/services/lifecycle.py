@@ -3,7 +3,7 @@
 ``TRANSITIONS`` is the one table of the status changes a coordinator makes: which statuses
 each starts from, the service that makes it, and the words the pages use. The services
 check the table; the set-up views read it to offer the changes. Unblinding, the study
-lead's one-way step, lives in ``studies.unblinding``.
+lead's one-way step, lives in ``studies.services.unblinding``.
 """
 
 from collections.abc import Callable

@@ -16,6 +16,18 @@ from studies.signals import analysis_inputs_announce
 from .guards import locked_study, refuse_if_frozen
 from .rubric import rubric_copy, rubric_create_from_preset
 
+# What "copy settings from an existing study" takes: the protocol, not its cases or people.
+COPIED_FIELDS = (
+    "instructions",
+    "consent_text",
+    "disclosure_question",
+    "blinding_seed",
+    "raters_per_item",
+    "side_mode",
+    "success_alpha",
+    "success_min_dimensions",
+)
+
 
 @transaction.atomic
 def study_create(
@@ -23,8 +35,10 @@ def study_create(
     slug: str,
     name: str,
     lead: AbstractBaseUser,
+    preset: str | None = None,
+    source: Study | None = None,
     rubric_preset: str = "reference",
-    blinding_seed: int = 42,
+    blinding_seed: int | None = None,
     description: str = "",
     instructions: str = "",
     consent_text: str = "",
@@ -36,10 +50,74 @@ def study_create(
     success_alpha: Decimal = Decimal("0.700"),
     success_min_dimensions: int | None = None,
     actor: AbstractBaseUser | None = None,
-    rubric_source: Study | None = None,
 ) -> Study:
-    """A draft study led by ``lead``, with its own copy of a preset rubric (or of the
-    rubric of ``rubric_source``)."""
+    """A draft study led by ``lead``: the one way a study is made (the page, the API, the
+    ``create_study`` command, the demo data).
+
+    It starts from ``source`` (a study the caller has checked the user may see: its rubric
+    and protocol settings, not its test cases, raters or ratings), or from ``preset`` (its
+    rubric and, for a protocol, every setting it brings: instructions, consent, seed,
+    design, success criterion), or else from the settings given here with a copy of the
+    rubric preset ``rubric_preset``. The name, the description and a blinding seed given
+    here apply whatever the start; a source's or a preset's settings replace the others.
+    """
+    settings = {
+        "instructions": instructions,
+        "consent_text": consent_text,
+        "disclosure_question": disclosure_question,
+        "raters_per_item": raters_per_item,
+        "side_mode": side_mode,
+        "explanation_first": explanation_first,
+        "case_layout": case_layout,
+        "success_alpha": success_alpha,
+        "success_min_dimensions": success_min_dimensions,
+        "blinding_seed": 42,
+    }
+    if source is not None and preset is not None:
+        raise StudySetupError("Start from a preset or from an existing study, not both.")
+    if source is not None:
+        settings.update({field: getattr(source, field) for field in COPIED_FIELDS})
+    elif preset is not None:
+        if preset not in PRESETS:
+            raise StudySetupError(f"There is no preset called '{preset}'.")
+        settings.update(protocol_settings(preset))
+        rubric_preset = preset
+        description = description or protocol_design(preset)
+    if blinding_seed is not None:
+        settings["blinding_seed"] = blinding_seed
+    return _study_insert(
+        slug=slug,
+        name=name,
+        lead=lead,
+        description=description,
+        rubric_preset=rubric_preset,
+        rubric_source=source,
+        actor=actor,
+        **settings,
+    )
+
+
+def _study_insert(
+    *,
+    slug: str,
+    name: str,
+    lead: AbstractBaseUser,
+    rubric_preset: str,
+    rubric_source: Study | None,
+    blinding_seed: int,
+    description: str,
+    instructions: str,
+    consent_text: str,
+    disclosure_question: str | None,
+    raters_per_item: int | None,
+    side_mode: str,
+    explanation_first: bool,
+    case_layout: str,
+    success_alpha: Decimal,
+    success_min_dimensions: int | None,
+    actor: AbstractBaseUser | None,
+) -> Study:
+    """The study row, its own copy of the rubric, and the record of its creation."""
     if Study.objects.filter(slug=slug).exists():
         raise StudySetupError(f"A study with the short name '{slug}' already exists.")
     if rubric_source is not None:
@@ -78,77 +156,6 @@ def study_create(
         **origin,
     )
     return study
-
-
-# What "copy settings from an existing study" takes: the protocol, not its cases or people.
-COPIED_FIELDS = (
-    "instructions",
-    "consent_text",
-    "disclosure_question",
-    "blinding_seed",
-    "raters_per_item",
-    "side_mode",
-    "success_alpha",
-    "success_min_dimensions",
-)
-
-
-def study_preset_create(
-    *,
-    slug: str,
-    name: str,
-    lead: AbstractBaseUser,
-    preset: str,
-    description: str = "",
-    blinding_seed: int | None = None,
-    actor: AbstractBaseUser | None = None,
-) -> Study:
-    """A draft study from a preset: its rubric and, for a protocol, every setting it brings
-    (instructions, consent, disclosure, seed, design, success criterion)."""
-    if preset not in PRESETS:
-        raise StudySetupError(f"There is no preset called '{preset}'.")
-    settings = protocol_settings(preset)
-    if blinding_seed is not None:
-        settings["blinding_seed"] = blinding_seed
-    design = protocol_design(preset)
-    if design and not description:
-        description = design
-    return study_create(
-        slug=slug,
-        name=name,
-        lead=lead,
-        rubric_preset=preset,
-        description=description,
-        actor=actor,
-        **settings,
-    )
-
-
-@transaction.atomic
-def study_copy_create(
-    *,
-    slug: str,
-    name: str,
-    lead: AbstractBaseUser,
-    source: Study,
-    description: str = "",
-    blinding_seed: int | None = None,
-    actor: AbstractBaseUser | None = None,
-) -> Study:
-    """A draft study with the rubric and protocol settings of ``source`` (which the caller
-    has checked the user may see); test cases, raters and ratings are not copied."""
-    settings = {field: getattr(source, field) for field in COPIED_FIELDS}
-    if blinding_seed is not None:
-        settings["blinding_seed"] = blinding_seed
-    return study_create(
-        slug=slug,
-        name=name,
-        lead=lead,
-        description=description,
-        actor=actor,
-        rubric_source=source,
-        **settings,
-    )
 
 
 # Settings a coordinator edits on the settings page.

@@ -37,21 +37,8 @@ def study_create(request):
     copyable = selectors.coordinated_studies(user=request.user).only("slug", "name")
     form = StudyCreateForm(request.POST or None, copyable=copyable)
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        common = {
-            "slug": data["slug"],
-            "name": data["name"],
-            "description": data["description"],
-            "lead": request.user,
-            "blinding_seed": data["blinding_seed"],
-            "actor": request.user,
-        }
         try:
-            source = form.source()
-            if source is not None:
-                study = services.study_copy_create(source=source, **common)
-            else:
-                study = services.study_preset_create(preset=data["rubric_preset"], **common)
+            study = services.study_create(**form.creation(), lead=request.user, actor=request.user)
         except ApplicationError as error:
             form.add_error(None, str(error))
         else:

@@ -7,8 +7,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from studies import tokens
+from studies import selectors
 from studies.errors import ApplicationError
+from studies.services import tokens
 
 
 class TokenForm(forms.Form):
@@ -23,7 +24,7 @@ def _page(request, *, form=None, secret=None, status=200):
         request,
         "studies/tokens.html",
         {
-            "tokens": tokens.api_tokens_for_user(user=request.user),
+            "tokens": selectors.api_tokens_for_user(user=request.user),
             "form": form or TokenForm(),
             "secret": secret,
         },

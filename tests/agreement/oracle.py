@@ -5,7 +5,7 @@ from django.conf import settings
 
 from agreement.analysis import with_intervals
 from agreement.selectors import study_comparison_data
-from agreement.services import _point_result, _with_comparison
+from agreement.services.recompute import _point_result, _with_comparison
 from studies.models import Study
 
 

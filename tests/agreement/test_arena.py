@@ -8,8 +8,8 @@ import pytest
 from django.urls import reverse
 
 from agreement.ranking import bradley_terry
-from annotation.participation import consent_record
 from annotation.services import assignments_create_all
+from annotation.services.participation import consent_record
 from studies import services as study_services
 from studies.models import Membership, Study
 from studies.selectors import study_open_problems

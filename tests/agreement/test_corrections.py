@@ -9,7 +9,7 @@ from agreement.models import StudyAgreement
 from agreement.stats import krippendorff_alpha
 from annotation.services import rating_submit
 from studies.models import BlindedLabel, Membership, Study
-from studies.unblinding import study_unblind
+from studies.services.unblinding import study_unblind
 
 from ..factories import UserFactory
 

@@ -19,7 +19,7 @@ from studies.services import (
     rater_status_change,
     study_open,
 )
-from studies.tokens import api_token_create
+from studies.services.tokens import api_token_create
 from tests.payloads import full_marks_payload
 
 from ..factories import UserFactory, make_study

@@ -9,8 +9,8 @@ from django.urls import reverse
 from agreement.models import StudyAgreement
 from agreement.selectors import qc_quality_answers
 from annotation.models import Assignment
-from annotation.participation import consent_record
 from annotation.services import assignments_create_all
+from annotation.services.participation import consent_record
 from studies.models import Membership, Study, StudyEvent
 from studies.models import TestCase as Case
 from studies.services import membership_add, study_create

@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from agreement.models import AnalysisPlan, StudyAgreement
-from agreement.plan import AnalysisPlanError, stratum_shares_parse, stratum_shares_set
+from agreement.services.plan import AnalysisPlanError, stratum_shares_parse, stratum_shares_set
 from studies.models import StudyEvent
 from tests.payloads import close_and_unblind, study_with_systems, submit_all
 

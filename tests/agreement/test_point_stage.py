@@ -11,11 +11,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from agreement import selectors, services
+from agreement import selectors
 from agreement.models import StudyAgreement
+from agreement.services import recompute as services
 from annotation.models import Assignment, Rating
-from annotation.participation import withdrawal_record
 from annotation.services import rating_submit
+from annotation.services.participation import withdrawal_record
 from studies.models import Membership, Study
 from studies.rubric import allowed_levels
 from studies.services import rater_status_change
@@ -25,7 +26,7 @@ from studies.services.rubric import (
     rubric_create_from_preset,
     rubric_replace_with_preset,
 )
-from studies.unblinding import study_unblind
+from studies.services.unblinding import study_unblind
 
 from ..factories import UserFactory, make_study
 from .test_pipeline import payload_with_depth

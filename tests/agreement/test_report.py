@@ -101,7 +101,7 @@ def test_only_the_studys_coordinators_reach_the_report(client):
 
 @pytest.mark.django_db(transaction=True)
 def test_the_coordinator_names_the_primary_question_before_unblinding(client, rated_study):
-    from agreement.plan import primary_measure_choices
+    from agreement.services.plan import primary_measure_choices
 
     study = rated_study
     client.force_login(study.lead)
@@ -152,7 +152,7 @@ def test_a_named_primary_measure_gone_from_the_rubric_is_pointed_out(client):
 
 @pytest.mark.django_db
 def test_the_report_says_whether_the_primary_question_was_named_before_the_opening():
-    from agreement.plan import primary_measure_named, primary_measure_set
+    from agreement.services.plan import primary_measure_named, primary_measure_set
 
     study = study_with_systems(cases=2)
     assert primary_measure_named(study=study) is None

@@ -1,7 +1,7 @@
 """Test data for the steps around rating, built through the services the app uses."""
 
-from annotation import training
-from annotation.participation import consent_record
+from annotation.services import training
+from annotation.services.participation import consent_record
 from studies.models import Membership
 
 

@@ -9,8 +9,8 @@ from itertools import combinations
 import pytest
 from django.urls import reverse
 
-from annotation import assignment
 from annotation.models import Assignment
+from annotation.services import assignment
 from studies.blinding import seeded_permutation
 from studies.models import Membership, Study, StudyEvent
 from studies.services import membership_add

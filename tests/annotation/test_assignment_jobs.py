@@ -9,8 +9,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation import assignment, assignment_jobs, services
+from annotation import assignment_jobs, services
 from annotation.models import Assignment
+from annotation.services import assignment
 from jobs import services as job_services
 from jobs.models import Job
 from studies.models import StudyEvent
@@ -232,7 +233,7 @@ def test_assign_works_while_the_cache_is_down(client, job_path, monkeypatch):
 
 @pytest.mark.django_db
 def test_the_api_answers_a_job_with_202_and_its_url(client, held_jobs):
-    from studies import tokens
+    from studies.services import tokens
 
     study = raters_only_study(raters=4, cases=6, raters_per_item=2)
     _, secret = tokens.api_token_create(user=study.lead, name="t")
@@ -291,7 +292,7 @@ django.setup()
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from annotation import assignment_jobs
-from annotation.assignment import study_assign
+from annotation.services.assignment import study_assign
 from annotation.models import Assignment
 from studies.models import Membership, Study
 from studies.services import membership_add

@@ -6,13 +6,13 @@ import threading
 import pytest
 from django.db import connection, connections
 
-from annotation import services, worksheets
+from annotation import worksheets
 from annotation.models import Assignment, ConsentRecord, Rating
-from annotation.participation import consent_record, withdrawal_record
-from studies import invitations
+from annotation.services import ratings as services
+from annotation.services.participation import consent_record, withdrawal_record
 from studies.errors import ApplicationError
 from studies.models import Invitation, Membership, Study, StudyEvent
-from studies.services import study_close
+from studies.services import invitations, study_close
 from tests.payloads import full_marks_payload, payload_for
 
 from ..factories import UserFactory, make_study

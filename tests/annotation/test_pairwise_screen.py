@@ -6,8 +6,8 @@ import json
 import pytest
 from django.urls import reverse
 
-from annotation.participation import consent_record
 from annotation.services import RatingInvalidError, assignments_create_all, rating_submit
+from annotation.services.participation import consent_record
 from studies import services as study_services
 from studies.models import Membership, Study
 from studies.services import membership_add, study_create

@@ -1,9 +1,10 @@
 import pytest
 
-from annotation import participation, services
+from annotation import services
 from annotation.models import Assignment, ConsentRecord, Rating, RatingRevision, Withdrawal
 from annotation.selectors import onboarding_state
-from annotation.training import onboarding_settings_save
+from annotation.services import participation
+from annotation.services.training import onboarding_settings_save
 from studies.models import Membership, StudyEvent
 from tests.payloads import full_marks_payload
 

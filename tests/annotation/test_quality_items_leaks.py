@@ -14,8 +14,8 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Assignment
-from annotation.participation import consent_record
 from annotation.services import assignments_create_all, rating_submit
+from annotation.services.participation import consent_record
 from studies.models import Membership, Study
 from studies.models import TestCase as Case
 from studies.services import membership_add, study_create
@@ -166,7 +166,7 @@ def leaks_beyond_case_n(text: str, study, queue) -> list[str]:
 def onboarding(world):
     """The world with the reference protocol's consent and instructions, a practice case,
     and a second rater who has not consented yet (so the consent page is shown)."""
-    from annotation.training import onboarding_settings_save
+    from annotation.services.training import onboarding_settings_save
     from studies.presets import REFERENCE_CONSENT, REFERENCE_INSTRUCTIONS
 
     study, rater, queue = world

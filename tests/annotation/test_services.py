@@ -3,8 +3,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation import services
 from annotation.models import Assignment, Rating
+from annotation.services import ratings as services
 from studies.models import Study
 from tests.payloads import full_marks_payload, worked
 

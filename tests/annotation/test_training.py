@@ -1,8 +1,8 @@
 import pytest
 
-from annotation import training
 from annotation.models import QualificationAttempt, Rating, TrainingAnswer
 from annotation.selectors import onboarding_state, qualification_next_item, training_items
+from annotation.services import training
 from studies.models import StudyEvent
 from studies.services import study_create
 from tests.payloads import full_marks_payload, zero_payload

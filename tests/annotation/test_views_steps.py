@@ -5,8 +5,8 @@ import json
 import pytest
 from django.urls import reverse
 
-from annotation import training
 from annotation.models import ConsentRecord, StudyFeedback, TrainingAnswer, Withdrawal
+from annotation.services import training
 from studies.models import Membership
 from tests.payloads import full_marks_payload, zero_payload
 

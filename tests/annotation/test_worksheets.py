@@ -652,7 +652,7 @@ def test_cases_imported_from_a_worksheet_are_untimed_in_quality_control(study, f
 def test_an_import_that_would_give_a_case_more_raters_than_the_design_is_refused():
     """k = 2: a worksheet naming a case that already has its two raters imports nothing,
     and the message names the cases; the check-only run says the same."""
-    from annotation.assignment import study_assign
+    from annotation.services.assignment import study_assign
 
     study = make_study(cases=4, raters=[], status=Study.Status.OPEN)
     Study.objects.filter(pk=study.pk).update(raters_per_item=2)

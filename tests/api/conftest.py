@@ -3,8 +3,8 @@ import json
 import pytest
 from django.contrib.auth.models import Group
 
-from studies import tokens
 from studies.access import COORDINATORS_GROUP
+from studies.services import tokens
 from tests.factories import UserFactory
 
 

@@ -7,8 +7,9 @@ import io
 
 import pytest
 
-from studies import invitations
+from studies import selectors
 from studies.models import Study, StudyEvent
+from studies.services import invitations
 from tests.factories import UserFactory, make_cases
 from tests.payloads import SYSTEMS, payload_for, submit
 
@@ -45,7 +46,7 @@ def test_a_study_from_creation_to_unblinding_through_the_api(lead_user, api_as):
     for rater in raters:
         answer = api("POST", "studies/pipeline/raters/", {"username": rater.username})
         assert answer.status_code == 202
-        (invitation,) = invitations.invitations_for_user(user=rater)
+        (invitation,) = selectors.invitations_for_user(user=rater)
         invitations.invitation_accept_personal(invitation_hash=invitation.token_hash, user=rater)
     assigned = api("POST", "studies/pipeline/assign/").json()["created"]
     assert assigned == {"R-01": 6, "R-02": 6, "R-03": 6}

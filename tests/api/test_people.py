@@ -2,7 +2,7 @@
 
 import pytest
 
-from studies import invitations
+from studies import selectors
 from studies.models import Membership
 from tests.factories import UserFactory, make_study
 from tests.payloads import SYSTEMS, coordinator_of
@@ -25,7 +25,7 @@ def test_only_the_lead_invites_coordinators(study, lead_user, api_as):
     link = created.json()["link"]
     token = link.rstrip("/").rsplit("/", 1)[1]
     # The link works, once, and the list never shows it again.
-    assert invitations.invitation_find(token=token).role == Membership.Role.COORDINATOR
+    assert selectors.invitation_find(token=token).role == Membership.Role.COORDINATOR
     listed = lead("GET", "studies/people/invitations/").json()["results"]
     assert len(listed) == 2 and all("link" not in row for row in listed)
     assert token not in str(listed)
@@ -46,7 +46,7 @@ def test_a_revoked_invitation_link_stops_working(study, lead_user, api_as):
     token = link["link"].rstrip("/").rsplit("/", 1)[1]
     url = f"studies/people/invitations/{link['token_hash']}/revoke/"
     assert lead("POST", url).status_code == 204
-    assert invitations.invitation_find(token=token) is None
+    assert selectors.invitation_find(token=token) is None
     assert lead("POST", url).json()["error"]["status"] == 404
 
 

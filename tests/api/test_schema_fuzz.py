@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
 
 from config.wsgi import application
-from studies import tokens
+from studies.services import tokens
 from tests.factories import make_study
 
 # Bounded: a few dozen requests per endpoint keep the suite quick on a shared machine.

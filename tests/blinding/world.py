@@ -21,10 +21,9 @@ from django.core.cache import cache
 from django.db import connection
 
 from agreement.services import judge_outputs_import
-from annotation.participation import consent_record
 from annotation.services import assignments_create_all, draft_save, rating_submit
+from annotation.services.participation import consent_record
 from jobs.models import Job
-from studies import invitations, tokens
 from studies.access import COORDINATORS_GROUP
 from studies.blinding import blinded_order
 from studies.models import CaseUpload, Membership, Study, TestCase
@@ -33,10 +32,12 @@ from studies.rubric import allowed_levels
 from studies.services import (
     case_upload_create,
     dimension_save,
+    invitations,
     membership_add,
     study_create,
     study_open,
     test_cases_add,
+    tokens,
 )
 from studies.services.quality import ExpectedCell, attention_check_create, expected_answers_set
 

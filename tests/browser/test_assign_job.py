@@ -6,8 +6,8 @@ import threading
 import pytest
 from playwright.sync_api import expect
 
-from annotation import assignment
 from annotation.models import Assignment
+from annotation.services import assignment
 from studies.models import Study
 
 from ..factories import PASSWORD, UserFactory, make_study

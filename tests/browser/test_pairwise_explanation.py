@@ -4,8 +4,8 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import Assignment
-from annotation.participation import consent_record
 from annotation.services import assignments_create_all
+from annotation.services.participation import consent_record
 from studies import services as study_services
 from studies.models import Membership, Study
 from studies.services import membership_add, study_create

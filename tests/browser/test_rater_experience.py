@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from annotation import services
 from annotation.models import Assignment, ConsentRecord, Rating
-from annotation.training import training_answer_submit
+from annotation.services.training import training_answer_submit
 from studies.models import Membership
 from tests.payloads import full_marks_payload, zero_payload
 

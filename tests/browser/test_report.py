@@ -7,7 +7,7 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from studies.models import Study
-from studies.unblinding import study_unblind
+from studies.services.unblinding import study_unblind
 
 from .accessibility import assert_accessible, assert_fits
 from .conftest import SCREENSHOTS, sign_in

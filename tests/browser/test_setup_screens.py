@@ -5,7 +5,7 @@ its rule. Each is checked for fit and accessibility and saved as a screenshot.""
 import pytest
 from playwright.sync_api import expect
 
-from annotation import training
+from annotation.services import training
 from studies.models import Membership
 from tests.payloads import full_marks_payload, zero_payload
 

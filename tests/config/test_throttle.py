@@ -5,8 +5,8 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.urls import reverse
 
-from studies import invitations
 from studies.models import Membership
+from studies.services import invitations
 
 from ..factories import PASSWORD, UserFactory
 

@@ -6,8 +6,9 @@ import re
 import pytest
 from django.urls import reverse
 
-from studies import invitations
+from studies import selectors
 from studies.models import Invitation, Membership, Study, StudyEvent
+from studies.services import invitations
 
 from ..factories import UserFactory, make_study
 
@@ -29,7 +30,7 @@ def test_naming_an_account_invites_it_but_enrols_no_one(study, lead):
     assert not Membership.objects.filter(study=study, user=person).exists()
     invitation = Invitation.objects.get(study=study)
     assert invitation.invitee == person and invitation.role == Membership.Role.RATER
-    assert invitations.invitations_for_user(user=person) == [invitation]
+    assert selectors.invitations_for_user(user=person) == [invitation]
 
 
 @pytest.mark.parametrize(
@@ -123,7 +124,7 @@ def test_a_name_with_no_account_makes_an_invitation_no_one_can_accept(client, st
     invitation = Invitation.objects.get(study=study)
     assert invitation.invitee is None
     latecomer = UserFactory(username="later-person")  # signs up afterwards
-    assert invitations.invitations_for_user(user=latecomer) == []
+    assert selectors.invitations_for_user(user=latecomer) == []
     client.force_login(latecomer)
     assert _respond(client, invitation, "accept").status_code == 404
 
@@ -133,7 +134,7 @@ def test_a_personal_invitation_is_not_a_link(study, lead):
     invitations.rater_invite_account(study=study, username="helper", actor=lead)
     invitation = Invitation.objects.get(study=study)
     # Whatever the token was, it was thrown away; the hash itself is not a token either.
-    assert invitations.invitation_find(token=invitation.token_hash) is None
+    assert selectors.invitation_find(token=invitation.token_hash) is None
     with pytest.raises(invitations.InvitationError):
         invitations.invitation_accept(token=invitation.token_hash, user=UserFactory())
 

@@ -1,11 +1,14 @@
-"""The admin: a frozen protocol cannot be edited there, and every change is in the audit trail."""
+"""The admin shows what the services own and changes it only through them: no form writes a
+study, a membership or a rater's record, and each action asks the reason and is recorded."""
 
 import pytest
 from django.urls import reverse
 
-from studies.admin import PROTOCOL_FIELDS
+from annotation.models import OnboardingSettings, Rating, Withdrawal
+from annotation.services.training import onboarding_settings_save
 from studies.models import Membership, Study, StudyEvent
-from studies.signals import analysis_inputs_changed
+from studies.services import membership_add
+from tests.payloads import submit_all
 
 from ..factories import UserFactory, make_study
 
@@ -17,151 +20,148 @@ def staff(client, db):
     return admin
 
 
-def study_post(study, **changes):
-    data = {
-        "slug": study.slug, "name": study.name, "description": study.description,
-        "instructions": study.instructions, "consent_text": study.consent_text,
-        "consent_version": study.consent_version,
-        "disclosure_question": study.disclosure_question,
-        "raters_per_item": study.raters_per_item or "", "side_mode": study.side_mode, "case_layout": study.case_layout,
-        "success_alpha": study.success_alpha,
-        "success_min_dimensions": study.success_min_dimensions, "_save": "Save",
-    }  # fmt: skip
-    data.update(changes)
-    return data
+def membership_of(study, user) -> Membership:
+    return Membership.objects.get(study=study, user=user)
 
 
-def change_url(study):
-    return reverse("admin:studies_study_change", args=[study.pk])
+def run_action(client, model: str, action: str, rows, **form):
+    """Choose an admin action on the list page, then send its form (if ``form`` is given)."""
+    data = {"action": action, "_selected_action": [row.pk for row in rows], **form}
+    if form:
+        data["apply"] = "Apply"
+    return client.post(reverse(f"admin:{model}_changelist"), data)
 
 
-def admin_events(study):
-    return list(study.events.filter(kind=StudyEvent.Kind.ADMIN_CHANGED).order_by("pk"))
-
-
-def test_a_frozen_studys_protocol_is_read_only_in_the_admin(client, staff, lead):
-    study = make_study(lead=lead, slug="frozen", cases=1, status=Study.Status.OPEN)
-    page = client.get(change_url(study)).text
-    for field in PROTOCOL_FIELDS:
-        assert f'name="{field}"' not in page
-    assert 'name="name"' in page
-    response = client.post(
-        change_url(study),
-        study_post(study, name="Renamed", instructions="Sneaky", success_alpha="0.100",
-                   raters_per_item=2, side_mode="balanced", consent_text="New",
-                   consent_version=9, disclosure_question="?", success_min_dimensions=1),
-    )  # fmt: skip
-    assert response.status_code == 302
+def test_a_study_cannot_be_changed_added_or_deleted_in_the_admin(client, staff, lead):
+    study = make_study(lead=lead, slug="frozen", cases=1, status=Study.Status.DRAFT)
+    change = reverse("admin:studies_study_change", args=[study.pk])
+    page = client.get(change)
+    assert page.status_code == 200 and 'name="name"' not in page.text  # shown, not a form
+    edit = {"slug": study.slug, "name": "Renamed", "instructions": "Sneaky", "_save": "Save"}
+    assert client.post(change, edit).status_code == 403
+    delete = reverse("admin:studies_study_delete", args=[study.pk])
+    assert client.post(delete, {"post": "yes"}).status_code == 403
+    assert client.post(reverse("admin:studies_study_add"), edit).status_code == 403
     study.refresh_from_db()
-    assert study.name == "Renamed"
-    assert (study.instructions, str(study.success_alpha), study.raters_per_item) == (
-        "", "0.700", None
-    )  # fmt: skip
-    assert (study.side_mode, study.consent_text, study.consent_version) == ("fixed", "", 1)
-    assert study.success_min_dimensions == 3 and study.disclosure_question != "?"
-    [event] = admin_events(study)
-    assert (event.actor, event.detail["fields"]) == (staff, ["name"])
+    assert (study.name, study.instructions) == ("Study frozen", "")
+    assert not StudyEvent.objects.filter(study=study, kind=StudyEvent.Kind.ADMIN_CHANGED).exists()
 
 
-def test_a_draft_studys_protocol_can_be_edited_and_the_change_is_recorded(client, staff, lead):
-    study = make_study(lead=lead, slug="draft", cases=1, status=Study.Status.DRAFT)
-    heard = []
+def test_a_membership_form_cannot_change_a_rater_or_delete_their_ratings(
+    client, staff, lead, rater
+):
+    study = make_study(lead=lead, slug="people", cases=2, raters=[rater], consented=True)
+    submit_all(study)
+    membership = membership_of(study, rater)
+    ratings = Rating.objects.filter(assignment__rater=membership).count()
+    assert ratings > 0
+    change = reverse("admin:studies_membership_change", args=[membership.pk])
+    edit = {"study": study.pk, "user": rater.pk, "role": "coordinator", "status": "excluded",
+            "pseudonym": "R-99", "_save": "Save"}  # fmt: skip
+    assert client.post(change, edit).status_code == 403
+    delete = reverse("admin:studies_membership_delete", args=[membership.pk])
+    assert client.post(delete, {"post": "yes"}).status_code == 403
+    # Nor the bulk delete from the list, which would cascade to the ratings too.
+    run_action(client, "studies_membership", "delete_selected", [membership], post="yes")
+    membership.refresh_from_db()
+    assert (membership.role, membership.status, membership.pseudonym) == ("rater", "active", "R-01")
+    assert Rating.objects.filter(assignment__rater=membership).count() == ratings
 
-    def receiver(sender, study_id, reason, **kwargs):
-        heard.append((study_id, reason))
 
-    analysis_inputs_changed.connect(receiver, weak=False)
-    try:
-        response = client.post(
-            change_url(study), study_post(study, instructions="Careful", success_alpha="0.800")
-        )
-    finally:
-        analysis_inputs_changed.disconnect(receiver)
-    assert response.status_code == 302
-    study.refresh_from_db()
-    assert (study.instructions, str(study.success_alpha)) == ("Careful", "0.800")
-    [event] = admin_events(study)
-    assert event.actor == staff
-    assert event.detail["fields"] == ["instructions", "success_alpha"]
-    assert heard == [(study.pk, "success_criterion")]
-    settings_page = reverse("studies:edit", args=[study.slug])
-    client.force_login(lead)
-    assert "Changed in the admin: study changed (instructions, success alpha)" in (
-        client.get(settings_page).text
+def test_pausing_a_rater_in_the_admin_asks_the_reason_and_is_recorded(client, staff, lead, rater):
+    study = make_study(lead=lead, slug="pause", cases=1, raters=[rater])
+    membership = membership_of(study, rater)
+    page = run_action(client, "studies_membership", "rater_pause", [membership])
+    assert page.status_code == 200 and 'name="reason"' in page.text
+    # Without a reason nothing changes: the form comes back.
+    again = run_action(client, "studies_membership", "rater_pause", [membership], reason=" ")
+    assert again.status_code == 200
+    membership.refresh_from_db()
+    assert membership.status == Membership.Status.ACTIVE
+    done = run_action(
+        client, "studies_membership", "rater_pause", [membership], reason="Asked to stop."
     )
+    assert done.status_code == 302
+    membership.refresh_from_db()
+    assert membership.status == Membership.Status.PAUSED
+    event = study.events.get(kind=StudyEvent.Kind.RATER_PAUSED)
+    assert (event.actor, event.reason, event.membership) == (staff, "Asked to stop.", membership)
+    # Reinstating goes through the same service.
+    run_action(client, "studies_membership", "rater_reinstate", [membership], reason="Back.")
+    membership.refresh_from_db()
+    assert membership.status == Membership.Status.ACTIVE
 
 
-def test_saving_without_a_change_records_nothing(client, staff, lead):
-    study = make_study(lead=lead, slug="same", cases=1, status=Study.Status.DRAFT)
-    assert client.post(change_url(study), study_post(study)).status_code == 302
-    assert admin_events(study) == []
+def test_a_refused_admin_action_changes_nothing_and_says_why(client, staff, lead, rater):
+    study = make_study(lead=lead, slug="lead-only", cases=1, raters=[rater])
+    coordinator = membership_add(study=study, user=UserFactory(), role=Membership.Role.COORDINATOR)
+    response = run_action(
+        client, "studies_membership", "rater_exclude", [coordinator], reason="No."
+    )
+    assert response.status_code == 302
+    coordinator.refresh_from_db()
+    assert coordinator.status == Membership.Status.ACTIVE
+    page = client.get(response.url).text
+    assert "nothing was changed" in page and "Only raters" in page
 
 
-def test_a_membership_change_in_the_admin_is_recorded(client, staff, lead, rater):
-    study = make_study(lead=lead, slug="people", cases=1, raters=[rater])
-    membership = Membership.objects.get(study=study, user=rater)
-    url = reverse("admin:studies_membership_change", args=[membership.pk])
-    response = client.post(
-        url,
-        {"study": study.pk, "user": rater.pk, "role": "rater", "status": "excluded",
-         "pseudonym": membership.pseudonym, "_save": "Save"},
+@pytest.mark.parametrize(
+    ("policy", "left"),
+    [
+        (OnboardingSettings.WithdrawalData.KEEP, True),
+        (OnboardingSettings.WithdrawalData.DELETE, False),
+    ],
+)
+def test_withdrawing_a_rater_in_the_admin_follows_the_studys_policy(
+    client, staff, lead, rater, policy, left
+):
+    study = make_study(
+        lead=lead, slug=f"withdraw-{policy}", cases=2, raters=[rater], consented=True
+    )
+    onboarding_settings_save(study=study, withdrawal_data=policy)
+    submit_all(study)
+    membership = membership_of(study, rater)
+    # The form's choice is the rater's, used only where the study lets them choose.
+    response = run_action(
+        client, "studies_membership", "rater_withdraw", [membership],
+        reason="Asked by e-mail.", data="delete" if left else "keep",
     )  # fmt: skip
     assert response.status_code == 302
     membership.refresh_from_db()
-    assert membership.status == Membership.Status.EXCLUDED
-    [event] = admin_events(study)
-    assert (event.actor, event.membership, event.detail["fields"]) == (
-        staff, membership, ["status"]
-    )  # fmt: skip
-
-
-def test_deleting_a_membership_in_the_admin_is_recorded(client, staff, lead, rater):
-    study = make_study(lead=lead, slug="gone", cases=1, raters=[rater])
-    membership = Membership.objects.get(study=study, user=rater)
-    url = reverse("admin:studies_membership_delete", args=[membership.pk])
-    assert client.post(url, {"post": "yes"}).status_code == 302
-    assert not Membership.objects.filter(pk=membership.pk).exists()
-    [event] = admin_events(study)
-    assert (event.actor, event.detail["action"], event.detail["pseudonym"]) == (
-        staff, "deleted", "R-01"
-    )  # fmt: skip
+    assert membership.status == Membership.Status.WITHDRAWN
+    assert Rating.objects.filter(assignment__rater=membership).exists() is left
+    withdrawal = Withdrawal.objects.get(rater=membership)
+    assert (withdrawal.data, withdrawal.chosen_by_rater) == (policy, False)
+    event = study.events.get(kind=StudyEvent.Kind.RATER_WITHDREW)
+    assert (event.actor, event.reason) == (staff, "Asked by e-mail.")
 
 
 def test_raters_and_coordinators_cannot_reach_the_admin(client, lead, rater):
     study = make_study(lead=lead, slug="closed-door", cases=1, raters=[rater])
     client.force_login(lead)
-    response = client.post(change_url(study), study_post(study, name="Mine now"))
+    membership = membership_of(study, rater)
+    response = run_action(client, "studies_membership", "rater_exclude", [membership], reason="x")
     assert response.status_code == 302 and "/admin/login/" in response.url
-    study.refresh_from_db()
-    assert study.name != "Mine now" and admin_events(study) == []
-
-
-def test_a_consent_change_in_the_admin_asks_raters_to_consent_again(client, staff, lead):
-    study = make_study(lead=lead, slug="consent", cases=1, status=Study.Status.DRAFT)
-    data = study_post(study, consent_text="New information sheet.")
-    data.pop("consent_version")  # the service's to bump, read-only here
-    assert client.post(change_url(study), data).status_code == 302
-    study.refresh_from_db()
-    assert (study.consent_text, study.consent_version) == ("New information sheet.", 2)
-    settings_event = study.events.get(kind=StudyEvent.Kind.SETTINGS_CHANGED)
-    assert settings_event.detail["consent_version"] == 2
-    assert settings_event.actor == staff
-    assert [e.detail["fields"] for e in admin_events(study)] == [["consent_text"]]
+    membership.refresh_from_db()
+    assert membership.status == Membership.Status.ACTIVE
 
 
 def test_records_of_what_raters_did_cannot_be_deleted_in_the_admin(client, staff, lead, rater):
-    from annotation.models import ConsentRecord, RatingRevision
-    from tests.annotation.support import consent_all
+    from annotation.models import ConsentRecord, RatingRevision, TrainingItem
+    from tests.annotation.support import consent_all, make_item
 
     study = make_study(lead=lead, slug="records", cases=1, raters=[rater])
     consent_all(study)
+    item = make_item(study)
     record = ConsentRecord.objects.get(rater__study=study)
-    for model, pk in ((ConsentRecord, record.pk), (RatingRevision, None)):
+    for model, pk in ((ConsentRecord, record.pk), (RatingRevision, None), (TrainingItem, item.pk)):
         name = f"admin:annotation_{model._meta.model_name}_"
         if pk is not None:
             assert (
                 client.post(reverse(name + "delete", args=[pk]), {"post": "yes"}).status_code == 403
             )
+            assert client.post(reverse(name + "change", args=[pk]), {}).status_code == 403
         listing = client.get(reverse(name + "changelist")).text
         assert 'value="delete_selected"' not in listing
     assert ConsentRecord.objects.filter(pk=record.pk).exists()
+    assert TrainingItem.objects.filter(pk=item.pk).exists()

@@ -47,7 +47,7 @@ def test_an_anonymous_actor_is_recorded_as_no_one(lead):
 def test_every_event_the_services_write_is_a_known_kind(lead, rater):
     """A whole life of a study: set-up, joining, rating decisions, closing, unblinding."""
     from studies import services
-    from studies.unblinding import study_unblind
+    from studies.services.unblinding import study_unblind
 
     study = make_study(lead=lead, slug="life", cases=2, raters=[rater], status=Study.Status.DRAFT)
     services.study_update(study=study, actor=lead, changes={"instructions": "Read carefully."})

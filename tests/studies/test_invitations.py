@@ -8,8 +8,8 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 from django.utils import timezone
 
-from studies import invitations
 from studies.models import Invitation, Membership, Study, StudyEvent
+from studies.services import invitations
 from tests.payloads import coordinator_of
 
 from ..factories import PASSWORD, UserFactory, make_study

@@ -5,8 +5,8 @@ import hashlib
 import pytest
 from django.urls import reverse
 
-from studies import tokens
 from studies.models import ApiToken
+from studies.services import tokens
 
 from ..factories import UserFactory
 

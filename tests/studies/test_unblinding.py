@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from studies.models import Study, StudyEvent
-from studies.unblinding import UnblindingError, study_unblind
+from studies.services.unblinding import UnblindingError, study_unblind
 from tests.payloads import coordinator_of
 
 from ..factories import UserFactory, make_study

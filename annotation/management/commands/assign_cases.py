@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.assignment import design_summary
 from annotation.assignment_jobs import assignment_job_start
+from annotation.services.assignment import design_summary
 from jobs.models import Job
 from studies.models import Study
 

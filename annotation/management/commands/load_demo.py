@@ -11,9 +11,9 @@ from django.utils import timezone
 
 from annotation.demo.quality import demo_quality_items_add
 from annotation.models import Assignment
-from annotation.participation import consent_record
 from annotation.selectors import rater_progress
 from annotation.services import assignments_create_all, rating_submit
+from annotation.services.participation import consent_record
 from studies.access import COORDINATORS_GROUP
 from studies.models import BlindedLabel, Membership, Study
 from studies.services import membership_add, study_create, study_open, test_cases_add

@@ -2,7 +2,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from studies.presets import PRESETS
-from studies.services import StudySetupError, study_preset_create
+from studies.services import StudySetupError, study_create
 
 
 class Command(BaseCommand):
@@ -30,9 +30,7 @@ class Command(BaseCommand):
         if user is None:
             raise CommandError(f"There is no user '{lead}'.")
         try:
-            study = study_preset_create(
-                slug=slug, name=name, lead=user, preset=rubric, blinding_seed=seed
-            )
+            study = study_create(slug=slug, name=name, lead=user, preset=rubric, blinding_seed=seed)
         except StudySetupError as error:
             raise CommandError(str(error)) from None
         self.stdout.write(

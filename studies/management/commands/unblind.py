@@ -2,7 +2,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from studies.models import Study
-from studies.unblinding import UnblindingError, study_unblind
+from studies.services.unblinding import UnblindingError, study_unblind
 
 
 class Command(BaseCommand):

@@ -8,15 +8,15 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from annotation.calibration import compare, is_blank, pass_rule
+from annotation.models import OnboardingSettings, QualificationAttempt, TrainingAnswer, TrainingItem
+from annotation.selectors import onboarding_settings, qualification_next_item, training_items
 from studies.errors import ApplicationError
 from studies.locks import membership_lock
 from studies.models import Membership, Study, StudyEvent
 from studies.rubric import RubricValueError, score_form
 
-from .calibration import compare, is_blank, pass_rule
-from .models import OnboardingSettings, QualificationAttempt, TrainingAnswer, TrainingItem
 from .participation import event_record
-from .selectors import onboarding_settings, qualification_next_item, training_items
 
 MAX_RESPONSES = 4
 

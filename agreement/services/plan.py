@@ -6,15 +6,14 @@ import math
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from agreement.models import AnalysisPlan
+from agreement.outcomes import TOTAL_MEASURE, dimension_measure
+from agreement.selectors import dimension_role
 from studies.errors import ApplicationError
 from studies.events import study_event_record
 from studies.locks import study_lock
 from studies.models import Study, StudyEvent
 from studies.signals import analysis_inputs_announce
-
-from .models import AnalysisPlan
-from .outcomes import TOTAL_MEASURE, dimension_measure
-from .selectors import dimension_role
 
 MAX_TEXT = 5_000
 MAX_STRATA = 100

@@ -14,8 +14,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from .errors import ApplicationError
-from .models import ApiToken
+from studies.errors import ApplicationError
+from studies.models import ApiToken
 
 TOKEN_PREFIX = "concord_"  # noqa: S105 - a marker, not a secret
 MAX_TOKENS_PER_USER = 20
@@ -30,10 +30,6 @@ class TokenError(ApplicationError):
 
 def secret_hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
-
-
-def api_tokens_for_user(*, user: AbstractBaseUser) -> list[ApiToken]:
-    return list(ApiToken.objects.filter(user=user))
 
 
 @transaction.atomic

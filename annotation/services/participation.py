@@ -3,25 +3,18 @@
 Each write also leaves a row in the study's audit trail (``StudyEvent``).
 """
 
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.models import ConsentRecord, OnboardingSettings, StudyFeedback, Withdrawal
+from annotation.selectors import onboarding_settings
 from studies.errors import ApplicationError
 from studies.events import study_event_record
 from studies.locks import membership_lock
 from studies.models import Membership, StudyEvent
-from studies.signals import analysis_inputs_announce
 
-from .models import (
-    Assignment,
-    ConsentRecord,
-    OnboardingSettings,
-    Rating,
-    RatingRevision,
-    StudyFeedback,
-    Withdrawal,
-)
-from .selectors import onboarding_settings
+from .ratings import ratings_withdraw
 
 MAX_TEXT_LENGTH = 5000
 
@@ -31,12 +24,18 @@ class ParticipationError(ApplicationError):
 
 
 def event_record(
-    *, membership: Membership, kind: StudyEvent.Kind, reason: str = "", detail: dict | None = None
+    *,
+    membership: Membership,
+    kind: StudyEvent.Kind,
+    reason: str = "",
+    detail: dict | None = None,
+    actor: AbstractBaseUser | None = None,
 ) -> StudyEvent:
-    """Record a rater's own step (consent, feedback, withdrawal, qualification)."""
+    """Record a rater's step (consent, feedback, withdrawal, qualification); by the rater
+    unless ``actor`` says who recorded it for them."""
     return study_event_record(
         study_id=membership.study_id,
-        actor=membership.user,
+        actor=actor or membership.user,
         kind=kind,
         membership=membership,
         reason=reason,
@@ -129,11 +128,19 @@ def feedback_submit(
 
 
 @transaction.atomic
-def withdrawal_record(*, rater: Membership, data: str | None, reason: str = "") -> Withdrawal:
+def withdrawal_record(
+    *,
+    rater: Membership,
+    data: str | None,
+    reason: str = "",
+    actor: AbstractBaseUser | None = None,
+) -> Withdrawal:
     """Withdraw a rater from the study, doing with their data what the study's consent says.
 
     When the data are deleted, the rater's submitted ratings, their revision history and
-    their drafts go; the withdrawal itself and the audit trail stay.
+    their drafts go; the withdrawal itself and the audit trail stay. ``actor`` is an
+    administrator recording a withdrawal the rater asked for elsewhere (by default the
+    rater); ``data`` is the rater's choice, used only where the study lets them choose.
     """
     # The membership alone (a rating write of this rater waits, then reads the new status),
     # then its assignments: the order of ``studies.locks``.
@@ -149,13 +156,8 @@ def withdrawal_record(*, rater: Membership, data: str | None, reason: str = "") 
         data = policy
     deleted = 0
     if data == Withdrawal.Data.DELETE:
-        assignments = Assignment.objects.filter(rater=locked)
-        deleted, _ = Rating.objects.filter(assignment__in=assignments).delete()
-        RatingRevision.objects.filter(assignment__in=assignments).delete()
-        assignments.update(
-            draft={}, case_scores={}, confidence="", notes="", status=Assignment.Status.TODO,
-            submitted_at=None,
-        )  # fmt: skip
+        # The one rating write path deletes them, as it writes them.
+        deleted = ratings_withdraw(rater=locked)
     consent = ConsentRecord.objects.filter(rater=locked).order_by("-version").first()
     withdrawal = Withdrawal.objects.create(
         rater=locked,
@@ -172,8 +174,7 @@ def withdrawal_record(*, rater: Membership, data: str | None, reason: str = "") 
         membership=locked,
         kind=StudyEvent.Kind.RATER_WITHDREW,
         reason=withdrawal.reason,
+        actor=actor,
         detail={"data": data, "chosen_by_rater": chosen, "ratings_deleted": deleted},
     )
-    if deleted:
-        analysis_inputs_announce(study_id=locked.study_id, reason="withdrawal")
     return withdrawal

@@ -52,14 +52,14 @@ from itertools import combinations
 
 from django.db import transaction
 
+from annotation.models import Assignment
 from studies.errors import ApplicationError
 from studies.events import study_event_record
 from studies.locks import study_lock
 from studies.models import Membership, Study, StudyEvent, TestCase
 from studies.services.quality import quality_settings_for
 
-from .models import Assignment
-from .services import assignments_create
+from .ratings import assignments_create
 
 MAX_ATTEMPTS = 8
 MAX_STEPS = 20_000

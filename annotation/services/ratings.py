@@ -12,6 +12,8 @@ from django.db import transaction
 from django.db.models import prefetch_related_objects
 from django.utils import timezone
 
+from annotation.models import Assignment, Rating, RatingRevision
+from annotation.selectors import screen_labels
 from studies.blinding import seeded_permutation
 from studies.bulk_rows import rows_insert
 from studies.errors import ApplicationError
@@ -20,9 +22,6 @@ from studies.locks import membership_lock, study_lock
 from studies.models import Membership, Study, StudyEvent, TestCase
 from studies.rubric import RubricValueError, score_form, total_points
 from studies.signals import analysis_inputs_announce
-
-from .models import Assignment, Rating, RatingRevision
-from .selectors import screen_labels
 
 MAX_NOTES_LENGTH = 5000
 MAX_ACTIVE_SECONDS_PER_SAVE = 6 * 60 * 60
@@ -419,6 +418,26 @@ def rating_submit(
     return locked
 
 
+def ratings_withdraw(*, rater: Membership) -> int:
+    """Delete a withdrawing rater's submitted ratings, their revision history and their
+    drafts, as the study's withdrawal policy says; returns the number of ratings deleted.
+
+    Only ``participation.withdrawal_record`` calls it, in its transaction, once it has
+    locked the membership exclusively and applied the policy: no rating of this rater can
+    be written meanwhile, and a deletion is never done without a recorded withdrawal.
+    """
+    assignments = Assignment.objects.filter(rater=rater)
+    deleted, _ = Rating.objects.filter(assignment__in=assignments).delete()
+    RatingRevision.objects.filter(assignment__in=assignments).delete()
+    assignments.update(
+        draft={}, case_scores={}, confidence="", notes="", status=Assignment.Status.TODO,
+        submitted_at=None,
+    )  # fmt: skip
+    if deleted:
+        analysis_inputs_announce(study_id=rater.study_id, reason="withdrawal")
+    return deleted
+
+
 @dataclass(frozen=True)
 class ImportCounts:
     created: int  # assignments created for cases the rater had not been given
@@ -428,7 +447,7 @@ class ImportCounts:
 def design_room_check(*, study: Study, rater: Membership, test_case_ids: list) -> None:
     """Refuse to give the rater these cases if one would get more raters than the design
     allows (``Study.raters_per_item``); the message names the cases. In a transaction."""
-    # annotation.assignment (the designs) builds on this module, so it is imported here.
+    # annotation.services.assignment (the designs) builds on this module, so it is imported here.
     from .assignment import cases_beyond_design
 
     full = cases_beyond_design(study=study, rater=rater, test_case_ids=test_case_ids)

@@ -9,9 +9,7 @@ told the same whether or not the name belongs to an account that can join, so th
 cannot be used to find out who has an account or who takes part in a study.
 """
 
-import hashlib
 import secrets
-from dataclasses import dataclass
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
@@ -19,11 +17,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from .errors import ApplicationError
-from .events import study_event_record
-from .locks import study_lock
-from .models import Invitation, Membership, Study, StudyEvent
-from .services import membership_add
+from studies.errors import ApplicationError
+from studies.events import study_event_record
+from studies.locks import study_lock
+from studies.models import Invitation, Membership, Study, StudyEvent
+from studies.selectors import invitation_state, token_hash
+
+from .membership import membership_add
 
 DEFAULT_DAYS = 14
 MAX_DAYS = 90
@@ -35,51 +35,6 @@ class InvitationError(ApplicationError):
     def __init__(self, message: str, *, reason: str):
         super().__init__(message)
         self.reason = reason
-
-
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def invitation_state(invitation: Invitation, *, now=None) -> str:
-    """ "used", "declined", "expired" or "pending"."""
-    if invitation.used_at is not None:
-        return "used"
-    if invitation.declined_at is not None:
-        return "declined"
-    if invitation.expires_at <= (now or timezone.now()):
-        return "expired"
-    return "pending"
-
-
-@dataclass(frozen=True)
-class InvitationRow:
-    invitation: Invitation
-    state: str
-
-
-def invitations_for_study(*, study: Study) -> list[InvitationRow]:
-    now = timezone.now()
-    return [
-        InvitationRow(invitation=i, state=invitation_state(i, now=now))
-        for i in study.invitations.order_by("-created_at")
-    ]
-
-
-def invitation_find(*, token: str) -> Invitation | None:
-    links = Invitation.objects.select_related("study").filter(invitee_name="")
-    return links.filter(token_hash=token_hash(token)).first()
-
-
-def invitations_for_user(*, user: AbstractBaseUser) -> list[Invitation]:
-    """The personal invitations waiting for the person's answer."""
-    pending = (
-        Invitation.objects.filter(invitee=user, used_at=None, declined_at=None)
-        .filter(expires_at__gt=timezone.now())
-        .select_related("study")
-        .order_by("created_at")
-    )
-    return [i for i in pending if not i.study.is_closed]
 
 
 @transaction.atomic
@@ -213,6 +168,14 @@ def invitation_revoke(*, invitation: Invitation, actor: AbstractBaseUser) -> Non
         created_at=invitation.created_at.isoformat(),
     )
     invitation.delete()
+
+
+# What the coordinator is told after ``rater_invite_account``, whether or not the name is an
+# account that can join: the answer must not tell who has an account or who takes part.
+ACCOUNT_INVITED = (
+    "If an account with that name exists and is not yet part of this study, it has been "
+    "invited. The person joins as a rater once they accept."
+)
 
 
 @transaction.atomic

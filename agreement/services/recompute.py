@@ -1,31 +1,21 @@
-"""Writes for agreement: ask for a recompute, and recompute a study's statistics."""
+"""Recompute requests and runs: ask for a recompute, and recompute a study's statistics."""
 
 import gc
-import hashlib
 import logging
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Count, F, Q
+from django.db.models import F, Q
 from django.utils import timezone
 
-from jobs.runner import job_schedule
-from studies.errors import ApplicationError
-from studies.events import study_event_record
-from studies.locks import study_lock
-from studies.models import Membership, Study, StudyEvent
-from studies.services import rater_pause_automatic
-
-from . import coalescing, judges
-from .analysis import DimensionData, analyse_study_point, with_intervals
-from .judge_files import JudgeImportError, judge_rows_read
-from .models import Judge, JudgeOutput, JudgeTemplate, StudyAgreement
-from .outcomes import ComparisonData, compare_systems, label_free_summary
-from .qc import answer_values, quality_checks, rater_checks
-from .selectors import (
+from agreement import coalescing
+from agreement.analysis import DimensionData, analyse_study_point, with_intervals
+from agreement.models import StudyAgreement
+from agreement.outcomes import ComparisonData, compare_systems, label_free_summary
+from agreement.qc import answer_values, quality_checks, rater_checks
+from agreement.selectors import (
     StudyRatings,
     agreement_awaits_run,
     agreement_is_stale,
@@ -34,11 +24,14 @@ from .selectors import (
     qc_case_records,
     qc_quality_answers,
     qc_rules,
-    rater_reinstated_at,
     study_comparison_data,
     study_ratings,
     study_submitted_ratings,
 )
+from jobs.runner import job_schedule
+from studies.models import Study
+
+from .qc import quality_enforce
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +56,7 @@ def agreement_enqueue(*, study_id: int) -> bool:
     It runs where ``JOBS_RUN`` says, a debounce later, so that a burst of submissions is
     folded into one run; ``coalescing`` keeps one pending and one running per study.
     """
-    from .tasks import recompute_study  # the task module imports this one
+    from agreement.tasks import recompute_study  # the task module imports this one
 
     claim = None
     try:
@@ -161,41 +154,6 @@ def _point_result_computed(*, study: Study) -> tuple[dict, StudyRatings]:
     return result, data
 
 
-def quality_enforce(*, study: Study) -> list[str]:
-    """Pause, automatically, every active rater whose gold answers fail QC-001; returns
-    their pseudonyms. Only answers since a rater's last reinstatement count, so an
-    administrator's reinstatement gives them a fresh start rather than an instant pause."""
-    rules = qc_rules(study=study)
-    since = rater_reinstated_at(study=study)
-    answers = [
-        a for a in qc_quality_answers(study=study) if a.submitted_at > since.get(a.rater, "")
-    ]
-    active = dict(
-        study.memberships.filter(
-            role=Membership.Role.RATER, status=Membership.Status.ACTIVE
-        ).values_list("pseudonym", "pk")
-    )
-    paused = []
-    for rater, check in quality_checks(answers, rules).items():
-        gold = check["gold"]
-        if rater not in active or not gold["pause"]:
-            continue
-        reason = (
-            f"Gold accuracy {gold['accuracy']:.0%} on {gold['items']} gold items, below "
-            f"{rules.gold_pass_share:.0%} (QC-001)."
-        )
-        evidence = {
-            "items": gold["items"],
-            "accuracy": round(gold["accuracy"], 4),
-            "missed": gold["missed"][:50],
-        }
-        if rater_pause_automatic(
-            membership_id=active[rater], rule="QC-001", reason=reason, evidence=evidence
-        ):
-            paused.append(rater)
-    return paused
-
-
 def _with_comparison(result: dict, comparison: ComparisonData | None, *, n_resamples, seed):
     """The result with the comparison of systems (after unblinding only)."""
     result = {key: value for key, value in result.items() if key != "comparison_pending"}
@@ -290,119 +248,3 @@ def agreement_sweep() -> list[int]:
             )
     stale = StudyAgreement.objects.filter(awaiting_run()).values_list("study_id", flat=True)
     return [study_id for study_id in stale if agreement_enqueue(study_id=study_id)]
-
-
-class JudgeTemplateError(ApplicationError):
-    """A judge prompt template cannot be saved; the message lists why."""
-
-
-@transaction.atomic
-def judge_template_save(
-    *,
-    study: Study,
-    name: str,
-    text: str,
-    template: JudgeTemplate | None = None,
-    actor: AbstractBaseUser | None = None,
-) -> JudgeTemplate:
-    """Create or change one of the study's judge prompt templates."""
-    name = name.strip()
-    problems = judges.template_check(text)
-    if not name or len(name) > 100:
-        problems.insert(0, "Give the template a name of at most 100 characters.")
-    elif study.judge_templates.filter(name=name).exclude(pk=getattr(template, "pk", None)).exists():
-        problems.insert(0, f"The study already has a template named {name!r}.")
-    if problems:
-        raise JudgeTemplateError(" ".join(problems), problems=problems)
-    template = template or JudgeTemplate(study=study)
-    template.name, template.text = name, text
-    template.save()
-    study_event_record(
-        study=study, actor=actor, kind=StudyEvent.Kind.JUDGE_TEMPLATE_SAVED, name=name
-    )
-    return template
-
-
-@transaction.atomic
-def judge_outputs_import(
-    *, study: Study, filename: str, data: bytes, actor: AbstractBaseUser | None = None
-) -> dict:
-    """Import judge outputs: every row or none. Returns counts for the message.
-
-    Rows naming an unknown case, a case without exactly two responses, or the same judge,
-    case and order twice are problems that refuse the whole file. An output whose verdict
-    cannot be read is not a problem of the file: it is stored with the reason, listed on the
-    judges page, and never counted as a verdict. A row replaces an earlier output of the
-    same judge, case and order.
-    """
-    rows = judge_rows_read(filename=filename, data=data)
-    study_lock(study.pk)  # shared: the cases cannot be removed meanwhile
-    pairs = dict(
-        study.test_cases.annotate(n=Count("responses")).filter(n=2).values_list("case_id", "pk")
-    )
-    known = set(study.test_cases.values_list("case_id", flat=True))
-    problems, seen = [], set()
-    for row in rows:
-        place = f"Line/row {row.number}"
-        if row.case_id not in known:
-            problems.append(f"{place}: no test case {row.case_id[:50]!r} in this study.")
-        elif row.case_id not in pairs:
-            problems.append(f"{place}: test case {row.case_id!r} does not have two responses.")
-        key = (row.judge, row.case_id, row.order)
-        if key in seen:
-            problems.append(f"{place}: {row.judge!r} on {row.case_id!r} ({row.order}) again.")
-        seen.add(key)
-    if problems:
-        raise JudgeImportError(problems)
-    now = timezone.now()
-    names = sorted({row.judge for row in rows})
-    # Two imports naming the same new judge at once: both create it (one is a no-op), then
-    # each locks the judges it writes, in one order, so the second waits for the first.
-    Judge.objects.bulk_create(
-        [Judge(study=study, name=name) for name in names], ignore_conflicts=True
-    )
-    existing = {
-        judge.name: judge
-        for judge in Judge.objects.select_for_update()
-        .filter(study=study, name__in=names)
-        .order_by("pk")
-    }
-    outputs = []
-    for row in rows:
-        try:
-            verdict, problem = judges.parse_verdict(row.output), ""
-        except ValueError as error:
-            verdict, problem = "", str(error)[:200]
-        outputs.append(
-            JudgeOutput(
-                judge=existing[row.judge],
-                test_case_id=pairs[row.case_id],
-                order=row.order,
-                raw_text=row.output,
-                verdict=verdict,
-                problem=problem,
-                imported_at=now,
-            )
-        )
-    # In batches of the file's rows: one DELETE per 500 keys.
-    for start in range(0, len(outputs), 500):
-        batch = outputs[start : start + 500]
-        keys = Q()
-        for output in batch:
-            keys |= Q(judge=output.judge, test_case_id=output.test_case_id, order=output.order)
-        JudgeOutput.objects.filter(keys).delete()
-    JudgeOutput.objects.bulk_create(outputs, batch_size=500)
-    counts = {
-        "rows": len(outputs),
-        "judges": names,
-        "unparseable": sum(1 for output in outputs if not output.verdict),
-    }
-    study_event_record(
-        study=study,
-        actor=actor,
-        kind=StudyEvent.Kind.JUDGE_OUTPUTS_IMPORTED,
-        file=filename[:255],
-        sha256=hashlib.sha256(data).hexdigest(),
-        **counts,
-    )
-    return counts

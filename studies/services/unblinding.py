@@ -4,10 +4,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from .errors import ApplicationError
-from .events import study_event_record
-from .models import Study, StudyEvent
-from .signals import analysis_inputs_announce
+from studies.errors import ApplicationError
+from studies.events import study_event_record
+from studies.models import Study, StudyEvent
+from studies.signals import analysis_inputs_announce
 
 
 class UnblindingError(ApplicationError):

@@ -1,0 +1,132 @@
+"""Writes for the judges: their prompt templates and their imported outputs."""
+
+import hashlib
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from agreement import judges
+from agreement.judge_files import JudgeImportError, judge_rows_read
+from agreement.models import Judge, JudgeOutput, JudgeTemplate
+from studies.errors import ApplicationError
+from studies.events import study_event_record
+from studies.locks import study_lock
+from studies.models import Study, StudyEvent
+
+
+class JudgeTemplateError(ApplicationError):
+    """A judge prompt template cannot be saved; the message lists why."""
+
+
+@transaction.atomic
+def judge_template_save(
+    *,
+    study: Study,
+    name: str,
+    text: str,
+    template: JudgeTemplate | None = None,
+    actor: AbstractBaseUser | None = None,
+) -> JudgeTemplate:
+    """Create or change one of the study's judge prompt templates."""
+    name = name.strip()
+    problems = judges.template_check(text)
+    if not name or len(name) > 100:
+        problems.insert(0, "Give the template a name of at most 100 characters.")
+    elif study.judge_templates.filter(name=name).exclude(pk=getattr(template, "pk", None)).exists():
+        problems.insert(0, f"The study already has a template named {name!r}.")
+    if problems:
+        raise JudgeTemplateError(" ".join(problems), problems=problems)
+    template = template or JudgeTemplate(study=study)
+    template.name, template.text = name, text
+    template.save()
+    study_event_record(
+        study=study, actor=actor, kind=StudyEvent.Kind.JUDGE_TEMPLATE_SAVED, name=name
+    )
+    return template
+
+
+@transaction.atomic
+def judge_outputs_import(
+    *, study: Study, filename: str, data: bytes, actor: AbstractBaseUser | None = None
+) -> dict:
+    """Import judge outputs: every row or none. Returns counts for the message.
+
+    Rows naming an unknown case, a case without exactly two responses, or the same judge,
+    case and order twice are problems that refuse the whole file. An output whose verdict
+    cannot be read is not a problem of the file: it is stored with the reason, listed on the
+    judges page, and never counted as a verdict. A row replaces an earlier output of the
+    same judge, case and order.
+    """
+    rows = judge_rows_read(filename=filename, data=data)
+    study_lock(study.pk)  # shared: the cases cannot be removed meanwhile
+    pairs = dict(
+        study.test_cases.annotate(n=Count("responses")).filter(n=2).values_list("case_id", "pk")
+    )
+    known = set(study.test_cases.values_list("case_id", flat=True))
+    problems, seen = [], set()
+    for row in rows:
+        place = f"Line/row {row.number}"
+        if row.case_id not in known:
+            problems.append(f"{place}: no test case {row.case_id[:50]!r} in this study.")
+        elif row.case_id not in pairs:
+            problems.append(f"{place}: test case {row.case_id!r} does not have two responses.")
+        key = (row.judge, row.case_id, row.order)
+        if key in seen:
+            problems.append(f"{place}: {row.judge!r} on {row.case_id!r} ({row.order}) again.")
+        seen.add(key)
+    if problems:
+        raise JudgeImportError(problems)
+    now = timezone.now()
+    names = sorted({row.judge for row in rows})
+    # Two imports naming the same new judge at once: both create it (one is a no-op), then
+    # each locks the judges it writes, in one order, so the second waits for the first.
+    Judge.objects.bulk_create(
+        [Judge(study=study, name=name) for name in names], ignore_conflicts=True
+    )
+    existing = {
+        judge.name: judge
+        for judge in Judge.objects.select_for_update()
+        .filter(study=study, name__in=names)
+        .order_by("pk")
+    }
+    outputs = []
+    for row in rows:
+        try:
+            verdict, problem = judges.parse_verdict(row.output), ""
+        except ValueError as error:
+            verdict, problem = "", str(error)[:200]
+        outputs.append(
+            JudgeOutput(
+                judge=existing[row.judge],
+                test_case_id=pairs[row.case_id],
+                order=row.order,
+                raw_text=row.output,
+                verdict=verdict,
+                problem=problem,
+                imported_at=now,
+            )
+        )
+    # In batches of the file's rows: one DELETE per 500 keys.
+    for start in range(0, len(outputs), 500):
+        batch = outputs[start : start + 500]
+        keys = Q()
+        for output in batch:
+            keys |= Q(judge=output.judge, test_case_id=output.test_case_id, order=output.order)
+        JudgeOutput.objects.filter(keys).delete()
+    JudgeOutput.objects.bulk_create(outputs, batch_size=500)
+    counts = {
+        "rows": len(outputs),
+        "judges": names,
+        "unparseable": sum(1 for output in outputs if not output.verdict),
+    }
+    study_event_record(
+        study=study,
+        actor=actor,
+        kind=StudyEvent.Kind.JUDGE_OUTPUTS_IMPORTED,
+        file=filename[:255],
+        sha256=hashlib.sha256(data).hexdigest(),
+        **counts,
+    )
+    return counts

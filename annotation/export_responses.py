@@ -1,0 +1,59 @@
+"""An export as an HTTP response: the one answer of the results page and the API alike.
+
+The caller has checked who may download (a coordinator of the study); what may be
+downloaded (a known format, a worksheet for a rater of the study, the key only after
+unblinding) is checked here, so a file from the API is byte for byte the file from the page.
+"""
+
+import tempfile
+
+from django.core.exceptions import PermissionDenied
+from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
+from django.utils.http import content_disposition_header
+
+from studies.models import Membership, Study
+
+from . import exports
+
+CONTENT_TYPES = {
+    exports.WORKSHEET_CSV: "text/csv; charset=utf-8",
+    exports.LONG_CSV: "text/csv; charset=utf-8",
+    exports.KEY_CSV: "text/csv; charset=utf-8",
+    exports.GOLD_CSV: "text/csv; charset=utf-8",
+    exports.DICTIONARY_MD: "text/markdown; charset=utf-8",
+    exports.WORKSHEET_XLSX: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+}
+
+
+def export_response(*, study: Study, fmt: str, rater: str | None) -> HttpResponse:
+    """The export ``fmt`` of the study (a worksheet limited to ``rater`` if given), streamed
+    and never cached; 404 for an unknown format or rater, 403 for the key while blinded."""
+    if fmt not in exports.FORMATS:
+        raise Http404
+    if rater is not None and (
+        fmt not in (exports.WORKSHEET_CSV, exports.WORKSHEET_XLSX)
+        or not study.memberships.filter(role=Membership.Role.RATER, pseudonym=rater).exists()
+    ):
+        raise Http404
+    if fmt == exports.KEY_CSV and not study.is_unblinded:
+        raise PermissionDenied
+    filename = exports.export_filename(study=study, fmt=fmt, rater=rater)
+    if fmt == exports.WORKSHEET_XLSX:
+        # Written to a temporary file in openpyxl's write-only mode, then streamed from disk.
+        file = tempfile.TemporaryFile()  # noqa: SIM115 - FileResponse closes it
+        exports.xlsx_write(exports.worksheet_rows(study=study, rater=rater), file)
+        file.seek(0)
+        response = FileResponse(
+            file, as_attachment=True, filename=filename, content_type=CONTENT_TYPES[fmt]
+        )
+    elif fmt == exports.DICTIONARY_MD:
+        response = HttpResponse(
+            exports.data_dictionary(study=study), content_type=CONTENT_TYPES[fmt]
+        )
+    else:
+        response = StreamingHttpResponse(
+            exports.export_text(study=study, fmt=fmt, rater=rater), content_type=CONTENT_TYPES[fmt]
+        )
+    response["Content-Disposition"] = content_disposition_header(True, filename)
+    response["Cache-Control"] = "no-store"
+    return response

@@ -1,0 +1,44 @@
+"""Writes for annotation, one concern per module.
+
+``ratings`` (assignments, autosaved drafts and submitted ratings: the one rating write
+path), ``participation`` (consent, end-of-study feedback, withdrawal), ``training``
+(training examples, qualification tests and their settings), ``assignment`` (the
+assignment designs and the Assign action). The rating names below are the public ones of
+``ratings``: import them from here; the other modules are used as modules.
+"""
+
+from .ratings import (
+    DRAFT_TOO_LARGE,
+    MAX_DRAFT_BYTES,
+    MAX_NOTES_LENGTH,
+    ImportCounts,
+    RatingClosedError,
+    RatingInvalidError,
+    StaleVersionError,
+    assignments_create,
+    assignments_create_all,
+    design_room_check,
+    draft_save,
+    rating_submit,
+    ratings_import,
+    ratings_withdraw,
+    submission_check,
+)
+
+__all__ = [
+    "DRAFT_TOO_LARGE",
+    "MAX_DRAFT_BYTES",
+    "MAX_NOTES_LENGTH",
+    "ImportCounts",
+    "RatingClosedError",
+    "RatingInvalidError",
+    "StaleVersionError",
+    "assignments_create",
+    "assignments_create_all",
+    "design_room_check",
+    "draft_save",
+    "rating_submit",
+    "ratings_import",
+    "ratings_withdraw",
+    "submission_check",
+]

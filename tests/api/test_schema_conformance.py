@@ -1,0 +1,120 @@
+"""The schema describes what the API returns: each GET endpoint's real answer, on a study
+with raters, ratings, a computed result and an Assign job, validates against the response
+the served OpenAPI schema declares for it, with no field the schema does not list.
+
+The serializers exist for the schema only (the views build their answers themselves), so
+without this a view could change its answer and the schema, and scripts written from it,
+would not know.
+"""
+
+import copy
+import re
+
+import jsonschema
+import pytest
+
+from agreement.services import agreement_recompute
+from annotation import assignment_jobs
+from studies.services import invitations
+from tests.payloads import close_and_unblind, study_with_systems, submit_all
+
+REF = "#/components/schemas/"
+
+
+def json_schema(node, components: dict, seen: tuple = ()):
+    """An OpenAPI 3.0 schema as plain JSON Schema: references inlined, ``nullable`` as a
+    null alternative, and an object that lists its properties closed to any other."""
+    if isinstance(node, list):
+        return [json_schema(item, components, seen) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        name = node["$ref"].removeprefix(REF)
+        assert name not in seen, f"a schema that contains itself: {name}"
+        return json_schema(components[name], components, (*seen, name))
+    out = {key: json_schema(value, components, seen) for key, value in node.items()}
+    if out.pop("nullable", False):
+        out = {"anyOf": [out, {"type": "null"}]}
+    elif "properties" in out and "additionalProperties" not in out:
+        out["additionalProperties"] = False
+    return out
+
+
+def response_schema(schema: dict, path: str) -> dict:
+    content = schema["paths"][path]["get"]["responses"]["200"]["content"]
+    return json_schema(content["application/json"]["schema"], schema["components"]["schemas"])
+
+
+@pytest.fixture
+def served(client, lead_user, api_as):
+    """The served schema, a token of the lead, and a study with everything to show."""
+    study = study_with_systems(lead=lead_user, slug="shown", cases=3, consented=True)
+    submit_all(study)
+    agreement_recompute(study_id=study.pk)
+    invitations.invitation_create(
+        study=study, created_by=lead_user, role="rater", note="for a colleague", days=7
+    )
+    job = assignment_jobs.assignment_job_start(study=study, actor=lead_user, inline=True)
+    close_and_unblind(study)
+    schema = client.get("/api/v1/openapi.json").json()
+    return schema, api_as(lead_user), {"slug": study.slug, "job_uuid": str(job.uuid)}
+
+
+def json_get_paths(schema: dict) -> list[str]:
+    return sorted(
+        path
+        for path, operations in schema["paths"].items()
+        if "application/json"
+        in operations.get("get", {}).get("responses", {}).get("200", {}).get("content", {})
+    )
+
+
+def test_every_get_endpoint_answers_as_its_schema_says(served):
+    schema, api, values = served
+    paths = json_get_paths(schema)
+    # The endpoints the brief of this check names, at least: a study, its cases, its
+    # agreement, its raters and progress.
+    for wanted in ("", "cases/", "agreement/", "raters/", "progress/"):
+        assert f"/api/v1/studies/{{slug}}/{wanted}" in paths
+    problems = []
+    for path in paths:
+        url = re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], path)
+        response = api("GET", url)
+        assert response.status_code == 200, (url, response.content[:300])
+        body = response.json()
+        errors = sorted(
+            jsonschema.Draft7Validator(response_schema(schema, path)).iter_errors(body),
+            key=lambda error: list(error.absolute_path),
+        )
+        problems += [
+            f"{path} at {'/'.join(map(str, error.absolute_path)) or '(top)'}: {error.message}"
+            for error in errors[:5]
+        ]
+    assert problems == [], "\n".join(problems)
+
+
+def test_the_check_sees_an_answer_that_drifted_from_the_schema(served):
+    """Power: the same check on a real answer with a field renamed, one retyped and one
+    added, each as a view that changed its answer without its serializer would."""
+    schema, api, values = served
+    path = "/api/v1/studies/{slug}/progress/"
+    body = api("GET", f"/api/v1/studies/{values['slug']}/progress/").json()
+    validator = jsonschema.Draft7Validator(response_schema(schema, path))
+    assert list(validator.iter_errors(body)) == []
+    renamed = copy.deepcopy(body)
+    renamed["n_cases"] = renamed.pop("cases")
+    retyped = {**copy.deepcopy(body), "submitted": str(body["submitted"])}
+    added = copy.deepcopy(body)
+    added["raters"][0]["email"] = "someone@example.org"
+    for drifted in (renamed, retyped, added):
+        assert list(validator.iter_errors(drifted)), drifted
+
+
+def test_nullable_and_references_are_read_as_openapi_means_them():
+    components = {"Pair": {"type": "object", "properties": {"a": {"type": "integer"}}}}
+    schema = json_schema(
+        {"type": "array", "items": {"$ref": REF + "Pair"}, "nullable": True}, components
+    )
+    validator = jsonschema.Draft7Validator(schema)
+    assert validator.is_valid(None) and validator.is_valid([{"a": 1}])
+    assert not validator.is_valid([{"a": "1"}]) and not validator.is_valid([{"b": 1}])

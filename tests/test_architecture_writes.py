@@ -1,0 +1,190 @@
+"""Every write lives in its app's services package: the pages, the API and the admin call
+the services, and the API never calls a page's view.
+
+Read from the code (an AST walk), so the next view that saves a model, or the next API
+endpoint that borrows a view, fails here; each check shows its power on planted samples.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+APPS = ("studies", "annotation", "agreement", "config")
+
+# A model is written through one of these: an instance's save() or delete(), a manager's or
+# a queryset's create(), update(), delete() and the bulk and get-or-create forms.
+WRITES = {
+    "save",
+    "delete",
+    "create",
+    "update",
+    "bulk_create",
+    "bulk_update",
+    "get_or_create",
+    "update_or_create",
+}
+# Receivers of those names that are not models: the cache and the session are no data of
+# the apps, and a view may forget a cached file or a session key.
+NOT_MODELS = {"cache", "request.session", "self.request.session"}
+
+
+def is_view_module(path: Path) -> bool:
+    """A page view: views.py, a module of a views/ package, or a *_views.py module."""
+    return path.name == "views.py" or "views" in path.parts or path.stem.endswith("_views")
+
+
+def is_api_module(path: Path) -> bool:
+    return path.stem == "api" or "api" in path.parts[:-1]
+
+
+def is_admin_module(path: Path) -> bool:
+    return path.name == "admin.py"
+
+
+def modules(predicate) -> list[Path]:
+    return sorted(
+        path
+        for app in APPS
+        for path in (ROOT / app).rglob("*.py")
+        if predicate(path.relative_to(ROOT))
+    )
+
+
+def model_writes(source: str) -> list[str]:
+    """The calls in ``source`` that write a model: ``line: receiver.method(``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        method, receiver = node.func.attr, ast.unparse(node.func.value)
+        if method not in WRITES or receiver in NOT_MODELS:
+            continue
+        # dict.update(other) takes a mapping; a queryset's update() takes keywords only.
+        if method == "update" and node.args and ".objects" not in receiver:
+            continue
+        found.append(f"{node.lineno}: {receiver}.{method}(")
+    return found
+
+
+def imported_modules(source: str, *, package: str) -> set[str]:
+    """Every module ``source`` imports (relative imports resolved against ``package``),
+    with each imported name as a possible module too (``from . import views``)."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = parts[: len(parts) - node.level + 1]
+                module = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            found.add(module)
+            found.update(f"{module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def views_imported(source: str, *, package: str) -> list[str]:
+    """The project's view modules ``source`` imports (or imports names from); a library's
+    (``rest_framework.views``) is no page of ours."""
+    return sorted(
+        module
+        for module in imported_modules(source, package=package)
+        if module.split(".")[0] in APPS
+        and any(part == "views" or part.endswith("_views") for part in module.split("."))
+    )
+
+
+def package_of(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+
+
+def test_the_views_the_api_and_the_admin_write_no_model_themselves():
+    offending = {
+        str(path.relative_to(ROOT)): writes
+        for path in modules(lambda p: is_view_module(p) or is_api_module(p) or is_admin_module(p))
+        if (writes := model_writes(path.read_text(encoding="utf-8")))
+    }
+    assert offending == {}, "write through the app's services instead"
+
+
+def test_the_api_calls_no_view():
+    offending = {
+        str(path.relative_to(ROOT)): found
+        for path in modules(is_api_module)
+        if (found := views_imported(path.read_text(encoding="utf-8"), package=package_of(path)))
+    }
+    assert offending == {}, "the API uses the services, forms and selectors, never a view"
+
+
+def test_the_checks_read_the_modules_they_are_meant_to():
+    # Both checks would pass vacuously if the module lists were empty or wrong.
+    views = {str(p.relative_to(ROOT)) for p in modules(is_view_module)}
+    apis = {str(p.relative_to(ROOT)) for p in modules(is_api_module)}
+    admins = {str(p.relative_to(ROOT)) for p in modules(is_admin_module)}
+    assert {"agreement/views.py", "annotation/views/people.py", "agreement/report_views.py"} <= (
+        views
+    )
+    assert {"studies/api.py", "annotation/api.py", "agreement/api.py"} <= apis
+    assert {"studies/admin.py", "annotation/admin.py"} <= admins
+
+
+PLANTED_WRITES = [
+    'Study.objects.create(slug="x")',
+    "study.save()",
+    'study.memberships.filter(status="active").update(status="paused")',
+    "Rating.objects.filter(pk=1).delete()",
+    "membership.delete()",
+    "Rating.objects.bulk_create([])",
+    'Judge.objects.get_or_create(name="j")',
+    'Flag.objects.update_or_create(name="f")',
+    'TestCase.objects.bulk_update([], ["position"])',
+    "form.save()",
+    'study.events.create(kind="x")',
+    'Study.objects.update({"name": "y"})',
+]
+
+
+@pytest.mark.parametrize("line", PLANTED_WRITES)
+def test_the_write_check_catches_a_planted_write(line):
+    assert model_writes(f"def view(request, study):\n    {line}\n")
+
+
+HARMLESS = [
+    'context.update({"a": 1})',
+    "context.update(extra, b=2)",
+    "cache.delete(key)",
+    'request.session.update({"k": 1})',
+    "services.study_update(study=study, actor=request.user, changes={})",
+]
+
+
+@pytest.mark.parametrize("line", HARMLESS)
+def test_the_write_check_leaves_what_is_not_a_model_alone(line):
+    assert model_writes(f"def view(request, study):\n    {line}\n") == []
+
+
+PLANTED_IMPORTS = [
+    "from .views.people import _invitation_form",
+    "from .views import results as results_views",
+    "from . import views",
+    "from annotation.views.results import UnblindForm",
+    "import agreement.report_views",
+    "from ..report_views import report_page",
+]
+
+
+@pytest.mark.parametrize("line", PLANTED_IMPORTS)
+def test_the_view_import_check_catches_a_planted_import(line):
+    assert views_imported(line, package="annotation.api")
+
+
+def test_the_view_import_check_leaves_forms_services_and_libraries_alone():
+    source = (
+        "from . import forms, selectors\nfrom studies.services import invitations\n"
+        "from rest_framework.views import exception_handler\n"
+    )
+    assert views_imported(source, package="annotation") == []
