@@ -12,8 +12,8 @@ from studies.locks import study_lock
 from studies.models import Study, StudyEvent
 from studies.signals import analysis_inputs_announce
 
+from .analysis.outcomes import TOTAL_MEASURE, dimension_measure
 from .models import AnalysisPlan
-from .outcomes import TOTAL_MEASURE, dimension_measure
 from .selectors import dimension_role
 
 MAX_TEXT = 5_000

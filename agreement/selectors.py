@@ -29,10 +29,10 @@ from annotation.selectors import expected_answer_details
 from studies.models import BlindedLabel, Membership, Study, StudyEvent, TestCase
 from studies.services.quality import quality_settings_for
 
-from .analysis import DimensionData
+from .analysis.agreement import DimensionData
+from .analysis.outcomes import ComparisonData, DimensionRole
 from .models import AnalysisPlan, StudyAgreement
-from .outcomes import ComparisonData, DimensionRole
-from .qc import CaseRecord, QualityAnswer, Rules
+from .qc.checks import CaseRecord, QualityAnswer, Rules
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,14 @@ from studies.locks import study_lock
 from studies.models import Membership, Study, StudyEvent
 from studies.services import rater_pause_automatic
 
-from . import coalescing, judges
-from .analysis import DimensionData, analyse_study_point, with_intervals
+from . import coalescing
+from .analysis.agreement import DimensionData, analyse_study_point, with_intervals
+from .analysis.outcomes import ComparisonData, compare_systems, label_free_summary
 from .background import background_schedule
-from .judge_files import JudgeImportError, judge_rows_read
+from .judges import verdicts as judges
+from .judges.files import JudgeImportError, judge_rows_read
 from .models import Judge, JudgeOutput, JudgeTemplate, StudyAgreement
-from .outcomes import ComparisonData, compare_systems, label_free_summary
-from .qc import answer_values, quality_checks, rater_checks
+from .qc.checks import answer_values, quality_checks, rater_checks
 from .selectors import (
     StudyRatings,
     agreement_awaits_run,

@@ -13,7 +13,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from config.api import ErrorResponseSerializer, Pagination, body_object, form_errors, scalar_fields
+from core.api import ErrorResponseSerializer, Pagination, body_object, form_errors, scalar_fields
 from studies import access, invitations, selectors, unblinding
 from studies.models import Invitation, Membership
 

@@ -13,9 +13,9 @@ from studies.locks import membership_lock
 from studies.models import Membership, Study, StudyEvent
 from studies.rubric import RubricValueError, score_form
 
-from .calibration import compare, is_blank, pass_rule
 from .models import OnboardingSettings, QualificationAttempt, TrainingAnswer, TrainingItem
 from .participation import event_record
+from .qualification import compare, is_blank, pass_rule
 from .selectors import onboarding_settings, qualification_next_item, training_items
 
 MAX_RESPONSES = 4

@@ -16,7 +16,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from config.api_request import Pagination
+from core.api_request import Pagination
 from studies.errors import ApplicationError
 
 logger = logging.getLogger(__name__)

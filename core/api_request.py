@@ -15,9 +15,9 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import JSONParser
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
-from config import throttle
+from core import throttle
+from core.user_input import UserInputError, json_read
 from studies import tokens
-from studies.user_input import UserInputError, json_read
 
 logger = logging.getLogger(__name__)
 

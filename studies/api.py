@@ -16,11 +16,11 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from config.api import ErrorResponseSerializer, Pagination, body_object, form_errors, scalar_fields
+from core.api import ErrorResponseSerializer, Pagination, body_object, form_errors, scalar_fields
 
 from . import access, selectors, services
 from .forms import StudyCreateForm, StudyForm
-from .importing import MAX_FILE_BYTES, file_type_for, size_problem
+from .importing.cases import MAX_FILE_BYTES, file_type_for, size_problem
 from .models import Study, TestCase
 from .presets import PRESETS
 from .rubric import KINDS

@@ -10,7 +10,7 @@ from django import forms
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.utils.text import slugify
 
-from .importing import MAX_FILE_BYTES
+from .importing.cases import MAX_FILE_BYTES
 from .models import Study
 from .presets import PRESET_CHOICES, START_CHOICES
 from .rubric import KINDS, RubricValueError, allowed_levels, dimension_from_config

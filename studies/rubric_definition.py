@@ -14,10 +14,11 @@ are written in this shape too, so any preset can be exported, edited and set aga
 import json
 import re
 
+from core.user_input import UserInputError, json_read
+
 from .errors import StudySetupError
 from .presets import PRESETS
 from .rubric import KINDS, RubricValueError, allowed_levels, dimension_from_config
-from .user_input import UserInputError, json_read
 
 MAX_DIMENSIONS = 30
 MAX_NAME_CHARS = 200

@@ -9,8 +9,9 @@ from django.db.models import Count, Q
 from . import protocol
 from .activity import rating_activity
 from .bulk_rows import batches
-from .identity_check import Mention, find_identity_mentions
-from .importing import ParsedCases, parse_cases
+from .importing.cases import ParsedCases, parse_cases
+from .importing.identity_check import Mention, find_identity_mentions
+from .importing.tabular import Source
 from .models import (
     BlindedLabel,
     ExpectedAnswer,
@@ -22,7 +23,6 @@ from .models import (
     TestCase,
 )
 from .rubric import RubricValueError
-from .tabular import Source
 
 
 def coordinated_studies(*, user):

@@ -9,12 +9,11 @@ unblinded.
 
 import numpy as np
 
+from agreement.judges.calibration import pairwise_dimension
+from agreement.selectors import study_ratings
+from agreement.stats.ranking import bradley_terry, win_matrix
 from annotation.exports import is_unblinded
 from studies.models import BlindedLabel, Study, TestCase
-
-from .calibration import pairwise_dimension
-from .ranking import bradley_terry, win_matrix
-from .selectors import study_ratings
 
 N_RESAMPLES = 1000
 

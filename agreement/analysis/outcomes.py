@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from agreement.analysis import DimensionData
-from agreement.estimates import (
+from agreement.analysis.agreement import DimensionData
+from agreement.stats.estimates import (
     binomial_win_rate,
     bootstrap_means,
     holm,
@@ -26,7 +26,7 @@ from agreement.estimates import (
     paired_difference,
     percentile_interval,
 )
-from agreement.ranking import bradley_terry, win_matrix
+from agreement.stats.ranking import bradley_terry, win_matrix
 
 CONFIDENCE_NAMES = {1: "low", 2: "medium", 3: "high"}
 MAX_PLOT_POINTS = 2_000

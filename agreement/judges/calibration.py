@@ -14,16 +14,16 @@ from collections.abc import Iterator
 import numpy as np
 from django.db.models import Count, Max
 
+from agreement.models import Judge, JudgeOutput
+from agreement.selectors import computed_for_inputs, study_ratings
+from agreement.stats.ranking import win_matrix
 from annotation.exports import is_unblinded
 from annotation.worksheets.columns import neutralise
 from studies.blinding import judge_prompt_swapped
 from studies.models import BlindedLabel, Study, TestCase
 
-from . import judges
-from .judge_files import prompt_lines
-from .models import Judge, JudgeOutput
-from .ranking import win_matrix
-from .selectors import computed_for_inputs, study_ratings
+from . import verdicts as judges
+from .files import prompt_lines
 
 MAX_DISAGREEMENTS_SHOWN = 200
 

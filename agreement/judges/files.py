@@ -10,11 +10,11 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from core.user_input import UserInputError, json_read
 from studies.errors import ApplicationError
-from studies.tabular import MAX_BYTES, TableError, read_table
-from studies.user_input import UserInputError, json_read
+from studies.importing.tabular import MAX_BYTES, TableError, read_table
 
-from .judges import MAX_OUTPUT_CHARS, ORDERS, template_fill
+from .verdicts import MAX_OUTPUT_CHARS, ORDERS, template_fill
 
 COLUMNS = ("case_id", "order", "judge", "output")
 MAX_ROWS = 20_000

@@ -5,11 +5,10 @@ import json
 import zipfile
 from collections.abc import Iterator
 
+from agreement.plan import primary_measure_get
 from annotation import exports
 from studies.models import Study
 from studies.selectors import study_protocol_chunks
-
-from .plan import primary_measure_get
 
 README = """Concord report bundle for {name}
 

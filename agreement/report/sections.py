@@ -7,12 +7,11 @@ counts and the agreement, which never reads a system.
 
 from django.db.models import Count
 
+from agreement.plan import primary_measure_named
+from agreement.selectors import agreement_is_stale, study_agreement
 from annotation.models import ConsentRecord, QualificationAttempt, StudyFeedback
 from studies.models import Membership, Study, StudyEvent
 from studies.selectors import rubric_for_display
-
-from .plan import primary_measure_named
-from .selectors import agreement_is_stale, study_agreement
 
 # Edits after the study opened that a report lists as deviations from the frozen protocol.
 DEVIATION_KINDS = (

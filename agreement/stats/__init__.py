@@ -5,8 +5,8 @@ column per unit) with None or NaN where a rating is missing. Nothing here import
 Formulas and references: docs/statistics.md.
 """
 
-from agreement.bootstrap import AlphaBootstrap, alpha_bootstrap, alpha_interval
-from agreement.estimates import (
+from agreement.stats.bootstrap import AlphaBootstrap, alpha_bootstrap, alpha_interval
+from agreement.stats.estimates import (
     WinRate,
     binomial_win_rate,
     holm,
@@ -15,8 +15,8 @@ from agreement.estimates import (
     paired_difference,
     win_rate_sample_size,
 )
-from agreement.kappa import cohen_kappa, fleiss_kappa, pairwise_cohen_kappa, percent_agreement
-from agreement.krippendorff import LEVELS, alpha_without_each_rater, krippendorff_alpha
+from agreement.stats.kappa import cohen_kappa, fleiss_kappa, pairwise_cohen_kappa, percent_agreement
+from agreement.stats.krippendorff import LEVELS, alpha_without_each_rater, krippendorff_alpha
 
 __all__ = [
     "LEVELS",

@@ -15,14 +15,14 @@ from typing import Literal
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from agreement.krippendorff import (
+from agreement.stats.krippendorff import (
     BLOCK,
     Level,
     UnitPatterns,
     krippendorff_alpha,
     unit_patterns,
 )
-from agreement.ratings import RatingData
+from agreement.stats.ratings import RatingData
 
 Method = Literal["percentile", "bca"]
 

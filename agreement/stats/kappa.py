@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from agreement.ratings import RatingData, rating_matrix
+from agreement.stats.ratings import RatingData, rating_matrix
 
 Weights = Literal["linear", "quadratic"] | None
 Distance = Literal["position", "value"]

@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 import scipy.sparse
 
-from agreement.ratings import RatingData, rating_matrix
+from agreement.stats.ratings import RatingData, rating_matrix
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")

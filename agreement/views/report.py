@@ -13,19 +13,18 @@ from django.utils.http import content_disposition_header
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from studies import access
-from studies.errors import ApplicationError
-
-from .bundle import report_bundle_chunks
-from .plan import (
+from agreement.plan import (
     primary_measure_choices,
     primary_measure_get,
     primary_measure_set,
     stratum_shares_set,
     stratum_shares_text,
 )
-from .report import study_report
-from .report_plots import PALETTE, forest, grouped_bars, histogram, scatter
+from agreement.report.bundle import report_bundle_chunks
+from agreement.report.charts import PALETTE, forest, grouped_bars, histogram, scatter
+from agreement.report.sections import study_report
+from studies import access
+from studies.errors import ApplicationError
 
 
 def report_charts(report: dict) -> dict:

@@ -4,9 +4,8 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
+from agreement.stats.estimates import mean_difference_sample_size, win_rate_sample_size
 from studies import access
-
-from .estimates import mean_difference_sample_size, win_rate_sample_size
 
 
 class WinRateForm(forms.Form):

@@ -8,30 +8,31 @@ from django.http import Http404, HttpResponseBadRequest, JsonResponse, Streaming
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
-from studies import access
-from studies.errors import ApplicationError
-from studies.models import Membership
-from studies.services import RATER_ACTIONS, rater_status_change
-
-from . import judge_files, judges, qc
-from .arena import study_ranking
-from .calibration import (
+from agreement.analysis.arena import study_ranking
+from agreement.judges import files as judge_files
+from agreement.judges import verdicts as judges
+from agreement.judges.calibration import (
     judge_calibration_report,
     judge_outputs_csv,
     judge_prompts_jsonl,
     pairwise_dimension,
 )
-from .judge_files import JudgeImportError
-from .models import Judge
-from .plot import accuracy_chart, alpha_chart, time_chart
-from .selectors import (
+from agreement.judges.files import JudgeImportError
+from agreement.models import Judge
+from agreement.plot import accuracy_chart, alpha_chart, time_chart
+from agreement.qc import checks as qc
+from agreement.selectors import (
     computed_for_inputs,
     dismissed_flags,
     qc_rules,
     rater_events,
     study_agreement,
 )
-from .services import agreement_stale_check, judge_outputs_import, judge_template_save
+from agreement.services import agreement_stale_check, judge_outputs_import, judge_template_save
+from studies import access
+from studies.errors import ApplicationError
+from studies.models import Membership
+from studies.services import RATER_ACTIONS, rater_status_change
 
 
 def _stale(study, agreement) -> bool:

@@ -6,11 +6,12 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from annotation import qualification as calibration
+from annotation import selectors, training
 from studies import access
 from studies.errors import ApplicationError
 from studies.selectors import rubric_for_display
 
-from .. import calibration, selectors, training
 from ..access import get_training_item_for_user
 from ..forms import OnboardingSettingsForm, TrainingItemForm
 from ..models import TrainingItem

@@ -6,11 +6,12 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 
+from annotation import participation, selectors, training
+from annotation import qualification as calibration
 from studies import access
 from studies.errors import ApplicationError
 from studies.selectors import rubric_for_display
 
-from .. import calibration, participation, selectors, training
 from ..access import get_training_item_for_user
 from ..forms import ConsentForm
 from ..models import TrainingItem

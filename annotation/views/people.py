@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation import assignment, assignment_jobs
 from annotation.models import AssignmentJob
 from annotation.selectors import rater_pair_overlap_range, rater_progress_table
-from config import throttle
+from core import throttle
 from studies import access, invitations
 from studies.models import Membership, Study
 

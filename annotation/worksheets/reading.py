@@ -2,8 +2,8 @@
 
 from dataclasses import dataclass
 
-from studies import tabular
 from studies.errors import ApplicationError
+from studies.importing import tabular
 
 from .columns import MAX_BYTES, MAX_ROWS, unneutralise
 

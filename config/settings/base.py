@@ -81,19 +81,19 @@ THROTTLE_PROXY_COUNT = env.int("THROTTLE_PROXY_COUNT", default=0)
 
 # The HTTP API (docs/api.md): personal tokens only, JSON only, one error shape.
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["config.api_request.TokenAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["core.api_request.TokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
-        "config.api_request.BoundedJSONParser",
+        "core.api_request.BoundedJSONParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_THROTTLE_CLASSES": [
-        "config.api_request.UserThrottle",
-        "config.api_request.AnonThrottle",
+        "core.api_request.UserThrottle",
+        "core.api_request.AnonThrottle",
     ],
-    "DEFAULT_PAGINATION_CLASS": "config.api_request.Pagination",
-    "EXCEPTION_HANDLER": "config.api.exception_handler",
+    "DEFAULT_PAGINATION_CLASS": "core.api_request.Pagination",
+    "EXCEPTION_HANDLER": "core.api.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
@@ -131,7 +131,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "config.navigation.navigation",
+                "studies.navigation.navigation",
             ],
         },
     },

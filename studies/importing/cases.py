@@ -31,9 +31,10 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from core.user_input import UserInputError, json_read
+from studies.blinding import LABELS
+
 from . import tabular
-from .blinding import LABELS
-from .user_input import UserInputError, json_read
 
 # A file of 100,000 cases of about 2 KB is about 210 MB. It is read as a stream from the
 # stored upload (never whole in memory), checked a row at a time, and written in batches.

@@ -34,7 +34,7 @@ from typing import BinaryIO, NoReturn
 from xml.etree.ElementTree import ParseError
 from xml.parsers import expat
 
-from .errors import ApplicationError
+from studies.errors import ApplicationError
 
 MAX_BYTES = 10 * 1024 * 1024
 MAX_ROWS = 20_000

@@ -9,10 +9,11 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from studies import access, importing, selectors, services
+from studies import access, selectors, services
 from studies.errors import ApplicationError
 from studies.forms import CaseUploadForm
 from studies.import_jobs import case_import_schedule
+from studies.importing import cases as importing
 
 CASES_PER_PAGE = 50
 

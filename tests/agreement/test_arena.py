@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from django.urls import reverse
 
-from agreement.ranking import bradley_terry
+from agreement.stats.ranking import bradley_terry
 from annotation.participation import consent_record
 from annotation.services import assignments_create_all
 from studies import services as study_services

@@ -1,6 +1,6 @@
 from decimal import Decimal
 
-from annotation.calibration import Comparison, compare, is_blank, pass_rule
+from annotation.qualification import Comparison, compare, is_blank, pass_rule
 
 DIMENSIONS = [("depth", "response"), ("evidence", "response"), ("preference", "case")]
 

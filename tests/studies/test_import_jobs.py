@@ -7,8 +7,9 @@ from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from studies import importing, services
-from studies.importing import parse_cases
+from studies import services
+from studies.importing import cases as importing
+from studies.importing.cases import parse_cases
 from studies.models import BlindedLabel, CaseUpload, IdentityMention, Response, StudyEvent, System
 from studies.models import TestCase as Case
 

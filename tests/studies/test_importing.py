@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from openpyxl import Workbook
 
-from studies import importing
-from studies.importing import parse_cases
+from studies.importing import cases as importing
+from studies.importing.cases import parse_cases
 
 SAMPLES = Path(__file__).resolve().parents[2] / "studies" / "samples"
 HEADER = "id,prompt,context,stratum,response:baseline,response:improved"

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from studies.importing import size_problem
+from studies.importing.cases import size_problem
 from studies.models import Study
 from studies.services import CaseImportError, StudySetupError, test_cases_import
 
