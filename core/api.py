@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from core.api_request import Pagination
-from studies.errors import ApplicationError
+from core.errors import ApplicationError
 
 logger = logging.getLogger(__name__)
 

@@ -1,66 +1,27 @@
-"""How the HTTP API reads a request: the token, the JSON body, the throttles.
+"""How the HTTP API reads a request: the JSON body, the pages, the throttles.
 
-Kept apart from ``config/api.py`` because Django REST framework imports these classes
-(named in settings) while it is itself loading; they import none of its views.
+Kept apart from ``core/api.py`` because Django REST framework imports these classes
+(named in settings) while it is itself loading; they import none of its views. The
+token sign-in is the studies app's (``studies/api_auth.py``): tokens are its model.
 """
 
 import logging
 
 from django.conf import settings
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from redis.exceptions import RedisError
 from rest_framework import exceptions
-from rest_framework.authentication import BaseAuthentication
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import JSONParser
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
 from core import throttle
 from core.user_input import UserInputError, json_read
-from studies import tokens
 
 logger = logging.getLogger(__name__)
 
 # A JSON body may carry a whole test-case file (at most 10 MB as a file; JSON escapes add a
 # little), so the API's limit is larger than the pages' 2 MB for a rating's JSON.
 MAX_JSON_BODY_BYTES = 12 * 1024 * 1024
-
-
-# Sign-in ----------------------------------------------------------------------------------
-
-
-class TokenAuthentication(BaseAuthentication):
-    """``Authorization: Bearer concord_...``: the request acts as the token's user."""
-
-    def authenticate(self, request):
-        header = request.headers.get("Authorization", "")
-        if not header:
-            return None
-        scheme, _, secret = header.partition(" ")
-        if scheme.lower() != "bearer" or not secret.strip():
-            raise exceptions.AuthenticationFailed(
-                "Send the token as 'Authorization: Bearer <token>'."
-            )
-        user = tokens.api_token_user(secret=secret.strip())
-        if user is None:
-            raise exceptions.AuthenticationFailed("The token is unknown or has been revoked.")
-        return user, None
-
-    def authenticate_header(self, request):
-        # Its presence makes a missing token a 401 (not a 403).
-        return 'Bearer realm="concord"'
-
-
-class TokenAuthenticationScheme(OpenApiAuthenticationExtension):
-    target_class = TokenAuthentication
-    name = "token"
-
-    def get_security_definition(self, auto_schema):
-        return {
-            "type": "http",
-            "scheme": "bearer",
-            "description": "A personal token, created on the API tokens page (shown once).",
-        }
 
 
 # Bodies -----------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ of these with a ``UserInputError`` saying which, before anything can be written.
 import json
 import math
 
-from studies.errors import ApplicationError
+from core.errors import ApplicationError
 
 MAX_JSON_CHARS = 2 * 1024 * 1024
 # A rating form is about six levels deep ({"responses": {"A": {"depth": {"items": [{...}]}}}}).

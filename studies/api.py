@@ -3,7 +3,8 @@
 Each endpoint looks the study up with ``studies.access`` (an outsider gets 404, a rater
 403), validates with the pages' own forms and writes through ``studies.services``, so an
 API request can do exactly what the same person could do on the pages. Shared plumbing
-(tokens, errors, pages, throttles) is in ``config/api.py``.
+(errors, pages, bodies, throttles) is in ``core/api.py``; the token sign-in in
+``studies/api_auth.py``.
 """
 
 import json

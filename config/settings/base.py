@@ -72,7 +72,7 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 
-# Sign-in throttling (config/throttle.py): failed attempts per window, per account and per
+# Sign-in throttling (core/throttle.py): failed attempts per window, per account and per
 # client address; behind a proxy the address comes from X-Forwarded-For.
 THROTTLE_WINDOW_SECONDS = env.int("THROTTLE_WINDOW_SECONDS", default=15 * 60)
 THROTTLE_FAILURES_PER_ACCOUNT = env.int("THROTTLE_FAILURES_PER_ACCOUNT", default=10)
@@ -81,7 +81,7 @@ THROTTLE_PROXY_COUNT = env.int("THROTTLE_PROXY_COUNT", default=0)
 
 # The HTTP API (docs/api.md): personal tokens only, JSON only, one error shape.
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["core.api_request.TokenAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["studies.api_auth.TokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
