@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from core.api import ErrorResponseSerializer, Pagination, body_object, form_errors, scalar_fields
 from studies import access, invitations, selectors, unblinding
 from studies.models import Invitation, Membership
+from studies.views.unblinding import UnblindForm
 
 from . import assignment, assignment_jobs, exports
 from .models import AssignmentJob
@@ -27,7 +28,6 @@ from .selectors import (
 )
 from .views import results as results_views
 from .views.people import ACCOUNT_INVITED, AddAccountForm, _invitation_form
-from .views.results import UnblindForm
 
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
 
@@ -138,7 +138,7 @@ def study_invitations(request, slug):
         note=form.cleaned_data["note"],
         days=form.cleaned_data["days"],
     )
-    invitation.link = request.build_absolute_uri(reverse("annotation:invitation", args=[token]))
+    invitation.link = request.build_absolute_uri(reverse("studies:invitation", args=[token]))
     response = Response(InvitationCreatedSerializer(invitation).data, status=201)
     response["Cache-Control"] = "no-store"
     return response

@@ -1,4 +1,4 @@
-"""Results: progress per test case, exports, import of offline worksheets, unblinding."""
+"""Results: progress per test case, exports and the import of offline worksheets."""
 
 import secrets
 import tempfile
@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from annotation import exports, worksheets
 from annotation.selectors import case_progress_page
-from studies import access, unblinding
+from studies import access
 from studies.models import Membership, Study
 
 CONTENT_TYPES = {
@@ -38,21 +38,6 @@ class WorksheetImportForm(forms.Form):
     def __init__(self, *args, pseudonyms=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["rater"].choices = [(p, p) for p in pseudonyms]
-
-
-class UnblindForm(forms.Form):
-    confirm = forms.BooleanField(
-        label=(
-            "I understand that unblinding cannot be undone: exports will name the system of "
-            "every response."
-        )
-    )
-    reason = forms.CharField(
-        label="Note for the audit trail (optional)",
-        required=False,
-        max_length=1000,
-        widget=forms.Textarea(attrs={"rows": 2}),
-    )
 
 
 def _pseudonyms(study: Study) -> list[str]:
@@ -200,28 +185,3 @@ def worksheet_import(request, slug):
         f"{result.rater} ({result.created} newly assigned, {result.updated} replaced).",
     )
     return redirect("annotation:results", slug=study.slug)
-
-
-@login_required
-def unblind(request, slug):
-    study, _ = access.get_study_for_user(request.user, slug, role=access.LEAD)
-    form = UnblindForm(request.POST or None)
-    error = None
-    if request.method == "POST" and form.is_valid():
-        try:
-            unblinding.study_unblind(
-                study=study, actor=request.user, reason=form.cleaned_data["reason"]
-            )
-        except unblinding.UnblindingError as exc:
-            error = str(exc)
-        else:
-            messages.success(
-                request, "The study is unblinded: the exports now name the systems, with the key."
-            )
-            return redirect("annotation:results", slug=study.slug)
-    return render(
-        request,
-        "studies/results/unblind.html",
-        {"study": study, "form": form, "error": error},
-        status=400 if request.method == "POST" else 200,
-    )
