@@ -10,9 +10,9 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from core.user_input import UserInputError, json_read
+from core.user_input import UserInputError
 from studies.errors import ApplicationError
-from studies.importing.tabular import MAX_BYTES, TableError, read_table
+from studies.importing.tabular import MAX_BYTES, TableError, jsonl_records, read_table
 
 from .verdicts import MAX_OUTPUT_CHARS, ORDERS, template_fill
 
@@ -67,20 +67,13 @@ def judge_rows_read(*, filename: str, data: bytes) -> list[JudgeRow]:
 
 def _jsonl_records(data: bytes) -> Iterator[tuple[int, object]]:
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise JudgeImportError(["The file is not UTF-8 text."]) from None
-    count = 0
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        count += 1
+        records = jsonl_records(data, max_chars=MAX_OUTPUT_CHARS * 2, max_depth=2)
+    except TableError as error:
+        raise JudgeImportError([str(p) for p in error.problems]) from None
+    for count, record in enumerate(records, 1):
         if count > MAX_ROWS:
             raise JudgeImportError([f"The file has more than {MAX_ROWS} lines."])
-        try:
-            yield number, json_read(line, max_chars=MAX_OUTPUT_CHARS * 2, max_depth=2)
-        except UserInputError as error:
-            yield number, error
+        yield record
 
 
 def _table_records(filename: str, data: bytes) -> Iterator[tuple[int, object]]:

@@ -31,7 +31,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from core.user_input import UserInputError, json_read
+from core.user_input import UserInputError
 from studies.blinding import LABELS
 
 from . import tabular
@@ -358,39 +358,34 @@ def _has_required_columns(where: str, seen: dict, problems: _Collector) -> bool:
 def _jsonl_records(data: tabular.Source, problems: _Collector) -> Iterator[tuple]:
     """One record per non-blank line that holds a JSON object, read line by line."""
     try:
-        lines = tabular.text_lines(data)
+        records = tabular.jsonl_records(data, max_chars=MAX_FILE_BYTES)
     except tabular.TableError as error:
         _add_table_problems(error, problems)
         return
-    with lines:
-        for number, line in enumerate(lines, start=1):
-            if problems.full:
-                return
-            if not line.strip():
-                continue
-            where = f"Line {number}"
-            record = _jsonl_object(where, line, problems)
-            if record is None:
-                continue
-            fields = _jsonl_fields(where, record, problems)
-            texts = _jsonl_responses(where, record, problems)
-            yield where, fields, texts, None
+    for number, value in records:
+        if problems.full:
+            return
+        where = f"Line {number}"
+        record = _jsonl_object(where, value, problems)
+        if record is None:
+            continue
+        fields = _jsonl_fields(where, record, problems)
+        texts = _jsonl_responses(where, record, problems)
+        yield where, fields, texts, None
 
 
-def _jsonl_object(where: str, line: str, problems: _Collector) -> dict | None:
+def _jsonl_object(where: str, value: object, problems: _Collector) -> dict | None:
     """The line's JSON object, or None when it is not valid JSON or not an object."""
-    try:
-        record = json_read(line, max_chars=MAX_FILE_BYTES)
-    except UserInputError as error:
-        message = f"this line cannot be read: {error.reason}."
-        if error.reason.startswith("it is not valid JSON"):
-            message = f"this line {error.reason[3:]}. Each line must be one complete JSON object."
+    if isinstance(value, UserInputError):
+        message = f"this line cannot be read: {value.reason}."
+        if value.reason.startswith("it is not valid JSON"):
+            message = f"this line {value.reason[3:]}. Each line must be one complete JSON object."
         problems.add(where, message)
         return None
-    if not isinstance(record, dict):
+    if not isinstance(value, dict):
         problems.add(where, "each line must be a JSON object, {...}.")
         return None
-    return record
+    return value
 
 
 def _jsonl_fields(where: str, record: dict, problems: _Collector) -> dict:

@@ -34,6 +34,7 @@ from typing import BinaryIO, NoReturn
 from xml.etree.ElementTree import ParseError
 from xml.parsers import expat
 
+from core.user_input import MAX_JSON_DEPTH, UserInputError, json_read
 from studies.errors import ApplicationError
 
 MAX_BYTES = 10 * 1024 * 1024
@@ -248,6 +249,30 @@ def text_lines(data: Source, *, newline: str | None = None) -> io.TextIOWrapper:
     """
     encoding = _encoding(data)
     return io.TextIOWrapper(source_open(data), encoding=encoding, newline=newline)
+
+
+def jsonl_records(
+    data: Source, *, max_chars: int, max_depth: int = MAX_JSON_DEPTH
+) -> Iterator[tuple[int, object]]:
+    """Each non-blank line of a JSONL file as (line number, its JSON value).
+
+    Decoded as the tables are (UTF-8, or UTF-16 with its BOM; a file that is neither raises
+    ``TableError`` here, before any line is read) and read line by line by the one reader of
+    user JSON; a line it refuses gives its ``UserInputError`` in place of the value, so the
+    caller reports it in its own words and reads on.
+    """
+    return _jsonl_values(text_lines(data), max_chars, max_depth)
+
+
+def _jsonl_values(lines, max_chars: int, max_depth: int) -> Iterator[tuple[int, object]]:
+    with lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield number, json_read(line, max_chars=max_chars, max_depth=max_depth)
+            except UserInputError as error:
+                yield number, error
 
 
 def _refuse(
