@@ -9,6 +9,7 @@ of these with a ``UserInputError`` saying which, before anything can be written.
 
 import json
 import math
+import uuid
 
 from core.errors import ApplicationError
 
@@ -82,3 +83,11 @@ def _check_value(value, max_depth: int) -> None:
             pending.extend((child, depth + 1) for child in item.values())
         else:
             pending.extend((child, depth + 1) for child in item)
+
+
+def uuid_or_none(text) -> uuid.UUID | None:
+    """The UUID a form field names, or None when it names none (a lookup then finds nothing)."""
+    try:
+        return uuid.UUID(str(text))
+    except ValueError:
+        return None

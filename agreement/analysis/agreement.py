@@ -20,8 +20,7 @@ from agreement.stats import (
     pairwise_cohen_kappa,
     percent_agreement,
 )
-
-THRESHOLDS = (0.667, 0.70, 0.80)
+from agreement.stats.krippendorff import ALPHA_THRESHOLDS
 
 
 @dataclass(frozen=True)
@@ -152,7 +151,7 @@ def _dimension_point(data: DimensionData, *, raters: list[str]) -> tuple[dict, f
         "alpha": _number(alpha),
         "low": None,
         "high": None,
-        "below": {f"{t:g}": None for t in THRESHOLDS},
+        "below": {f"{t:g}": None for t in ALPHA_THRESHOLDS},
         "n_resamples": 0,
         "n_degenerate": 0,
         "n_units": int(pairable_units.sum()),
@@ -238,7 +237,7 @@ def analyse_study_point(
     return {
         "raters": raters,
         "dimensions": results,
-        "thresholds": list(THRESHOLDS),
+        "thresholds": list(ALPHA_THRESHOLDS),
         "success": {
             "alpha": success_alpha,
             "min_dimensions": success_min_dimensions,

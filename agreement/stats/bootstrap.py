@@ -16,6 +16,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from agreement.stats.krippendorff import (
+    ALPHA_THRESHOLDS,
     BLOCK,
     Level,
     UnitPatterns,
@@ -53,7 +54,7 @@ def alpha_bootstrap(
     n_resamples: int = 10_000,
     confidence: float = 0.95,
     seed: int = 0,
-    thresholds: tuple[float, ...] = (0.667, 0.70, 0.80),
+    thresholds: tuple[float, ...] = ALPHA_THRESHOLDS,
     method: Method = "percentile",
 ) -> AlphaBootstrap:
     """Bootstrap Krippendorff's alpha over units; reproducible for a given seed.

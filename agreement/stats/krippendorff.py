@@ -24,6 +24,10 @@ from agreement.stats.ratings import RatingData, rating_matrix
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
+# The reference lines of alpha, read everywhere from here (the pages, the report, the
+# bootstrap's P(alpha < t)): below 0.667 no conclusions, 0.667 tentative ones, 0.70 the
+# reference protocol's criterion, 0.80 reliable (Krippendorff 2004, section 12.2).
+ALPHA_THRESHOLDS: tuple[float, ...] = (0.667, 0.70, 0.80)
 
 # Elements (float64) in one temporary block: 16 MB. Resamples are processed in chunks of
 # about BLOCK / units rows so memory stays bounded whatever the number of resamples.

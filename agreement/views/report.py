@@ -21,35 +21,19 @@ from agreement.plan import (
     stratum_shares_text,
 )
 from agreement.report.bundle import report_bundle_chunks
-from agreement.report.charts import PALETTE, forest, grouped_bars, histogram, scatter
+from agreement.report.charts import PALETTE, alpha_chart, forest, grouped_bars, histogram, scatter
 from agreement.report.sections import study_report
 from studies import access
 from studies.errors import ApplicationError
 
 
 def report_charts(report: dict) -> dict:
-    """The report's charts as SVG markup (escaped in report_plots, so safe to show)."""
+    """The report's charts: SVG markup (escaped in ``charts``, so safe to show), and the
+    alpha chart's coordinates for its template."""
     charts = {}
-    dimensions = report["agreement"]["dimensions"]
-    if dimensions:
-        charts["agreement"] = forest(
-            [
-                {
-                    "name": d["name"],
-                    "value": d.get("alpha"),
-                    "low": d.get("low"),
-                    "high": d.get("high"),
-                }
-                for d in dimensions
-            ],
-            label="Krippendorff's alpha per dimension with 95% bootstrap intervals",
-            low=0.0,
-            high=1.0,
-            lines=(0.667, 0.8),
-        )
     comparison = report.get("comparison")
     if not comparison:
-        return {key: mark_safe(value) for key, value in charts.items()}  # noqa: S308
+        return _with_alpha(report, charts)
     charts["means"] = forest(
         [
             {
@@ -119,8 +103,17 @@ def report_charts(report: dict) -> dict:
             y_label="second system preferred",
             curve=curve,
         )
-    safe = {key: mark_safe(value) for key, value in charts.items() if key != "distributions"}  # noqa: S308
-    safe["distributions"] = [(name, mark_safe(svg)) for name, svg in charts["distributions"]]  # noqa: S308
+    distributions = charts.pop("distributions")
+    safe = _with_alpha(report, charts)
+    safe["distributions"] = [(name, mark_safe(svg)) for name, svg in distributions]  # noqa: S308
+    return safe
+
+
+def _with_alpha(report: dict, charts: dict) -> dict:
+    """The SVG charts marked safe, and the alpha chart's coordinates (the page's own chart)."""
+    safe = {key: mark_safe(value) for key, value in charts.items()}  # noqa: S308
+    if report["agreement"]["dimensions"]:
+        safe["agreement"] = alpha_chart(report["agreement"])
     return safe
 
 

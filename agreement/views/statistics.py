@@ -1,5 +1,3 @@
-import uuid
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -19,8 +17,8 @@ from agreement.judges.calibration import (
 )
 from agreement.judges.files import JudgeImportError
 from agreement.models import Judge
-from agreement.plot import accuracy_chart, alpha_chart, time_chart
 from agreement.qc import checks as qc
+from agreement.report.charts import accuracy_chart, alpha_chart, time_chart
 from agreement.selectors import (
     computed_for_inputs,
     dismissed_flags,
@@ -29,6 +27,7 @@ from agreement.selectors import (
     study_agreement,
 )
 from agreement.services import agreement_stale_check, judge_outputs_import, judge_template_save
+from core.user_input import uuid_or_none
 from studies import access
 from studies.errors import ApplicationError
 from studies.models import Membership
@@ -186,15 +185,8 @@ def _judge_template_text(study, choice: str) -> str | None:
     """The text of the chosen template: the built-in reference, or one of the study's."""
     if choice in ("", "reference"):
         return judges.REFERENCE_TEMPLATE
-    template = study.judge_templates.filter(uuid=_uuid_or_none(choice)).first()
+    template = study.judge_templates.filter(uuid=uuid_or_none(choice)).first()
     return template.text if template else None
-
-
-def _uuid_or_none(text: str):
-    try:
-        return uuid.UUID(text)
-    except ValueError:
-        return None
 
 
 @login_required
@@ -224,7 +216,7 @@ def study_judges(request, slug):
                 return redirect("agreement:judges", slug=study.slug)
             if action == "template":
                 existing = study.judge_templates.filter(
-                    uuid=_uuid_or_none(request.POST.get("uuid", ""))
+                    uuid=uuid_or_none(request.POST.get("uuid", ""))
                 ).first()
                 saved = judge_template_save(
                     study=study,
