@@ -155,92 +155,36 @@ def _case_weights(strata: list[str], shares: dict[str, float], cases: np.ndarray
 def compare_systems(data: ComparisonData, *, n_resamples: int = 10_000, seed: int = 0) -> dict:
     """Every estimate of the report: per system, paired, preferences, McNemar, questions
     with Holm's correction, length and confidence. JSON-ready."""
-    n_systems = len(data.systems)
     n_cases, n_labels = data.case_systems.shape
-    pairs = list(itertools.combinations(range(n_systems), 2))
+    pairs = list(itertools.combinations(range(len(data.systems)), 2))
     shares = {k: v for k, v in (data.stratum_shares or {}).items() if v > 0}
     strata = sorted(set(data.strata)) if len(set(data.strata)) > 1 else []
-
-    measures = [("total", "Total score", _per_case(data.totals, n_cases, n_labels))]
-    for role, dim in zip(data.roles, data.dimensions, strict=True):
-        if role.scored:
-            measures.append((role.key, role.name, _per_case(dim.matrix, n_cases, n_labels)))
-    per_system, paired, cases_plot = [], [], []
-    scores = [_by_system(per_label, data.case_systems, n_systems) for _, _, per_label in measures]
-    # One set of bootstrap draws per group of cases serves every column (all measures and
-    # pairs): the same resampled cases for each, and a fraction of the cost.
-    means_boot = (
+    measures = _measures(data, n_cases, n_labels)
+    scores = [
+        _by_system(per_label, data.case_systems, len(data.systems)) for *_, per_label in measures
+    ]
+    means = (
         bootstrap_means(np.hstack(scores), n_resamples=n_resamples, seed=seed) if n_cases else None
     )
+    boot = _Draws(n_resamples=n_resamples, seed=seed, means=means)
     groups = [("overall", np.arange(n_cases))] + [
         (stratum, np.flatnonzero(np.asarray(data.strata) == stratum)) for stratum in strata
     ]
-    differences = {}
-    for group, cases in groups:
-        weights = (
-            _case_weights(data.strata, shares, cases)
-            if group == "overall" and shares and strata
-            else None
+    weighted = bool(shares and strata)
+    # Only the overall estimate is weighted by the strata's real shares.
+    overall_weights = _case_weights(data.strata, shares, groups[0][1]) if weighted else None
+    differences = {
+        group: _group_differences(
+            scores, pairs, cases, boot, weights=overall_weights if group == "overall" else None
         )
-        columns = np.column_stack(
-            [m[cases, b] - m[cases, a] for m in scores for a, b in pairs]
-        ) if pairs and cases.size else np.empty((cases.size, 0))  # fmt: skip
-        boot = (
-            bootstrap_means(columns, n_resamples=n_resamples, seed=seed, weights=weights)
-            if columns.size
-            else None
-        )
-        differences[group] = (cases, weights, boot)
+        for group, cases in groups
+    }
+    per_system, paired, cases_plot = [], [], []
     for m, (key, name, _) in enumerate(measures):
-        rows = []
-        for s, system in enumerate(data.systems):
-            column = scores[m][:, s]
-            low, high = (
-                percentile_interval(means_boot[:, m * n_systems + s])
-                if means_boot is not None
-                else (None, None)
-            )
-            rows.append(
-                {
-                    "system": system,
-                    "n": int(np.count_nonzero(~np.isnan(column))),
-                    "mean": _plain(np.nanmean(column)) if (~np.isnan(column)).any() else None,
-                    "low": _plain(low),
-                    "high": _plain(high),
-                }
-            )
-        per_system.append({"key": key, "name": name, "systems": rows})
-        for p, (first, second) in enumerate(pairs):
-            a, b = scores[m][:, first], scores[m][:, second]
-            for group, _ in groups:
-                cases, weights, boot = differences[group]
-                column = boot[:, m * len(pairs) + p] if boot is not None else np.array([])
-                result = paired_difference(
-                    a[cases], b[cases], n_resamples=n_resamples, seed=seed, weights=weights,
-                    boot=column,
-                )  # fmt: skip
-                paired.append(
-                    {
-                        "key": key,
-                        "measure": TOTAL_MEASURE if m == 0 else dimension_measure(key),
-                        "name": name,
-                        "first": data.systems[first],
-                        "second": data.systems[second],
-                        "stratum": group,
-                        "weighted": weights is not None,
-                        **result,
-                    }
-                )
-            if key == "total":
-                both = ~np.isnan(a) & ~np.isnan(b)
-                cases_plot.append(
-                    {
-                        "first": data.systems[first],
-                        "second": data.systems[second],
-                        "differences": [_plain(v) for v in (b - a)[both][:MAX_PLOT_POINTS]],
-                    }
-                )
-
+        per_system.append({"key": key, "name": name, "systems": _per_system(data, scores, m, boot)})
+        paired += _paired(data, (m, key, name), scores, pairs, differences, boot)
+        if key == "total":
+            cases_plot += _cases_plot(data, scores[m], pairs)
     preferences = [
         _preference(data, dim, role, pairs, n_resamples=n_resamples, seed=seed)
         for role, dim in zip(data.roles, data.dimensions, strict=True)
@@ -251,31 +195,132 @@ def compare_systems(data: ComparisonData, *, n_resamples: int = 10_000, seed: in
         for role, dim in zip(data.roles, data.dimensions, strict=True)
         if role.binary
     ]
-    distributions = _distributions(data, n_cases, n_labels)
-    questions = _questions(preferences, paired, mcnemar, primary=data.primary_measure)
     return {
         "systems": data.systems,
         "n_cases": int(n_cases),
-        "strata": [
-            {
-                "stratum": stratum,
-                "n_cases": int(np.count_nonzero(np.asarray(data.strata) == stratum)),
-                "share": shares.get(stratum),
-            }
-            for stratum in (strata or [""])
-        ],
-        "weighted_by_shares": bool(shares and strata),
+        "strata": _strata(data, strata, shares),
+        "weighted_by_shares": weighted,
         "per_system": per_system,
         "paired": paired,
         "cases_plot": cases_plot,
         "preferences": preferences,
         "mcnemar": mcnemar,
-        "questions": questions,
+        "questions": _questions(preferences, paired, mcnemar, primary=data.primary_measure),
         "length": _length(data, measures[0][2], preferences, n_cases),
         "confidence": _confidence(data),
-        "distributions": distributions,
+        "distributions": _distributions(data, n_cases, n_labels),
         "bootstrap": {"n_resamples": n_resamples, "seed": seed, "method": "percentile"},
     }
+
+
+@dataclass
+class _Draws:
+    """The bootstrap's settings, and its draws of the per-system means (one set of draws per
+    group of cases serves every column, measures and pairs alike: the same resampled cases
+    for each, and a fraction of the cost)."""
+
+    n_resamples: int
+    seed: int
+    means: np.ndarray | None = None
+
+
+def _measures(data: ComparisonData, n_cases: int, n_labels: int) -> list[tuple]:
+    """(key, name, per case and label) of the total and of each scored dimension."""
+    measures = [("total", "Total score", _per_case(data.totals, n_cases, n_labels))]
+    for role, dim in zip(data.roles, data.dimensions, strict=True):
+        if role.scored:
+            measures.append((role.key, role.name, _per_case(dim.matrix, n_cases, n_labels)))
+    return measures
+
+
+def _group_differences(scores, pairs, cases, boot: _Draws, *, weights):
+    """A group's cases, its weights (the strata's real shares, overall only) and the draws
+    of every pair's mean difference on every measure."""
+    columns = np.column_stack(
+        [m[cases, b] - m[cases, a] for m in scores for a, b in pairs]
+    ) if pairs and cases.size else np.empty((cases.size, 0))  # fmt: skip
+    draws = (
+        bootstrap_means(columns, n_resamples=boot.n_resamples, seed=boot.seed, weights=weights)
+        if columns.size
+        else None
+    )
+    return cases, weights, draws
+
+
+def _per_system(data: ComparisonData, scores, m: int, boot: _Draws) -> list[dict]:
+    n_systems = len(data.systems)
+    rows = []
+    for s, system in enumerate(data.systems):
+        column = scores[m][:, s]
+        low, high = (
+            percentile_interval(boot.means[:, m * n_systems + s])
+            if boot.means is not None
+            else (None, None)
+        )
+        rows.append(
+            {
+                "system": system,
+                "n": int(np.count_nonzero(~np.isnan(column))),
+                "mean": _plain(np.nanmean(column)) if (~np.isnan(column)).any() else None,
+                "low": _plain(low),
+                "high": _plain(high),
+            }
+        )
+    return rows
+
+
+def _paired(data, measure: tuple, scores, pairs, differences, boot: _Draws) -> list[dict]:
+    """Each pair's paired difference on one measure, overall and per stratum."""
+    m, key, name = measure
+    rows = []
+    for p, (first, second) in enumerate(pairs):
+        a, b = scores[m][:, first], scores[m][:, second]
+        for group, (cases, weights, draws) in differences.items():
+            column = draws[:, m * len(pairs) + p] if draws is not None else np.array([])
+            result = paired_difference(
+                a[cases], b[cases], n_resamples=boot.n_resamples, seed=boot.seed,
+                weights=weights, boot=column,
+            )  # fmt: skip
+            rows.append(
+                {
+                    "key": key,
+                    "measure": TOTAL_MEASURE if m == 0 else dimension_measure(key),
+                    "name": name,
+                    "first": data.systems[first],
+                    "second": data.systems[second],
+                    "stratum": group,
+                    "weighted": weights is not None,
+                    **result,
+                }
+            )
+    return rows
+
+
+def _cases_plot(data: ComparisonData, totals, pairs) -> list[dict]:
+    """Each pair's per-case differences of the total (a sample of them, for the histogram)."""
+    plots = []
+    for first, second in pairs:
+        a, b = totals[:, first], totals[:, second]
+        both = ~np.isnan(a) & ~np.isnan(b)
+        plots.append(
+            {
+                "first": data.systems[first],
+                "second": data.systems[second],
+                "differences": [_plain(v) for v in (b - a)[both][:MAX_PLOT_POINTS]],
+            }
+        )
+    return plots
+
+
+def _strata(data: ComparisonData, strata: list[str], shares: dict) -> list[dict]:
+    return [
+        {
+            "stratum": stratum,
+            "n_cases": int(np.count_nonzero(np.asarray(data.strata) == stratum)),
+            "share": shares.get(stratum),
+        }
+        for stratum in (strata or [""])
+    ]
 
 
 def _case_pairs(data: ComparisonData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

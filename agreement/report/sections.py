@@ -54,12 +54,69 @@ def study_report(*, study: Study) -> dict:
     unblinded = study.status == Study.Status.UNBLINDED
     agreement = study_agreement(study=study)
     result = agreement.result or {}
-    stale = agreement_is_stale(study=study, agreement=agreement)
-    cases = study.test_cases.all()
-    strata = list(
-        cases.values("purpose", "stratum").annotate(n=Count("pk")).order_by("purpose", "stratum")
+    raters = _raters(study)
+    withdrawn = [rater["pseudonym"] for rater in raters if rater["status"] == "withdrawn"]
+    systems = study.systems.order_by("name").values_list("name", flat=True)
+    report = {
+        "study": _study_section(study),
+        "unblinded": unblinded,
+        "systems": list(systems) if unblinded else [],
+        "n_systems": study.systems.count(),
+        "sampling": _sampling(study),
+        "instructions": study.instructions,
+        "rubric": _rubric(study),
+        "raters": raters,
+        "blinding": _blinding(study, unblinded=unblinded),
+        "design": _design(study),
+        "agreement": _agreement(study, agreement, result, unblinded=unblinded),
+        "quality": {"flags": result.get("qc", {}), "decisions": _exclusions(study)},
+        "summary": result.get("summary"),
+        "comparison": result.get("comparison") if unblinded else None,
+        "comparison_failed": bool(result.get("comparison_failed")) and unblinded,
+        "deviations": _deviations(study, result, withdrawn=withdrawn),
+        "primary_named": primary_measure_named(study=study),
+        "feedback": _feedback(study),
+    }
+    report["checklist"] = _checklist(report, study)
+    return report
+
+
+def _study_section(study: Study) -> dict:
+    return {
+        "name": study.name,
+        "slug": study.slug,
+        "status": study.get_status_display(),
+        "description": study.description,
+        "opened_at": _when(study.opened_at),
+        "closed_at": _when(study.closed_at),
+        "unblinded_at": _when(study.unblinded_at),
+        "protocol_fingerprint": study.protocol_fingerprint,
+    }
+
+
+def _sampling(study: Study) -> list[dict]:
+    strata = (
+        study.test_cases.values("purpose", "stratum")
+        .annotate(n=Count("pk"))
+        .order_by("purpose", "stratum")
     )
-    raters = list(
+    return [
+        {"purpose": row["purpose"], "stratum": row["stratum"], "n_cases": row["n"]}
+        for row in strata
+    ]
+
+
+def _rubric(study: Study) -> list[dict]:
+    keys = ("key", "name", "kind", "scope", "max", "level", "options", "criteria")
+    return [
+        {key: d[key] for key in keys} | {"bands": d["band_labels"]}
+        for d in rubric_for_display(rubric=study.rubric)
+    ]
+
+
+def _raters(study: Study) -> list[dict]:
+    """Each rater by pseudonym: status, consent (with prior knowledge), qualification."""
+    raters = (
         study.memberships.filter(role=Membership.Role.RATER)
         .order_by("pseudonym")
         .values_list("pk", "pseudonym", "status")
@@ -77,15 +134,61 @@ def study_report(*, study: Study) -> dict:
         .order_by("rater_id", "number")
         .values_list("rater_id", "passed")
     )
-    events = study.events.select_related("membership")
-    opened = study.opened_at
-    deviations = [
-        {"when": _when(e.created_at), "what": e.get_kind_display(), "reason": e.reason}
-        for e in events.filter(kind__in=DEVIATION_KINDS, created_at__gt=opened).order_by(
-            "created_at"
-        )[:MAX_LISTED]
-    ] if opened else []  # fmt: skip
-    withdrawn = [pseudonym for _, pseudonym, status in raters if status == "withdrawn"]
+    return [
+        {
+            "pseudonym": pseudonym,
+            "status": status,
+            "prior_knowledge": consents.get(pk),
+            "consented": pk in consents,
+            "qualified": qualified.get(pk),
+        }
+        for pk, pseudonym, status in raters
+    ]
+
+
+def _blinding(study: Study, *, unblinded: bool) -> dict:
+    return {
+        # Like the exports' data dictionary: with the public procedure the seed could
+        # help rebuild the key, so it is given only once the key is public.
+        "seed": study.blinding_seed if unblinded else None,
+        "side_mode": study.get_side_mode_display(),
+        "procedure": "docs/blinding.md: labels A, B, ... shuffled per test case from the "
+        "study's seed; each rater's case order shuffled; the key kept apart until "
+        "unblinding.",
+    }
+
+
+def _design(study: Study) -> dict:
+    return {
+        "raters_per_item": study.raters_per_item,
+        "aggregation": "mean over raters per test case and system; a preference verdict "
+        "per test case by the majority of its raters (a tie when they balance)",
+        "success_alpha": float(study.success_alpha),
+        "success_min_dimensions": study.success_min_dimensions,
+    }
+
+
+def _agreement(study: Study, agreement, result: dict, *, unblinded: bool) -> dict:
+    return {
+        "computed_at": _when(agreement.computed_at),
+        "stale": agreement_is_stale(study=study, agreement=agreement),
+        "intervals_pending": bool(result.get("intervals_pending")),
+        "dimensions": result.get("dimensions", []),
+        "success": result.get("success"),
+        "left_out": result.get("left_out") or {},
+        "bootstrap": _without_seed(result.get("bootstrap"), keep=unblinded),
+    }
+
+
+def _deviations(study: Study, result: dict, *, withdrawn: list[str]) -> list[dict]:
+    """Edits after opening, pilot data left out and withdrawals: departures from the plan."""
+    deviations = []
+    if study.opened_at:
+        events = study.events.filter(kind__in=DEVIATION_KINDS, created_at__gt=study.opened_at)
+        deviations = [
+            {"when": _when(e.created_at), "what": e.get_kind_display(), "reason": e.reason}
+            for e in events.order_by("created_at")[:MAX_LISTED]
+        ]
     left_out = result.get("left_out") or {}
     if left_out.get("other_phase_ratings"):
         deviations.append(
@@ -97,90 +200,21 @@ def study_report(*, study: Study) -> dict:
         )
     if withdrawn:
         deviations.append({"when": None, "what": "Raters withdrew", "reason": ", ".join(withdrawn)})
-    exclusions = [
+    return deviations
+
+
+def _exclusions(study: Study) -> list[dict]:
+    """The coordinators' decisions about raters (exclusions, pauses), with their reasons."""
+    events = study.events.select_related("membership").filter(kind__in=EXCLUSION_KINDS)
+    return [
         {
             "when": _when(e.created_at),
             "rater": e.membership.pseudonym if e.membership else "",
             "decision": e.get_kind_display(),
             "reason": e.reason,
         }
-        for e in events.filter(kind__in=EXCLUSION_KINDS).order_by("created_at")[:MAX_LISTED]
+        for e in events.order_by("created_at")[:MAX_LISTED]
     ]
-    comparison = result.get("comparison") if unblinded else None
-    report = {
-        "study": {
-            "name": study.name,
-            "slug": study.slug,
-            "status": study.get_status_display(),
-            "description": study.description,
-            "opened_at": _when(study.opened_at),
-            "closed_at": _when(study.closed_at),
-            "unblinded_at": _when(study.unblinded_at),
-            "protocol_fingerprint": study.protocol_fingerprint,
-        },
-        "unblinded": unblinded,
-        "systems": list(study.systems.order_by("name").values_list("name", flat=True))
-        if unblinded
-        else [],
-        "n_systems": study.systems.count(),
-        "sampling": [
-            {"purpose": row["purpose"], "stratum": row["stratum"], "n_cases": row["n"]}
-            for row in strata
-        ],
-        "instructions": study.instructions,
-        "rubric": [
-            {
-                key: d[key]
-                for key in ("key", "name", "kind", "scope", "max", "level", "options", "criteria")
-            }
-            | {"bands": d["band_labels"]}
-            for d in rubric_for_display(rubric=study.rubric)
-        ],
-        "raters": [
-            {
-                "pseudonym": pseudonym,
-                "status": status,
-                "prior_knowledge": consents.get(pk),
-                "consented": pk in consents,
-                "qualified": qualified.get(pk),
-            }
-            for pk, pseudonym, status in raters
-        ],
-        "blinding": {
-            # Like the exports' data dictionary: with the public procedure the seed could
-            # help rebuild the key, so it is given only once the key is public.
-            "seed": study.blinding_seed if unblinded else None,
-            "side_mode": study.get_side_mode_display(),
-            "procedure": "docs/blinding.md: labels A, B, ... shuffled per test case from the "
-            "study's seed; each rater's case order shuffled; the key kept apart until "
-            "unblinding.",
-        },
-        "design": {
-            "raters_per_item": study.raters_per_item,
-            "aggregation": "mean over raters per test case and system; a preference verdict "
-            "per test case by the majority of its raters (a tie when they balance)",
-            "success_alpha": float(study.success_alpha),
-            "success_min_dimensions": study.success_min_dimensions,
-        },
-        "agreement": {
-            "computed_at": _when(agreement.computed_at),
-            "stale": stale,
-            "intervals_pending": bool(result.get("intervals_pending")),
-            "dimensions": result.get("dimensions", []),
-            "success": result.get("success"),
-            "left_out": left_out,
-            "bootstrap": _without_seed(result.get("bootstrap"), keep=unblinded),
-        },
-        "quality": {"flags": result.get("qc", {}), "decisions": exclusions},
-        "summary": result.get("summary"),
-        "comparison": comparison,
-        "comparison_failed": bool(result.get("comparison_failed")) and unblinded,
-        "deviations": deviations,
-        "primary_named": primary_measure_named(study=study),
-        "feedback": _feedback(study),
-    }
-    report["checklist"] = _checklist(report, study)
-    return report
 
 
 def _without_seed(bootstrap: dict | None, *, keep: bool) -> dict | None:

@@ -31,10 +31,36 @@ def report_charts(report: dict) -> dict:
     """The report's charts: SVG markup (escaped in ``charts``, so safe to show), and the
     alpha chart's coordinates for its template."""
     charts = {}
+    if report["agreement"]["dimensions"]:
+        charts["agreement"] = alpha_chart(report["agreement"])
     comparison = report.get("comparison")
     if not comparison:
-        return _with_alpha(report, charts)
-    charts["means"] = forest(
+        return charts
+    svgs = {
+        "means": _means_chart(comparison),
+        "differences": _differences_chart(comparison),
+        "win_rate": _win_rate_chart(comparison),
+        **_length_charts(comparison["length"]),
+    }
+    charts |= {key: mark_safe(svg) for key, svg in svgs.items() if svg}  # noqa: S308
+    charts["distributions"] = [
+        (
+            d["name"],
+            mark_safe(  # noqa: S308
+                grouped_bars(
+                    [f"{v:g}" for v in d["values"]],
+                    [{"name": s["system"], "counts": s["counts"]} for s in d["systems"]],
+                    label=f"{d['name']}: how often each score was given, per system",
+                )
+            ),
+        )
+        for d in comparison["distributions"]
+    ]
+    return charts
+
+
+def _means_chart(comparison: dict) -> str:
+    return forest(
         [
             {
                 "name": f"{row['name']}: {s['system']}",
@@ -50,46 +76,48 @@ def report_charts(report: dict) -> dict:
         low=0.0,
         high=0.0,
     )
-    charts["distributions"] = [
-        (
-            d["name"],
-            grouped_bars(
-                [f"{v:g}" for v in d["values"]],
-                [{"name": s["system"], "counts": s["counts"]} for s in d["systems"]],
-                label=f"{d['name']}: how often each score was given, per system",
-            ),
-        )
-        for d in comparison["distributions"]
-    ]
-    if comparison["cases_plot"]:
-        first = comparison["cases_plot"][0]
-        charts["differences"] = histogram(
-            first["differences"],
-            label=f"Per test case: total of {first['second']} minus total of {first['first']}",
-        )
+
+
+def _differences_chart(comparison: dict) -> str | None:
+    if not comparison["cases_plot"]:
+        return None
+    first = comparison["cases_plot"][0]
+    return histogram(
+        first["differences"],
+        label=f"Per test case: total of {first['second']} minus total of {first['first']}",
+    )
+
+
+def _win_rate_chart(comparison: dict) -> str | None:
     wins = [
         {"name": f"{p['name']}: {pair['second']} over {pair['first']}",
          "value": pair["items"]["rate"], "low": pair["items"]["boot_low"],
          "high": pair["items"]["boot_high"]}
         for p in comparison["preferences"] for pair in p["pairs"]
     ]  # fmt: skip
-    if wins:
-        charts["win_rate"] = forest(
-            wins,
-            label="Win rate without ties, 95% bootstrap interval over test cases",
-            low=0.0,
-            high=1.0,
-            lines=(0.5,),
-        )
-    length = comparison["length"]
-    fit = length["score"]
-    charts["length_score"] = scatter(
-        [(p["length"], p["score"]) for p in length["points"]],
-        label="Length difference against total score difference, per test case",
-        x_label="length difference (characters, second minus first system)",
-        y_label="score difference",
-        line=(fit["intercept"], fit["slope"] / 100.0) if fit["slope"] is not None else None,
+    if not wins:
+        return None
+    return forest(
+        wins,
+        label="Win rate without ties, 95% bootstrap interval over test cases",
+        low=0.0,
+        high=1.0,
+        lines=(0.5,),
     )
+
+
+def _length_charts(length: dict) -> dict[str, str]:
+    """Length against the score difference, and against the preference where there is one."""
+    fit = length["score"]
+    charts = {
+        "length_score": scatter(
+            [(p["length"], p["score"]) for p in length["points"]],
+            label="Length difference against total score difference, per test case",
+            x_label="length difference (characters, second minus first system)",
+            y_label="score difference",
+            line=(fit["intercept"], fit["slope"] / 100.0) if fit["slope"] is not None else None,
+        )
+    }
     preference = length.get("preference")
     if preference and preference["points"]:
         curve = None
@@ -103,18 +131,7 @@ def report_charts(report: dict) -> dict:
             y_label="second system preferred",
             curve=curve,
         )
-    distributions = charts.pop("distributions")
-    safe = _with_alpha(report, charts)
-    safe["distributions"] = [(name, mark_safe(svg)) for name, svg in distributions]  # noqa: S308
-    return safe
-
-
-def _with_alpha(report: dict, charts: dict) -> dict:
-    """The SVG charts marked safe, and the alpha chart's coordinates (the page's own chart)."""
-    safe = {key: mark_safe(value) for key, value in charts.items()}  # noqa: S308
-    if report["agreement"]["dimensions"]:
-        safe["agreement"] = alpha_chart(report["agreement"])
-    return safe
+    return charts
 
 
 def _color(index: int) -> str:
