@@ -1,6 +1,5 @@
-"""Reads for agreement: the study's ratings as matrices, and the stored result."""
+"""Reads for agreement: the study's ratings as matrices, as every statistic reads them."""
 
-import hashlib
 import json
 import math
 from collections import OrderedDict
@@ -8,31 +7,21 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
-from django.core.cache import cache
 from django.db import connections
 from django.db.models import (
     BooleanField,
-    Count,
     ExpressionWrapper,
     F,
     Field,
     Func,
-    Max,
     Q,
     Value,
 )
-from django.db.models.functions import Length
 from django.utils.dateparse import parse_datetime
 
+from agreement.analysis.agreement import DimensionData
 from annotation.models import Assignment, Rating
-from annotation.selectors import expected_answer_details
-from studies.models import BlindedLabel, Membership, Study, StudyEvent, TestCase
-from studies.services.quality import quality_settings_for
-
-from .analysis.agreement import DimensionData
-from .analysis.outcomes import ComparisonData, DimensionRole
-from .models import AnalysisPlan, StudyAgreement
-from .qc.checks import CaseRecord, QualityAnswer, Rules
+from studies.models import BlindedLabel, Membership, Study, TestCase
 
 
 @dataclass(frozen=True)
@@ -304,68 +293,6 @@ def _positions(keys: np.ndarray, found: np.ndarray) -> np.ndarray:
     return order[np.searchsorted(keys[order], found)]
 
 
-def study_comparison_data(*, study: Study, data: StudyRatings) -> ComparisonData | None:
-    """The ratings laid out for comparing systems; None while the study is blinded."""
-    systems = study_system_order(study=study)
-    if not systems or not data.case_ids:
-        return None
-    index = {name: i for i, name in enumerate(systems)}
-    case_index = {case_id: i for i, case_id in enumerate(data.case_ids)}
-    label_index = {label: i for i, label in enumerate(data.labels)}
-    case_systems = np.full((len(data.case_ids), len(data.labels)), -1)
-    lengths = np.full(case_systems.shape, np.nan)
-    rows = (
-        BlindedLabel.objects.filter(test_case_id__in=data.case_ids)
-        .annotate(length=Length("response__text"))
-        .values_list("test_case_id", "label", "response__system__name", "length")
-    )
-    for case_id, label, system, length in rows.iterator():
-        if label in label_index:
-            case_systems[case_index[case_id], label_index[label]] = index[system]
-            lengths[case_index[case_id], label_index[label]] = length
-    dimensions = {d.key: d for d in study.rubric.dimensions.all()}
-    roles = [dimension_role(dimensions[dimension.key]) for dimension in data.dimensions]
-    strata = dict(study.test_cases.in_sample().values_list("id", "stratum"))
-    plan = AnalysisPlan.objects.filter(study=study).first()
-    return ComparisonData(
-        systems=systems,
-        labels=data.labels,
-        strata=[strata.get(case_id, "") for case_id in data.case_ids],
-        case_systems=case_systems,
-        totals=data.totals,
-        dimensions=data.dimensions,
-        roles=roles,
-        lengths=lengths,
-        confidence=data.confidence,
-        stratum_shares=dict(plan.stratum_shares) if plan else {},
-        primary_measure=plan.primary_measure if plan else "",
-    )
-
-
-def _analysis_plan_inputs(study: Study) -> dict:
-    """The analysis plan's part of ``analysis_inputs``. The primary question's measure is
-    there only once named, so that results stored before it existed stay fresh."""
-    plan = AnalysisPlan.objects.filter(study=study).values_list("stratum_shares", "primary_measure")
-    shares, measure = plan.first() or ({}, "")
-    return {"stratum_shares": shares, **({"primary_measure": measure} if measure else {})}
-
-
-def dimension_role(dimension) -> DimensionRole:
-    """What a rubric dimension can be compared on, as its kind scores it: points (a
-    per-response dimension with points), a yes/no outcome (a per-response dimension with
-    two values) or a preference (a per-case dimension that compares two responses)."""
-    scoring = dimension.scoring()
-    response = scoring.scope == "response"
-    return DimensionRole(
-        key=dimension.key,
-        name=dimension.name,
-        scored=response and scoring.max_points > 0,
-        binary=response and len(scoring.agreement_values) == 2,
-        preference=scoring.scope == "case" and scoring.compares_two,
-        max_points=scoring.max_points,
-    )
-
-
 def study_system_order(*, study: Study) -> list[str]:
     """The systems in the order the analysis names them (by name); empty while blinded."""
     if study.status != Study.Status.UNBLINDED:
@@ -504,200 +431,7 @@ def _answers_read(*, source, rubric: list):
         )
 
 
-def study_agreement(*, study: Study) -> StudyAgreement:
-    return StudyAgreement.objects.filter(study=study).first() or StudyAgreement(study=study)
-
-
-def analysis_inputs(*, study: Study) -> dict:
-    """A small summary of everything the study's analysis reads, to tell a stale result.
-
-    Any change to a rating (submitted, revised, imported, withdrawn), to who is excluded,
-    to the dimensions or their levels, to the success criterion, to the phase or to the test
-    cases changes this summary.
-    """
-    ratings = Rating.objects.filter(
-        assignment__test_case__study=study,
-        assignment__test_case__purpose=TestCase.Purpose.SAMPLE,
-        assignment__status=Assignment.Status.SUBMITTED,
-    ).aggregate(count=Count("pk"), last=Max("submitted_at"), last_id=Max("pk"))
-    return {**analysis_inputs_but_ratings(study=study), "ratings": _ratings_summary(**ratings)}
-
-
-def analysis_inputs_but_ratings(*, study: Study) -> dict:
-    """``analysis_inputs`` without its ratings part, which a run takes from the ratings it
-    read (``StudyRatings.inputs_ratings``) rather than from a second pass over them."""
-    cases = study.test_cases.in_sample().aggregate(count=Count("pk"), last_id=Max("pk"))
-    excluded = study.memberships.filter(status=Membership.Status.EXCLUDED).order_by("pk")
-    return {
-        "phase": study.current_phase,
-        "unblinded": study.status == Study.Status.UNBLINDED,
-        "opened_at": study.opened_at.isoformat() if study.opened_at else None,
-        "dimensions": [
-            list(row)
-            for row in study.rubric.dimensions.order_by("position").values_list(
-                "key", "kind", "level"
-            )
-        ],
-        "success": [str(study.success_alpha), study.success_min_dimensions],
-        "cases": [cases["count"], cases["last_id"]],
-        "excluded": list(excluded.values_list("pk", flat=True)),
-        **_analysis_plan_inputs(study),
-    }
-
-
 def _ratings_summary(*, count: int, last: datetime | None, last_id: int | None) -> list:
     """The ratings part of ``analysis_inputs``: the submitted ratings of sample cases, their
     number, latest submission and highest id."""
     return [count, last.isoformat() if last else None, last_id]
-
-
-# A page's statistics are kept this long (seconds) for the inputs they were computed from.
-PAGE_RESULT_SECONDS = 24 * 3600
-
-
-def computed_for_inputs(*, study: Study, name: str, compute, extra=None):
-    """``compute()``, run once for the study's analysis inputs as they are now (ratings,
-    exclusions, phase, cases, unblinding), its status and ``extra`` (what else the result
-    reads), then kept in the cache: for pages whose statistics (a bootstrap) would
-    otherwise run on every view."""
-    inputs = [analysis_inputs(study=study), study.status, extra]
-    digest = hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()
-    key = f"{name}:{study.pk}:{digest}"
-    result = cache.get(key)
-    if result is None:
-        result = compute()
-        cache.set(key, result, PAGE_RESULT_SECONDS)
-    return result
-
-
-def agreement_is_stale(*, study: Study, agreement: StudyAgreement) -> bool:
-    """True while the stored result does not reflect the study as it is now."""
-    if agreement.pk is None:
-        return False  # nothing stored: the page says "not computed yet"
-    return agreement.is_stale or agreement.inputs != analysis_inputs(study=study)
-
-
-def awaiting_run() -> Q:
-    """Results that no run covers yet: a request newer than the result, or a stored first
-    stage whose intervals are still missing (its run may have died between the stages)."""
-    return Q(requested__gt=F("computed")) | Q(result__intervals_pending=True)
-
-
-def agreement_awaits_run(*, study_id: int) -> bool:
-    """True while a request of the study's statistics has no run that covers it yet."""
-    rows = StudyAgreement.objects.filter(study_id=study_id)
-    return not rows.exists() or rows.filter(awaiting_run()).exists()
-
-
-def qc_case_records(*, study: Study, submitted: SubmittedRatings | None = None) -> list[CaseRecord]:
-    """Every submitted case with its active time, totals by on-screen position and, where
-    the rubric has a pairwise preference, whether it went to the response shown first.
-    ``submitted``: the study's submitted ratings, if read already."""
-    data = submitted or study_submitted_ratings(study=study)
-    if not len(data.rating):
-        return []
-    # By case (assignment), each case's totals in the order they were shown.
-    order = np.lexsort((data.shown_label, data.assignment))
-    assignments = data.assignment[order]
-    starts = np.flatnonzero(np.r_[True, assignments[1:] != assignments[:-1]])
-    ends = [*starts[1:].tolist(), len(order)]
-    totals = data.total[order].tolist()
-    first = order[starts]
-    # Negative prefers the response shown first; NaN is no answer, 0 a tie (None both).
-    shown = data.shown_preference[first]
-    firsts = [None] * len(first)
-    if any(scoring.compares_two for _, scoring in data.rubric):
-        decided = ~np.isnan(shown) & (shown != 0)
-        firsts = np.where(decided, shown < 0, None).tolist()
-    pseudonyms = {pk: name for pk, (name, _) in data.members.items()}
-    return [
-        CaseRecord(pseudonyms[rater], seconds, tuple(totals[start:end]), timed, first_preferred)
-        for rater, seconds, timed, first_preferred, start, end in zip(
-            data.rater[first].tolist(),
-            data.active_seconds[first].tolist(),
-            (data.source[first] == Assignment.Source.SCREEN).tolist(),
-            firsts,
-            starts.tolist(),
-            ends,
-            strict=True,
-        )
-    ]
-
-
-def qc_quality_answers(*, study: Study) -> list[QualityAnswer]:
-    """Every submitted gold item and attention check, checked against its expected answers
-    by each dimension's kind; the evidence names responses by system, never by label."""
-    rubric = {d.key: d for d in study.rubric.scoring_dimensions()}
-    assignments = (
-        Assignment.objects.filter(
-            test_case__study=study,
-            test_case__purpose__in=[TestCase.Purpose.GOLD, TestCase.Purpose.ATTENTION],
-            test_case__expected__isnull=False,
-            status=Assignment.Status.SUBMITTED,
-        )
-        .select_related("rater", "test_case__expected")
-        .prefetch_related("ratings__response__system")
-        .order_by("submitted_at", "pk")
-    )
-    answers = []
-    for assignment in assignments:
-        ratings = assignment.ratings.all()
-        details = expected_answer_details(
-            assignment=assignment,
-            expected=assignment.test_case.expected.answers or {},
-            dimensions=rubric,
-            names={r.label: r.response.system.name for r in ratings},
-        )
-        answers.append(
-            QualityAnswer(
-                rater=assignment.rater.pseudonym,
-                case=assignment.test_case.case_id,
-                purpose=assignment.test_case.purpose,
-                submitted_at=assignment.submitted_at.isoformat(),
-                met=sum(1 for d in details if d["met"]),
-                expected=len(details),
-                confidence=assignment.confidence,
-                details=tuple(details),
-            )
-        )
-    return answers
-
-
-def qc_rules(*, study: Study) -> Rules:
-    """The study's quality-control thresholds (its settings, or the protocol's defaults)."""
-    settings = quality_settings_for(study=study)
-    return Rules(
-        min_median_seconds=settings.min_median_seconds,
-        position_share=settings.position_share_percent / 100,
-        position_alpha=float(settings.position_alpha),
-        straight_line_items=settings.straight_line_items,
-        gold_pass_share=settings.gold_pass_percent / 100,
-        gold_minimum=settings.gold_minimum,
-        attention_misses=settings.attention_misses,
-    )
-
-
-def rater_reinstated_at(*, study: Study) -> dict[str, str]:
-    """Each rater's last reinstatement (ISO time): the gold rule counts answers after it."""
-    rows = study.events.filter(
-        kind=StudyEvent.Kind.RATER_REINSTATED, membership__isnull=False
-    ).values_list("membership__pseudonym", "created_at")
-    latest: dict[str, str] = {}
-    for pseudonym, at in rows:
-        latest[pseudonym] = max(latest.get(pseudonym, ""), at.isoformat())
-    return latest
-
-
-def dismissed_flags(*, study: Study, membership: Membership) -> set[str]:
-    """The flag texts an administrator dismissed for this rater (with a reason)."""
-    rows = study.events.filter(
-        kind=StudyEvent.Kind.RATER_FLAG_DISMISSED, membership=membership
-    ).values_list("detail", flat=True)
-    return {flag for detail in rows for flag in (detail or {}).get("flags", [])}
-
-
-def rater_events(*, study: Study, kinds):
-    """The administrators' decisions about raters, newest first."""
-    return study.events.filter(membership__isnull=False, kind__in=kinds).select_related(
-        "membership"
-    )[:200]
