@@ -8,6 +8,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from studies import services
+from studies.importing import case_checks
 from studies.importing import cases as importing
 from studies.importing.cases import parse_cases
 from studies.models import BlindedLabel, CaseUpload, IdentityMention, Response, StudyEvent, System
@@ -65,7 +66,7 @@ def test_100000_cases_import_whole_or_not_at_all(draft, lead, tmp_path):
 
 
 def test_one_more_case_than_the_limit_is_refused(draft, lead, tmp_path, monkeypatch):
-    monkeypatch.setattr(importing, "MAX_CASES", 50)
+    monkeypatch.setattr(case_checks, "MAX_CASES", 50)
     path = write_cases(tmp_path / "c.csv", 51)
     with pytest.raises(services.CaseImportError):
         services.test_cases_import(study=draft, actor=lead, filename="c.csv", data=path)
