@@ -261,7 +261,7 @@ MENTIONS_SHOWN = 100
 
 def study_identity_mentions(*, study: Study, limit: int | None = None) -> list[Mention]:
     """Passages that may name their system or model, as stored when the texts were imported
-    (see ``studies.identity_check`` and ``services.identity_mentions_rescan``).
+    (see ``studies.importing.identity_check`` and ``services.identity_mentions_rescan``).
 
     Ordered by case and system name, never through the blinded labels: listed in label
     order, the first warning of a case would always be Response A's, and the coordinator

@@ -1,4 +1,4 @@
-"""Reading a worksheet file into rows of text: ``studies.tabular`` with the worksheet's bounds."""
+"""A worksheet file read into rows of text: ``studies.importing.tabular``, worksheet bounds."""
 
 from dataclasses import dataclass
 

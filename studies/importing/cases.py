@@ -9,7 +9,7 @@ The formats (also in docs/coordinator.md and on the test cases page):
 
 - **CSV** (``.csv``, UTF-8 or UTF-16, separated by commas, semicolons, tabs or pipes, first
   row names the columns) and **Excel** (``.xlsx``, first worksheet, first row names the
-  columns), both read by ``studies.tabular`` as the worksheet import reads them. Columns,
+  columns), both read by ``importing.tabular`` as the worksheet import reads them. Columns,
   in any order:
   ``id`` and ``prompt`` (required), ``context`` and ``stratum`` (optional), and one
   ``response:<system>`` column per system, e.g. ``response:baseline``. Every system is in
