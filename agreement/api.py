@@ -6,7 +6,7 @@ from rest_framework import serializers
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from config.api import ErrorResponseSerializer
+from core.api import ErrorResponseSerializer
 from studies import access
 
 from .selectors import agreement_is_stale, study_agreement

@@ -1,6 +1,8 @@
 from django.urls import path
 
-from . import report_views, sample_size_views, views
+from .views import report as report_views
+from .views import sample_size as sample_size_views
+from .views import statistics as views
 
 app_name = "agreement"
 

@@ -14,7 +14,7 @@ from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
 from annotation.services import assignment
-from config.api import (
+from core.api import (
     ErrorResponseSerializer,
     Pagination,
     body_object,
@@ -24,12 +24,13 @@ from config.api import (
 )
 from jobs.models import Job
 from studies import access, selectors
+from studies.forms import UnblindForm
 from studies.models import Invitation, Membership
 from studies.services import invitations, unblinding
 
 from . import assignment_jobs, exports
 from .export_responses import export_response
-from .forms import AddAccountForm, InvitationForm, UnblindForm
+from .forms import AddAccountForm, InvitationForm
 from .selectors import (
     rater_assignments,
     rater_memberships,
@@ -148,7 +149,7 @@ def study_invitations(request, slug):
         note=form.cleaned_data["note"],
         days=form.cleaned_data["days"],
     )
-    invitation.link = request.build_absolute_uri(reverse("annotation:invitation", args=[token]))
+    invitation.link = request.build_absolute_uri(reverse("studies:invitation", args=[token]))
     response = Response(InvitationCreatedSerializer(invitation).data, status=201)
     response["Cache-Control"] = "no-store"
     return response

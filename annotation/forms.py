@@ -218,18 +218,3 @@ class AddAccountForm(forms.Form):
         help_text="An existing account's username. The person is invited and joins once they "
         "accept.",
     )
-
-
-class UnblindForm(forms.Form):
-    confirm = forms.BooleanField(
-        label=(
-            "I understand that unblinding cannot be undone: exports will name the system of "
-            "every response."
-        )
-    )
-    reason = forms.CharField(
-        label="Note for the audit trail (optional)",
-        required=False,
-        max_length=1000,
-        widget=forms.Textarea(attrs={"rows": 2}),
-    )

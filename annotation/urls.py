@@ -45,6 +45,7 @@ urlpatterns = [
         name="training_item_delete",
     ),
     # Coordinators: the study at a glance, people, the rubric preview, results.
+    # (Invitations and unblinding are the studies app's pages.)
     path("s/<slug:slug>/", overview.study_overview, name="overview"),
     path("s/<slug:slug>/rubric/preview/", preview.rubric_preview, name="rubric_preview"),
     path("s/<slug:slug>/raters/", people.raters, name="raters"),
@@ -57,19 +58,7 @@ urlpatterns = [
         name="assign_job_status",
     ),
     path("s/<slug:slug>/invitations/", people.invitation_create, name="invitation_create"),
-    path(
-        "s/<slug:slug>/invitations/<str:token_hash>/revoke/",
-        people.invitation_revoke,
-        name="invitation_revoke",
-    ),
-    path("invite/<str:token>/", people.invitation_open, name="invitation"),
-    path(
-        "invitations/<str:token_hash>/respond/",
-        people.invitation_respond,
-        name="invitation_respond",
-    ),
     path("s/<slug:slug>/results/", results.results, name="results"),
     path("s/<slug:slug>/results/export/<str:fmt>/", results.export, name="export"),
     path("s/<slug:slug>/results/import/", results.worksheet_import, name="worksheet_import"),
-    path("s/<slug:slug>/unblind/", results.unblind, name="unblind"),
 ]

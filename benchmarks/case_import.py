@@ -66,7 +66,7 @@ def peak_mb() -> float:
 
 
 def check_only(path: Path) -> None:
-    from studies.importing import parse_cases
+    from studies.importing.cases import parse_cases
 
     started_rss = peak_mb()
     started = time.perf_counter()

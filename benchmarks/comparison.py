@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agreement.outcomes import compare_systems
+from agreement.analysis.outcomes import compare_systems
 from tests.agreement.simulation import simulated_study
 
 if __name__ == "__main__":

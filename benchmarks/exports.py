@@ -38,9 +38,9 @@ def _export(study, fmt):
 def _bundle(study):
     from django.template.loader import render_to_string
 
-    from agreement.bundle import report_bundle_chunks
-    from agreement.report import study_report
-    from agreement.report_views import report_charts
+    from agreement.report.bundle import report_bundle_chunks
+    from agreement.report.sections import study_report
+    from agreement.views.report import report_charts
 
     def write(file):
         report = study_report(study=study)

@@ -13,7 +13,7 @@ import zipfile
 
 from openpyxl import Workbook
 
-from studies.tabular import TableError, read_table
+from studies.importing.tabular import TableError, read_table
 
 
 def workbook(rows) -> bytes:

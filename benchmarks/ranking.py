@@ -12,7 +12,7 @@ import numpy as np
 # benchmarks/agreement.py would shadow the app when this folder is first on sys.path.
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
-from agreement.ranking import bradley_terry, win_matrix  # noqa: E402
+from agreement.stats.ranking import bradley_terry, win_matrix  # noqa: E402
 
 
 def arena(systems: int, comparisons: int, items: int, seed: int = 0):

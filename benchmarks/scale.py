@@ -130,8 +130,9 @@ def build(cases: int, raters: int):
     from annotation.assignment_jobs import assignment_job_start
     from annotation.services.assignment import plan_balanced
     from jobs.models import Job
-    from studies import importing, services
-    from studies.identity_check import find_identity_mentions
+    from studies import services
+    from studies.importing import cases as importing
+    from studies.importing.identity_check import find_identity_mentions
     from studies.models import Membership, Response
 
     User = get_user_model()

@@ -6,7 +6,7 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerSpli
 import agreement.api
 import annotation.api
 import studies.api
-from config import api
+from core import api
 
 app_name = "api"
 

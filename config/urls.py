@@ -3,7 +3,8 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from annotation import views as annotation_views
-from config import health, throttle
+from config import health
+from core import throttle
 
 sign_in_throttled = throttle.sign_in_throttled(username_fields=["username"])
 

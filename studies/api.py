@@ -3,7 +3,8 @@
 Each endpoint looks the study up with ``studies.access`` (an outsider gets 404, a rater
 403), validates with the pages' own forms and writes through ``studies.services``, so an
 API request can do exactly what the same person could do on the pages. Shared plumbing
-(tokens, errors, pages, throttles) is in ``config/api.py``.
+(errors, pages, bodies, throttles) is in ``core/api.py``; the token sign-in in
+``studies/api_auth.py``.
 """
 
 import json
@@ -16,7 +17,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from config.api import (
+from core.api import (
     ErrorResponseSerializer,
     Pagination,
     body_object,
@@ -27,7 +28,7 @@ from config.api import (
 
 from . import access, selectors, services
 from .forms import StudyCreateForm, StudyForm
-from .importing import MAX_FILE_BYTES, file_type_for, size_problem
+from .importing.cases import MAX_FILE_BYTES, file_type_for, size_problem
 from .models import Study, TestCase
 from .presets import PRESETS
 from .rubric import KINDS

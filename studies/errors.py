@@ -1,18 +1,11 @@
-"""The one base of every error a user can be told about.
+"""The errors of study set-up; their base, ``ApplicationError``, is ``core.errors``'s.
 
-Services raise a subclass of ``ApplicationError`` with a message written for the person who
-asked (what stopped the change and how to fix it). Views catch this base only: anything
-else is a programming error, which stays a logged 500 instead of becoming a form message.
+Imported from here as well as from ``core.errors``: a view catches the base only.
 """
 
+from core.errors import ApplicationError
 
-class ApplicationError(Exception):
-    """A request was refused; ``str(error)`` says why, in plain words for the user."""
-
-    def __init__(self, message: str = "", *, problems: list | None = None):
-        super().__init__(message)
-        self.message = message
-        self.problems = list(problems or [])
+__all__ = ["ApplicationError", "CaseImportError", "StudySetupError"]
 
 
 class StudySetupError(ApplicationError):

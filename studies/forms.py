@@ -8,7 +8,7 @@ from decimal import Decimal
 from django import forms
 from django.core.validators import MaxValueValidator, MinValueValidator
 
-from .importing import MAX_FILE_BYTES
+from .importing.cases import MAX_FILE_BYTES
 from .models import Study
 from .presets import PRESET_CHOICES, START_CHOICES
 from .rubric import (
@@ -326,3 +326,18 @@ def dimension_form(kind_class) -> type[DimensionForm]:
 
 
 DIMENSION_FORMS = {kind: dimension_form(kind_class) for kind, kind_class in KINDS.items()}
+
+
+class UnblindForm(forms.Form):
+    confirm = forms.BooleanField(
+        label=(
+            "I understand that unblinding cannot be undone: exports will name the system of "
+            "every response."
+        )
+    )
+    reason = forms.CharField(
+        label="Note for the audit trail (optional)",
+        required=False,
+        max_length=1000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )

@@ -380,7 +380,7 @@ class Response(models.Model):
 class IdentityMention(models.Model):
     """A passage of a response that may say which system or model wrote it.
 
-    Found by ``studies.identity_check`` when the response is written (the case import) and
+    Found by ``studies.importing.identity_check`` when the response is written (the case import) and
     stored, so the pages that show the blinding check read a few rows instead of scanning
     every text of the study again. Rows of one response keep the scanner's order (pk).
     """

@@ -13,8 +13,9 @@ from django.utils import timezone
 from . import protocol
 from .activity import rating_activity
 from .bulk_rows import batches
-from .identity_check import MAX_LISTED, Mention, find_identity_mentions
-from .importing import ParsedCases, parse_cases
+from .importing.cases import ParsedCases, parse_cases
+from .importing.identity_check import MAX_LISTED, Mention, find_identity_mentions
+from .importing.tabular import Source
 from .models import (
     ApiToken,
     BlindedLabel,
@@ -28,7 +29,6 @@ from .models import (
     TestCase,
 )
 from .rubric import RubricValueError
-from .tabular import Source
 
 
 def coordinated_studies(*, user):
@@ -266,7 +266,7 @@ def study_identity_mentions(
     *, study: Study, limit: int | None = None, from_position: int = 0
 ) -> list[Mention]:
     """Passages that may name their system or model, as stored when the texts were imported
-    (see ``studies.identity_check`` and ``services.identity_mentions_rescan``).
+    (see ``studies.importing.identity_check`` and ``services.identity_mentions_rescan``).
 
     Ordered by case and system name, never through the blinded labels: listed in label
     order, the first warning of a case would always be Response A's, and the coordinator

@@ -64,3 +64,21 @@ urlpatterns += [
     path("account/tokens/", tokens.token_list, name="tokens"),
     path("account/tokens/<uuid:token_uuid>/revoke/", tokens.token_revoke, name="token_revoke"),
 ]
+
+# Invitations (the link's page, a personal invitation's answer, revoking) and unblinding.
+from .views import invitations, unblinding  # noqa: E402
+
+urlpatterns += [
+    path("invite/<str:token>/", invitations.invitation_open, name="invitation"),
+    path(
+        "invitations/<str:token_hash>/respond/",
+        invitations.invitation_respond,
+        name="invitation_respond",
+    ),
+    path(
+        "s/<slug:slug>/invitations/<str:token_hash>/revoke/",
+        invitations.invitation_revoke,
+        name="invitation_revoke",
+    ),
+    path("s/<slug:slug>/unblind/", unblinding.unblind, name="unblind"),
+]

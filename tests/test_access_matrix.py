@@ -139,14 +139,14 @@ RULES = {
     "annotation:assign_job": Rule("coordinator", methods=("GET",)),
     "annotation:assign_job_status": Rule("coordinator", methods=("GET",)),
     "annotation:invitation_create": Rule("coordinator", methods=POST_ONLY),
-    "annotation:invitation_revoke": Rule("coordinator", methods=POST_ONLY),
+    "studies:invitation_revoke": Rule("coordinator", methods=POST_ONLY),
     # The link is the permission: anyone who has it may open it (joining takes a POST).
-    "annotation:invitation": Rule("public", allowed={"POST": frozenset({200, 302, 400})}),
-    "annotation:invitation_respond": Rule("invitee", methods=POST_ONLY),
+    "studies:invitation": Rule("public", allowed={"POST": frozenset({200, 302, 400})}),
+    "studies:invitation_respond": Rule("invitee", methods=POST_ONLY),
     "annotation:results": Rule("coordinator"),
     "annotation:export": Rule("coordinator"),
     "annotation:worksheet_import": Rule("coordinator", methods=POST_ONLY),
-    "annotation:unblind": Rule("lead"),
+    "studies:unblind": Rule("lead"),
     # Study set-up.
     "studies:list": Rule("signed_in"),
     "studies:create": Rule("creator"),
@@ -287,8 +287,8 @@ def world(db):
             "token_uuid": uuid.uuid4(),
         },
         "token_hashes": {
-            "annotation:invitation_revoke": link.token_hash,
-            "annotation:invitation_respond": personal.token_hash,
+            "studies:invitation_revoke": link.token_hash,
+            "studies:invitation_respond": personal.token_hash,
         },
     }
 

@@ -126,7 +126,7 @@ def _url(world, name, pattern) -> str:
     kwargs = {}
     for arg in pattern.pattern.regex.groupindex:
         if arg == "token_hash":
-            kwargs[arg] = world["token_hashes"]["annotation:invitation_revoke"]
+            kwargs[arg] = world["token_hashes"]["studies:invitation_revoke"]
         elif arg == "rest":
             kwargs[arg] = "no-such-endpoint/"
         else:

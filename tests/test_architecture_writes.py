@@ -172,7 +172,7 @@ PLANTED_IMPORTS = [
     "from .views import results as results_views",
     "from . import views",
     "from annotation.views.results import UnblindForm",
-    "import agreement.report_views",
+    "import agreement.views.report",
     "from ..report_views import report_page",
 ]
 

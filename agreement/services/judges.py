@@ -8,7 +8,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from agreement import judges
-from agreement.judge_files import JudgeImportError, judge_rows_read
+from agreement.judges.files import JudgeImportError, judge_rows_read
 from agreement.models import Judge, JudgeOutput, JudgeTemplate
 from studies.errors import ApplicationError
 from studies.events import study_event_record

@@ -6,8 +6,8 @@ import math
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from agreement.analysis.outcomes import TOTAL_MEASURE, dimension_measure
 from agreement.models import AnalysisPlan
-from agreement.outcomes import TOTAL_MEASURE, dimension_measure
 from agreement.selectors import dimension_role
 from studies.errors import ApplicationError
 from studies.events import study_event_record

@@ -1,6 +1,6 @@
 """Writes that act on the QC rules' findings: the automatic pause of a failing rater."""
 
-from agreement.qc import quality_checks
+from agreement.qc.checks import quality_checks
 from agreement.selectors import qc_quality_answers, qc_rules, rater_reinstated_at
 from studies.models import Membership, Study
 from studies.services import rater_pause_automatic

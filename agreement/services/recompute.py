@@ -11,10 +11,10 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from agreement import coalescing
-from agreement.analysis import DimensionData, analyse_study_point, with_intervals
+from agreement.analysis.agreement import DimensionData, analyse_study_point, with_intervals
+from agreement.analysis.outcomes import ComparisonData, compare_systems, label_free_summary
 from agreement.models import StudyAgreement
-from agreement.outcomes import ComparisonData, compare_systems, label_free_summary
-from agreement.qc import answer_values, quality_checks, rater_checks
+from agreement.qc.checks import answer_values, quality_checks, rater_checks
 from agreement.selectors import (
     StudyRatings,
     agreement_awaits_run,

@@ -8,8 +8,8 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from annotation.calibration import compare, is_blank, pass_rule
 from annotation.models import OnboardingSettings, QualificationAttempt, TrainingAnswer, TrainingItem
+from annotation.qualification import compare, is_blank, pass_rule
 from annotation.selectors import onboarding_settings, qualification_next_item, training_items
 from studies.errors import ApplicationError
 from studies.locks import membership_lock

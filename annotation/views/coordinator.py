@@ -6,12 +6,13 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from annotation import qualification as calibration
+from annotation import selectors
 from annotation.services import training
 from studies import access
 from studies.errors import ApplicationError
 from studies.selectors import rubric_for_display
 
-from .. import calibration, selectors
 from ..access import get_training_item_for_user
 from ..forms import OnboardingSettingsForm, TrainingItemForm
 from ..models import TrainingItem

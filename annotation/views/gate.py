@@ -3,10 +3,10 @@
 from django.contrib import messages
 from django.shortcuts import redirect
 
+from core.user_input import UserInputError, json_read
 from studies import access
 from studies.errors import ApplicationError
 from studies.models import Membership, Study
-from studies.user_input import UserInputError, json_read
 
 from .. import selectors
 

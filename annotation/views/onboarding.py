@@ -1,17 +1,17 @@
 """Before the first item: consent and disclosure, training, practice and qualification."""
 
-import uuid
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 
+from annotation import qualification as calibration
+from annotation import selectors
 from annotation.services import participation, training
+from core.user_input import uuid_or_none
 from studies import access
 from studies.errors import ApplicationError
 from studies.selectors import rubric_for_display
 
-from .. import calibration, selectors
 from ..access import get_training_item_for_user
 from ..forms import ConsentForm
 from ..models import TrainingItem
@@ -200,7 +200,7 @@ def study_qualification(request, slug):
             elif attempt is not None:
                 item = study.training_items.filter(
                     kind=TrainingItem.Kind.QUALIFICATION,
-                    uuid=_uuid_or_none(request.POST.get("item")),
+                    uuid=uuid_or_none(request.POST.get("item")),
                 ).first()
                 if item is None:
                     raise training.TrainingError("This item is not part of the test; reload.")
@@ -239,10 +239,3 @@ def study_qualification(request, slug):
     finished = [a for a in state.attempts if a.finished_at is not None]
     context["last"] = finished[-1] if finished else None
     return render(request, "annotation/qualification.html", context, status=400 if error else 200)
-
-
-def _uuid_or_none(raw):
-    try:
-        return uuid.UUID(str(raw))
-    except ValueError:
-        return None

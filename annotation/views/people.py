@@ -1,20 +1,16 @@
 """People: the raters page, invitations, adding accounts and making the assignments."""
 
 from django.contrib import messages
-from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import assignment_jobs
 from annotation.forms import AddAccountForm, InvitationForm
 from annotation.selectors import rater_pair_overlap_range, rater_progress_table
 from annotation.services import assignment
-from config import throttle
 from jobs.models import Job
 from studies import access
 from studies import selectors as study_selectors
@@ -73,7 +69,7 @@ def invitation_create(request, slug):
         form.add_error(None, str(error))
         return _raters_page(request, study, invitation_form=form, status=400)
     # The token exists only in this response: it is shown once and never stored.
-    link = request.build_absolute_uri(reverse("annotation:invitation", args=[token]))
+    link = request.build_absolute_uri(reverse("studies:invitation", args=[token]))
     response = render(
         request,
         "studies/people/invitation_created.html",
@@ -81,22 +77,6 @@ def invitation_create(request, slug):
     )
     response["Cache-Control"] = "no-store"
     return response
-
-
-@login_required
-@require_POST
-def invitation_revoke(request, slug, token_hash):
-    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
-    invitation = study.invitations.filter(token_hash=token_hash).first()
-    if invitation is None:
-        raise Http404
-    try:
-        invitations.invitation_revoke(invitation=invitation, actor=request.user)
-    except invitations.InvitationError as error:
-        messages.error(request, str(error))
-    else:
-        messages.success(request, "Invitation revoked: the link no longer works.")
-    return redirect("annotation:raters", slug=study.slug)
 
 
 @login_required
@@ -115,27 +95,6 @@ def rater_add(request, slug):
             messages.success(request, invitations.ACCOUNT_INVITED)
             return redirect("annotation:raters", slug=study.slug)
     return _raters_page(request, study, add_form=form, status=400)
-
-
-@login_required
-@require_POST
-def invitation_respond(request, token_hash):
-    """The invited person accepts or declines a personal invitation (home page buttons)."""
-    accept = request.POST.get("action") == "accept"
-    try:
-        if accept:
-            membership = invitations.invitation_accept_personal(
-                invitation_hash=token_hash, user=request.user
-            )
-            return _joined(request, membership)
-        invitations.invitation_decline(invitation_hash=token_hash, user=request.user)
-    except invitations.InvitationError as error:
-        if error.reason == "invalid":
-            raise Http404 from error
-        messages.error(request, str(error))
-    else:
-        messages.info(request, "Invitation declined.")
-    return redirect("home")
 
 
 @login_required
@@ -203,81 +162,3 @@ def _assign_job_outcome(request, study, job):
     else:
         messages.info(request, "Every rater already has their cases; nothing changed.")
     return redirect("annotation:raters", slug=study.slug)
-
-
-@never_cache
-@throttle.sign_in_throttled(username_fields=["signin-username", "signup-username"])
-def invitation_open(request, token):
-    """The page behind an invitation link: join as the signed-in user, sign in or sign up.
-
-    Joining always takes a POST, so a link previewed or prefetched by a mail program is
-    not used up.
-    """
-    invitation = study_selectors.invitation_find(token=token)
-    state = study_selectors.invitation_state(invitation) if invitation else "invalid"
-    if state != "pending":
-        return _invitation_dead(request, state)
-    study = invitation.study
-    # Prefixes keep the two forms' field ids apart on one page.
-    sign_in = AuthenticationForm(request, prefix="signin")
-    sign_up = UserCreationForm(prefix="signup")
-    error = None
-    if request.method == "POST":
-        action = request.POST.get("action")
-        try:
-            if action == "join" and request.user.is_authenticated:
-                membership = invitations.invitation_accept(token=token, user=request.user)
-                return _joined(request, membership)
-            if action == "sign_in":
-                sign_in = AuthenticationForm(request, data=request.POST, prefix="signin")
-                if sign_in.is_valid():
-                    login(request, sign_in.get_user())
-                    membership = invitations.invitation_accept(token=token, user=request.user)
-                    return _joined(request, membership)
-            elif action == "sign_up":
-                sign_up = UserCreationForm(request.POST, prefix="signup")
-                if sign_up.is_valid():
-                    membership = invitations.invitation_accept_signup(
-                        token=token,
-                        username=sign_up.cleaned_data["username"],
-                        password=sign_up.cleaned_data["password1"],
-                    )
-                    login(request, membership.user)
-                    return _joined(request, membership)
-        except invitations.InvitationError as exc:
-            if exc.reason in ("used", "expired", "invalid"):
-                return _invitation_dead(request, exc.reason)
-            if exc.reason == "member" and request.user.is_authenticated:
-                messages.info(request, f"You are already part of “{study.name}”.")
-                return redirect("home")
-            error = str(exc)
-    return render(
-        request,
-        "studies/people/invitation.html",
-        {
-            "invitation": invitation,
-            "study": study,
-            "sign_in": sign_in,
-            "sign_up": sign_up,
-            "error": error,
-        },
-        status=400 if error or request.method == "POST" else 200,
-    )
-
-
-def _invitation_dead(request, state):
-    return render(
-        request,
-        "studies/people/invitation_dead.html",
-        {"state": state},
-        status=404 if state == "invalid" else 410,
-    )
-
-
-def _joined(request, membership: Membership):
-    study = membership.study
-    if membership.role == Membership.Role.RATER:
-        messages.success(request, f"Welcome to “{study.name}”.")
-        return redirect("annotation:assignments", slug=study.slug)
-    messages.success(request, f"You now coordinate “{study.name}”.")
-    return redirect("annotation:overview", slug=study.slug)

@@ -1,4 +1,4 @@
-"""Results: progress per test case, exports, import of offline worksheets, unblinding."""
+"""Results: progress per test case, exports and the import of offline worksheets."""
 
 import secrets
 
@@ -11,11 +11,9 @@ from django.views.decorators.http import require_POST
 
 from annotation import worksheets
 from annotation.export_responses import export_response
-from annotation.forms import UnblindForm
 from annotation.selectors import case_progress_page
 from studies import access
 from studies.models import Membership, Study
-from studies.services import unblinding
 
 
 class WorksheetImportForm(forms.Form):
@@ -146,28 +144,3 @@ def worksheet_import(request, slug):
         f"{result.rater} ({result.created} newly assigned, {result.updated} replaced).",
     )
     return redirect("annotation:results", slug=study.slug)
-
-
-@login_required
-def unblind(request, slug):
-    study, _ = access.get_study_for_user(request.user, slug, role=access.LEAD)
-    form = UnblindForm(request.POST or None)
-    error = None
-    if request.method == "POST" and form.is_valid():
-        try:
-            unblinding.study_unblind(
-                study=study, actor=request.user, reason=form.cleaned_data["reason"]
-            )
-        except unblinding.UnblindingError as exc:
-            error = str(exc)
-        else:
-            messages.success(
-                request, "The study is unblinded: the exports now name the systems, with the key."
-            )
-            return redirect("annotation:results", slug=study.slug)
-    return render(
-        request,
-        "studies/results/unblind.html",
-        {"study": study, "form": form, "error": error},
-        status=400 if request.method == "POST" else 200,
-    )

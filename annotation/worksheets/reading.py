@@ -1,9 +1,9 @@
-"""Reading a worksheet file into rows of text: ``studies.tabular`` with the worksheet's bounds."""
+"""A worksheet file read into rows of text: ``studies.importing.tabular``, worksheet bounds."""
 
 from dataclasses import dataclass
 
-from studies import tabular
 from studies.errors import ApplicationError
+from studies.importing import tabular
 
 from .columns import MAX_BYTES, MAX_ROWS, unneutralise
 

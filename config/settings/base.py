@@ -73,7 +73,7 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 
-# Sign-in throttling (config/throttle.py): failed attempts per window, per account and per
+# Sign-in throttling (core/throttle.py): failed attempts per window, per account and per
 # client address; behind a proxy the address comes from X-Forwarded-For.
 THROTTLE_WINDOW_SECONDS = env.int("THROTTLE_WINDOW_SECONDS", default=15 * 60)
 THROTTLE_FAILURES_PER_ACCOUNT = env.int("THROTTLE_FAILURES_PER_ACCOUNT", default=10)
@@ -82,19 +82,19 @@ THROTTLE_PROXY_COUNT = env.int("THROTTLE_PROXY_COUNT", default=0)
 
 # The HTTP API (docs/api.md): personal tokens only, JSON only, one error shape.
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["config.api_request.TokenAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["studies.api_auth.TokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
-        "config.api_request.BoundedJSONParser",
+        "core.api_request.BoundedJSONParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_THROTTLE_CLASSES": [
-        "config.api_request.UserThrottle",
-        "config.api_request.AnonThrottle",
+        "core.api_request.UserThrottle",
+        "core.api_request.AnonThrottle",
     ],
-    "DEFAULT_PAGINATION_CLASS": "config.api_request.Pagination",
-    "EXCEPTION_HANDLER": "config.api.exception_handler",
+    "DEFAULT_PAGINATION_CLASS": "core.api_request.Pagination",
+    "EXCEPTION_HANDLER": "core.api.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
@@ -132,7 +132,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "config.navigation.navigation",
+                "studies.navigation.navigation",
             ],
         },
     },

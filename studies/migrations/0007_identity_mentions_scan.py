@@ -2,7 +2,7 @@
 
 from django.db import migrations
 
-from studies.identity_check import find_identity_mentions
+from studies.importing.identity_check import find_identity_mentions
 
 
 def scan(apps, schema_editor):

@@ -14,9 +14,10 @@ are written in this shape too, so any preset can be exported, edited and set aga
 import json
 import re
 
+from core.user_input import UserInputError, json_read
+
 from ..errors import StudySetupError
 from ..presets import PRESETS
-from ..user_input import UserInputError, json_read
 from .base import RubricValueError
 from .registry import KINDS, allowed_levels, dimension_from_config
 

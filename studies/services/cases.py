@@ -14,13 +14,14 @@ from django.utils import timezone
 from jobs.models import Job
 from jobs.runner import job_schedule
 from jobs.services import JobFailed, job_active, job_create, job_execute, job_status
-from studies import selectors, tabular
+from studies import selectors
 from studies.blinding import LABELS, blinded_order
 from studies.bulk_rows import rows_insert, tables_analyze_on_commit
 from studies.errors import ApplicationError, CaseImportError, StudySetupError
 from studies.events import study_event_record
-from studies.identity_check import find_identity_mentions
-from studies.importing import ParsedCases
+from studies.importing import tabular
+from studies.importing.cases import ParsedCases
+from studies.importing.identity_check import find_identity_mentions
 from studies.models import (
     BlindedLabel,
     CaseUpload,

@@ -15,6 +15,7 @@ from django.db import transaction
 
 from studies.errors import CaseImportError, StudySetupError
 from studies.events import study_event_record
+from studies.importing.tabular import read_table
 from studies.locks import study_lock
 from studies.models import (
     BlindedLabel,
@@ -27,7 +28,6 @@ from studies.models import (
 from studies.rubric import RubricValueError
 from studies.selectors import quality_settings_for
 from studies.signals import analysis_inputs_announce
-from studies.tabular import read_table
 
 MAX_EXPLANATION = 2000
 # A field of the browser form: longer text is cut before it is read (then refused as too long).

@@ -10,9 +10,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from studies import access, importing, selectors, services
+from studies import access, selectors, services
 from studies.errors import ApplicationError
 from studies.forms import CaseUploadForm
+from studies.importing import cases as importing
 
 CASES_PER_PAGE = 50
 

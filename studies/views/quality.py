@@ -10,10 +10,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from studies import access
 from studies.errors import ApplicationError
+from studies.importing.tabular import MAX_BYTES
 from studies.models import TestCase
 from studies.selectors import quality_ids_standing_out
 from studies.services import quality
-from studies.tabular import MAX_BYTES
 
 
 class QualitySettingsForm(forms.Form):

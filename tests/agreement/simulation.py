@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from agreement.analysis import DimensionData
-from agreement.outcomes import ComparisonData, DimensionRole
+from agreement.analysis.agreement import DimensionData
+from agreement.analysis.outcomes import ComparisonData, DimensionRole
 
 
 def simulated_study(

@@ -4,7 +4,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from agreement.analysis import DimensionData, analyse_study_point, with_intervals
+from agreement.analysis.agreement import DimensionData, analyse_study_point, with_intervals
 
 
 def dimension(key, matrix, level="ordinal", strata=None):

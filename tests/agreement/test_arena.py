@@ -7,7 +7,7 @@ from itertools import combinations
 import pytest
 from django.urls import reverse
 
-from agreement.ranking import bradley_terry
+from agreement.stats.ranking import bradley_terry
 from annotation.services import assignments_create_all
 from annotation.services.participation import consent_record
 from studies import services as study_services

@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-import agreement.bootstrap as bootstrap_module
-from agreement.bootstrap import bootstrap_alphas, pattern_draws, row_counts
-from agreement.krippendorff import alpha_terms, unit_patterns
+import agreement.stats.bootstrap as bootstrap_module
 from agreement.stats import alpha_bootstrap, alpha_interval, krippendorff_alpha
+from agreement.stats.bootstrap import bootstrap_alphas, pattern_draws, row_counts
+from agreement.stats.krippendorff import alpha_terms, unit_patterns
 from tests.agreement.test_krippendorff import KRIPPENDORFF_2011, package_alpha
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from agreement.analysis import DimensionData, analyse_study_point, dimension_point
+from agreement.analysis.agreement import DimensionData, analyse_study_point, dimension_point
 from agreement.models import StudyAgreement
 from agreement.stats import krippendorff_alpha
 from annotation.services import rating_submit

@@ -9,7 +9,6 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
-from agreement.estimates import bootstrap_means, linear_fit, logistic_fit
 from agreement.stats import (
     binomial_win_rate,
     holm,
@@ -18,6 +17,7 @@ from agreement.stats import (
     paired_difference,
     win_rate_sample_size,
 )
+from agreement.stats.estimates import bootstrap_means, linear_fit, logistic_fit
 
 
 def test_sample_size_reproduces_the_protocols_worked_example():

@@ -15,7 +15,7 @@ from django.db import connection
 from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
-from agreement import calibration
+from agreement.judges import calibration
 from agreement.models import Judge, JudgeOutput
 from agreement.selectors import study_ratings
 from agreement.services import judge_outputs_import

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from agreement.judges import (
+from agreement.judges.verdicts import (
     REFERENCE_TEMPLATE,
     first_position_rate,
     human_majority,

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-import agreement.krippendorff as alpha_module
+import agreement.stats.krippendorff as alpha_module
 from agreement.stats import alpha_without_each_rater, krippendorff_alpha
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")

@@ -6,8 +6,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from agreement.analysis import DimensionData
-from agreement.outcomes import (
+from agreement.analysis.agreement import DimensionData
+from agreement.analysis.outcomes import (
     TOTAL_MEASURE,
     compare_systems,
     dimension_measure,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from agreement.plot import LAYOUTS, alpha_chart
+from agreement.report.charts import LAYOUTS, alpha_chart
 
 RESULT = {
     "dimensions": [

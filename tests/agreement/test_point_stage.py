@@ -97,7 +97,7 @@ def check(study: Study) -> None:
     assert row.computed == target
     # The inputs' ratings part, taken from the rows the run read, is the summary's own.
     assert row.inputs == selectors.analysis_inputs(study=Study.objects.get(pk=study.pk))
-    selectors._ANSWER_VALUES.clear()  # from scratch: every answer read and converted again
+    selectors.ratings._ANSWER_VALUES.clear()  # from scratch: every answer read and converted again
     expected, data = services._point_result(study=study)
     assert row.result == expected
     assert row.n_ratings == data.n_ratings

@@ -1,7 +1,7 @@
 import pytest
 from scipy.stats import binomtest
 
-from agreement.qc import (
+from agreement.qc.checks import (
     CaseRecord,
     QualityAnswer,
     Rules,
@@ -130,7 +130,7 @@ def test_straight_lining_at_its_threshold():
 def test_answer_values_read_the_agreement_matrices():
     import numpy as np
 
-    from agreement.analysis import DimensionData
+    from agreement.analysis.agreement import DimensionData
 
     matrix = np.array([[1.0, np.nan, 1.0], [np.nan, 2.0, 3.0]])
     dimension = DimensionData(

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.optimize
 
-from agreement.ranking import bradley_terry, win_matrix
+from agreement.stats.ranking import bradley_terry, win_matrix
 
 
 def arena(seed, strengths=(1.2, 0.4, 0.0, -0.5, -1.1), comparisons=400, tie_rate=0.1):

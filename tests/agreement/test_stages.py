@@ -151,7 +151,7 @@ def test_a_revised_rating_is_read_again_and_the_result_equals_one_from_scratch(t
     request_run(study)
     services.agreement_recompute(study_id=study.pk)
     kept = stored(study).result
-    selectors._ANSWER_VALUES.clear()  # from scratch: every answer read again
+    selectors.ratings._ANSWER_VALUES.clear()  # from scratch: every answer read again
     assert kept == result_from_scratch(study=study)[0]
     depth = next(d for d in kept["dimensions"] if d["key"] == "depth")
     assert depth["per_rater"][0]["n_ratings"] == 8

@@ -1,6 +1,6 @@
 from decimal import Decimal
 
-from annotation.calibration import Comparison, compare, is_blank, pass_rule
+from annotation.qualification import Comparison, compare, is_blank, pass_rule
 from studies.presets import PRESETS
 from studies.rubric import dimension_from_config
 

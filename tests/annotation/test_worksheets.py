@@ -635,7 +635,7 @@ def test_the_screen_and_a_worksheet_store_the_same_answers_identically(client, p
 
 
 def test_cases_imported_from_a_worksheet_are_untimed_in_quality_control(study, fresh_rater):
-    from agreement.qc import rater_checks
+    from agreement.qc.checks import rater_checks
     from agreement.selectors import qc_case_records
 
     submit_all(study, limit=2)

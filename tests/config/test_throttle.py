@@ -86,7 +86,7 @@ def test_the_admin_sign_in_is_throttled(client, settings):
 def test_the_invitation_sign_up_is_throttled_and_creates_nothing(client, study, lead, settings):
     settings.THROTTLE_FAILURES_PER_ADDRESS = 4
     invitation, token = invitations.invitation_create(study=study, created_by=lead)
-    url = reverse("annotation:invitation", args=[token])
+    url = reverse("studies:invitation", args=[token])
     for number in range(4):
         # Probing which usernames exist: "study-lead" does, the others do not.
         name = "study-lead" if number == 0 else f"probe-{number}"
@@ -109,7 +109,7 @@ def test_the_invitation_sign_up_is_throttled_and_creates_nothing(client, study, 
 
 def test_the_invitation_sign_in_counts_against_the_account(client, study, lead, person, settings):
     _, token = invitations.invitation_create(study=study, created_by=lead)
-    url = reverse("annotation:invitation", args=[token])
+    url = reverse("studies:invitation", args=[token])
     for _ in range(settings.THROTTLE_FAILURES_PER_ACCOUNT):
         data = {"action": "sign_in", "signin-username": person.username, "signin-password": "no"}
         assert client.post(url, data).status_code == 400

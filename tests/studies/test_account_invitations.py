@@ -20,7 +20,7 @@ def _add(client, study, username):
 
 
 def _respond(client, invitation, action):
-    url = reverse("annotation:invitation_respond", args=[invitation.token_hash])
+    url = reverse("studies:invitation_respond", args=[invitation.token_hash])
     return client.post(url, {"action": action})
 
 

@@ -12,7 +12,7 @@ from django.apps import apps
 from django.urls import reverse
 
 from studies import selectors, services
-from studies.identity_check import find_identity_mentions
+from studies.importing.identity_check import find_identity_mentions
 from studies.models import IdentityMention, Response, Study
 from studies.services import cases as case_services
 

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from studies import importing
+from studies.importing import cases as importing
 from studies.models import BlindedLabel, Response, Study, StudyEvent, System
 from studies.models import TestCase as Case
 

@@ -5,8 +5,8 @@ import string
 
 import pytest
 
-from studies import identity_check
-from studies.identity_check import find_identity_mentions
+from studies.importing import identity_check
+from studies.importing.identity_check import find_identity_mentions
 
 SYSTEMS = ["baseline", "improved"]
 

@@ -9,8 +9,9 @@ import pytest
 from openpyxl import Workbook
 
 from annotation.services import draft_save
-from studies import importing, services
+from studies import services
 from studies.blinding import blinding_key
+from studies.importing import cases as importing
 from studies.models import BlindedLabel, CaseUpload, Response, Study, StudyEvent, System
 from studies.models import TestCase as Case
 from studies.services import CaseImportError, StudySetupError, case_upload_create, study_create

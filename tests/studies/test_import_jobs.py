@@ -9,8 +9,10 @@ from django.urls import reverse
 
 from jobs import services as job_services
 from jobs.models import Job
-from studies import importing, services
-from studies.importing import parse_cases
+from studies import services
+from studies.importing import case_checks
+from studies.importing import cases as importing
+from studies.importing.cases import parse_cases
 from studies.models import BlindedLabel, CaseUpload, IdentityMention, Response, StudyEvent, System
 from studies.models import TestCase as Case
 
@@ -70,7 +72,7 @@ def test_100000_cases_import_whole_or_not_at_all(draft, lead, tmp_path):
 
 
 def test_one_more_case_than_the_limit_is_refused(draft, lead, tmp_path, monkeypatch):
-    monkeypatch.setattr(importing, "MAX_CASES", 50)
+    monkeypatch.setattr(case_checks, "MAX_CASES", 50)
     path = write_cases(tmp_path / "c.csv", 51)
     with pytest.raises(services.CaseImportError):
         services.test_cases_import(study=draft, actor=lead, filename="c.csv", data=path)

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from openpyxl import Workbook
 
-from studies import importing
-from studies.importing import parse_cases
+from studies.importing import case_checks
+from studies.importing import cases as importing
+from studies.importing.cases import parse_cases
 
 SAMPLES = Path(__file__).resolve().parents[2] / "studies" / "samples"
 HEADER = "id,prompt,context,stratum,response:baseline,response:improved"
@@ -345,7 +346,7 @@ def test_a_long_list_of_problems_is_cut_short_with_a_count():
 
 
 def test_too_many_cases_are_refused(monkeypatch):
-    monkeypatch.setattr(importing, "MAX_CASES", 2)
+    monkeypatch.setattr(case_checks, "MAX_CASES", 2)
     data = csv_file("TC-1,P,,,a,b", "TC-2,P,,,a,b", "TC-3,P,,,a,b")
     assert problems("x.csv", data) == ["Row 4: a file can hold at most 2 test cases."]
 

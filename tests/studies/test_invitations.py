@@ -24,7 +24,7 @@ def invite(study, lead):
 
 
 def link(token):
-    return reverse("annotation:invitation", args=[token])
+    return reverse("studies:invitation", args=[token])
 
 
 # The service -----------------------------------------------------------------------------
@@ -125,7 +125,7 @@ def test_a_new_person_signs_up_and_joins(client, study, invite):
     assert response.status_code == 302
     user = get_user_model().objects.get(username="validator-7")
     assert Membership.objects.get(user=user, study=study).role == "rater"
-    assert client.get(reverse("annotation:invitation", args=[token])).status_code == 410
+    assert client.get(reverse("studies:invitation", args=[token])).status_code == 410
     assert int(client.session["_auth_user_id"]) == user.pk
 
 
@@ -213,14 +213,14 @@ def test_only_the_lead_invites_coordinators(client, study, lead):
 def test_revoking_from_the_page(client, study, lead, invite):
     invitation, token = invite
     client.force_login(lead)
-    url = reverse("annotation:invitation_revoke", args=[study.slug, invitation.token_hash])
+    url = reverse("studies:invitation_revoke", args=[study.slug, invitation.token_hash])
     assert client.post(url).status_code == 302
     assert not Invitation.objects.exists()
     assert client.post(url).status_code == 404
     _, used_token = invitations.invitation_create(study=study, created_by=lead)
     invitations.invitation_accept(token=used_token, user=UserFactory())
     used = Invitation.objects.get()
-    client.post(reverse("annotation:invitation_revoke", args=[study.slug, used.token_hash]))
+    client.post(reverse("studies:invitation_revoke", args=[study.slug, used.token_hash]))
     assert Invitation.objects.filter(pk=used.pk).exists()
 
 
@@ -228,7 +228,7 @@ def test_invitation_of_another_study_cannot_be_revoked(client, study, lead, invi
     invitation, _ = invite
     other = make_study(slug="elsewhere")
     client.force_login(other.lead)
-    url = reverse("annotation:invitation_revoke", args=[other.slug, invitation.token_hash])
+    url = reverse("studies:invitation_revoke", args=[other.slug, invitation.token_hash])
     assert client.post(url).status_code == 404
     assert Invitation.objects.filter(pk=invitation.pk).exists()
 

@@ -11,8 +11,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from studies import importing, services
+from studies import services
 from studies.access import COORDINATORS_GROUP
+from studies.importing import cases as importing
 from studies.models import CaseUpload, Membership, Response, Study, StudyEvent
 from studies.models import TestCase as Case
 from studies.presets import PRESETS

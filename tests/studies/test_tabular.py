@@ -8,7 +8,7 @@ import pytest
 from openpyxl import Workbook
 
 from studies.errors import ApplicationError
-from studies.tabular import TableError, TableProblem, column_letter, read_table
+from studies.importing.tabular import TableError, TableProblem, column_letter, read_table
 
 
 def rows_of(filename: str, data: bytes, **bounds) -> list[tuple[int, list[str]]]:

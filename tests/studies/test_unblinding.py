@@ -20,7 +20,7 @@ def closed(study):
 
 
 def unblind_url(study):
-    return reverse("annotation:unblind", args=[study.slug])
+    return reverse("studies:unblind", args=[study.slug])
 
 
 def test_the_lead_unblinds_a_closed_study_and_it_is_recorded(closed, lead):

@@ -7,11 +7,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from core.user_input import MAX_JSON_DEPTH, UserInputError, json_read
 from studies import services
 from studies.models import BlindedLabel, CaseUpload, Dimension, Response, StudyEvent, System
 from studies.models import TestCase as Case
 from studies.services import CaseImportError, study_create
-from studies.user_input import MAX_JSON_DEPTH, UserInputError, json_read
 
 DEPTH = 100_000
 

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from studies.importing import size_problem
+from studies.importing.cases import size_problem
 from studies.models import Study
 from studies.selectors import study_identity_report, study_next_case_position
 from studies.services import CaseImportError, StudySetupError, test_cases_import

@@ -1,0 +1,596 @@
+"""How the systems compare: the estimates a study reports after unblinding (no Django).
+
+The unit of analysis is the test case: each case's score for a system is the mean over
+its raters, and a case's preference verdict is the majority of its raters' judgments.
+Intervals are percentile bootstraps over cases (seeded). Before unblinding only
+``label_free_summary`` may be shown: it pools every response and never reads a system.
+Formulas and references: docs/statistics.md.
+"""
+
+import itertools
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from agreement.analysis.agreement import DimensionData
+from agreement.stats.estimates import (
+    binomial_win_rate,
+    bootstrap_means,
+    holm,
+    linear_fit,
+    logistic_fit,
+    mcnemar_exact,
+    paired_difference,
+    percentile_interval,
+)
+from agreement.stats.ranking import bradley_terry, win_matrix
+
+CONFIDENCE_NAMES = {1: "low", 2: "medium", 3: "high"}
+MAX_PLOT_POINTS = 2_000
+
+
+@dataclass(frozen=True)
+class DimensionRole:
+    """What a dimension can be compared on: points (a mean score), a yes/no outcome
+    (McNemar), or a preference between the pair (a win rate)."""
+
+    key: str
+    name: str
+    scored: bool = False
+    binary: bool = False
+    preference: bool = False
+    max_points: int = 0
+
+
+@dataclass(frozen=True)
+class ComparisonData:
+    """One study's ratings laid out for comparing systems.
+
+    ``case_systems`` (cases x key labels) is the system index of each response, -1 where
+    a case has no response under that label; ``totals`` is raters x cases x labels;
+    ``dimensions`` are the agreement matrices (preferences already in system order: a
+    negative value prefers the pair's system that comes first in ``systems``);
+    ``lengths`` is cases x labels (characters), ``confidence`` raters x cases (1-3).
+    """
+
+    systems: list[str]
+    labels: list[str]
+    strata: list[str]
+    case_systems: np.ndarray
+    totals: np.ndarray
+    dimensions: list[DimensionData]
+    roles: list[DimensionRole]
+    lengths: np.ndarray
+    confidence: np.ndarray
+    stratum_shares: dict[str, float] = field(default_factory=dict)
+    # The measure of the primary question (``TOTAL_MEASURE`` or ``dimension_measure``);
+    # "" = the default rule.
+    primary_measure: str = ""
+
+
+# How a question names its measure (the analysis plan stores one): the total score, or a
+# dimension by its key. A dimension may be keyed "total" too: the prefix keeps them apart.
+TOTAL_MEASURE = "total"
+
+
+def dimension_measure(key: str) -> str:
+    return f"dimension:{key}"
+
+
+def _plain(value):
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    value = float(value)
+    return None if math.isnan(value) or math.isinf(value) else value
+
+
+def label_free_summary(*, dimensions: list[DimensionData], confidence: np.ndarray) -> dict:
+    """What may be shown while the study is blinded: counts and pooled distributions.
+
+    Every response of every system is pooled and no per-label figure is given, so nothing
+    here tells the systems (or the key's labels) apart.
+    """
+    rows = []
+    for data in dimensions:
+        values = np.asarray(data.matrix, dtype=float)
+        values = values[~np.isnan(values)]
+        rows.append(
+            {
+                "key": data.key,
+                "name": data.name,
+                "n_judgments": int(values.size),
+                # A preference's sign depends on the key's orientation: only ties are shown.
+                "mean": _plain(values.mean()) if values.size and not _signed(data) else None,
+                "tie_share": _plain(np.mean(values == 0))
+                if values.size and _signed(data)
+                else None,
+            }
+        )
+    levels = np.asarray(confidence, dtype=float)
+    return {
+        "dimensions": rows,
+        "confidence": {
+            name: int(np.count_nonzero(levels == level)) for level, name in CONFIDENCE_NAMES.items()
+        },
+    }
+
+
+def _signed(data: DimensionData) -> bool:
+    return bool(data.categories) and min(data.categories) < 0 < max(data.categories)
+
+
+def _per_case(matrix: np.ndarray, n_cases: int, n_labels: int) -> np.ndarray:
+    """Raters x (cases x labels) -> cases x labels: the mean over raters."""
+    cube = np.asarray(matrix, dtype=float).reshape(-1, n_cases, n_labels)
+    with np.errstate(invalid="ignore"), _quiet():
+        return np.nanmean(cube, axis=0) if cube.shape[0] else np.full((n_cases, n_labels), np.nan)
+
+
+def _quiet():
+    """Silence numpy's "mean of empty slice": an unrated case is NaN on purpose."""
+    return warnings.catch_warnings(action="ignore", category=RuntimeWarning)
+
+
+def _by_system(per_label: np.ndarray, case_systems: np.ndarray, n_systems: int) -> np.ndarray:
+    """cases x labels -> cases x systems (NaN where a case has no response of a system)."""
+    result = np.full((per_label.shape[0], n_systems), np.nan)
+    rows, columns = np.nonzero(case_systems >= 0)
+    result[rows, case_systems[rows, columns]] = per_label[rows, columns]
+    return result
+
+
+def _case_weights(strata: list[str], shares: dict[str, float], cases: np.ndarray) -> np.ndarray:
+    """Per case: its stratum's share over the stratum's number of cases (in ``cases``)."""
+    labels = np.asarray(strata)[cases]
+    weights = np.zeros(labels.size)
+    for stratum in set(labels):
+        mask = labels == stratum
+        weights[mask] = shares.get(stratum, 0.0) / mask.sum()
+    return weights
+
+
+def compare_systems(data: ComparisonData, *, n_resamples: int = 10_000, seed: int = 0) -> dict:
+    """Every estimate of the report: per system, paired, preferences, McNemar, questions
+    with Holm's correction, length and confidence. JSON-ready."""
+    n_cases, n_labels = data.case_systems.shape
+    pairs = list(itertools.combinations(range(len(data.systems)), 2))
+    shares = {k: v for k, v in (data.stratum_shares or {}).items() if v > 0}
+    strata = sorted(set(data.strata)) if len(set(data.strata)) > 1 else []
+    measures = _measures(data, n_cases, n_labels)
+    scores = [
+        _by_system(per_label, data.case_systems, len(data.systems)) for *_, per_label in measures
+    ]
+    means = (
+        bootstrap_means(np.hstack(scores), n_resamples=n_resamples, seed=seed) if n_cases else None
+    )
+    boot = _Draws(n_resamples=n_resamples, seed=seed, means=means)
+    groups = [("overall", np.arange(n_cases))] + [
+        (stratum, np.flatnonzero(np.asarray(data.strata) == stratum)) for stratum in strata
+    ]
+    weighted = bool(shares and strata)
+    # Only the overall estimate is weighted by the strata's real shares.
+    overall_weights = _case_weights(data.strata, shares, groups[0][1]) if weighted else None
+    differences = {
+        group: _group_differences(
+            scores, pairs, cases, boot, weights=overall_weights if group == "overall" else None
+        )
+        for group, cases in groups
+    }
+    per_system, paired, cases_plot = [], [], []
+    for m, (key, name, _) in enumerate(measures):
+        per_system.append({"key": key, "name": name, "systems": _per_system(data, scores, m, boot)})
+        paired += _paired(data, (m, key, name), scores, pairs, differences, boot)
+        if key == "total":
+            cases_plot += _cases_plot(data, scores[m], pairs)
+    preferences = [
+        _preference(data, dim, role, pairs, n_resamples=n_resamples, seed=seed)
+        for role, dim in zip(data.roles, data.dimensions, strict=True)
+        if role.preference
+    ]
+    mcnemar = [
+        _mcnemar(data, dim, role, pairs)
+        for role, dim in zip(data.roles, data.dimensions, strict=True)
+        if role.binary
+    ]
+    return {
+        "systems": data.systems,
+        "n_cases": int(n_cases),
+        "strata": _strata(data, strata, shares),
+        "weighted_by_shares": weighted,
+        "per_system": per_system,
+        "paired": paired,
+        "cases_plot": cases_plot,
+        "preferences": preferences,
+        "mcnemar": mcnemar,
+        "questions": _questions(preferences, paired, mcnemar, primary=data.primary_measure),
+        "length": _length(data, measures[0][2], preferences, n_cases),
+        "confidence": _confidence(data),
+        "distributions": _distributions(data, n_cases, n_labels),
+        "bootstrap": {"n_resamples": n_resamples, "seed": seed, "method": "percentile"},
+    }
+
+
+@dataclass
+class _Draws:
+    """The bootstrap's settings, and its draws of the per-system means (one set of draws per
+    group of cases serves every column, measures and pairs alike: the same resampled cases
+    for each, and a fraction of the cost)."""
+
+    n_resamples: int
+    seed: int
+    means: np.ndarray | None = None
+
+
+def _measures(data: ComparisonData, n_cases: int, n_labels: int) -> list[tuple]:
+    """(key, name, per case and label) of the total and of each scored dimension."""
+    measures = [("total", "Total score", _per_case(data.totals, n_cases, n_labels))]
+    for role, dim in zip(data.roles, data.dimensions, strict=True):
+        if role.scored:
+            measures.append((role.key, role.name, _per_case(dim.matrix, n_cases, n_labels)))
+    return measures
+
+
+def _group_differences(scores, pairs, cases, boot: _Draws, *, weights):
+    """A group's cases, its weights (the strata's real shares, overall only) and the draws
+    of every pair's mean difference on every measure."""
+    columns = np.column_stack(
+        [m[cases, b] - m[cases, a] for m in scores for a, b in pairs]
+    ) if pairs and cases.size else np.empty((cases.size, 0))  # fmt: skip
+    draws = (
+        bootstrap_means(columns, n_resamples=boot.n_resamples, seed=boot.seed, weights=weights)
+        if columns.size
+        else None
+    )
+    return cases, weights, draws
+
+
+def _per_system(data: ComparisonData, scores, m: int, boot: _Draws) -> list[dict]:
+    n_systems = len(data.systems)
+    rows = []
+    for s, system in enumerate(data.systems):
+        column = scores[m][:, s]
+        low, high = (
+            percentile_interval(boot.means[:, m * n_systems + s])
+            if boot.means is not None
+            else (None, None)
+        )
+        rows.append(
+            {
+                "system": system,
+                "n": int(np.count_nonzero(~np.isnan(column))),
+                "mean": _plain(np.nanmean(column)) if (~np.isnan(column)).any() else None,
+                "low": _plain(low),
+                "high": _plain(high),
+            }
+        )
+    return rows
+
+
+def _paired(data, measure: tuple, scores, pairs, differences, boot: _Draws) -> list[dict]:
+    """Each pair's paired difference on one measure, overall and per stratum."""
+    m, key, name = measure
+    rows = []
+    for p, (first, second) in enumerate(pairs):
+        a, b = scores[m][:, first], scores[m][:, second]
+        for group, (cases, weights, draws) in differences.items():
+            column = draws[:, m * len(pairs) + p] if draws is not None else np.array([])
+            result = paired_difference(
+                a[cases], b[cases], n_resamples=boot.n_resamples, seed=boot.seed,
+                weights=weights, boot=column,
+            )  # fmt: skip
+            rows.append(
+                {
+                    "key": key,
+                    "measure": TOTAL_MEASURE if m == 0 else dimension_measure(key),
+                    "name": name,
+                    "first": data.systems[first],
+                    "second": data.systems[second],
+                    "stratum": group,
+                    "weighted": weights is not None,
+                    **result,
+                }
+            )
+    return rows
+
+
+def _cases_plot(data: ComparisonData, totals, pairs) -> list[dict]:
+    """Each pair's per-case differences of the total (a sample of them, for the histogram)."""
+    plots = []
+    for first, second in pairs:
+        a, b = totals[:, first], totals[:, second]
+        both = ~np.isnan(a) & ~np.isnan(b)
+        plots.append(
+            {
+                "first": data.systems[first],
+                "second": data.systems[second],
+                "differences": [_plain(v) for v in (b - a)[both][:MAX_PLOT_POINTS]],
+            }
+        )
+    return plots
+
+
+def _strata(data: ComparisonData, strata: list[str], shares: dict) -> list[dict]:
+    return [
+        {
+            "stratum": stratum,
+            "n_cases": int(np.count_nonzero(np.asarray(data.strata) == stratum)),
+            "share": shares.get(stratum),
+        }
+        for stratum in (strata or [""])
+    ]
+
+
+def _case_pairs(data: ComparisonData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per case: the pair's first and second system (in system order), and whether the
+    key's label A holds the first (the first two labels of the case)."""
+    first = np.min(np.where(data.case_systems[:, :2] >= 0, data.case_systems[:, :2], 10**9), 1)
+    second = np.max(data.case_systems[:, :2], axis=1)
+    valid = (data.case_systems[:, :2] >= 0).all(axis=1) & (first != second)
+    return first, second, valid
+
+
+def _preference(data, dim, role, pairs, *, n_resamples, seed) -> dict:
+    matrix = np.asarray(dim.matrix, dtype=float)  # raters x cases, in system order
+    first, second, valid = _case_pairs(data)
+    signs = np.sign(matrix)
+    with _quiet():
+        verdict_sign = np.sign(np.nansum(signs, axis=0))
+    judged = (~np.isnan(matrix)).any(axis=0) & valid
+    result = {"key": role.key, "name": role.name, "pairs": []}
+    for a, b in pairs:
+        cases = judged & (first == a) & (second == b)
+        verdict = verdict_sign[cases]
+        wins, losses = int(np.sum(verdict > 0)), int(np.sum(verdict < 0))
+        ties = int(np.sum(verdict == 0))
+        items = binomial_win_rate(wins, losses, ties).as_dict()
+        # Win rate of the second system over items, ties left out, resampling items.
+        outcomes = np.where(verdict == 0, np.nan, (verdict > 0).astype(float))
+        boot = (
+            bootstrap_means(outcomes, n_resamples=n_resamples, seed=seed) if outcomes.size else []
+        )
+        low, high = percentile_interval(boot)
+        every = signs[:, cases]
+        judgments = binomial_win_rate(
+            int(np.sum(every > 0)), int(np.sum(every < 0)), int(np.sum(every == 0))
+        ).as_dict()
+        result["pairs"].append(
+            {
+                "first": data.systems[a],
+                "second": data.systems[b],
+                "items": {**items, "boot_low": _plain(low), "boot_high": _plain(high)},
+                "judgments": judgments,
+            }
+        )
+    result["ranking"] = _ranking(data, matrix, first, second, valid, n_resamples, seed)
+    return result
+
+
+def _ranking(data, matrix, first, second, valid, n_resamples, seed) -> dict | None:
+    """Win matrix and Bradley-Terry ranking, for more than two systems."""
+    if len(data.systems) <= 2:
+        return None
+    raters, cases = np.nonzero(~np.isnan(matrix) & valid[None, :])
+    values = matrix[raters, cases]
+    outcome = np.where(values < 0, 1.0, np.where(values > 0, 0.0, 0.5))  # 1 = first won
+    n = len(data.systems)
+    wins = win_matrix(first[cases], second[cases], outcome, n)
+    result = {
+        "wins": wins.wins.astype(int).tolist(),
+        "ties": wins.ties.astype(int).tolist(),
+        "win_rates": [[_plain(v) for v in row] for row in wins.win_rates],
+    }
+    try:
+        ranking = bradley_terry(
+            first[cases], second[cases], outcome, n, items=cases,
+            n_resamples=min(n_resamples, 2_000), seed=seed,
+        )  # fmt: skip
+    except ValueError as error:
+        return {**result, "note": str(error), "order": []}
+    return {
+        **result,
+        "order": [
+            {
+                "system": data.systems[s],
+                "score": _plain(ranking.scores[s]),
+                "low": _plain(ranking.low[s]),
+                "high": _plain(ranking.high[s]),
+                "rank_low": _plain(ranking.rank_low[s]),
+                "rank_high": _plain(ranking.rank_high[s]),
+            }
+            for s in ranking.order
+        ],
+        "note": "",
+    }
+
+
+def _mcnemar(data, dim, role, pairs) -> dict:
+    """Each case's outcome per system by majority of its raters (the dimension's higher
+    value is "positive"), then McNemar's exact test for every pair of systems."""
+    n_cases, n_labels = data.case_systems.shape
+    top = max(dim.categories)
+    positive = np.where(np.isnan(dim.matrix), np.nan, (np.asarray(dim.matrix) == top) * 1.0)
+    share = _by_system(_per_case(positive, n_cases, n_labels), data.case_systems, len(data.systems))
+    outcome = np.where(np.isnan(share), np.nan, (share > 0.5) * 1.0)
+    rows = []
+    for a, b in pairs:
+        both = ~np.isnan(outcome[:, a]) & ~np.isnan(outcome[:, b])
+        x, y = outcome[both, a], outcome[both, b]
+        first_only, second_only = int(np.sum((x == 1) & (y == 0))), int(np.sum((x == 0) & (y == 1)))
+        rows.append(
+            {
+                "first": data.systems[a],
+                "second": data.systems[b],
+                "n": int(both.sum()),
+                "first_rate": _plain(x.mean()) if x.size else None,
+                "second_rate": _plain(y.mean()) if y.size else None,
+                "first_only": first_only,
+                "second_only": second_only,
+                "p": mcnemar_exact(first_only, second_only),
+            }
+        )
+    return {"key": role.key, "name": role.name, "positive": top, "pairs": rows}
+
+
+def _questions(preferences, paired, mcnemar, *, primary: str = "") -> list[dict]:
+    """The study's questions: the primary one uncorrected, every other one corrected with
+    Holm's method. The primary question is the first pair's question on the measure the
+    analysis plan names (``primary``), or by the default rule the first preference's win
+    rate, or else the first pair's total score. Each question names its ``measure``."""
+    questions = []
+    for preference in preferences:
+        for pair in preference["pairs"]:
+            questions.append(
+                {
+                    "question": f"{preference['name']}: win rate of {pair['second']} over "
+                    f"{pair['first']} (exact binomial test)",
+                    "measure": dimension_measure(preference["key"]),
+                    "p": pair["items"]["p_value"],
+                }
+            )
+    for row in paired:
+        if row["stratum"] == "overall":
+            questions.append(
+                {
+                    "question": f"{row['name']}: {row['second']} minus {row['first']} "
+                    "(Wilcoxon signed-rank test)",
+                    "measure": row["measure"],
+                    "p": row["wilcoxon_p"],
+                }
+            )
+    for outcome in mcnemar:
+        for pair in outcome["pairs"]:
+            questions.append(
+                {
+                    "question": f"{outcome['name']}: {pair['second']} against {pair['first']} "
+                    "(McNemar's exact test)",
+                    "measure": dimension_measure(outcome["key"]),
+                    "p": pair["p"],
+                }
+            )
+    if not questions:
+        return []
+    chosen = [i for i, question in enumerate(questions) if question["measure"] == primary]
+    if chosen:
+        questions.insert(0, questions.pop(chosen[0]))
+    secondary = holm([np.nan if q["p"] is None else q["p"] for q in questions[1:]])
+    questions[0].update(primary=True, chosen=bool(chosen), p_holm=questions[0]["p"])
+    for question, adjusted in zip(questions[1:], secondary, strict=True):
+        question.update(primary=False, chosen=False, p_holm=_plain(adjusted))
+    return questions
+
+
+def _length(data, totals_per_label, preferences, n_cases) -> dict:
+    """Length difference (second minus first system of each case's pair, in characters)
+    against the total score difference and the preference verdict."""
+    first, second, valid = _case_pairs(data)
+    lengths = _by_system(np.asarray(data.lengths, float), data.case_systems, len(data.systems))
+    totals = _by_system(totals_per_label, data.case_systems, len(data.systems))
+    cases = np.flatnonzero(valid)
+    length_gap = lengths[cases, second[cases]] - lengths[cases, first[cases]]
+    score_gap = totals[cases, second[cases]] - totals[cases, first[cases]]
+    result = {
+        "per_100_characters": True,
+        "score": linear_fit(length_gap / 100.0, score_gap),
+        "mean_length": [
+            {"system": s, "mean": _plain(np.nanmean(lengths[:, i]))}
+            for i, s in enumerate(data.systems)
+            if (~np.isnan(lengths[:, i])).any()
+        ],
+        "points": [
+            {"length": _plain(x), "score": _plain(y)}
+            for x, y in list(zip(length_gap, score_gap, strict=True))[:MAX_PLOT_POINTS]
+        ],
+        "preference": None,
+    }
+    for role, dim in zip(data.roles, data.dimensions, strict=True):
+        if role.preference:
+            with _quiet():
+                verdict = np.sign(np.nansum(np.sign(dim.matrix), axis=0))[cases]
+            rated = (~np.isnan(dim.matrix)).any(axis=0)[cases] & (verdict != 0)
+            outcome = (verdict > 0).astype(float)
+            fit = logistic_fit(length_gap[rated] / 100.0, outcome[rated])
+            result["preference"] = {
+                "key": role.key,
+                "name": role.name,
+                **fit,
+                "points": [
+                    {"length": _plain(x), "second_preferred": int(y)}
+                    for x, y in list(zip(length_gap[rated], outcome[rated], strict=True))[
+                        :MAX_PLOT_POINTS
+                    ]
+                ],
+            }
+            break
+    return result
+
+
+def _confidence(data: ComparisonData) -> dict:
+    """Does a rater's confidence track agreement with the other raters of the case?
+
+    With a preference: whether the rater's side matches the majority of the others.
+    Otherwise: minus the mean absolute gap between the rater's totals and the others' mean.
+    """
+    confidence = np.asarray(data.confidence, dtype=float)
+    preference = next(
+        (d for r, d in zip(data.roles, data.dimensions, strict=True) if r.preference), None
+    )
+    n_raters, n_cases = confidence.shape
+    measure = np.full((n_raters, n_cases), np.nan)
+    if preference is not None:
+        signs = np.sign(np.asarray(preference.matrix, dtype=float))
+        total = np.nansum(signs, axis=0)
+        counted = (~np.isnan(signs)).sum(axis=0)
+        for r in range(n_raters):
+            others = np.sign(total - np.nan_to_num(signs[r]))
+            ok = ~np.isnan(signs[r]) & (counted >= 2)
+            measure[r, ok] = (signs[r, ok] == others[ok]) * 1.0
+        kind = "agrees with the majority of the other raters"
+    else:
+        n_labels = len(data.labels)
+        cube = np.asarray(data.totals, dtype=float).reshape(n_raters, n_cases, n_labels)
+        present = ~np.isnan(cube)
+        sums, counts = np.nansum(cube, axis=0), present.sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            others = (sums[None] - np.nan_to_num(cube)) / (counts[None] - present)
+            gaps = np.abs(cube - others)
+        with _quiet():
+            measure = -np.nanmean(np.where(present & (counts[None] >= 2), gaps, np.nan), axis=2)
+        kind = "minus the mean gap between the rater's totals and the others' mean"
+    keep = ~np.isnan(confidence) & ~np.isnan(measure)
+    levels = []
+    for level, name in CONFIDENCE_NAMES.items():
+        values = measure[keep & (confidence == level)]
+        levels.append(
+            {
+                "level": name,
+                "n": int(values.size),
+                "mean": _plain(values.mean()) if values.size else None,
+            }
+        )
+    x, y = confidence[keep], measure[keep]
+    rho = p = None
+    if x.size >= 3 and np.ptp(x) > 0 and np.ptp(y) > 0:
+        test = stats.spearmanr(x, y)
+        rho, p = _plain(test.statistic), _plain(test.pvalue)
+    return {"measure": kind, "levels": levels, "spearman": rho, "p": p, "gold": None}
+
+
+def _distributions(data, n_cases, n_labels) -> list[dict]:
+    """Per scored dimension and system: how often each value was given."""
+    result = []
+    for role, dim in zip(data.roles, data.dimensions, strict=True):
+        if not role.scored:
+            continue
+        cube = np.asarray(dim.matrix, dtype=float).reshape(-1, n_cases, n_labels)
+        values = sorted(dim.categories) if dim.categories else []
+        systems = []
+        for s, system in enumerate(data.systems):
+            mask = data.case_systems == s
+            given = cube[:, mask]
+            given = given[~np.isnan(given)]
+            systems.append({"system": system, "counts": [int(np.sum(given == v)) for v in values]})
+        result.append({"key": role.key, "name": role.name, "values": values, "systems": systems})
+    return result

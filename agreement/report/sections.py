@@ -1,0 +1,280 @@
+"""The study report: every section a paper needs, the protocol's reporting checklist, and
+the numbers of ``results.json`` (one dict, read by the page, the bundle and the file).
+
+Before unblinding the report names no system and shows no estimate: only label-free
+counts and the agreement, which never reads a system.
+"""
+
+from django.db.models import Count
+
+from agreement.selectors import agreement_is_stale, study_agreement
+from agreement.services.plan import primary_measure_named
+from annotation.models import ConsentRecord, QualificationAttempt, StudyFeedback
+from studies.models import Membership, Study, StudyEvent
+from studies.selectors import rubric_for_display
+
+# Edits after the study opened that a report lists as deviations from the frozen protocol.
+DEVIATION_KINDS = (
+    StudyEvent.Kind.SETTINGS_CHANGED,
+    StudyEvent.Kind.CASES_IMPORTED,
+    StudyEvent.Kind.CASES_REMOVED,
+    StudyEvent.Kind.RUBRIC_CHANGED,
+    StudyEvent.Kind.REOPENED,
+    StudyEvent.Kind.ADMIN_CHANGED,
+)
+EXCLUSION_KINDS = (
+    StudyEvent.Kind.RATER_EXCLUDED,
+    StudyEvent.Kind.RATER_REINSTATED,
+    StudyEvent.Kind.RATER_PAUSED,
+    StudyEvent.Kind.RATER_SENT_TO_RETRAINING,
+)
+CHECKLIST = (
+    ("systems", "Systems and versions evaluated"),
+    ("sampling", "Item sampling method and strata, with counts"),
+    ("instructions", "Exact instructions, rubric and interface"),
+    ("raters", "Rater number, recruitment, expertise and training"),
+    ("ethics", "Ethics review and consent process"),
+    ("blinding", "Blinding and randomisation procedure"),
+    ("aggregation", "Ratings per item and aggregation rule"),
+    ("agreement", "Agreement statistic per criterion with interval"),
+    ("quality", "Quality control results and exclusions with counts"),
+    ("estimates", "Estimates with intervals, tests and corrections"),
+    ("deviations", "Deviations from the protocol, with reasons"),
+    ("release", "Release of anonymised ratings"),
+)
+MAX_LISTED = 500
+
+
+def _when(value) -> str | None:
+    return value.isoformat() if value else None
+
+
+def study_report(*, study: Study) -> dict:
+    """Everything the report shows, JSON-ready; system names only after unblinding."""
+    unblinded = study.is_unblinded
+    agreement = study_agreement(study=study)
+    result = agreement.result or {}
+    raters = _raters(study)
+    withdrawn = [rater["pseudonym"] for rater in raters if rater["status"] == "withdrawn"]
+    systems = study.systems.order_by("name").values_list("name", flat=True)
+    report = {
+        "study": _study_section(study),
+        "unblinded": unblinded,
+        "systems": list(systems) if unblinded else [],
+        "n_systems": study.systems.count(),
+        "sampling": _sampling(study),
+        "instructions": study.instructions,
+        "rubric": _rubric(study),
+        "raters": raters,
+        "blinding": _blinding(study, unblinded=unblinded),
+        "design": _design(study),
+        "agreement": _agreement(study, agreement, result, unblinded=unblinded),
+        "quality": {"flags": result.get("qc", {}), "decisions": _exclusions(study)},
+        "summary": result.get("summary"),
+        "comparison": result.get("comparison") if unblinded else None,
+        "comparison_failed": bool(result.get("comparison_failed")) and unblinded,
+        "deviations": _deviations(study, result, withdrawn=withdrawn),
+        "primary_named": primary_measure_named(study=study),
+        "feedback": _feedback(study),
+    }
+    report["checklist"] = _checklist(report, study)
+    return report
+
+
+def _study_section(study: Study) -> dict:
+    return {
+        "name": study.name,
+        "slug": study.slug,
+        "status": study.get_status_display(),
+        "description": study.description,
+        "opened_at": _when(study.opened_at),
+        "closed_at": _when(study.closed_at),
+        "unblinded_at": _when(study.unblinded_at),
+        "protocol_fingerprint": study.protocol_fingerprint,
+    }
+
+
+def _sampling(study: Study) -> list[dict]:
+    strata = (
+        study.test_cases.values("purpose", "stratum")
+        .annotate(n=Count("pk"))
+        .order_by("purpose", "stratum")
+    )
+    return [
+        {"purpose": row["purpose"], "stratum": row["stratum"], "n_cases": row["n"]}
+        for row in strata
+    ]
+
+
+def _rubric(study: Study) -> list[dict]:
+    keys = ("key", "name", "kind", "scope", "max", "level", "options", "criteria")
+    return [
+        {key: d[key] for key in keys} | {"bands": d["band_labels"]}
+        for d in rubric_for_display(rubric=study.rubric)
+    ]
+
+
+def _raters(study: Study) -> list[dict]:
+    """Each rater by pseudonym: status, consent (with prior knowledge), qualification."""
+    raters = (
+        study.memberships.filter(role=Membership.Role.RATER)
+        .order_by("pseudonym")
+        .values_list("pk", "pseudonym", "status")
+    )
+    consents = {
+        rater_id: prior
+        for rater_id, prior in ConsentRecord.objects.filter(
+            rater__study=study, rater__role=Membership.Role.RATER
+        )
+        .order_by("rater_id", "version")
+        .values_list("rater_id", "prior_knowledge")
+    }
+    qualified = dict(
+        QualificationAttempt.objects.filter(rater__study=study, passed__isnull=False)
+        .order_by("rater_id", "number")
+        .values_list("rater_id", "passed")
+    )
+    return [
+        {
+            "pseudonym": pseudonym,
+            "status": status,
+            "prior_knowledge": consents.get(pk),
+            "consented": pk in consents,
+            "qualified": qualified.get(pk),
+        }
+        for pk, pseudonym, status in raters
+    ]
+
+
+def _blinding(study: Study, *, unblinded: bool) -> dict:
+    return {
+        # Like the exports' data dictionary: with the public procedure the seed could
+        # help rebuild the key, so it is given only once the key is public.
+        "seed": study.blinding_seed if unblinded else None,
+        "side_mode": study.get_side_mode_display(),
+        "procedure": "docs/blinding.md: labels A, B, ... shuffled per test case from the "
+        "study's seed; each rater's case order shuffled; the key kept apart until "
+        "unblinding.",
+    }
+
+
+def _design(study: Study) -> dict:
+    return {
+        "raters_per_item": study.raters_per_item,
+        "aggregation": "mean over raters per test case and system; a preference verdict "
+        "per test case by the majority of its raters (a tie when they balance)",
+        "success_alpha": float(study.success_alpha),
+        "success_min_dimensions": study.success_min_dimensions,
+    }
+
+
+def _agreement(study: Study, agreement, result: dict, *, unblinded: bool) -> dict:
+    return {
+        "computed_at": _when(agreement.computed_at),
+        "stale": agreement_is_stale(study=study, agreement=agreement),
+        "intervals_pending": bool(result.get("intervals_pending")),
+        "dimensions": result.get("dimensions", []),
+        "success": result.get("success"),
+        "left_out": result.get("left_out") or {},
+        "bootstrap": _without_seed(result.get("bootstrap"), keep=unblinded),
+    }
+
+
+def _deviations(study: Study, result: dict, *, withdrawn: list[str]) -> list[dict]:
+    """Edits after opening, pilot data left out and withdrawals: departures from the plan."""
+    deviations = []
+    if study.opened_at:
+        events = study.events.filter(kind__in=DEVIATION_KINDS, created_at__gt=study.opened_at)
+        deviations = [
+            {"when": _when(e.created_at), "what": e.get_kind_display(), "reason": e.reason}
+            for e in events.order_by("created_at")[:MAX_LISTED]
+        ]
+    left_out = result.get("left_out") or {}
+    if left_out.get("other_phase_ratings"):
+        deviations.append(
+            {
+                "when": None,
+                "what": "Pilot data left out of the analysis",
+                "reason": f"{left_out['other_phase_ratings']} ratings from the pilot",
+            }
+        )
+    if withdrawn:
+        deviations.append({"when": None, "what": "Raters withdrew", "reason": ", ".join(withdrawn)})
+    return deviations
+
+
+def _exclusions(study: Study) -> list[dict]:
+    """The coordinators' decisions about raters (exclusions, pauses), with their reasons."""
+    events = study.events.select_related("membership").filter(kind__in=EXCLUSION_KINDS)
+    return [
+        {
+            "when": _when(e.created_at),
+            "rater": e.membership.pseudonym if e.membership else "",
+            "decision": e.get_kind_display(),
+            "reason": e.reason,
+        }
+        for e in events.order_by("created_at")[:MAX_LISTED]
+    ]
+
+
+def _without_seed(bootstrap: dict | None, *, keep: bool) -> dict | None:
+    if not bootstrap or keep:
+        return bootstrap
+    return {key: value for key, value in bootstrap.items() if key != "seed"}
+
+
+def _feedback(study: Study) -> dict:
+    """Raters' end-of-study feedback: clarity per dimension counted, texts listed."""
+    rows = StudyFeedback.objects.filter(rater__study=study).select_related("rater")
+    clarity: dict[str, dict[str, int]] = {}
+    comments = []
+    for feedback in rows.order_by("rater__pseudonym")[:MAX_LISTED]:
+        for key, answer in (feedback.dimensions or {}).items():
+            if isinstance(answer, dict) and answer.get("clarity"):
+                counts = clarity.setdefault(key, {"clear": 0, "mostly": 0, "unclear": 0})
+                if answer["clarity"] in counts:
+                    counts[answer["clarity"]] += 1
+        for field in ("suggestions", "patterns", "notes"):
+            text = getattr(feedback, field)
+            if text:
+                comments.append({"rater": feedback.rater.pseudonym, "about": field, "text": text})
+    return {"n": rows.count(), "clarity": clarity, "comments": comments}
+
+
+def _checklist(report: dict, study: Study) -> list[dict]:
+    """The protocol's reporting checklist (section 10), each item done or missing."""
+    agreement = report["agreement"]
+    comparison = report["comparison"]
+    done = {
+        "systems": bool(report["systems"]),
+        "sampling": bool(report["sampling"]),
+        "instructions": bool(report["rubric"]) and bool(study.protocol_fingerprint),
+        "raters": bool(report["raters"]),
+        "ethics": bool(study.consent_text) and any(r["consented"] for r in report["raters"]),
+        "blinding": True,
+        "aggregation": True,
+        "agreement": bool(agreement["dimensions"]) and bool(agreement["bootstrap"]),
+        "quality": bool(agreement["computed_at"]),
+        "estimates": bool(comparison) and bool(comparison.get("questions")),
+        "deviations": bool(study.opened_at),
+        "release": report["unblinded"],
+    }
+    why = {
+        "systems": "named after unblinding",
+        "instructions": "the protocol is frozen when the study opens",
+        "ethics": "needs a consent text and raters' consent",
+        "agreement": "needs ratings and their intervals",
+        "quality": "needs ratings",
+        "estimates": "computed after unblinding",
+        "deviations": "listed once the study has opened",
+        "release": "the anonymised exports are released after unblinding",
+    }
+    return [
+        {
+            "key": key,
+            "item": label,
+            "done": done[key],
+            "missing": "" if done[key] else why.get(key, ""),
+        }
+        for key, label in CHECKLIST
+    ]

@@ -1,0 +1,437 @@
+"""Reads for agreement: the study's ratings as matrices, as every statistic reads them."""
+
+import json
+import math
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+from django.db import connections
+from django.db.models import (
+    BooleanField,
+    ExpressionWrapper,
+    F,
+    Field,
+    Func,
+    Q,
+    Value,
+)
+from django.utils.dateparse import parse_datetime
+
+from agreement.analysis.agreement import DimensionData
+from annotation.models import Assignment, Rating
+from studies.models import BlindedLabel, Membership, Study, TestCase
+
+
+@dataclass(frozen=True)
+class StudyRatings:
+    raters: list[str]
+    dimensions: list[DimensionData]
+    n_ratings: int
+    left_out: dict
+    # For the comparison of systems: the sample's cases (pks, in order) and the key labels
+    # of the response units (cases x labels, case-major), each response's total
+    # (raters x response units) and each case's confidence (raters x cases, 1-3).
+    case_ids: list[int] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    totals: np.ndarray | None = None
+    confidence: np.ndarray | None = None
+    # The ratings part of ``analysis_inputs``, from the very rows these data were read from.
+    inputs_ratings: list | None = None
+
+
+@dataclass(frozen=True)
+class SubmittedRatings:
+    """Every submitted rating of a study (any purpose, rater or phase), read in one query
+    as columns, with each rating's answers as numbers: what the agreement data and the QC
+    records are both laid out from."""
+
+    rubric: list  # [(dimension, its scoring)] in the rubric's order
+    members: dict[int, tuple[str, str]]  # membership pk -> (pseudonym, status)
+    cases: list[tuple[int, str, str]]  # (pk, stratum, purpose), by position
+    opened: bool  # whether the study was ever opened
+    # One entry per rating:
+    rating: np.ndarray
+    rater: np.ndarray  # membership pks
+    case: np.ndarray  # test case pks
+    assignment: np.ndarray
+    label: np.ndarray
+    shown_label: np.ndarray
+    total: np.ndarray
+    confidence: np.ndarray
+    active_seconds: np.ndarray
+    source: np.ndarray
+    stamp: np.ndarray  # submitted_at as a ``RatingStamp``
+    after_opening: np.ndarray  # submitted at or after the opening (all False if never opened)
+    values: np.ndarray  # ratings x dimensions, in key order, NaN where unanswered
+    # The pairwise preference as the screen showed it (negative: the first shown), NaN
+    # without one or when unanswered.
+    shown_preference: np.ndarray
+
+
+class RatingStamp(Func):
+    """A rating's submitted_at as a value that orders and changes with it, without a
+    timezone-aware datetime per row: whole microseconds since 1970 on PostgreSQL (an
+    integer, the narrowest to send and compare), the stored text on SQLite (UTC, in one
+    fixed format)."""
+
+    output_field = Field()  # an integer or text, as the backend gives it: no conversion
+
+    def __init__(self):
+        super().__init__(F("submitted_at"))
+
+    def as_sql(self, compiler, connection, **extra):
+        template = "CAST(%(expressions)s AS text)"
+        if connection.vendor == "postgresql":
+            template = "(EXTRACT(EPOCH FROM %(expressions)s) * 1000000)::bigint"
+        return super().as_sql(compiler, connection, template=template, **extra)
+
+    @staticmethod
+    def dtype(vendor: str):
+        return np.int64 if vendor == "postgresql" else object
+
+    @staticmethod
+    def time(stamp) -> datetime:
+        """The aware datetime a stamp was read from (as the ORM would return it)."""
+        if isinstance(stamp, str):
+            time = parse_datetime(stamp)
+            return time if time.tzinfo else time.replace(tzinfo=UTC)
+        return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=int(stamp))
+
+
+# Plain columns: the rater as a membership pk (not its pseudonym), no answers, no datetime.
+ROW_COLUMNS = {
+    "rating": ("pk", np.int64),
+    "rater": ("assignment__rater_id", np.int64),
+    "case": ("assignment__test_case_id", np.int64),
+    "assignment": ("assignment_id", np.int64),
+    "label": ("label", str),
+    "shown_label": ("shown_label", str),
+    "total": ("total", float),
+    "confidence": ("assignment__confidence", str),
+    "active_seconds": ("assignment__active_seconds", np.int64),
+    "source": ("assignment__source", str),
+    "flipped": ("assignment__flipped", bool),
+    "stamp": ("stamp", None),  # the backend's RatingStamp
+    "after_opening": ("after_opening", bool),
+}
+
+
+def study_submitted_ratings(*, study: Study) -> SubmittedRatings:
+    """The study's submitted ratings in one query (no model instances, no answers: each
+    answer's numbers come from ``_answer_values``, which reads only the new ones)."""
+    rubric = [(dimension, dimension.scoring()) for dimension in study.rubric.dimensions.all()]
+    members = {
+        pk: (pseudonym, status)
+        for pk, pseudonym, status in study.memberships.values_list("pk", "pseudonym", "status")
+    }
+    cases = list(study.test_cases.order_by("position").values_list("id", "stratum", "purpose"))
+    ratings = Rating.objects.filter(
+        assignment__test_case__study=study, assignment__status=Assignment.Status.SUBMITTED
+    ).order_by()
+    # The database tells the phase.
+    after = Value(False)
+    if study.opened_at is not None:
+        after = ExpressionWrapper(Q(submitted_at__gte=study.opened_at), BooleanField())
+    query = ratings.annotate(stamp=RatingStamp(), after_opening=after).values_list(
+        *(field for field, _ in ROW_COLUMNS.values())
+    )
+    # The query's rows as the driver returns them, with no per-row step of the ORM: no
+    # column of it needs a converter (plain numbers, text and booleans, the stamp as above).
+    connection = connections[query.db]
+    sql, params = query.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in ROW_COLUMNS]
+    dtypes = {name: dtype for name, (_, dtype) in ROW_COLUMNS.items()}
+    dtypes["stamp"] = RatingStamp.dtype(connection.vendor)
+    arrays = {
+        name: np.array(column, dtype=dtypes[name])
+        for name, column in zip(ROW_COLUMNS, columns, strict=True)
+    }
+    values, shown = _answer_values(
+        study=study,
+        ratings=ratings,
+        pks=arrays["rating"],
+        stamps=arrays["stamp"],
+        flipped=arrays.pop("flipped"),
+        rubric=rubric,
+    )
+    return SubmittedRatings(
+        rubric=rubric,
+        members=members,
+        cases=cases,
+        opened=study.opened_at is not None,
+        values=values,
+        shown_preference=shown,
+        **arrays,
+    )
+
+
+def study_ratings(
+    *, study: Study, pilot: bool, submitted: SubmittedRatings | None = None
+) -> StudyRatings:
+    """The submitted ratings that count: main-study (or pilot) data of raters not excluded.
+
+    Pilot data are ratings last submitted before the study opened (a study never opened has
+    only the phase it is in). Units are (test case, key label) for per-response dimensions
+    and test cases for per-case dimensions. ``submitted``: the study's submitted ratings,
+    if read already.
+    """
+    data = submitted or study_submitted_ratings(study=study)
+    cases = [(pk, stratum) for pk, stratum, purpose in data.cases if purpose == SAMPLE]
+    case_ids = np.array([pk for pk, _ in cases], dtype=np.int64)
+    in_sample = np.isin(data.case, case_ids)
+    excluded = [pk for pk, (_, status) in data.members.items() if status == EXCLUDED]
+    by_excluded = np.isin(data.rater, excluded)
+    counted = in_sample & ~by_excluded
+    chosen = counted
+    if data.opened:
+        chosen = counted & (~data.after_opening if pilot else data.after_opening)
+    rows = np.flatnonzero(chosen)
+    layout = _layout(data=data, rows=rows, case_ids=case_ids)
+    raters, labels = layout["raters"], layout["labels"]
+    response_strata = [stratum for _, stratum in cases for _ in labels]
+    case_strata = [stratum for _, stratum in cases]
+    reversed_cases = _cases_in_reverse_system_order(study=study, case_ids=case_ids.tolist())
+    dimensions = []
+    for index, (dimension, scoring) in enumerate(data.rubric):
+        if scoring.scope == "case":
+            strata, where = case_strata, layout["per_case"]
+            column = data.values[layout["first_rows"], index]
+        else:
+            strata, where = response_strata, layout["per_response"]
+            column = data.values[rows, index]
+        matrix = np.full((len(raters), len(strata)), np.nan)
+        matrix[where] = column
+        orientation, key_order = "key", None
+        if reversed_cases is not None and scoring.compares_two and scoring.scope == "case":
+            # After unblinding a preference reads in the systems' order: chance agreement
+            # depends on which side is called "first".
+            orientation, key_order = "system", matrix
+            matrix = matrix.copy()
+            for column, (case_id, _) in enumerate(cases):
+                if reversed_cases.get(case_id):
+                    matrix[:, column] = [
+                        v if math.isnan(v) else scoring.in_key_order(v, flipped=True)
+                        for v in matrix[:, column]
+                    ]
+        dimensions.append(
+            DimensionData(
+                key=dimension.key,
+                name=dimension.name,
+                level=dimension.level,
+                matrix=matrix,
+                unit_strata=strata,
+                categories=scoring.agreement_values,
+                orientation=orientation,
+                key_order_matrix=key_order,
+            )
+        )
+    return StudyRatings(
+        raters=raters,
+        dimensions=dimensions,
+        n_ratings=len(rows),
+        left_out={
+            "excluded_rater_ratings": int((in_sample & by_excluded).sum()),
+            "other_phase_ratings": int((counted & ~chosen).sum()),
+        },
+        case_ids=case_ids.tolist(),
+        labels=labels,
+        totals=layout["totals"],
+        confidence=layout["confidence"],
+        inputs_ratings=_ratings_summary(
+            count=int(in_sample.sum()),
+            last=RatingStamp.time(data.stamp[in_sample].max()) if in_sample.any() else None,
+            last_id=int(data.rating[in_sample].max()) if in_sample.any() else None,
+        ),
+    )
+
+
+SAMPLE = TestCase.Purpose.SAMPLE
+EXCLUDED = Membership.Status.EXCLUDED
+
+
+def _layout(*, data: SubmittedRatings, rows: np.ndarray, case_ids: np.ndarray) -> dict:
+    """Where each of the chosen ``rows`` goes: raters (sorted pseudonyms) x response units
+    (cases x labels, case-major) and raters x cases (one row per assignment); the totals
+    and the confidence laid out so."""
+    pseudonyms = {pk: name for pk, (name, _) in data.members.items()}
+    raters = sorted({pseudonyms[pk] for pk in np.unique(data.rater[rows]).tolist()})
+    rater_index = {name: i for i, name in enumerate(raters)}
+    member_pks = np.array(list(pseudonyms), dtype=np.int64)
+    member_rows = np.array([rater_index.get(name, -1) for name in pseudonyms.values()], np.intp)
+    row_raters = member_rows[_positions(member_pks, data.rater[rows])]
+    labels, row_labels = np.unique(data.label[rows], return_inverse=True)
+    labels = labels.tolist() or ["A", "B"]
+    row_cases = _positions(case_ids, data.case[rows])
+    row_units = row_cases * len(labels) + row_labels
+    # A per-case answer is stored once per assignment: take one row of each.
+    _, first = np.unique(data.assignment[rows], return_index=True)
+    totals = np.full((len(raters), len(case_ids) * len(labels)), np.nan)
+    totals[row_raters, row_units] = data.total[rows]
+    confidence = np.full((len(raters), len(case_ids)), np.nan)
+    confidence[row_raters[first], row_cases[first]] = [
+        CONFIDENCE_LEVELS.get(level, math.nan) for level in data.confidence[rows[first]].tolist()
+    ]
+    return {
+        "raters": raters,
+        "labels": labels,
+        "per_response": (row_raters, row_units),
+        "per_case": (row_raters[first], row_cases[first]),
+        "first_rows": rows[first],
+        "totals": totals,
+        "confidence": confidence,
+    }
+
+
+def _positions(keys: np.ndarray, found: np.ndarray) -> np.ndarray:
+    """The position in ``keys`` (distinct) of each of ``found`` (all among them)."""
+    order = np.argsort(keys, kind="stable")
+    return order[np.searchsorted(keys[order], found)]
+
+
+def study_system_order(*, study: Study) -> list[str]:
+    """The systems in the order the analysis names them (by name); empty while blinded."""
+    if not study.is_unblinded:
+        return []
+    return list(study.systems.order_by("name").values_list("name", flat=True))
+
+
+def _cases_in_reverse_system_order(*, study: Study, case_ids: list[int]) -> dict | None:
+    """Test case pk -> True where key label A holds the later system of the pair; None
+    while the study is blinded (nothing here reads a system before unblinding)."""
+    order = {name: i for i, name in enumerate(study_system_order(study=study))}
+    if not order:
+        return None
+    rows = BlindedLabel.objects.filter(test_case_id__in=case_ids).values_list(
+        "test_case_id", "label", "response__system__name"
+    )
+    labels: dict[int, dict[str, int]] = {}
+    for case_id, label, system in rows.iterator():
+        labels.setdefault(case_id, {})[label] = order[system]
+    return {
+        case_id: by_label.get("A", 0) > by_label.get("B", 0) for case_id, by_label in labels.items()
+    }
+
+
+CONFIDENCE_LEVELS = {
+    Assignment.Confidence.LOW: 1.0,
+    Assignment.Confidence.MEDIUM: 2.0,
+    Assignment.Confidence.HIGH: 3.0,
+}
+
+
+# Each stored answer's numbers for agreement, kept per process (a worker's) for a few
+# studies: a recompute reads and converts only the answers submitted or revised since the
+# last run of the same rubric, so its cost hardly grows with the study.
+@dataclass(frozen=True)
+class _KeptValues:
+    pks: np.ndarray  # sorted
+    stamps: np.ndarray  # submitted_at as a RatingStamp, as read with the values
+    flipped: np.ndarray
+    values: np.ndarray  # pks x dimensions
+    shown: np.ndarray
+
+
+_ANSWER_VALUES: OrderedDict[int, tuple[str, _KeptValues]] = OrderedDict()
+_STUDIES_KEPT = 4
+
+
+def _answer_values(
+    *,
+    study: Study,
+    ratings,
+    pks: np.ndarray,
+    stamps: np.ndarray,
+    flipped: np.ndarray,
+    rubric: list,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per rating (``pks``, with their ``stamps`` and sides): its values for agreement, one per
+    dimension (NaN when unanswered), and the pairwise preference as shown on screen (NaN
+    without one)."""
+    # The rubric's uuid tells a study apart from an earlier one under the same id.
+    dimensions = [(d.key, d.kind, d.config) for d, _ in rubric]
+    signature = json.dumps([str(study.rubric.uuid), dimensions], default=str)
+    empty = _KeptValues(
+        pks=np.zeros(0, np.int64),
+        stamps=np.zeros(0, object),
+        flipped=np.zeros(0, bool),
+        values=np.zeros((0, len(rubric))),
+        shown=np.zeros(0),
+    )
+    kept_signature, kept = _ANSWER_VALUES.get(study.pk, ("", empty))
+    if kept_signature != signature:
+        kept = empty
+    # A rating's answers change only with its submitted_at (every write of the one service
+    # sets it); the side it was shown on turns a pairwise preference.
+    where = np.minimum(np.searchsorted(kept.pks, pks), max(len(kept.pks) - 1, 0))
+    same = np.zeros(len(pks), bool)
+    if len(kept.pks):
+        same = kept.pks[where] == pks
+        same &= (kept.stamps[where] == stamps) & (kept.flipped[where] == flipped)
+    values = np.full((len(pks), len(rubric)), np.nan)
+    shown = np.full(len(pks), np.nan)
+    values[same], shown[same] = kept.values[where[same]], kept.shown[where[same]]
+    row_stamps, row_flipped = stamps.copy(), flipped.copy()
+    read = same.copy()  # False: not read (deleted meanwhile)
+    missing = pks[~same]
+    if len(missing):
+        source = ratings if 2 * len(missing) > len(pks) else Rating.objects.filter(pk__in=missing)
+        index = {pk: i for i, pk in enumerate(pks.tolist())}
+        for pk, stamp, side, row_values, row_shown in _answers_read(source=source, rubric=rubric):
+            i = index.get(pk)
+            if i is not None and not same[i]:
+                values[i], shown[i] = row_values, row_shown
+                row_stamps[i], row_flipped[i], read[i] = stamp, side, True
+    order = np.flatnonzero(read)[np.argsort(pks[read])]
+    _ANSWER_VALUES[study.pk] = (
+        signature,
+        _KeptValues(
+            pks=pks[order],
+            stamps=row_stamps[order],
+            flipped=row_flipped[order],
+            values=values[order],
+            shown=shown[order],
+        ),
+    )
+    _ANSWER_VALUES.move_to_end(study.pk)
+    while len(_ANSWER_VALUES) > _STUDIES_KEPT:
+        _ANSWER_VALUES.popitem(last=False)
+    return values, shown
+
+
+def _answers_read(*, source, rubric: list):
+    """(pk, stamp, flipped, values, preference as shown) of each rating of ``source``."""
+    preference = next((scoring for _, scoring in rubric if scoring.compares_two), None)
+    per_case = any(scoring.scope == "case" for _, scoring in rubric)
+    rows = source.annotate(stamp=RatingStamp()).values_list(
+        "pk", "stamp", "assignment__flipped", "scores",
+        *(["assignment__case_scores"] if per_case else []),
+    )  # fmt: skip
+    for pk, stamp, flipped, scores, *case in rows:
+        answers = {"response": scores or {}, "case": (case[0] if case else None) or {}}
+        # The kind turns the answer into a number in key order (a flip undone).
+        values = [
+            scoring.agreement_value(answers[scoring.scope].get(d.key), flipped=flipped)
+            for d, scoring in rubric
+        ]
+        # Unflipped: the preference as the rater's screen showed it.
+        on_screen = None
+        if preference is not None:
+            on_screen = preference.agreement_value(answers["case"].get(preference.key))
+        yield (
+            pk,
+            stamp,
+            flipped,
+            [math.nan if v is None else v for v in values],
+            math.nan if on_screen is None else on_screen,
+        )
+
+
+def _ratings_summary(*, count: int, last: datetime | None, last_id: int | None) -> list:
+    """The ratings part of ``analysis_inputs``: the submitted ratings of sample cases, their
+    number, latest submission and highest id."""
+    return [count, last.isoformat() if last else None, last_id]

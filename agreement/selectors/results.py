@@ -1,0 +1,110 @@
+"""Reads for the stored agreement result: its inputs, whether it is stale, and what waits
+for a run."""
+
+import hashlib
+import json
+
+from django.core.cache import cache
+from django.db.models import (
+    Count,
+    F,
+    Max,
+    Q,
+)
+
+from agreement.models import StudyAgreement
+from annotation.models import Assignment, Rating
+from studies.models import Membership, Study, TestCase
+
+from .comparison import _analysis_plan_inputs
+from .ratings import _ratings_summary
+
+
+def study_agreement(*, study: Study) -> StudyAgreement:
+    return StudyAgreement.objects.filter(study=study).first() or StudyAgreement(study=study)
+
+
+def analysis_inputs(*, study: Study) -> dict:
+    """A small summary of everything the study's analysis reads, to tell a stale result.
+
+    Any change to a rating (submitted, revised, imported, withdrawn), to who is excluded,
+    to the dimensions or their levels, to the success criterion, to the phase or to the test
+    cases changes this summary.
+    """
+    ratings = Rating.objects.filter(
+        assignment__test_case__study=study,
+        assignment__test_case__purpose=TestCase.Purpose.SAMPLE,
+        assignment__status=Assignment.Status.SUBMITTED,
+    ).aggregate(count=Count("pk"), last=Max("submitted_at"), last_id=Max("pk"))
+    return {**analysis_inputs_but_ratings(study=study), "ratings": _ratings_summary(**ratings)}
+
+
+def analysis_inputs_but_ratings(*, study: Study) -> dict:
+    """``analysis_inputs`` without its ratings part, which a run takes from the ratings it
+    read (``StudyRatings.inputs_ratings``) rather than from a second pass over them."""
+    cases = study.test_cases.in_sample().aggregate(count=Count("pk"), last_id=Max("pk"))
+    excluded = study.memberships.filter(status=Membership.Status.EXCLUDED).order_by("pk")
+    return {
+        "phase": study.current_phase,
+        "unblinded": study.is_unblinded,
+        "opened_at": study.opened_at.isoformat() if study.opened_at else None,
+        "dimensions": [
+            list(row)
+            for row in study.rubric.dimensions.order_by("position").values_list(
+                "key", "kind", "level"
+            )
+        ],
+        "success": [str(study.success_alpha), study.success_min_dimensions],
+        "cases": [cases["count"], cases["last_id"]],
+        "excluded": list(excluded.values_list("pk", flat=True)),
+        **_analysis_plan_inputs(study),
+    }
+
+
+# A page's statistics are kept this long (seconds) for the inputs they were computed from.
+PAGE_RESULT_SECONDS = 24 * 3600
+
+
+def computed_for_inputs(*, study: Study, name: str, compute, extra=None):
+    """``compute()``, run once for the study's analysis inputs as they are now (ratings,
+    exclusions, phase, cases, unblinding), its status and ``extra`` (what else the result
+    reads), then kept in the cache: for pages whose statistics (a bootstrap) would
+    otherwise run on every view.
+
+    Not kept yet, it is computed by the analysis's job (``agreement.analysis_jobs``): an
+    ``AnalysisPending`` is returned while the job runs elsewhere."""
+    from agreement.analysis_jobs import analysis_job_start, computing  # it imports this module
+
+    inputs = [analysis_inputs(study=study), study.status, extra]
+    digest = hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()
+    key = f"{name}:{study.pk}:{digest}"
+    result = cache.get(key)
+    if result is not None:
+        return result
+    if computing.get():
+        result = compute()
+        cache.set(key, result, PAGE_RESULT_SECONDS)
+        return result
+    pending = analysis_job_start(study=study, name=name, inputs=digest)
+    # Run inside this call (``JOBS_RUN = "inline"``), or ended since: its result is kept.
+    result = cache.get(key)
+    return pending if result is None else result
+
+
+def agreement_is_stale(*, study: Study, agreement: StudyAgreement) -> bool:
+    """True while the stored result does not reflect the study as it is now."""
+    if agreement.pk is None:
+        return False  # nothing stored: the page says "not computed yet"
+    return agreement.is_stale or agreement.inputs != analysis_inputs(study=study)
+
+
+def awaiting_run() -> Q:
+    """Results that no run covers yet: a request newer than the result, or a stored first
+    stage whose intervals are still missing (its run may have died between the stages)."""
+    return Q(requested__gt=F("computed")) | Q(result__intervals_pending=True)
+
+
+def agreement_awaits_run(*, study_id: int) -> bool:
+    """True while a request of the study's statistics has no run that covers it yet."""
+    rows = StudyAgreement.objects.filter(study_id=study_id)
+    return not rows.exists() or rows.filter(awaiting_run()).exists()

@@ -1,0 +1,39 @@
+"""Agreement and comparison statistics: the public API of the pure statistics core.
+
+Every function takes ratings as numbers; `data` is raters x units (one row per rater, one
+column per unit) with None or NaN where a rating is missing. Nothing here imports Django.
+Formulas and references: docs/statistics.md.
+"""
+
+from agreement.stats.bootstrap import AlphaBootstrap, alpha_bootstrap, alpha_interval
+from agreement.stats.estimates import (
+    WinRate,
+    binomial_win_rate,
+    holm,
+    mcnemar_exact,
+    mean_difference_sample_size,
+    paired_difference,
+    win_rate_sample_size,
+)
+from agreement.stats.kappa import cohen_kappa, fleiss_kappa, pairwise_cohen_kappa, percent_agreement
+from agreement.stats.krippendorff import LEVELS, alpha_without_each_rater, krippendorff_alpha
+
+__all__ = [
+    "LEVELS",
+    "AlphaBootstrap",
+    "WinRate",
+    "binomial_win_rate",
+    "holm",
+    "mcnemar_exact",
+    "mean_difference_sample_size",
+    "paired_difference",
+    "win_rate_sample_size",
+    "alpha_bootstrap",
+    "alpha_interval",
+    "alpha_without_each_rater",
+    "cohen_kappa",
+    "fleiss_kappa",
+    "krippendorff_alpha",
+    "pairwise_cohen_kappa",
+    "percent_agreement",
+]

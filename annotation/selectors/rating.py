@@ -1,0 +1,431 @@
+"""Reads for raters: progress, the rating screen and onboarding. Nothing here joins the
+system of a response."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.core.paginator import Page, Paginator
+from django.db.models import Count, Exists, Max, Min, OuterRef, Q
+from scipy import sparse
+
+from annotation.models import (
+    Assignment,
+    ConsentRecord,
+    OnboardingSettings,
+    QualificationAttempt,
+    StudyFeedback,
+    TrainingAnswer,
+    TrainingItem,
+    Withdrawal,
+)
+from studies.activity import RatingActivity
+from studies.blinding import LABELS
+from studies.models import BlindedLabel, Membership, Study, TestCase
+
+
+def rater_progress_table(*, study: Study):
+    """Per rater pseudonym: cases submitted and assigned. No real names."""
+    return (
+        study.memberships.filter(role=Membership.Role.RATER)
+        .annotate(
+            total=Count("assignments"),
+            done=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)),
+        )
+        .order_by("pseudonym")
+    )
+
+
+def rater_pair_overlap_range(*, raters: Sequence[Membership]) -> tuple[int, int] | None:
+    """The fewest and the most test cases any two of ``raters`` share; None for fewer than two.
+
+    Their assignments are read once as id pairs and counted as a sparse product (raters x
+    cases times its transpose): at 10,000 cases and 100 raters, tens of milliseconds where
+    intersecting every pair's sets of case ids took a few hundred.
+    """
+    if len(raters) < 2:
+        return None
+    ids = np.array(sorted(r.pk for r in raters), dtype=np.int64)
+    rows = Assignment.objects.filter(rater_id__in=ids.tolist()).values_list(
+        "rater_id", "test_case_id"
+    )
+    pairs = np.array(list(rows.iterator(chunk_size=10_000)), dtype=np.int64).reshape(-1, 2)
+    cases, column = np.unique(pairs[:, 1], return_inverse=True)
+    cells = sparse.csr_matrix(
+        (np.ones(len(pairs), dtype=np.int64), (np.searchsorted(ids, pairs[:, 0]), column)),
+        shape=(len(ids), len(cases)),
+    )
+    shared = (cells @ cells.T).toarray()[np.triu_indices(len(ids), k=1)]
+    return int(shared.min()), int(shared.max())
+
+
+CASES_PER_PAGE = 50
+
+
+def case_progress_table(*, study: Study):
+    return study.test_cases.annotate(
+        assigned=Count("assignments"),
+        done=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)),
+    ).order_by("position")
+
+
+def case_progress_page(*, study: Study, number, per_page: int = CASES_PER_PAGE) -> Page:
+    """One page of ``case_progress_table``: three queries, whatever the number of cases.
+
+    The page is cut from the plain cases and only its rows are counted: counting through
+    the annotated table would make the database group every case of the study.
+    """
+    ids = study.test_cases.order_by("position").values_list("pk", flat=True)
+    page = Paginator(ids, per_page).get_page(number)
+    page.object_list = list(case_progress_table(study=study).filter(pk__in=list(page.object_list)))
+    return page
+
+
+def study_rating_activity(*, study: Study) -> RatingActivity:
+    """Registered with ``studies.activity``: what the set-up rules need to know, asked on
+    every set-up page. Two existence queries: the started one reads the partial index of
+    started assignments (``assignment_started``), empty until rating begins."""
+    assignments = Assignment.objects.filter(test_case__study=study)
+    started = assignments.exclude(status=Assignment.Status.TODO).exists()
+    return RatingActivity(assigned=started or assignments.exists(), started=started)
+
+
+def study_rating_counts(*, study: Study) -> dict[str, int]:
+    """Test cases given to raters, and of those started (a draft saved) or submitted."""
+    return Assignment.objects.filter(test_case__study=study).aggregate(
+        assigned=Count("pk"), started=Count("pk", filter=~Q(status=Assignment.Status.TODO))
+    )
+
+
+@dataclass(frozen=True)
+class Progress:
+    done: int
+    total: int
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.total) if self.total else 0
+
+
+def rater_memberships(*, user) -> list[tuple[Membership, Progress, str | None]]:
+    """Each study the user rates, with their progress and why they cannot rate now (or None)."""
+    memberships = (
+        Membership.objects.filter(user=user, role=Membership.Role.RATER)
+        .select_related("study")
+        .annotate(
+            total=Count("assignments"),
+            done=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)),
+        )
+        .order_by("study__name")
+    )
+    return [(m, Progress(done=m.done, total=m.total), rating_hold(rater=m)) for m in memberships]
+
+
+def rater_progress(*, rater: Membership) -> Progress:
+    counts = rater.assignments.aggregate(
+        total=Count("id"), done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED))
+    )
+    return Progress(done=counts["done"], total=counts["total"])
+
+
+def rating_hold(*, rater: Membership) -> str | None:
+    """Why this rater cannot rate now, or None: "withdrawn", "excluded", "paused" (their
+    participation), or "not_started", "closed", "on_hold" (the study's status)."""
+    if rater.status != Membership.Status.ACTIVE:
+        return rater.status
+    study = rater.study
+    if study.accepts_ratings:
+        return None
+    if study.is_draft:
+        return "not_started"
+    return "closed" if study.is_closed else "on_hold"
+
+
+def rater_assignments(*, rater: Membership):
+    return rater.assignments.select_related("test_case").order_by("position")
+
+
+def next_unrated(*, rater: Membership, after: Assignment | None = None) -> Assignment | None:
+    """The next case not yet submitted in the rater's own order, wrapping around."""
+    pending = rater.assignments.exclude(status=Assignment.Status.SUBMITTED).order_by("position")
+    if after is not None:
+        later = pending.filter(position__gt=after.position).first()
+        if later is not None:
+            return later
+    return pending.first()
+
+
+def blinded_responses(*, assignment: Assignment) -> list[tuple[str, str, str]]:
+    """(shown label, key label, text) for each response, in the order shown to the rater.
+
+    Screens are lettered by position, so the first response shown is always "Response A";
+    on a flipped screen (balanced side design) it is the key's last label.
+    """
+    rows = BlindedLabel.objects.filter(test_case_id=assignment.test_case_id)
+    rows = list(rows.select_related("response").order_by("label"))
+    return [(shown, row.label, row.response.text) for shown, row in _on_screen(assignment, rows)]
+
+
+def screen_labels(*, assignment: Assignment) -> list[tuple[str, str, int]]:
+    """(shown label, key label, response id) for each response, as ``blinded_responses``
+    orders them, without the texts: what a rating write needs."""
+    rows = BlindedLabel.objects.filter(test_case_id=assignment.test_case_id).order_by("label")
+    rows = list(rows.values_list("label", "response_id"))
+    return [
+        (shown, label, response_id) for shown, (label, response_id) in _on_screen(assignment, rows)
+    ]
+
+
+def _on_screen(assignment: Assignment, rows: list) -> list[tuple[str, object]]:
+    """(shown label, row) for a case's rows in key-label order: the first on screen is "A";
+    a flipped screen shows them in reverse."""
+    ordered = list(reversed(rows)) if assignment.flipped else rows
+    return list(zip(LABELS, ordered, strict=False))
+
+
+@dataclass(frozen=True)
+class CasePosition:
+    number: int  # the case's place in the rater's order, from 1
+    previous: Assignment | None
+    next: Assignment | None
+    progress: Progress  # the rater's cases submitted and assigned
+
+
+def case_position(*, assignment: Assignment) -> CasePosition:
+    """Where the case stands in the rater's order, and the rater's progress: two queries,
+    however many cases the rater has."""
+    cases = assignment.rater.assignments
+    here = assignment.position
+    counts = cases.aggregate(
+        total=Count("id"),
+        done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
+        before=Count("id", filter=Q(position__lt=here)),
+        previous=Max("position", filter=Q(position__lt=here)),
+        next=Min("position", filter=Q(position__gt=here)),
+    )
+    wanted = [counts[side] for side in ("previous", "next") if counts[side] is not None]
+    near = {
+        a.position: a for a in cases.filter(position__in=wanted).only("uuid", "position", "rater")
+    }
+    return CasePosition(
+        number=counts["before"] + 1,
+        previous=near.get(counts["previous"]),
+        next=near.get(counts["next"]),
+        progress=Progress(done=counts["done"], total=counts["total"]),
+    )
+
+
+# --- Before the first item: consent, training, practice, qualification ---------------------
+
+
+def onboarding_settings(*, study: Study) -> OnboardingSettings:
+    """The study's settings, or the defaults (unsaved) when the coordinator set none."""
+    found = OnboardingSettings.objects.filter(study=study).first()
+    return found or OnboardingSettings(study=study)
+
+
+def practice_case(*, study: Study, settings: OnboardingSettings | None = None) -> TestCase | None:
+    settings = settings or onboarding_settings(study=study)
+    if not settings.practice_enabled:
+        return None
+    # Never a gold item or attention check: practising on one would name it to the rater.
+    if settings.practice_case_id and settings.practice_case.purpose == TestCase.Purpose.SAMPLE:
+        return settings.practice_case
+    return study.test_cases.in_sample().order_by("position").first()
+
+
+def training_items(*, study: Study, kind: str):
+    """Items raters can take: those the coordinator has given an answer key."""
+    return study.training_items.filter(kind=kind).exclude(key={}).order_by("position", "created_at")
+
+
+def training_answers(*, rater: Membership) -> dict[int, TrainingAnswer]:
+    answers = rater.training_answers.filter(attempt__isnull=True)
+    return {answer.item_id: answer for answer in answers}
+
+
+def qualification_open_attempt(*, rater: Membership) -> QualificationAttempt | None:
+    return rater.qualification_attempts.filter(finished_at__isnull=True).first()
+
+
+def qualification_next_item(*, rater: Membership, attempt: QualificationAttempt):
+    answered = attempt.answers.values_list("item_id", flat=True)
+    items = training_items(study=rater.study, kind=TrainingItem.Kind.QUALIFICATION)
+    return items.exclude(pk__in=answered).first()
+
+
+@dataclass(frozen=True)
+class OnboardingState:
+    """Where a rater stands before rating; ``blocking_step`` says what must come first."""
+
+    settings: OnboardingSettings
+    consent: ConsentRecord | None
+    consent_needed: bool
+    training_total: int
+    training_done: int
+    practice: TestCase | None
+    qualification_items: int
+    attempts: list = field(default_factory=list)
+    withdrawal: Withdrawal | None = None
+
+    @property
+    def qualification_passed(self) -> bool:
+        return any(a.passed for a in self.attempts)
+
+    @property
+    def attempt_open(self) -> bool:
+        return any(a.finished_at is None for a in self.attempts)
+
+    @property
+    def attempts_left(self) -> int:
+        finished = sum(1 for a in self.attempts if a.finished_at is not None)
+        return max(0, self.settings.max_attempts - finished)
+
+    @property
+    def qualification_needed(self) -> bool:
+        return _qualification_needed(
+            items=self.qualification_items, passed=self.qualification_passed
+        )
+
+    @property
+    def qualification_failed(self) -> bool:
+        """No attempt left and none passed: the rater cannot go on without the coordinator."""
+        return self.qualification_needed and not self.attempt_open and not self.attempts_left
+
+    @property
+    def blocking_step(self) -> str | None:
+        return _blocking_step(
+            withdrawn=self.withdrawal is not None,
+            consent_needed=self.consent_needed,
+            qualification_needed=self.qualification_needed,
+        )
+
+
+def _consent_asked(study: Study) -> bool:
+    return bool(study.consent_text.strip() or study.disclosure_question.strip())
+
+
+def _qualification_needed(*, items: int, passed: bool) -> bool:
+    return items > 0 and not passed
+
+
+def _blocking_step(
+    *, withdrawn: bool, consent_needed: bool, qualification_needed: bool
+) -> str | None:
+    """What a rater must do before rating, in the order they are asked to do it."""
+    if withdrawn:
+        return "withdrawn"
+    if consent_needed:
+        return "consent"
+    if qualification_needed:
+        return "qualification"
+    return None
+
+
+def onboarding_blocking_step(*, rater: Membership) -> str | None:
+    """``onboarding_state(rater=...).blocking_step`` in one query: what the rating screen,
+    its autosave and its submit ask on every request."""
+    study = rater.study
+    qualification = training_items(study=study, kind=TrainingItem.Kind.QUALIFICATION)
+    row = (
+        Membership.objects.filter(pk=rater.pk)
+        .annotate(
+            withdrawn=Exists(Withdrawal.objects.filter(rater=OuterRef("pk"))),
+            consented=Exists(
+                ConsentRecord.objects.filter(rater=OuterRef("pk"), version=study.consent_version)
+            ),
+            qualification_items=Exists(qualification),
+            qualification_passed=Exists(
+                QualificationAttempt.objects.filter(rater=OuterRef("pk"), passed=True)
+            ),
+        )
+        .values("withdrawn", "consented", "qualification_items", "qualification_passed")
+        .first()
+    )
+    if row is None:  # removed while the request was on its way: as onboarding_state reads it
+        row = dict.fromkeys(["withdrawn", "consented", "qualification_passed"], False)
+        row["qualification_items"] = qualification.exists()
+    return _blocking_step(
+        withdrawn=row["withdrawn"],
+        consent_needed=_consent_asked(study) and not row["consented"],
+        qualification_needed=_qualification_needed(
+            items=int(row["qualification_items"]), passed=row["qualification_passed"]
+        ),
+    )
+
+
+def onboarding_state(*, rater: Membership) -> OnboardingState:
+    study = rater.study
+    settings = onboarding_settings(study=study)
+    consent = rater.consents.filter(version=study.consent_version).first()
+    training = training_items(study=study, kind=TrainingItem.Kind.TRAINING)
+    return OnboardingState(
+        settings=settings,
+        consent=consent,
+        consent_needed=_consent_asked(study) and consent is None,
+        training_total=training.count(),
+        training_done=rater.training_answers.filter(
+            attempt__isnull=True, item__in=training
+        ).count(),
+        practice=practice_case(study=study, settings=settings),
+        qualification_items=training_items(
+            study=study, kind=TrainingItem.Kind.QUALIFICATION
+        ).count(),
+        attempts=list(rater.qualification_attempts.all()),
+        withdrawal=Withdrawal.objects.filter(rater=rater).first(),
+    )
+
+
+def item_responses(*, item: TrainingItem) -> list[tuple[str, str, str]]:
+    """(shown label, label, text) for a training item, as blinded_responses gives them."""
+    return [(label, label, text) for label, text in zip(LABELS, item.responses, strict=False)]
+
+
+# --- Coordinators: how the raters are getting on before and after rating -----------------
+
+
+@dataclass(frozen=True)
+class RaterOnboardingRow:
+    pseudonym: str
+    status: str
+    consent: ConsentRecord | None
+    training_done: int
+    attempts: list
+    feedback: StudyFeedback | None
+    withdrawal: Withdrawal | None
+
+
+def onboarding_overview(*, study: Study) -> list[RaterOnboardingRow]:
+    """Per rater pseudonym, never a name: consent, disclosure, training, qualification."""
+    raters = (
+        study.memberships.filter(role=Membership.Role.RATER)
+        .annotate(
+            trained=Count(
+                "training_answers", filter=Q(training_answers__attempt__isnull=True), distinct=True
+            )
+        )
+        .prefetch_related("consents", "qualification_attempts")
+        .select_related("feedback", "withdrawal")
+        .order_by("pseudonym")
+    )
+    rows = []
+    for rater in raters:
+        consents = [c for c in rater.consents.all() if c.version == study.consent_version]
+        rows.append(
+            RaterOnboardingRow(
+                pseudonym=rater.pseudonym,
+                status=rater.get_status_display(),
+                consent=consents[0] if consents else None,
+                training_done=rater.trained,
+                attempts=list(rater.qualification_attempts.all()),
+                feedback=getattr(rater, "feedback", None),
+                withdrawal=getattr(rater, "withdrawal", None),
+            )
+        )
+    return rows
+
+
+# --- After the last item: the self-check --------------------------------------------------
+
+
+# --- Gold items and attention checks: a submitted answer against the expected one ---------

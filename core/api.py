@@ -1,0 +1,159 @@
+"""What every endpoint of the HTTP API shares: one error shape, pages, reading bodies.
+
+The endpoints themselves live beside the pages of their app (``studies/api.py``,
+``annotation/api.py``, ``agreement/api.py``) and call the same access helpers, forms and
+services; ``config/api_urls.py`` gathers them under ``/api/v1/``. See docs/api.md.
+"""
+
+import logging
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import exceptions, serializers
+from rest_framework.decorators import api_view, authentication_classes, permission_classes
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from core.api_request import Pagination
+from core.errors import ApplicationError
+
+logger = logging.getLogger(__name__)
+
+
+__all__ = [
+    "Pagination",
+    "body_object",
+    "error_body",
+    "exception_handler",
+    "form_errors",
+    "paginated",
+]
+
+
+def paginated(name: str, serializer: type[serializers.Serializer]) -> serializers.Serializer:
+    """The schema of one page of ``Pagination``'s answer: the count, the links to the pages
+    before and after, and the page's items. The endpoints are functions, so the schema
+    generator cannot see that they paginate: each list's response names it with this."""
+    return inline_serializer(
+        name,
+        {
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": serializer(many=True),
+        },
+    )
+
+
+def body_object(request) -> dict:
+    """The request's body as an object (a JSON array or a form's lists are refused)."""
+    data = request.data
+    if hasattr(data, "dict"):  # a form or multipart body
+        data = data.dict()
+    if not isinstance(data, dict):
+        raise exceptions.ParseError("The body must be a JSON object.")
+    return data
+
+
+def form_errors(form) -> exceptions.ValidationError:
+    """A Django form's errors (the pages' own validation) as the API's validation error."""
+    problems = []
+    for field, errors in form.errors.items():
+        for error in errors:
+            problems.append(error if field == "__all__" else f"{field}: {error}")
+    return exceptions.ValidationError(problems)
+
+
+def scalar_fields(data: dict, fields) -> dict:
+    """The named fields of a body, each a text, a number, true/false or null."""
+    problems = [
+        f"{name}: must be a text, a number or null."
+        for name in fields
+        if name in data and isinstance(data[name], dict | list)
+    ]
+    if problems:
+        raise exceptions.ValidationError(problems)
+    return {name: data[name] for name in fields if name in data}
+
+
+# Errors -----------------------------------------------------------------------------------
+
+
+class ErrorSerializer(serializers.Serializer):
+    status = serializers.IntegerField()
+    code = serializers.CharField()
+    message = serializers.CharField()
+    problems = serializers.ListField(child=serializers.CharField())
+
+
+class ErrorResponseSerializer(serializers.Serializer):
+    error = ErrorSerializer()
+
+
+def _problems(detail) -> list[str]:
+    if isinstance(detail, dict):
+        lines = []
+        for field, value in detail.items():
+            for line in _problems(value):
+                lines.append(
+                    line if field in ("non_field_errors", "__all__") else f"{field}: {line}"
+                )
+        return lines
+    if isinstance(detail, list):
+        return [line for item in detail for line in _problems(item)]
+    return [str(detail)]
+
+
+def error_body(*, status: int, code: str, message: str, problems=()) -> dict:
+    return {
+        "error": {"status": status, "code": code, "message": message, "problems": list(problems)}
+    }
+
+
+def exception_handler(exc, context):
+    """Every refusal in one shape: {"error": {status, code, message, problems}}.
+
+    Services' refusals (``ApplicationError``) are 400 with their message and problems;
+    anything else that is not an API exception stays a logged 500, as on the pages.
+    """
+    if isinstance(exc, ApplicationError):
+        return Response(
+            error_body(
+                status=400, code="refused", message=exc.message or str(exc), problems=exc.problems
+            ),
+            status=400,
+        )
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound("Not found.")
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied("Your role in this study does not allow this.")
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError):
+        problems = _problems(exc.detail)
+        message = "The request has problems; nothing was changed."
+    else:
+        problems = []
+        message = " ".join(_problems(exc.detail))
+    response.data = error_body(
+        status=response.status_code,
+        code=getattr(exc, "default_code", "error"),
+        message=message,
+        problems=problems,
+    )
+    return response
+
+
+@extend_schema(exclude=True)
+@api_view(["GET", "POST", "PUT", "PATCH", "DELETE"])
+@authentication_classes([])
+@permission_classes([AllowAny])
+def not_found(request, rest=""):
+    """Any other address under /api/v1/: the API's 404, in its own shape."""
+    return Response(
+        error_body(status=404, code="not_found", message="There is no such API endpoint."),
+        status=404,
+    )
