@@ -31,7 +31,7 @@ class AnalysisPending:
 
 def study_ranking_kept(*, study: Study):
     """The ranking of the systems for the study's inputs as they are, or its job's progress."""
-    from .arena import study_ranking  # both import the selectors, which import this module
+    from .analysis.arena import study_ranking  # both import the selectors, which import this module
     from .selectors import computed_for_inputs
 
     return computed_for_inputs(
@@ -41,7 +41,7 @@ def study_ranking_kept(*, study: Study):
 
 def _analyses() -> dict[str, Callable[[Study, str], object]]:
     """By the part of a result's name before ":", the call that computes and keeps it."""
-    from .calibration import judge_calibration_report  # it imports the selectors
+    from .judges.calibration import judge_calibration_report  # it imports the selectors
     from .models import Judge
 
     return {

@@ -46,7 +46,7 @@ def test_inline_the_page_shows_the_statistics_at_once(client, settings):
 def test_an_analysis_that_failed_says_why_and_is_not_run_again_for_the_same_inputs(
     client, settings, monkeypatch
 ):
-    from agreement import arena
+    from agreement.analysis import arena
 
     settings.JOBS_RUN = "inline"
     study = make_study(slug="ranking-fails", cases=2)
