@@ -7,7 +7,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from agreement import judges
+from agreement.judges import verdicts as judges
 from agreement.judges.files import JudgeImportError, judge_rows_read
 from agreement.models import Judge, JudgeOutput, JudgeTemplate
 from studies.errors import ApplicationError
