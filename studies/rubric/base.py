@@ -240,7 +240,20 @@ class DimensionKind:
             "criteria": [],
         }
 
+    @property
+    def max_points(self) -> int:
+        """The most points an answer can give (0 for kinds outside the total)."""
+        raise NotImplementedError
+
     # --- writing -------------------------------------------------------------------------
+
+    def clean(self, raw: dict | None) -> dict:
+        """The stored shape of a raw answer; RubricValueError when it does not fit."""
+        raise NotImplementedError
+
+    def points(self, value: dict) -> int:
+        """The points a cleaned answer feeds into the response total."""
+        raise NotImplementedError
 
     def score(self, raw: dict | None) -> dict:
         """The stored answer for a raw one: cleaned, with its points."""
@@ -325,6 +338,10 @@ class DimensionKind:
             )
         return value
 
+    def cell_out(self, value: dict | None, *, flipped: bool = False):
+        """What a worksheet cell shows of a stored answer ("" when nothing)."""
+        raise NotImplementedError
+
     def cell_in(self, text: str, *, header: str = "") -> dict:
         """The raw answer a worksheet cell gives, for ``clean``."""
         raise NotImplementedError
@@ -388,10 +405,10 @@ class DimensionKind:
 def points_only(dimension, raw: dict, allowed) -> int:
     """Points recorded without the details behind them (a worksheet filled in offline)."""
     try:
-        points = whole_number(raw.get("points"))
+        points: int | None = whole_number(raw.get("points"))
     except ValueError:
         points = None
-    if points not in allowed:
+    if points is None or points not in allowed:
         raise RubricValueError(
             f"{dimension.name}: {raw.get('points')} points is not a possible score; "
             f"it takes {dimension.describe_choices()}."

@@ -13,7 +13,7 @@ import secrets
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -41,7 +41,7 @@ class InvitationError(ApplicationError):
 def invitation_create(
     *,
     study: Study,
-    created_by: AbstractBaseUser,
+    created_by: User,
     role: str = Membership.Role.RATER,
     note: str = "",
     days: int = DEFAULT_DAYS,
@@ -72,7 +72,7 @@ def invitation_create(
 
 
 @transaction.atomic
-def invitation_accept(*, token: str, user: AbstractBaseUser) -> Membership:
+def invitation_accept(*, token: str, user: User) -> Membership:
     """Use an invitation: add the person to the study and mark the link used.
 
     The person who used the link, using it again (a double click), gets their membership.
@@ -136,7 +136,7 @@ def _require_pending(invitation: Invitation) -> Invitation:
     return invitation
 
 
-def _use(invitation: Invitation, user: AbstractBaseUser) -> Membership:
+def _use(invitation: Invitation, user: User) -> Membership:
     study = invitation.study
     _require_newcomer(study, user)
     _require_not_closed(study)
@@ -155,7 +155,7 @@ def _use(invitation: Invitation, user: AbstractBaseUser) -> Membership:
 
 
 @transaction.atomic
-def invitation_revoke(*, invitation: Invitation, actor: AbstractBaseUser) -> None:
+def invitation_revoke(*, invitation: Invitation, actor: User) -> None:
     """Withdraw an unused link; the audit trail keeps a record of it."""
     invitation = Invitation.objects.select_for_update(of=("self",)).get(pk=invitation.pk)
     if invitation.used_at is not None:
@@ -179,7 +179,7 @@ ACCOUNT_INVITED = (
 
 
 @transaction.atomic
-def rater_invite_account(*, study: Study, username: str, actor: AbstractBaseUser) -> None:
+def rater_invite_account(*, study: Study, username: str, actor: User) -> None:
     """Invite an existing account to rate; it joins only if the person accepts.
 
     Returns nothing and does the same visible things (one invitation row, one event) whether
@@ -220,11 +220,12 @@ def rater_invite_account(*, study: Study, username: str, actor: AbstractBaseUser
     )
 
 
-def _account_that_may_join(study: Study, username: str) -> AbstractBaseUser | None:
-    User = get_user_model()
-    user = User.objects.filter(**{User.USERNAME_FIELD: username}).first()
+def _account_that_may_join(study: Study, username: str) -> User | None:
+    accounts = get_user_model()
+    field = accounts.USERNAME_FIELD
+    user = accounts.objects.filter(**{field: username}).first()
     if user is None:
-        matches = list(User.objects.filter(**{f"{User.USERNAME_FIELD}__iexact": username})[:2])
+        matches = list(accounts.objects.filter(**{f"{field}__iexact": username})[:2])
         user = matches[0] if len(matches) == 1 else None
     if user is None or not user.is_active:
         return None
@@ -233,7 +234,7 @@ def _account_that_may_join(study: Study, username: str) -> AbstractBaseUser | No
     return user
 
 
-def _personal_invitation(invitation_hash: str, user: AbstractBaseUser) -> Invitation:
+def _personal_invitation(invitation_hash: str, user: User) -> Invitation:
     """The person's own invitation, locked; anyone else's is "invalid" (the view's 404)."""
     invitation = (
         Invitation.objects.select_for_update()
@@ -248,20 +249,20 @@ def _personal_invitation(invitation_hash: str, user: AbstractBaseUser) -> Invita
 
 
 @transaction.atomic
-def invitation_accept_personal(*, invitation_hash: str, user: AbstractBaseUser) -> Membership:
+def invitation_accept_personal(*, invitation_hash: str, user: User) -> Membership:
     """The invited person accepts: they join the study with the next pseudonym."""
     return _use(_personal_invitation(invitation_hash, user), user)
 
 
 @transaction.atomic
-def invitation_decline(*, invitation_hash: str, user: AbstractBaseUser) -> None:
+def invitation_decline(*, invitation_hash: str, user: User) -> None:
     """The invited person declines: the invitation is closed and they are not added."""
     invitation = _personal_invitation(invitation_hash, user)
     invitation.declined_at = timezone.now()
     invitation.save(update_fields=["declined_at"])
 
 
-def _require_newcomer(study: Study, user: AbstractBaseUser) -> None:
+def _require_newcomer(study: Study, user: User) -> None:
     if user.pk == study.lead_id or Membership.objects.filter(study=study, user=user).exists():
         raise InvitationError("That account is already part of this study.", reason="member")
 
