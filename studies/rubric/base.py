@@ -187,6 +187,16 @@ def lines_text(rows) -> str:
     return "\n".join(" | ".join(str(part) for part in row if part != "") for row in rows)
 
 
+def labelled_lines(text: str) -> list[dict]:
+    """A text area of "label | optional help" lines: [{"label", "help"}]."""
+    return [{"label": parts[0], "help": " | ".join(parts[1:])} for parts in text_lines(text)]
+
+
+def labelled_text(rows) -> str:
+    """Rows of ``{"label", "help"}`` written back as ``labelled_lines`` reads them."""
+    return lines_text((row["label"], row.get("help", "")) for row in rows)
+
+
 def code_from(text: str) -> str:
     """A code for exports made from a name: "Unsafe advice" -> "unsafe_advice" ("" if none).
 

@@ -11,6 +11,7 @@ cannot be used to find out who has an account or who takes part in a study.
 
 import secrets
 from datetime import timedelta
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
@@ -53,22 +54,45 @@ def invitation_create(
         raise InvitationError(f"A link can be valid for 1 to {MAX_DAYS} days.", reason="days")
     _require_not_closed(study)
     token = secrets.token_urlsafe(32)
+    invitation = _invitation_insert(
+        study=study, actor=created_by, role=role, token=token, days=days, note=note.strip()[:200]
+    )
+    return invitation, token
+
+
+def _invitation_insert(
+    *,
+    study: Study,
+    actor: User,
+    role: str,
+    token: str,
+    days: int,
+    note: str = "",
+    invitee_name: str = "",
+    invitee: User | None = None,
+) -> Invitation:
+    """The invitation row (its token hashed) and the record of its creation; one that
+    names an account (``invitee_name``) is personal."""
     invitation = Invitation.objects.create(
         study=study,
         role=role,
         token_hash=token_hash(token),
-        note=note.strip()[:200],
-        created_by=created_by,
+        note=note,
+        invitee_name=invitee_name,
+        invitee=invitee,
+        created_by=actor,
         expires_at=timezone.now() + timedelta(days=days),
     )
+    detail: dict[str, Any] = {"personal": True} if invitee_name else {}
     study_event_record(
         study=study,
-        actor=created_by,
+        actor=actor,
         kind=StudyEvent.Kind.INVITATION_CREATED,
         role=role,
         expires_at=invitation.expires_at.isoformat(),
+        **detail,
     )
-    return invitation, token
+    return invitation
 
 
 @transaction.atomic
@@ -200,23 +224,15 @@ def rater_invite_account(*, study: Study, username: str, actor: User) -> None:
     )  # fmt: skip
     if waiting.exists():
         return
-    invitation = Invitation.objects.create(
-        study=study,
-        role=Membership.Role.RATER,
-        # No link: the token is thrown away, and personal invitations refuse links anyway.
-        token_hash=token_hash(secrets.token_urlsafe(32)),
-        invitee_name=username[:150],
-        invitee=_account_that_may_join(study, username),
-        created_by=actor,
-        expires_at=timezone.now() + timedelta(days=DEFAULT_DAYS),
-    )
-    study_event_record(
+    _invitation_insert(
         study=study,
         actor=actor,
-        kind=StudyEvent.Kind.INVITATION_CREATED,
-        role=invitation.role,
-        expires_at=invitation.expires_at.isoformat(),
-        personal=True,
+        role=Membership.Role.RATER,
+        # No link: the token is thrown away, and personal invitations refuse links anyway.
+        token=secrets.token_urlsafe(32),
+        days=DEFAULT_DAYS,
+        invitee_name=username[:150],
+        invitee=_account_that_may_join(study, username),
     )
 
 
