@@ -68,9 +68,7 @@ def study_pilot_start(*, study: Study, actor: User | None) -> Study:
 
 
 @transaction.atomic
-def study_open(
-    *, study: Study, actor: User | None, acknowledge_warnings: bool = False
-) -> Study:
+def study_open(*, study: Study, actor: User | None, acknowledge_warnings: bool = False) -> Study:
     """Draft or pilot -> open: freezes the protocol and stores its fingerprint."""
     study = locked_study(study)
     _refuse_unless_allowed(study, "open")

@@ -103,9 +103,7 @@ def rater_status_change(
 
 
 @transaction.atomic
-def rater_add(
-    *, study: Study, user: User, actor: User | None
-) -> Membership:
+def rater_add(*, study: Study, user: User, actor: User | None) -> Membership:
     """Add an account as a rater directly (an operator's step, e.g. ``add_rater``).
 
     On the pages raters join by invitation, which the person accepts; this is for those

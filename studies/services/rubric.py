@@ -74,9 +74,7 @@ def _rubric_changed(*, study: Study, actor, **detail) -> None:
 
 
 @transaction.atomic
-def rubric_replace_with_preset(
-    *, study: Study, actor: User | None, preset: str
-) -> Study:
+def rubric_replace_with_preset(*, study: Study, actor: User | None, preset: str) -> Study:
     """Give the study a fresh copy of a preset rubric in place of its current one."""
     study = locked_study(study)
     refuse_if_frozen(study, RUBRIC_FROZEN)
@@ -168,9 +166,7 @@ def dimension_move(*, study: Study, actor: User | None, key: str, offset: int) -
 
 
 @transaction.atomic
-def dimension_level_set(
-    *, study: Study, actor: User | None, key: str, level: str
-) -> Dimension:
+def dimension_level_set(*, study: Study, actor: User | None, key: str, level: str) -> Dimension:
     """Set the level of measurement used for agreement; raters see no difference.
 
     So unlike the rest of the rubric it may change during a pilot, until the study opens.
