@@ -157,5 +157,5 @@ def rater_decisions(*, study: Study, kinds) -> list[dict]:
             "automatic": bool(event.detail.get("automatic")),
         }
         for event in events.select_related("membership")[:200]
-        if event.membership is not None  # always, by the filter: this tells the type checker
+        if event.membership is not None  # every one, by the filter; said for the type checker
     ]

@@ -78,10 +78,11 @@ class RatingStamp(Func):
 
     output_field = Field()  # an integer or text, as the backend gives it: no conversion
 
+    # SQLite's form; PostgreSQL's is in ``as_postgresql``, which Django picks by vendor.
+    template = "CAST(%(expressions)s AS text)"
+
     def __init__(self):
         super().__init__(F("submitted_at"))
-
-    template = "CAST(%(expressions)s AS text)"
 
     def as_postgresql(self, compiler, connection, **extra_context):
         return self.as_sql(
