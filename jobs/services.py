@@ -14,6 +14,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from typing import TypedDict
 
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
@@ -33,18 +34,28 @@ HEARTBEAT_SECONDS = 20
 # Finished jobs kept per study and kind, the latest (their pages show how each ended).
 JOBS_KEPT = 20
 
-UNKNOWN = {"stage": "unknown", "done": 0, "total": 0, "message": ""}
-WAITING = {"stage": "waiting", "done": 0, "total": 0, "message": "Waiting to start"}
+
+class Progress(TypedDict):
+    """A running job's progress as the cache keeps it."""
+
+    stage: str
+    done: int
+    total: int
+    message: str
+
+
+UNKNOWN: Progress = {"stage": "unknown", "done": 0, "total": 0, "message": ""}
+WAITING: Progress = {"stage": "waiting", "done": 0, "total": 0, "message": "Waiting to start"}
 
 # Why a job ended without its result, by kind, for the user.
-STOPPED = {
+STOPPED: dict[str, str] = {
     Job.Kind.CASE_IMPORT: "The import stopped before it finished; nothing was imported.",
     Job.Kind.ASSIGN: (
         "The assignment stopped before it finished; nothing was assigned. Press Assign again."
     ),
     Job.Kind.ANALYSIS: "The analysis stopped before it finished. Open the page again.",
 }
-SERVER_ERROR = {
+SERVER_ERROR: dict[str, str] = {
     Job.Kind.CASE_IMPORT: "The import stopped on an error of the server; nothing was imported.",
     Job.Kind.ASSIGN: "The assignment stopped on an error of the server; nothing was assigned.",
     Job.Kind.ANALYSIS: "The analysis stopped on an error of the server.",
@@ -67,14 +78,14 @@ def progress_key(job: Job) -> str:
     return f"job:{job.uuid}"
 
 
-def _progress_set(key: str, value: dict) -> None:
+def _progress_set(key: str, value: Progress) -> None:
     try:
         cache.set(key, value, PROGRESS_TIMEOUT)
     except Exception:  # noqa: BLE001 - see the module docstring
         logger.warning("The progress of %s could not be written to the cache", key)
 
 
-def _progress_get(key: str) -> dict | None:
+def _progress_get(key: str) -> Progress | None:
     try:
         return cache.get(key)
     except Exception:  # noqa: BLE001 - see the module docstring
@@ -154,7 +165,7 @@ class _Reporter:
         self.key = progress_key(job)
         self.stage = ""
         self.at = 0.0
-        self.value = dict(WAITING)
+        self.value = WAITING.copy()
 
     def __call__(self, stage: str, done: int, total: int, message: str = "") -> None:
         # The first report comes once the work holds what it needs (the study's lock).

@@ -8,6 +8,7 @@ case), correctness, harm with a category, and Likert 1-5 criteria.
 """
 
 from decimal import Decimal
+from typing import Any
 
 REFERENCE_RUBRIC = {
     "name": "Strategic reasoning (5 dimensions, 20 points)",
@@ -311,7 +312,8 @@ LIKERT_RUBRIC = {
     ],
 }
 
-PRESETS = {
+# Each rubric as JSON would hold it: "name", "description" and "dimensions".
+PRESETS: dict[str, dict[str, Any]] = {
     "reference": REFERENCE_RUBRIC,
     "pairwise": PAIRWISE_RUBRIC,
     "correctness": CORRECTNESS_RUBRIC,

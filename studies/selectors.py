@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Count, Q
 from django.utils import timezone
 
@@ -404,7 +404,7 @@ RATER_DECISIONS = (
 
 
 # Gold items, attention checks and LLM judges: what each set-up event names.
-QUALITY_ITEM_EVENTS = {
+QUALITY_ITEM_EVENTS: dict[str, Callable[[dict], str]] = {
     StudyEvent.Kind.EXPECTED_ANSWERS_SET: lambda d: (
         f": {d.get('case', '')} ({d.get('purpose', '')})"
     ),
@@ -511,7 +511,7 @@ def invitation_find(*, token: str) -> Invitation | None:
     return links.filter(token_hash=token_hash(token)).first()
 
 
-def invitations_for_user(*, user: AbstractBaseUser) -> list[Invitation]:
+def invitations_for_user(*, user: User) -> list[Invitation]:
     """The personal invitations waiting for the person's answer."""
     pending = (
         Invitation.objects.filter(invitee=user, used_at=None, declined_at=None)
@@ -522,5 +522,5 @@ def invitations_for_user(*, user: AbstractBaseUser) -> list[Invitation]:
     return [i for i in pending if not i.study.is_closed]
 
 
-def api_tokens_for_user(*, user: AbstractBaseUser) -> list[ApiToken]:
+def api_tokens_for_user(*, user: User) -> list[ApiToken]:
     return list(ApiToken.objects.filter(user=user))

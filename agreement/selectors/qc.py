@@ -29,10 +29,13 @@ def qc_case_records(*, study: Study, submitted: SubmittedRatings | None = None) 
     first = order[starts]
     # Negative prefers the response shown first; NaN is no answer, 0 a tie (None both).
     shown = data.shown_preference[first]
-    firsts = [None] * len(first)
+    firsts: list[bool | None] = [None] * len(first)
     if any(scoring.compares_two for _, scoring in data.rubric):
-        decided = ~np.isnan(shown) & (shown != 0)
-        firsts = np.where(decided, shown < 0, None).tolist()
+        decided = (~np.isnan(shown) & (shown != 0)).tolist()
+        firsts = [
+            value < 0 if known else None
+            for value, known in zip(shown.tolist(), decided, strict=True)
+        ]
     pseudonyms = {pk: name for pk, (name, _) in data.members.items()}
     return [
         CaseRecord(pseudonyms[rater], seconds, tuple(totals[start:end]), timed, first_preferred)
@@ -77,7 +80,7 @@ def qc_quality_answers(*, study: Study) -> list[QualityAnswer]:
                 rater=assignment.rater.pseudonym,
                 case=assignment.test_case.case_id,
                 purpose=assignment.test_case.purpose,
-                submitted_at=assignment.submitted_at.isoformat(),
+                submitted_at=assignment.submitted_at.isoformat() if assignment.submitted_at else "",
                 met=sum(1 for d in details if d["met"]),
                 expected=len(details),
                 confidence=assignment.confidence,
@@ -154,4 +157,5 @@ def rater_decisions(*, study: Study, kinds) -> list[dict]:
             "automatic": bool(event.detail.get("automatic")),
         }
         for event in events.select_related("membership")[:200]
+        if event.membership is not None  # every one, by the filter; said for the type checker
     ]

@@ -3,7 +3,7 @@
 import json
 import math
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -33,10 +33,10 @@ class StudyRatings:
     # For the comparison of systems: the sample's cases (pks, in order) and the key labels
     # of the response units (cases x labels, case-major), each response's total
     # (raters x response units) and each case's confidence (raters x cases, 1-3).
-    case_ids: list[int] = field(default_factory=list)
-    labels: list[str] = field(default_factory=list)
-    totals: np.ndarray | None = None
-    confidence: np.ndarray | None = None
+    case_ids: list[int]
+    labels: list[str]
+    totals: np.ndarray
+    confidence: np.ndarray
     # The ratings part of ``analysis_inputs``, from the very rows these data were read from.
     inputs_ratings: list | None = None
 
@@ -78,14 +78,19 @@ class RatingStamp(Func):
 
     output_field = Field()  # an integer or text, as the backend gives it: no conversion
 
+    # SQLite's form; PostgreSQL's is in ``as_postgresql``, which Django picks by vendor.
+    template = "CAST(%(expressions)s AS text)"
+
     def __init__(self):
         super().__init__(F("submitted_at"))
 
-    def as_sql(self, compiler, connection, **extra):
-        template = "CAST(%(expressions)s AS text)"
-        if connection.vendor == "postgresql":
-            template = "(EXTRACT(EPOCH FROM %(expressions)s) * 1000000)::bigint"
-        return super().as_sql(compiler, connection, template=template, **extra)
+    def as_postgresql(self, compiler, connection, **extra_context):
+        return self.as_sql(
+            compiler,
+            connection,
+            template="(EXTRACT(EPOCH FROM %(expressions)s) * 1000000)::bigint",
+            **extra_context,
+        )
 
     @staticmethod
     def dtype(vendor: str):
@@ -96,6 +101,8 @@ class RatingStamp(Func):
         """The aware datetime a stamp was read from (as the ORM would return it)."""
         if isinstance(stamp, str):
             time = parse_datetime(stamp)
+            if time is None:
+                raise ValueError(f"Not a stored time: {stamp!r}.")
             return time if time.tzinfo else time.replace(tzinfo=UTC)
         return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=int(stamp))
 

@@ -1,14 +1,15 @@
 """Writes for the judges: their prompt templates and their imported outputs."""
 
 import hashlib
+from typing import Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from agreement.judges import verdicts as judges
 from agreement.judges.files import JudgeImportError, judge_rows_read
+from agreement.judges.verdicts import parse_verdict, template_check
 from agreement.models import Judge, JudgeOutput, JudgeTemplate
 from studies.errors import ApplicationError
 from studies.events import study_event_record
@@ -27,14 +28,17 @@ def judge_template_save(
     name: str,
     text: str,
     template: JudgeTemplate | None = None,
-    actor: AbstractBaseUser | None = None,
+    actor: User | None = None,
 ) -> JudgeTemplate:
     """Create or change one of the study's judge prompt templates."""
     name = name.strip()
-    problems = judges.template_check(text)
+    problems = template_check(text)
+    same_name = study.judge_templates.filter(name=name)
+    if template is not None and template.pk is not None:
+        same_name = same_name.exclude(pk=template.pk)
     if not name or len(name) > 100:
         problems.insert(0, "Give the template a name of at most 100 characters.")
-    elif study.judge_templates.filter(name=name).exclude(pk=getattr(template, "pk", None)).exists():
+    elif same_name.exists():
         problems.insert(0, f"The study already has a template named {name!r}.")
     if problems:
         raise JudgeTemplateError(" ".join(problems), problems=problems)
@@ -49,7 +53,7 @@ def judge_template_save(
 
 @transaction.atomic
 def judge_outputs_import(
-    *, study: Study, filename: str, data: bytes, actor: AbstractBaseUser | None = None
+    *, study: Study, filename: str, data: bytes, actor: User | None = None
 ) -> dict:
     """Import judge outputs: every row or none. Returns counts for the message.
 
@@ -94,7 +98,7 @@ def judge_outputs_import(
     outputs = []
     for row in rows:
         try:
-            verdict, problem = judges.parse_verdict(row.output), ""
+            verdict, problem = parse_verdict(row.output), ""
         except ValueError as error:
             verdict, problem = "", str(error)[:200]
         outputs.append(
@@ -116,7 +120,7 @@ def judge_outputs_import(
             keys |= Q(judge=output.judge, test_case_id=output.test_case_id, order=output.order)
         JudgeOutput.objects.filter(keys).delete()
     JudgeOutput.objects.bulk_create(outputs, batch_size=500)
-    counts = {
+    counts: dict[str, Any] = {
         "rows": len(outputs),
         "judges": names,
         "unparseable": sum(1 for output in outputs if not output.verdict),

@@ -3,7 +3,7 @@ measure of the primary question."""
 
 import math
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from agreement.analysis.outcomes import TOTAL_MEASURE, dimension_measure
@@ -67,7 +67,7 @@ def stratum_shares_parse(*, text: str, strata: list[str]) -> dict[str, float]:
 
 
 @transaction.atomic
-def stratum_shares_set(*, study: Study, actor: AbstractBaseUser, text: str) -> AnalysisPlan:
+def stratum_shares_set(*, study: Study, actor: User, text: str) -> AnalysisPlan:
     """Store the strata's shares, record it in the study's history and ask for a recompute."""
     strata = sorted(set(study.test_cases.in_sample().values_list("stratum", flat=True)))
     shares = stratum_shares_parse(text=text, strata=strata)
@@ -137,7 +137,7 @@ def primary_measure_get(*, study: Study) -> str:
 
 
 @transaction.atomic
-def primary_measure_set(*, study: Study, actor: AbstractBaseUser, measure: str) -> AnalysisPlan:
+def primary_measure_set(*, study: Study, actor: User, measure: str) -> AnalysisPlan:
     """Name the primary question's measure ("" = the default rule), record it in the study's
     history and ask for a recompute. Refused once the study is unblinded: the results are
     known by then, and a primary question chosen after them is not one."""

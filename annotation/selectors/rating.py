@@ -3,6 +3,7 @@ system of a response."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 from django.core.paginator import Page, Paginator
@@ -176,7 +177,11 @@ def screen_labels(*, assignment: Assignment) -> list[tuple[str, str, int]]:
     ]
 
 
-def _on_screen(assignment: Assignment, rows: list) -> list[tuple[str, object]]:
+# A case's row as a caller reads it: a ``BlindedLabel`` or some of its values.
+Row = TypeVar("Row")
+
+
+def _on_screen(assignment: Assignment, rows: list[Row]) -> list[tuple[str, Row]]:
     """(shown label, row) for a case's rows in key-label order: the first on screen is "A";
     a flipped screen shows them in reverse."""
     ordered = list(reversed(rows)) if assignment.flipped else rows
@@ -229,8 +234,9 @@ def practice_case(*, study: Study, settings: OnboardingSettings | None = None) -
     if not settings.practice_enabled:
         return None
     # Never a gold item or attention check: practising on one would name it to the rater.
-    if settings.practice_case_id and settings.practice_case.purpose == TestCase.Purpose.SAMPLE:
-        return settings.practice_case
+    chosen = settings.practice_case if settings.practice_case_id else None
+    if chosen is not None and chosen.purpose == TestCase.Purpose.SAMPLE:
+        return chosen
     return study.test_cases.in_sample().order_by("position").first()
 
 

@@ -265,7 +265,7 @@ class _Plan:
                 if not options:
                     continue
                 b = rng.choice(options)
-                moves = [(a, c1, c2), (b, c2, c1)]
+                moves: list[tuple[int, str | None, str | None]] = [(a, c1, c2), (b, c2, c1)]
             else:
                 fewer = self.load[a] - 1
                 options = [

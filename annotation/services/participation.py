@@ -3,7 +3,7 @@
 Each write also leaves a row in the study's audit trail (``StudyEvent``).
 """
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -29,7 +29,7 @@ def event_record(
     kind: StudyEvent.Kind,
     reason: str = "",
     detail: dict | None = None,
-    actor: AbstractBaseUser | None = None,
+    actor: User | None = None,
 ) -> StudyEvent:
     """Record a rater's step (consent, feedback, withdrawal, qualification); by the rater
     unless ``actor`` says who recorded it for them."""
@@ -111,17 +111,18 @@ def feedback_submit(
             "clarity": value,
             "comment": _text(answer.get("comment"), field="A comment"),
         }
+    now = timezone.now()
     fields = {
         "dimensions": cleaned,
         "suggestions": _text(suggestions, field="Suggestions"),
         "patterns": _text(patterns, field="Pattern observations"),
         "notes": _text(notes, field="Notes"),
-        "updated_at": timezone.now(),
+        "updated_at": now,
     }
     feedback, created = StudyFeedback.objects.update_or_create(
         rater=rater,
         defaults=fields,
-        create_defaults={**fields, "submitted_at": fields["updated_at"]},
+        create_defaults={**fields, "submitted_at": now},
     )
     event_record(membership=rater, kind=StudyEvent.Kind.RATER_FEEDBACK, detail={"first": created})
     return feedback
@@ -133,7 +134,7 @@ def withdrawal_record(
     rater: Membership,
     data: str | None,
     reason: str = "",
-    actor: AbstractBaseUser | None = None,
+    actor: User | None = None,
 ) -> Withdrawal:
     """Withdraw a rater from the study, doing with their data what the study's consent says.
 

@@ -230,7 +230,9 @@ def _draft_clean(*, assignment: Assignment, payload: dict) -> dict:
     dimensions = study.rubric.scoring_dimensions()
     per_response = [d for d in dimensions if d.scope == "response"]
     per_case = [d for d in dimensions if d.scope == "case"]
-    responses = payload.get("responses") if isinstance(payload.get("responses"), dict) else {}
+    responses = payload.get("responses")
+    if not isinstance(responses, dict):
+        responses = {}
     draft = {
         "responses": {
             label: _answers_known(per_response, responses[label])

@@ -23,10 +23,7 @@ class WorksheetProblem:
             where.append(f"row {self.row}")
         if self.column:
             where.append(f"column {self.column}")
-        if not where:
-            return self.message
-        place = ", ".join(where)
-        return f"{place[0].upper()}{place[1:]}: {self.message}"
+        return tabular.problem_text(where, self.message)
 
 
 class WorksheetError(ApplicationError):

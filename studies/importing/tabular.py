@@ -30,7 +30,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
-from typing import BinaryIO, NoReturn
+from typing import BinaryIO, NoReturn, TypedDict, Unpack
 from xml.etree.ElementTree import ParseError
 from xml.parsers import expat
 
@@ -90,10 +90,15 @@ class TableProblem:
             where.append(f"line {self.line}")
         if self.column is not None:
             where.append(f"column {column_letter(self.column)}")
-        if not where:
-            return self.message
-        place = ", ".join(where)
-        return f"{place[0].upper()}{place[1:]}: {self.message}"
+        return problem_text(where, self.message)
+
+
+def problem_text(where: list[str], message: str) -> str:
+    """A problem as a message shows it: "Row 3, column B: ...", or the message alone."""
+    if not where:
+        return message
+    place = ", ".join(where)
+    return f"{place[0].upper()}{place[1:]}: {message}"
 
 
 class TableError(ApplicationError):
@@ -142,30 +147,20 @@ def source_open(data: Source) -> BinaryIO:
     return open(data, "rb") if isinstance(data, os.PathLike) else io.BytesIO(data)
 
 
-def read_table(
-    *,
-    filename: str,
-    data: Source,
-    sheet_names: Sequence[str] = (),
-    max_bytes: int = MAX_BYTES,
-    max_rows: int = MAX_ROWS,
-    max_columns: int = MAX_COLUMNS,
-    max_cell_chars: int = MAX_CELL_CHARS,
-    max_unpacked_bytes: int = MAX_UNPACKED_BYTES,
-) -> list[TableRow]:
+class TableLimits(TypedDict, total=False):
+    """``iter_table``'s optional arguments, for ``read_table`` to pass on."""
+
+    sheet_names: Sequence[str]
+    max_bytes: int
+    max_rows: int
+    max_columns: int
+    max_cell_chars: int
+    max_unpacked_bytes: int
+
+
+def read_table(*, filename: str, data: Source, **limits: Unpack[TableLimits]) -> list[TableRow]:
     """The non-blank rows of a text or Excel file, as text; raises ``TableError``."""
-    return list(
-        iter_table(
-            filename=filename,
-            data=data,
-            sheet_names=sheet_names,
-            max_bytes=max_bytes,
-            max_rows=max_rows,
-            max_columns=max_columns,
-            max_cell_chars=max_cell_chars,
-            max_unpacked_bytes=max_unpacked_bytes,
-        )
-    )
+    return list(iter_table(filename=filename, data=data, **limits))
 
 
 def iter_table(

@@ -187,6 +187,16 @@ def lines_text(rows) -> str:
     return "\n".join(" | ".join(str(part) for part in row if part != "") for row in rows)
 
 
+def labelled_lines(text: str) -> list[dict]:
+    """A text area of "label | optional help" lines: [{"label", "help"}]."""
+    return [{"label": parts[0], "help": " | ".join(parts[1:])} for parts in text_lines(text)]
+
+
+def labelled_text(rows) -> str:
+    """Rows of ``{"label", "help"}`` written back as ``labelled_lines`` reads them."""
+    return lines_text((row["label"], row.get("help", "")) for row in rows)
+
+
 def code_from(text: str) -> str:
     """A code for exports made from a name: "Unsafe advice" -> "unsafe_advice" ("" if none).
 
@@ -240,7 +250,20 @@ class DimensionKind:
             "criteria": [],
         }
 
+    @property
+    def max_points(self) -> int:
+        """The most points an answer can give (0 for kinds outside the total)."""
+        raise NotImplementedError
+
     # --- writing -------------------------------------------------------------------------
+
+    def clean(self, raw: dict | None) -> dict:
+        """The stored shape of a raw answer; RubricValueError when it does not fit."""
+        raise NotImplementedError
+
+    def points(self, value: dict) -> int:
+        """The points a cleaned answer feeds into the response total."""
+        raise NotImplementedError
 
     def score(self, raw: dict | None) -> dict:
         """The stored answer for a raw one: cleaned, with its points."""
@@ -325,6 +348,10 @@ class DimensionKind:
             )
         return value
 
+    def cell_out(self, value: dict | None, *, flipped: bool = False):
+        """What a worksheet cell shows of a stored answer ("" when nothing)."""
+        raise NotImplementedError
+
     def cell_in(self, text: str, *, header: str = "") -> dict:
         """The raw answer a worksheet cell gives, for ``clean``."""
         raise NotImplementedError
@@ -388,10 +415,10 @@ class DimensionKind:
 def points_only(dimension, raw: dict, allowed) -> int:
     """Points recorded without the details behind them (a worksheet filled in offline)."""
     try:
-        points = whole_number(raw.get("points"))
+        points: int | None = whole_number(raw.get("points"))
     except ValueError:
         points = None
-    if points not in allowed:
+    if points is None or points not in allowed:
         raise RubricValueError(
             f"{dimension.name}: {raw.get('points')} points is not a possible score; "
             f"it takes {dimension.describe_choices()}."

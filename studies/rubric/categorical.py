@@ -13,8 +13,8 @@ from .base import (
     RubricValueError,
     clean_text,
     code_from,
-    lines_text,
-    text_lines,
+    labelled_lines,
+    labelled_text,
 )
 from .choice import SingleChoice
 
@@ -79,20 +79,14 @@ class CategoricalDimension(SingleChoice):
     def config_from_form(cls, texts: dict) -> dict:
         return {
             "categories": [
-                {
-                    "value": code_from(parts[0]) or f"category_{number}",
-                    "label": parts[0],
-                    "help": " | ".join(parts[1:]),
-                }
-                for number, parts in enumerate(text_lines(texts["categories"]), start=1)
+                {"value": code_from(row["label"]) or f"category_{number}", **row}
+                for number, row in enumerate(labelled_lines(texts["categories"]), start=1)
             ]
         }
 
     @classmethod
     def config_to_form(cls, config: dict) -> dict:
-        return {
-            "categories": lines_text((c["label"], c.get("help", "")) for c in config["categories"])
-        }
+        return {"categories": labelled_text(config["categories"])}
 
     @property
     def max_points(self) -> int:

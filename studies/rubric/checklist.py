@@ -12,9 +12,9 @@ from .base import (
     PointsInCell,
     RubricValueError,
     clean_flag,
-    lines_text,
+    labelled_lines,
+    labelled_text,
     points_only,
-    text_lines,
 )
 
 
@@ -54,16 +54,11 @@ class ChecklistDimension(PointsInCell):
 
     @classmethod
     def config_from_form(cls, texts: dict) -> dict:
-        return {
-            "criteria": [
-                {"label": parts[0], "help": " | ".join(parts[1:])}
-                for parts in text_lines(texts["criteria"])
-            ]
-        }
+        return {"criteria": labelled_lines(texts["criteria"])}
 
     @classmethod
     def config_to_form(cls, config: dict) -> dict:
-        return {"criteria": lines_text((c["label"], c.get("help", "")) for c in config["criteria"])}
+        return {"criteria": labelled_text(config["criteria"])}
 
     def rating_help(self) -> dict:
         criteria = [

@@ -287,7 +287,7 @@ class CountedDimension(PointsInCell):
 
     def long_text(self, value: dict | None, *, flipped: bool = False) -> tuple[str, str]:
         count = self.count(value) if isinstance(value, dict) else None
-        if count is None:
+        if value is None or count is None:
             return "", ""
         text = ITEM_SEPARATOR.join(
             (HALF_MARK if item.get("half") else "") + str(item.get("text", ""))

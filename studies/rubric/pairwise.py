@@ -87,7 +87,7 @@ class PairwiseDimension(SingleChoice):
         """Values in key order, or a response's name for "prefers it" (any strength), or tie."""
         by_name = {str(n).strip().lower(): label for label, n in (names or {}).items()}
         values = pairwise_values(len(self.labels))
-        choices = []
+        choices: list[int] = []
         for part in (p.strip() for p in str(text or "").split("|")):
             label = by_name.get(part.lower()) or (
                 part.upper() if part.upper() in "AB" and part else None
@@ -128,7 +128,9 @@ class PairwiseDimension(SingleChoice):
     def expected_from_key(self, value: dict | None, *, tolerance: int) -> dict | None:
         """The preferences within ``tolerance`` steps of the key's."""
         choice = self.key_value(value)
-        if choice is None:
+        # A preference is stored as a signed whole number (``clean``); anything else, or
+        # nothing, gives no expectation.
+        if not isinstance(choice, int):
             return None
         values = pairwise_values(len(self.labels))
         return {"choices": [v for v in values if abs(v - choice) <= tolerance]}

@@ -58,7 +58,9 @@ def score_form(dimensions, payload: dict, *, labels) -> tuple[dict, dict]:
     payload = payload if isinstance(payload, dict) else {}
     per_response = [d for d in dimensions if d.scope == "response"]
     per_case = [d for d in dimensions if d.scope == "case"]
-    responses = payload.get("responses") if isinstance(payload.get("responses"), dict) else {}
+    responses = payload.get("responses")
+    if not isinstance(responses, dict):
+        responses = {}
     scored = {}
     for label in labels:
         try:

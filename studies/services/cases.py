@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.files.base import ContentFile, File
 from django.db import transaction
 from django.utils import timezone
@@ -210,7 +210,7 @@ def identity_mentions_rescan(*, study: Study) -> int:
 def case_upload_create(
     *,
     study: Study,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     filename: str,
     data: bytes | File,
     cases: int = 0,
@@ -223,7 +223,8 @@ def case_upload_create(
     study = locked_study(study)
     refuse_if_frozen(study, "Test cases can no longer be added.")
     running = job_active(kind=Job.Kind.CASE_IMPORT, study_id=study.pk)
-    pending = running and study.case_uploads.filter(uuid=running.subject).first()
+    subject = running.subject if running is not None else None
+    pending = study.case_uploads.filter(uuid=subject).first() if subject else None
     if pending:
         raise StudySetupError(
             f"The import of {pending.filename} is running; upload another file once it "
@@ -259,7 +260,13 @@ def _pending_uploads_delete(study: Study) -> None:
     names = list(pending.values_list("file", flat=True))
     pending.delete()
     storage = case_upload_storage()
-    transaction.on_commit(lambda: [storage.delete(name) for name in names if name])
+
+    def files_delete() -> None:
+        for name in names:
+            if name:
+                storage.delete(name)
+
+    transaction.on_commit(files_delete)
 
 
 def file_sha256(data: tabular.Source) -> str:
@@ -274,7 +281,7 @@ def file_sha256(data: tabular.Source) -> str:
 def test_cases_import(
     *,
     study: Study,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     filename: str,
     data: tabular.Source,
     upload: CaseUpload | None = None,
@@ -313,7 +320,7 @@ def test_cases_import(
 
 
 @transaction.atomic
-def test_cases_remove_all(*, study: Study, actor: AbstractBaseUser | None) -> int:
+def test_cases_remove_all(*, study: Study, actor: User | None) -> int:
     """Remove every test case, response and system, e.g. to import a corrected file."""
     study = locked_study(study)
     refuse_if_frozen(study, "Test cases can no longer be removed.")
@@ -335,7 +342,7 @@ def _import_job(upload: CaseUpload) -> Job | None:
 
 
 def case_upload_import_start(
-    *, study: Study, upload: CaseUpload, actor: AbstractBaseUser | None = None
+    *, study: Study, upload: CaseUpload, actor: User | None = None
 ) -> bool:
     """Start the upload's import as a job; False if it runs already or was imported.
 
@@ -384,7 +391,11 @@ def case_upload_import_run(*, upload_id: int, actor_id: int | None) -> None:
         try:
             test_cases_import(
                 study=upload.study,
-                actor=get_user_model().objects.filter(pk=actor_id).first(),
+                actor=(
+                    get_user_model().objects.filter(pk=actor_id).first()
+                    if actor_id is not None
+                    else None
+                ),
                 filename=upload.filename,
                 data=Path(upload.file.path),
                 upload=upload,

@@ -11,9 +11,10 @@ cannot be used to find out who has an account or who takes part in a study.
 
 import secrets
 from datetime import timedelta
+from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -41,7 +42,7 @@ class InvitationError(ApplicationError):
 def invitation_create(
     *,
     study: Study,
-    created_by: AbstractBaseUser,
+    created_by: User,
     role: str = Membership.Role.RATER,
     note: str = "",
     days: int = DEFAULT_DAYS,
@@ -53,26 +54,49 @@ def invitation_create(
         raise InvitationError(f"A link can be valid for 1 to {MAX_DAYS} days.", reason="days")
     _require_not_closed(study)
     token = secrets.token_urlsafe(32)
-    invitation = Invitation.objects.create(
-        study=study,
-        role=role,
-        token_hash=token_hash(token),
-        note=note.strip()[:200],
-        created_by=created_by,
-        expires_at=timezone.now() + timedelta(days=days),
-    )
-    study_event_record(
-        study=study,
-        actor=created_by,
-        kind=StudyEvent.Kind.INVITATION_CREATED,
-        role=role,
-        expires_at=invitation.expires_at.isoformat(),
+    invitation = _invitation_insert(
+        study=study, actor=created_by, role=role, token=token, days=days, note=note.strip()[:200]
     )
     return invitation, token
 
 
+def _invitation_insert(
+    *,
+    study: Study,
+    actor: User,
+    role: str,
+    token: str,
+    days: int,
+    note: str = "",
+    invitee_name: str = "",
+    invitee: User | None = None,
+) -> Invitation:
+    """The invitation row (its token hashed) and the record of its creation; one that
+    names an account (``invitee_name``) is personal."""
+    invitation = Invitation.objects.create(
+        study=study,
+        role=role,
+        token_hash=token_hash(token),
+        note=note,
+        invitee_name=invitee_name,
+        invitee=invitee,
+        created_by=actor,
+        expires_at=timezone.now() + timedelta(days=days),
+    )
+    detail: dict[str, Any] = {"personal": True} if invitee_name else {}
+    study_event_record(
+        study=study,
+        actor=actor,
+        kind=StudyEvent.Kind.INVITATION_CREATED,
+        role=role,
+        expires_at=invitation.expires_at.isoformat(),
+        **detail,
+    )
+    return invitation
+
+
 @transaction.atomic
-def invitation_accept(*, token: str, user: AbstractBaseUser) -> Membership:
+def invitation_accept(*, token: str, user: User) -> Membership:
     """Use an invitation: add the person to the study and mark the link used.
 
     The person who used the link, using it again (a double click), gets their membership.
@@ -136,7 +160,7 @@ def _require_pending(invitation: Invitation) -> Invitation:
     return invitation
 
 
-def _use(invitation: Invitation, user: AbstractBaseUser) -> Membership:
+def _use(invitation: Invitation, user: User) -> Membership:
     study = invitation.study
     _require_newcomer(study, user)
     _require_not_closed(study)
@@ -155,7 +179,7 @@ def _use(invitation: Invitation, user: AbstractBaseUser) -> Membership:
 
 
 @transaction.atomic
-def invitation_revoke(*, invitation: Invitation, actor: AbstractBaseUser) -> None:
+def invitation_revoke(*, invitation: Invitation, actor: User) -> None:
     """Withdraw an unused link; the audit trail keeps a record of it."""
     invitation = Invitation.objects.select_for_update(of=("self",)).get(pk=invitation.pk)
     if invitation.used_at is not None:
@@ -179,7 +203,7 @@ ACCOUNT_INVITED = (
 
 
 @transaction.atomic
-def rater_invite_account(*, study: Study, username: str, actor: AbstractBaseUser) -> None:
+def rater_invite_account(*, study: Study, username: str, actor: User) -> None:
     """Invite an existing account to rate; it joins only if the person accepts.
 
     Returns nothing and does the same visible things (one invitation row, one event) whether
@@ -200,31 +224,24 @@ def rater_invite_account(*, study: Study, username: str, actor: AbstractBaseUser
     )  # fmt: skip
     if waiting.exists():
         return
-    invitation = Invitation.objects.create(
-        study=study,
-        role=Membership.Role.RATER,
-        # No link: the token is thrown away, and personal invitations refuse links anyway.
-        token_hash=token_hash(secrets.token_urlsafe(32)),
-        invitee_name=username[:150],
-        invitee=_account_that_may_join(study, username),
-        created_by=actor,
-        expires_at=timezone.now() + timedelta(days=DEFAULT_DAYS),
-    )
-    study_event_record(
+    _invitation_insert(
         study=study,
         actor=actor,
-        kind=StudyEvent.Kind.INVITATION_CREATED,
-        role=invitation.role,
-        expires_at=invitation.expires_at.isoformat(),
-        personal=True,
+        role=Membership.Role.RATER,
+        # No link: the token is thrown away, and personal invitations refuse links anyway.
+        token=secrets.token_urlsafe(32),
+        days=DEFAULT_DAYS,
+        invitee_name=username[:150],
+        invitee=_account_that_may_join(study, username),
     )
 
 
-def _account_that_may_join(study: Study, username: str) -> AbstractBaseUser | None:
-    User = get_user_model()
-    user = User.objects.filter(**{User.USERNAME_FIELD: username}).first()
+def _account_that_may_join(study: Study, username: str) -> User | None:
+    accounts = get_user_model()
+    field = accounts.USERNAME_FIELD
+    user = accounts.objects.filter(**{field: username}).first()
     if user is None:
-        matches = list(User.objects.filter(**{f"{User.USERNAME_FIELD}__iexact": username})[:2])
+        matches = list(accounts.objects.filter(**{f"{field}__iexact": username})[:2])
         user = matches[0] if len(matches) == 1 else None
     if user is None or not user.is_active:
         return None
@@ -233,7 +250,7 @@ def _account_that_may_join(study: Study, username: str) -> AbstractBaseUser | No
     return user
 
 
-def _personal_invitation(invitation_hash: str, user: AbstractBaseUser) -> Invitation:
+def _personal_invitation(invitation_hash: str, user: User) -> Invitation:
     """The person's own invitation, locked; anyone else's is "invalid" (the view's 404)."""
     invitation = (
         Invitation.objects.select_for_update()
@@ -248,20 +265,20 @@ def _personal_invitation(invitation_hash: str, user: AbstractBaseUser) -> Invita
 
 
 @transaction.atomic
-def invitation_accept_personal(*, invitation_hash: str, user: AbstractBaseUser) -> Membership:
+def invitation_accept_personal(*, invitation_hash: str, user: User) -> Membership:
     """The invited person accepts: they join the study with the next pseudonym."""
     return _use(_personal_invitation(invitation_hash, user), user)
 
 
 @transaction.atomic
-def invitation_decline(*, invitation_hash: str, user: AbstractBaseUser) -> None:
+def invitation_decline(*, invitation_hash: str, user: User) -> None:
     """The invited person declines: the invitation is closed and they are not added."""
     invitation = _personal_invitation(invitation_hash, user)
     invitation.declined_at = timezone.now()
     invitation.save(update_fields=["declined_at"])
 
 
-def _require_newcomer(study: Study, user: AbstractBaseUser) -> None:
+def _require_newcomer(study: Study, user: User) -> None:
     if user.pk == study.lead_id or Membership.objects.filter(study=study, user=user).exists():
         raise InvitationError("That account is already part of this study.", reason="member")
 

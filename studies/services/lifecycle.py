@@ -9,7 +9,7 @@ lead's one-way step, lives in ``studies.services.unblinding``.
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -50,7 +50,7 @@ def _refuse_unless_ready(study: Study) -> None:
 
 
 @transaction.atomic
-def study_pilot_start(*, study: Study, actor: AbstractBaseUser | None) -> Study:
+def study_pilot_start(*, study: Study, actor: User | None) -> Study:
     """Draft -> pilot: raters can rate, to try the rubric and the interface."""
     study = locked_study(study)
     _refuse_unless_allowed(study, "pilot")
@@ -68,9 +68,7 @@ def study_pilot_start(*, study: Study, actor: AbstractBaseUser | None) -> Study:
 
 
 @transaction.atomic
-def study_open(
-    *, study: Study, actor: AbstractBaseUser | None, acknowledge_warnings: bool = False
-) -> Study:
+def study_open(*, study: Study, actor: User | None, acknowledge_warnings: bool = False) -> Study:
     """Draft or pilot -> open: freezes the protocol and stores its fingerprint."""
     study = locked_study(study)
     _refuse_unless_allowed(study, "open")
@@ -101,7 +99,7 @@ def study_open(
 
 
 @transaction.atomic
-def study_close(*, study: Study, actor: AbstractBaseUser | None) -> Study:
+def study_close(*, study: Study, actor: User | None) -> Study:
     """Open -> closed: no more ratings; the study lead may then unblind."""
     study = locked_study(study)
     _refuse_unless_allowed(study, "close")
@@ -114,7 +112,7 @@ def study_close(*, study: Study, actor: AbstractBaseUser | None) -> Study:
 
 
 @transaction.atomic
-def study_reopen(*, study: Study, actor: AbstractBaseUser | None) -> Study:
+def study_reopen(*, study: Study, actor: User | None) -> Study:
     """Closed (not yet unblinded) -> open, e.g. to let a late rater finish."""
     study = locked_study(study)
     _refuse_unless_allowed(study, "reopen")

@@ -1,6 +1,6 @@
 """Who takes part in a study: adding people, and administrators' decisions about raters."""
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from studies.errors import StudySetupError
@@ -11,7 +11,7 @@ from studies.signals import analysis_inputs_announce
 
 
 @transaction.atomic
-def membership_add(*, study: Study, user: AbstractBaseUser, role: str) -> Membership:
+def membership_add(*, study: Study, user: User, role: str) -> Membership:
     """Add a person to a study; raters get the next free pseudonym (R-01, R-02, ...)."""
     # Joins to one study run one at a time (the study locked exclusively), so two people
     # joining at once cannot both read the same free pseudonym, and the same person added
@@ -47,7 +47,7 @@ def rater_status_change(
     membership: Membership,
     action: str,
     reason: str,
-    actor: AbstractBaseUser,
+    actor: User,
     flags: list[str] | None = None,
 ) -> Membership:
     """Pause, send to retraining, exclude or reinstate a rater, with the reason recorded.
@@ -103,9 +103,7 @@ def rater_status_change(
 
 
 @transaction.atomic
-def rater_add(
-    *, study: Study, user: AbstractBaseUser, actor: AbstractBaseUser | None
-) -> Membership:
+def rater_add(*, study: Study, user: User, actor: User | None) -> Membership:
     """Add an account as a rater directly (an operator's step, e.g. ``add_rater``).
 
     On the pages raters join by invitation, which the person accepts; this is for those

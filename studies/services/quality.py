@@ -10,6 +10,7 @@ of it is part of the protocol: it can change only before the study opens.
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import transaction
 
@@ -69,7 +70,7 @@ def quality_settings_update(*, study: Study, values: dict, actor) -> QualitySett
     """Save the study's quality-control rules; refused once the protocol is frozen."""
     study = _unfrozen(study)
     settings = quality_settings_for(study=study)
-    changed = {}
+    changed: dict[str, Any] = {}
     for name, (low, high) in SETTING_BOUNDS.items():
         if name not in values:
             continue
@@ -175,7 +176,7 @@ def expected_answers_set(
     cells: Sequence[ExpectedCell],
     explanation: str,
     actor,
-) -> ExpectedAnswer:
+) -> ExpectedAnswer | None:
     """Make a case a gold item or attention check with these expected answers (or, with
     purpose "sample", return it to the sample); all or nothing."""
     study = _unfrozen(test_case.study)

@@ -1,6 +1,6 @@
 """Changing a study's rubric: presets, dimensions, their order and level of measurement."""
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from studies.errors import StudySetupError
@@ -74,9 +74,7 @@ def _rubric_changed(*, study: Study, actor, **detail) -> None:
 
 
 @transaction.atomic
-def rubric_replace_with_preset(
-    *, study: Study, actor: AbstractBaseUser | None, preset: str
-) -> Study:
+def rubric_replace_with_preset(*, study: Study, actor: User | None, preset: str) -> Study:
     """Give the study a fresh copy of a preset rubric in place of its current one."""
     study = locked_study(study)
     refuse_if_frozen(study, RUBRIC_FROZEN)
@@ -97,7 +95,7 @@ def rubric_replace_with_preset(
 def dimension_save(
     *,
     study: Study,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     key: str | None,
     new_key: str,
     name: str,
@@ -141,7 +139,7 @@ def _dimension(study: Study, key: str) -> Dimension:
 
 
 @transaction.atomic
-def dimension_delete(*, study: Study, actor: AbstractBaseUser | None, key: str) -> None:
+def dimension_delete(*, study: Study, actor: User | None, key: str) -> None:
     study = locked_study(study)
     refuse_if_frozen(study, RUBRIC_FROZEN)
     _dimension(study, key).delete()
@@ -149,7 +147,7 @@ def dimension_delete(*, study: Study, actor: AbstractBaseUser | None, key: str) 
 
 
 @transaction.atomic
-def dimension_move(*, study: Study, actor: AbstractBaseUser | None, key: str, offset: int) -> None:
+def dimension_move(*, study: Study, actor: User | None, key: str, offset: int) -> None:
     """Move a dimension one place up (``offset`` -1) or down (+1)."""
     study = locked_study(study)
     refuse_if_frozen(study, RUBRIC_FROZEN)
@@ -168,9 +166,7 @@ def dimension_move(*, study: Study, actor: AbstractBaseUser | None, key: str, of
 
 
 @transaction.atomic
-def dimension_level_set(
-    *, study: Study, actor: AbstractBaseUser | None, key: str, level: str
-) -> Dimension:
+def dimension_level_set(*, study: Study, actor: User | None, key: str, level: str) -> Dimension:
     """Set the level of measurement used for agreement; raters see no difference.
 
     So unlike the rest of the rubric it may change during a pilot, until the study opens.
@@ -194,7 +190,7 @@ def dimension_level_set(
 
 
 @transaction.atomic
-def rubric_replace(*, study: Study, actor: AbstractBaseUser | None, definition: dict) -> Study:
+def rubric_replace(*, study: Study, actor: User | None, definition: dict) -> Study:
     """Give the study a new rubric from a definition (``studies.rubric.definition``).
 
     All or nothing: every dimension is checked by its kind first, and any problem leaves

@@ -1,8 +1,9 @@
 """Creating a study and changing its settings."""
 
 from decimal import Decimal
+from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from studies import selectors
@@ -34,7 +35,7 @@ def study_create(
     *,
     slug: str,
     name: str,
-    lead: AbstractBaseUser,
+    lead: User,
     preset: str | None = None,
     source: Study | None = None,
     rubric_preset: str = "reference",
@@ -49,7 +50,7 @@ def study_create(
     case_layout: str = "standard",
     success_alpha: Decimal = Decimal("0.700"),
     success_min_dimensions: int | None = None,
-    actor: AbstractBaseUser | None = None,
+    actor: User | None = None,
 ) -> Study:
     """A draft study led by ``lead``: the one way a study is made (the page, the API, the
     ``create_study`` command, the demo data).
@@ -61,7 +62,7 @@ def study_create(
     rubric preset ``rubric_preset``. The name, the description and a blinding seed given
     here apply whatever the start; a source's or a preset's settings replace the others.
     """
-    settings = {
+    settings: dict[str, Any] = {
         "instructions": instructions,
         "consent_text": consent_text,
         "disclosure_question": disclosure_question,
@@ -101,7 +102,7 @@ def _study_insert(
     *,
     slug: str,
     name: str,
-    lead: AbstractBaseUser,
+    lead: User,
     rubric_preset: str,
     rubric_source: Study | None,
     blinding_seed: int,
@@ -115,7 +116,7 @@ def _study_insert(
     case_layout: str,
     success_alpha: Decimal,
     success_min_dimensions: int | None,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
 ) -> Study:
     """The study row, its own copy of the rubric, and the record of its creation."""
     if Study.objects.filter(slug=slug).exists():
@@ -145,7 +146,7 @@ def _study_insert(
         success_min_dimensions=success_min_dimensions,
         **({} if disclosure_question is None else {"disclosure_question": disclosure_question}),
     )
-    origin = {"copied_from": rubric_source.slug} if rubric_source else {}
+    origin: dict[str, Any] = {"copied_from": rubric_source.slug} if rubric_source else {}
     study_event_record(
         study=study,
         actor=actor,
@@ -205,7 +206,7 @@ PROTOCOL_FIELD_LABELS = {
 
 
 @transaction.atomic
-def study_update(*, study: Study, actor: AbstractBaseUser | None, changes: dict) -> Study:
+def study_update(*, study: Study, actor: User | None, changes: dict) -> Study:
     """Change settings; refuses protocol fields once frozen. Returns the updated study."""
     unknown = set(changes) - set(SETTINGS_FIELDS)
     if unknown:

@@ -10,7 +10,7 @@ import hashlib
 import secrets
 from datetime import timedelta
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -33,7 +33,7 @@ def secret_hash(secret: str) -> str:
 
 
 @transaction.atomic
-def api_token_create(*, user: AbstractBaseUser, name: str) -> tuple[ApiToken, str]:
+def api_token_create(*, user: User, name: str) -> tuple[ApiToken, str]:
     """A new token for ``user``; returns it with its secret, which exists only here."""
     name = (name or "").strip()
     if not name:
@@ -56,7 +56,7 @@ def api_token_create(*, user: AbstractBaseUser, name: str) -> tuple[ApiToken, st
 
 
 @transaction.atomic
-def api_token_revoke(*, user: AbstractBaseUser, token_uuid) -> ApiToken:
+def api_token_revoke(*, user: User, token_uuid) -> ApiToken:
     """Revoke one of ``user``'s own tokens; it is refused from the next request on."""
     token = ApiToken.objects.select_for_update().filter(user=user, uuid=token_uuid).first()
     if token is None:
@@ -67,7 +67,7 @@ def api_token_revoke(*, user: AbstractBaseUser, token_uuid) -> ApiToken:
     return token
 
 
-def api_token_user(*, secret: str) -> AbstractBaseUser | None:
+def api_token_user(*, secret: str) -> User | None:
     """The active user an active token belongs to, or None (unknown, revoked, inactive)."""
     if not secret.startswith(TOKEN_PREFIX) or len(secret) > 100:
         return None

@@ -1,6 +1,6 @@
 """Unblinding: the study lead reveals which system wrote which response, once, for good."""
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -15,7 +15,7 @@ class UnblindingError(ApplicationError):
 
 
 @transaction.atomic
-def study_unblind(*, study: Study, actor: AbstractBaseUser, reason: str = "") -> Study:
+def study_unblind(*, study: Study, actor: User, reason: str = "") -> Study:
     """Move a closed study to "unblinded" and record who did it and when."""
     study = Study.objects.select_for_update(of=("self",), no_key=True).get(pk=study.pk)
     if actor.pk != study.lead_id:
