@@ -1,4 +1,4 @@
-"""The HTTP API's sign-in: a personal token (``studies.services.tokens``) in the Authorization header.
+"""The HTTP API's sign-in: a personal token (``studies.services.tokens``) in a header.
 
 Named in settings (``DEFAULT_AUTHENTICATION_CLASSES``); the rest of the API's request
 handling is shared plumbing in ``core/api_request.py``.

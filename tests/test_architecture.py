@@ -1,4 +1,4 @@
-"""The apps depend one way, core <- studies <- jobs <- annotation <- agreement, config sits
+"""The apps depend one way, core <- jobs <- studies <- annotation <- agreement, config sits
 above them all, and the rules that one module owns are not spelled out again elsewhere."""
 
 import ast
@@ -6,8 +6,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 # A package may import those listed before it, never those after it. ``core`` is the
-# neutral plumbing (error base, API helpers); ``jobs`` may not exist yet (then it has no files).
-LAYERS = ["core", "studies", "jobs", "annotation", "agreement"]
+# neutral plumbing (error base, API helpers); ``jobs`` (the job runner) imports no app.
+LAYERS = ["core", "jobs", "studies", "annotation", "agreement"]
 # The only modules of ``config`` that may import an app: the URLconfs, which route to the
 # apps' views. Settings name app classes as strings, which imports nothing here.
 CONFIG_URLCONFS = {"urls.py", "api_urls.py"}

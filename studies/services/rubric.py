@@ -67,10 +67,10 @@ def rubric_copy(*, rubric: Rubric) -> Rubric:
     return copy
 
 
-def _rubric_changed(*, study: Study, actor, **detail) -> None:
+def _rubric_changed(*, study: Study, actor, reason: str = "rubric", **detail) -> None:
     study_event_record(study=study, actor=actor, kind=StudyEvent.Kind.RUBRIC_CHANGED, **detail)
     # The dimensions are analysis inputs: a pilot's statistics follow every rubric change.
-    analysis_inputs_announce(study_id=study.pk, reason="rubric")
+    analysis_inputs_announce(study_id=study.pk, reason=reason)
 
 
 @transaction.atomic
@@ -185,7 +185,9 @@ def dimension_level_set(*, study: Study, actor: User | None, key: str, level: st
     if dimension.level != level:
         dimension.level = level
         dimension.save(update_fields=["level"])
-        _rubric_changed(study=study, actor=actor, action="level", dimension=key, level=level)
+        _rubric_changed(
+            study=study, actor=actor, reason="level", action="level", dimension=key, level=level
+        )
     return dimension
 
 
