@@ -1,12 +1,15 @@
 """The key-swap test: no output before unblinding depends on the blinding key.
 
-The same study is built twice, the second time with the key of a seeded half of its cases
-swapped (A <-> B), and everything an observer knows without the key kept the same
+The same study is built twice, with two blinding secrets whose keys differ on some of its
+cases (A <-> B), and everything an observer knows without the key kept the same
 (``world``). Every page of the resolver, every GET operation of the API's schema, every
 export and download, as the lead, an administrator and a rater, must then be the same in
 both builds (the rater's with the response texts, which they read under their labels,
 set aside). An output that differs depends on the key: it would tell it.
 """
+
+from contextlib import ExitStack
+from unittest import mock
 
 import pytest
 from django.http import HttpResponse
@@ -14,23 +17,38 @@ from django.test import override_settings
 from django.urls import include, path
 
 from studies.access import COORDINATOR, get_study_for_user
+from studies.blinding import blinded_order
 
 from ..urls_enumeration import API_NAMESPACE, project_urls, schema_operations
 from .outputs import SKIPPED_SCHEMA_METHODS, differences, outputs_collect
-from .world import build, database_empty, same_draws, swapped_half
+from .world import (
+    SECRET,
+    build,
+    database_empty,
+    key_differences,
+    prompt_order_pinned,
+    same_draws,
+    second_secret,
+)
 
 
 def _both_builds(**collect):
-    """The outputs of the study built under its own key, then with a half swapped."""
+    """The outputs of the study built with two blinding secrets, whose keys differ on some
+    of the sample cases: the real draw, so that an output that works the key out from the
+    seed and the secret differs too."""
     fetched, keys = [], []
-    for swap in (frozenset(), swapped_half()):
+    secrets = (SECRET, second_secret())
+    for secret in secrets:
         database_empty()
-        with same_draws() as clock:
-            world = build(swap=swap, clock=clock)
+        with same_draws() as clock, ExitStack() as pins:
+            for where in ("agreement.judges.calibration", "agreement.demo"):
+                pins.enter_context(mock.patch(f"{where}.judge_prompt_first", prompt_order_pinned))
+            world = build(secret=secret, clock=clock)
             keys.append(world.key)
             fetched.append(outputs_collect(world, **collect))
-    # The builds differ in their key, and only where they were told to.
-    assert {case for case in keys[0] if keys[0][case] != keys[1][case]} == swapped_half()
+    # The builds differ in their key, and only on the cases the two secrets draw apart.
+    differing = {case for case in keys[0] if keys[0][case] != keys[1][case]}
+    assert differing == key_differences(*secrets) and differing
     return fetched
 
 
@@ -66,8 +84,28 @@ def systems_in_key_order(request, slug):
     return HttpResponse("\n".join(lines), content_type="text/plain")
 
 
+def key_worked_out(request, slug):
+    """A planted leak that reads no key: it works it out from the seed and the secret."""
+    study, _ = get_study_for_user(request.user, slug, role=COORDINATOR)
+    systems = list(study.systems.values_list("name", flat=True))
+    lines = [
+        f"{case_id}: "
+        + ", ".join(
+            blinded_order(
+                seed=study.blinding_seed,
+                secret=study.blinding_secret,
+                case_id=case_id,
+                systems=systems,
+            )
+        )
+        for case_id in study.test_cases.order_by("position").values_list("case_id", flat=True)
+    ]
+    return HttpResponse("\n".join(lines), content_type="text/plain")
+
+
 urlpatterns = [
     path("s/<slug:slug>/planted-leak/", systems_in_key_order, name="planted_leak"),
+    path("s/<slug:slug>/planted-draw/", key_worked_out, name="planted_draw"),
     path("", include("config.urls")),
 ]
 
@@ -77,10 +115,12 @@ urlpatterns = [
 def test_a_page_that_shows_the_key_is_caught():
     """The planted page is enumerated from the resolver like any other, and reported."""
     # The overview as well, a page that says nothing of the key: it must not be reported.
-    first, second = _both_builds(only={"planted_leak", "annotation:overview"})
-    assert "planted_leak" in first.url_names
+    first, second = _both_builds(only={"planted_leak", "planted_draw", "annotation:overview"})
+    assert {"planted_leak", "planted_draw"} <= first.url_names
     problems = differences(first, second)
-    assert problems, "the planted page was not caught"
-    assert all(p.startswith("planted_leak GET /s/keyswap/planted-leak/ as ") for p in problems)
-    reported = {p.split(" as ")[1].split(":")[0] for p in problems}
-    assert reported == {"lead", "admin"}  # the rater gets 403, the same in both builds
+    assert problems, "the planted pages were not caught"
+    reported = {(p.split(" ")[0], p.split(" as ")[1].split(":")[0]) for p in problems}
+    # The rater gets 403, the same in both builds; the overview says nothing of the key.
+    assert reported == {
+        (name, role) for name in ("planted_leak", "planted_draw") for role in ("lead", "admin")
+    }

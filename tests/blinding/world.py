@@ -1,10 +1,10 @@
-"""One small open study, built the same way under a given blinding key.
+"""One small open study, built the same way under a given blinding secret.
 
 Everything an observer can know without the key is the same in every build: the systems,
 the texts, the case ids, the people, the seed and the secret, the ratings as raters give
 them (per label), the quality items, the judges' outputs (per shown position), and the
-ids and times the app draws (``same_draws``). Only which system is shown as A differs,
-for the cases ``build`` is told to swap.
+ids and times the app draws (``same_draws``). Only the blinding secret differs, and with it
+which system is shown as A on the cases its draw puts the other way round.
 """
 
 import contextlib
@@ -25,7 +25,7 @@ from annotation.services import assignments_create_all, draft_save, rating_submi
 from annotation.services.participation import consent_record
 from jobs.models import Job
 from studies.access import COORDINATORS_GROUP
-from studies.blinding import blinded_order
+from studies.blinding import blinded_order, judge_prompt_first
 from studies.models import CaseUpload, Membership, Study, TestCase
 from studies.presets import PAIRWISE_RUBRIC, protocol_settings
 from studies.rubric import allowed_levels
@@ -51,6 +51,9 @@ SYSTEMS = ("baseline", "improved")
 SAMPLE_CASES = 6
 GOLD_ID = f"TC-{SAMPLE_CASES + 1:03d}"
 ATTENTION_ID = "TC-900"
+SAMPLE_IDS = frozenset(f"TC-{n:03d}" for n in range(1, SAMPLE_CASES + 1))
+# The reference protocol's blinding seed.
+SEED = 42
 RATERS = 3
 # The answers of rater r on the case at position p, per label (the same in every build).
 CHOICES = (-2, -1, 0, 1, 2)
@@ -68,17 +71,34 @@ KEPT_TABLES = {
 }
 
 
-def swapped_half(seed: int = 7) -> frozenset[str]:
-    """A seeded half of the sample cases.
+def second_secret() -> str:
+    """A blinding secret under which the real key differs from ``SECRET``'s on some of the
+    sample cases but not all, and not on the quality items.
 
-    A half, not all: swapping every case keeps which responses share a system, so an
-    output that grouped responses by system across cases would not change. The quality
-    items keep their key: the coordinator writes a gold item's expected answers per system
-    and reviews the raters' answers to it per system (the quality page), so its key is
-    theirs to see; each case's key is its own draw, so it tells nothing of the sample's.
+    Some, not all: swapping every case keeps which responses share a system, so an output
+    that grouped responses by system across cases would not change. The quality items keep
+    their key: the coordinator writes a gold item's expected answers per system and reviews
+    the raters' answers to it per system (the quality page), so its key is theirs to see;
+    each case's key is its own draw, so it tells nothing of the sample's.
     """
-    ids = [f"TC-{n:03d}" for n in range(1, SAMPLE_CASES + 1)]
-    return frozenset(random.Random(seed).sample(ids, SAMPLE_CASES // 2))
+    for n in range(1, 10_000):
+        candidate = f"{SECRET}-{n}"
+        differing = key_differences(SECRET, candidate)
+        if 1 < len(differing) < SAMPLE_CASES - 1 and differing <= SAMPLE_IDS:
+            return candidate
+    raise AssertionError("no second secret found")
+
+
+def key_differences(first: str, second: str) -> frozenset[str]:
+    """The cases (sample and quality items) whose key differs between the two secrets."""
+    ids = [f"TC-{n:03d}" for n in range(1, SAMPLE_CASES + 2)] + [ATTENTION_ID]
+    differing = {
+        case_id
+        for case_id in ids
+        if blinded_order(seed=SEED, secret=first, case_id=case_id, systems=SYSTEMS)
+        != blinded_order(seed=SEED, secret=second, case_id=case_id, systems=SYSTEMS)
+    }
+    return frozenset(differing)
 
 
 @dataclass
@@ -126,12 +146,11 @@ def database_empty() -> None:
     cache.clear()
 
 
-def _order_with_swaps(swap: frozenset[str]):
-    def order(*, seed, secret, case_id, systems):
-        shown = blinded_order(seed=seed, secret=secret, case_id=case_id, systems=systems)
-        return shown[::-1] if case_id in swap else shown
-
-    return order
+def prompt_order_pinned(*, seed, secret, case_id, systems):
+    # The judge prompts' order is drawn from the secret through a one-way hash, never from
+    # the key (so it says nothing of the key); held fixed here like the texts, so that the
+    # two builds differ in their key alone.
+    return judge_prompt_first(seed=seed, secret=SECRET, case_id=case_id, systems=systems)
 
 
 def _rating(position: int, rater: int) -> dict:
@@ -152,8 +171,8 @@ def _judge_file(case_ids: list[str]) -> bytes:
     return "\n".join(json.dumps(row) for row in rows).encode()
 
 
-def build(*, swap: frozenset[str], clock) -> World:
-    """The study, opened and rated, with the key of the cases in ``swap`` swapped (A<->B)."""
+def build(*, secret: str, clock) -> World:
+    """The study, opened and rated, its key drawn with the blinding secret ``secret``."""
     coordinators, _ = Group.objects.get_or_create(name=COORDINATORS_GROUP)
     lead = UserFactory(username="ks-lead")
     lead.groups.add(coordinators)
@@ -163,8 +182,9 @@ def build(*, swap: frozenset[str], clock) -> World:
         slug=SLUG, name="Key swap", lead=lead, rubric_preset="reference",
         **protocol_settings("reference"),
     )  # fmt: skip
-    Study.objects.filter(pk=study.pk).update(blinding_secret=SECRET)
+    Study.objects.filter(pk=study.pk).update(blinding_secret=secret)
     study.refresh_from_db()
+    assert study.blinding_seed == SEED
     pairwise = PAIRWISE_RUBRIC["dimensions"][0]
     dimension_save(
         study=study, actor=lead, key=None, new_key=pairwise["key"], name=pairwise["name"],
@@ -179,14 +199,11 @@ def build(*, swap: frozenset[str], clock) -> World:
         short = f"A short answer to case {n}."
         longer = f"A longer and more careful answer to case {n}, with its reasons."
         case["responses"] = dict(zip(SYSTEMS, (short, longer), strict=True))
-    # The key is drawn where the cases are written; the swapped cases get the other order.
-    # The responses are still written in label order (A first), as the app writes them.
-    with mock.patch("studies.services.cases.blinded_order", _order_with_swaps(swap)):
-        test_cases_add(study=study, systems=list(SYSTEMS), cases=cases)
-        attention_check_create(
-            study=study, case_id=ATTENTION_ID, prompt="Read this one carefully.", text=None,
-            actor=lead,
-        )  # fmt: skip
+    test_cases_add(study=study, systems=list(SYSTEMS), cases=cases)
+    attention_check_create(
+        study=study, case_id=ATTENTION_ID, prompt="Read this one carefully.", text=None,
+        actor=lead,
+    )  # fmt: skip
     expected_answers_set(
         test_case=study.test_cases.get(case_id=GOLD_ID),
         purpose=TestCase.Purpose.GOLD,
