@@ -146,6 +146,9 @@ def withdrawal_record(
     # The membership alone (a rating write of this rater waits, then reads the new status),
     # then its assignments: the order of ``studies.locks``.
     locked = membership_lock(rater.pk, exclusive=True)
+    if locked.role != Membership.Role.RATER:
+        # A coordinator leaves a study by losing the role, not by a rater's withdrawal.
+        raise ParticipationError("Only a rater can withdraw from a study.")
     if locked.status == Membership.Status.WITHDRAWN:
         raise ParticipationError("You have already withdrawn from this study.")
     policy = onboarding_settings(study=locked.study).withdrawal_data

@@ -115,6 +115,12 @@ def case_import(request, slug, upload_uuid):
                 return redirect("studies:cases", slug=study.slug)
             if services.case_upload_import_status(upload=upload)["state"] == "running":
                 return redirect("studies:case_import", slug=study.slug, upload_uuid=upload.uuid)
+        elif services.case_upload_import_status(upload=upload)["state"] == "ready":
+            # Another import of the study holds its one running import.
+            messages.warning(
+                request,
+                "Another import of this study is running; import this file once it has finished.",
+            )
     status = services.case_upload_import_status(upload=upload)
     if status["state"] == "running":
         return render(

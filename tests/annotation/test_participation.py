@@ -154,3 +154,15 @@ def test_withdrawal_needs_a_choice_and_happens_once(membership):
     with pytest.raises(participation.ParticipationError, match="already"):
         participation.withdrawal_record(rater=membership, data="keep")
     assert onboarding_state(rater=membership).blocking_step == "withdrawn"
+
+
+def test_a_coordinator_cannot_be_withdrawn_as_a_rater(study, lead):
+    # A coordinator marked withdrawn would keep the role and its access.
+    coordinator = Membership.objects.create(
+        study=study, user=UserFactory(), role=Membership.Role.COORDINATOR, pseudonym="C-09"
+    )
+    with pytest.raises(participation.ParticipationError, match="Only a rater"):
+        participation.withdrawal_record(rater=coordinator, data="keep")
+    coordinator.refresh_from_db()
+    assert coordinator.status != Membership.Status.WITHDRAWN
+    assert not Withdrawal.objects.filter(rater=coordinator).exists()
