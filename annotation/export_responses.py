@@ -13,7 +13,7 @@ from django.utils.http import content_disposition_header
 
 from studies.models import Membership, Study
 
-from . import exports
+from . import export_files, exports
 
 CONTENT_TYPES = {
     exports.WORKSHEET_CSV: "text/csv; charset=utf-8",
@@ -41,7 +41,7 @@ def export_response(*, study: Study, fmt: str, rater: str | None) -> HttpRespons
     if fmt == exports.WORKSHEET_XLSX:
         # Written to a temporary file in openpyxl's write-only mode, then streamed from disk.
         file = tempfile.TemporaryFile()  # noqa: SIM115 - FileResponse closes it
-        exports.xlsx_write(exports.worksheet_rows(study=study, rater=rater), file)
+        export_files.xlsx_write(exports.worksheet_rows(study=study, rater=rater), file)
         file.seek(0)
         response = FileResponse(
             file, as_attachment=True, filename=filename, content_type=CONTENT_TYPES[fmt]

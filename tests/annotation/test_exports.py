@@ -12,10 +12,10 @@ from django.http import StreamingHttpResponse
 from django.urls import reverse
 from openpyxl import load_workbook
 
-from annotation import exports
+from annotation import export_files, exports
 from annotation.models import Assignment, Rating
 from annotation.worksheets import unneutralise
-from annotation.worksheets.columns import FORMULA_START, PLAIN_NUMBER
+from annotation.worksheets.columns import FORMULA_START, PLAIN_NUMBER, neutralise
 from studies.models import BlindedLabel, Study
 from tests.payloads import (
     SYSTEMS,
@@ -331,7 +331,7 @@ def test_cells_that_would_run_as_formulas_are_quoted_in_csv_and_xlsx(study):
     }
     assert "'=cmd|' /C calc'!A0" in items
     file = io.BytesIO()
-    exports.xlsx_write(exports.worksheet_rows(study=study), file)
+    export_files.xlsx_write(exports.worksheet_rows(study=study), file)
     sheet = load_workbook(io.BytesIO(file.getvalue())).active
     cells = [cell for row in sheet.iter_rows() for cell in row if isinstance(cell.value, str)]
     assert all(cell.data_type == "s" for cell in cells)  # no formula anywhere
@@ -347,10 +347,10 @@ def test_cells_that_would_run_as_formulas_are_quoted_in_csv_and_xlsx(study):
 
 @pytest.mark.parametrize("danger", DANGEROUS)
 def test_neutralise_quotes_each_dangerous_start(danger):
-    assert exports.neutralise(danger) == "'" + danger
-    assert exports.neutralise("R-01") == "R-01" and exports.neutralise(5) == 5
-    assert exports.neutralise("-2.5") == "-2.5"  # a number stays a number
-    assert exports.neutralise("-\u0663") == "'-\u0663"  # not with another script's digit
+    assert neutralise(danger) == "'" + danger
+    assert neutralise("R-01") == "R-01" and neutralise(5) == 5
+    assert neutralise("-2.5") == "-2.5"  # a number stays a number
+    assert neutralise("-\u0663") == "'-\u0663"  # not with another script's digit
 
 
 # Opened with another delimiter, these cells would split into one starting a formula.
@@ -359,7 +359,7 @@ SPLIT = ["see;=1+1", "see,=1+1", "a\t=1", "a|@SUM(A1)", 'x; "-2+3', "x, +1", "se
 
 @pytest.mark.parametrize("text", SPLIT)
 def test_a_formula_after_a_delimiter_is_quoted_where_it_would_start_a_cell(text):
-    out = exports.neutralise(text)
+    out = neutralise(text)
     assert out != text
     for delimiter in (",", ";", "\t", "|"):
         for cell in out.split(delimiter)[1:]:
@@ -372,7 +372,7 @@ def test_every_short_text_comes_back_from_neutralise_exactly_and_starts_no_formu
     for length in range(5):
         for chars in itertools.product(alphabet, repeat=length):
             text = "".join(chars)
-            out = exports.neutralise(text)
+            out = neutralise(text)
             assert unneutralise(out) == text, repr(text)
             if PLAIN_NUMBER.fullmatch(text):
                 continue  # a number such as -1 stays a number

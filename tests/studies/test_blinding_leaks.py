@@ -6,7 +6,8 @@ import io
 import pytest
 from django.urls import reverse
 
-from annotation.exports import csv_lines, long_rows
+from annotation.export_files import csv_lines
+from annotation.exports import long_rows
 from annotation.services import rating_submit
 from annotation.worksheets import neutralise
 from studies.models import Membership, Response, Study
