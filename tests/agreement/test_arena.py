@@ -16,8 +16,8 @@ from studies.selectors import study_open_problems
 from studies.services import membership_add, study_create
 
 from ..factories import UserFactory
-from .analysis_pages import computed_page
 from ..payloads import close_and_unblind
+from .analysis_pages import computed_page
 
 SYSTEMS = ["delta", "echo", "foxtrot", "golf"]
 # How good each system is: the rater prefers the better one of each pair.
