@@ -28,11 +28,16 @@ from .test_api_access_matrix import api_world as api_world  # noqa: PLC0414 - th
 from .test_api_access_matrix import call
 from .urls_enumeration import ADMIN_NAMESPACE, API_NAMESPACE, api_urls, project_urls
 
-# GETs that may write, each with the reason it is right to: reviewed here, never silent.
-# None today. (Not writes in this sense, and left out of the check: the session a sign-in
-# keeps, a user's last sign-in, and the sign-in throttle, which counts in the cache. An API
-# token's "last used" time is written at most once a minute; the API world marks its
-# tokens as just used.)
+# GETs that may write, by URL name, each with the reason it is right to: reviewed here,
+# never silent. None today.
+#
+# Not in it, as they write in no world this test builds, but written down here: a job's
+# progress poller (``jobs.services.job_status``: the analysis, Assign, case import status
+# URLs and the API's) records a job heard from no more as stopped, which only happens once
+# its process has died; an API token's "last used" time is written at most once a minute
+# (the API world marks its tokens as just used). Not writes in this sense, and left out of
+# the check: the session a sign-in keeps, a user's last sign-in, and the sign-in throttle,
+# which counts in the cache.
 GET_WRITES: dict[str, str] = {}
 
 # Sign-ins and messages live in the session, not in the project's data.
