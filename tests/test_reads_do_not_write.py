@@ -122,24 +122,16 @@ def test_no_api_get_writes_or_schedules_a_job(client, api_world, scheduled):
     assert not problems, "\n".join(problems)
 
 
-def test_the_statistics_pages_offer_compute_and_the_press_computes(client, world, scheduled):
-    """The two pages whose GET used to start their job: the button is there, and its POST
-    (not the GET) schedules the job."""
+def test_a_statistics_page_offers_compute_and_only_the_press_schedules(client, world, scheduled):
+    """A judge's calibration page, whose GET used to start its job: the button is there,
+    and its POST (not the GET) schedules the job."""
     study, judge_uuid = world["study"], world["args"]["judge_uuid"]
     client.force_login(world["people"]["lead"])
-    for page, compute in (
-        (reverse("agreement:ranking", args=[study.slug]), "agreement:ranking_compute"),
-        (
-            reverse("agreement:judge_calibration", args=[study.slug, judge_uuid]),
-            "agreement:judge_calibration_compute",
-        ),
-    ):
-        shown = client.get(page)
-        assert 'id="analysis-not-computed"' in shown.text and not scheduled
-        args = [study.slug] if compute == "agreement:ranking_compute" else [study.slug, judge_uuid]
-        assert client.post(reverse(compute, args=args))["Location"] == page
-        assert scheduled == ["agreement.tasks.compute_analysis"]
-        del scheduled[:]
+    page = reverse("agreement:judge_calibration", args=[study.slug, judge_uuid])
+    assert 'id="analysis-not-computed"' in client.get(page).text and not scheduled
+    compute = reverse("agreement:judge_calibration_compute", args=[study.slug, judge_uuid])
+    assert client.post(compute)["Location"] == page
+    assert scheduled == ["agreement.tasks.compute_analysis"]
 
 
 # The test's power: pages that write on GET -----------------------------------------------

@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from agreement.analysis.arena import ranking_unavailable
 from agreement.analysis.jobs import (
     AnalysisPending,
     analysis_job_start,
@@ -319,7 +320,10 @@ def judge_calibration_compute(request, slug, judge_uuid):
 def study_ranking_page(request, slug):
     """Win matrix and Bradley-Terry ranking of the systems, from the raters' preferences."""
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
-    arena = analysis_shown(analysis=ranking_analysis(study=study))
+    # Before unblinding (or with no pairwise preference) there is nothing to compute.
+    arena = ranking_unavailable(study=study) or analysis_shown(
+        analysis=ranking_analysis(study=study)
+    )
     compute_url = reverse("agreement:ranking_compute", args=[study.slug])
     return render(
         request,

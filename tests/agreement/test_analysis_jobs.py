@@ -12,8 +12,23 @@ from agreement.analysis import arena
 from jobs.models import Job
 from jobs.runner import job_threads_join
 from jobs.services import progress_key
+from studies import services as study_services
+from studies.models import Study
+from studies.services import study_create
 
-from ..factories import make_study
+from ..factories import UserFactory, make_cases, make_study
+from ..payloads import close_and_unblind
+
+
+def _ranked_study(slug):
+    """An unblinded study with a pairwise preference and no ratings yet: its ranking is
+    computed (to say there is nothing to rank)."""
+    study = study_create(slug=slug, name=slug, lead=UserFactory(), rubric_preset="pairwise")
+    study_services.test_cases_add(
+        study=study, systems=["baseline", "improved"], cases=make_cases(2)
+    )
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.OPEN)
+    return close_and_unblind(study)
 
 
 def _analysis_jobs(study):
@@ -23,7 +38,7 @@ def _analysis_jobs(study):
 @pytest.mark.django_db
 def test_the_page_computes_nothing_and_offers_a_compute_button(client, settings):
     settings.JOBS_RUN = "inline"
-    study = make_study(slug="ranking-get", cases=2)
+    study = _ranked_study("ranking-get")
     cache.clear()
     client.force_login(study.lead)
     page = client.get(reverse("agreement:ranking", args=[study.slug]))
@@ -35,9 +50,18 @@ def test_the_page_computes_nothing_and_offers_a_compute_button(client, settings)
 
 
 @pytest.mark.django_db
+def test_a_ranking_there_is_nothing_to_compute_for_says_why_without_a_button(client):
+    study = make_study(slug="ranking-blinded", cases=2)  # no pairwise preference, blinded
+    client.force_login(study.lead)
+    page = client.get(reverse("agreement:ranking", args=[study.slug]))
+    assert "The rubric has no pairwise preference." in page.text
+    assert "pending" not in page.context and "Compute" not in page.text
+
+
+@pytest.mark.django_db
 def test_the_compute_button_needs_the_csrf_token(settings):
     settings.JOBS_RUN = "inline"
-    study = make_study(slug="ranking-csrf", cases=2)
+    study = _ranked_study("ranking-csrf")
     client = Client(enforce_csrf_checks=True)
     client.force_login(study.lead)
     response = client.post(reverse("agreement:ranking_compute", args=[study.slug]))
@@ -48,7 +72,7 @@ def test_the_compute_button_needs_the_csrf_token(settings):
 def test_compute_starts_a_job_whose_progress_the_page_shows_then_the_statistics(
     client, jobs_in_threads, monkeypatch
 ):
-    study = make_study(slug="ranking-job", cases=2)
+    study = _ranked_study("ranking-job")
     cache.clear()
     may_finish = threading.Event()
     real = arena.study_ranking
@@ -84,7 +108,7 @@ def test_compute_starts_a_job_whose_progress_the_page_shows_then_the_statistics(
 @pytest.mark.django_db
 def test_inline_the_compute_button_leads_to_the_statistics(client, settings):
     settings.JOBS_RUN = "inline"
-    study = make_study(slug="ranking-inline", cases=2)
+    study = _ranked_study("ranking-inline")
     cache.clear()
     client.force_login(study.lead)
     page = client.post(reverse("agreement:ranking_compute", args=[study.slug]), follow=True)
@@ -97,7 +121,7 @@ def test_an_analysis_that_failed_says_why_and_is_not_run_again_for_the_same_inpu
     client, settings, monkeypatch
 ):
     settings.JOBS_RUN = "inline"
-    study = make_study(slug="ranking-fails", cases=2)
+    study = _ranked_study("ranking-fails")
     cache.clear()
 
     def broken(*, study):
@@ -124,7 +148,7 @@ def test_a_job_heard_from_no_more_is_shown_stopped_by_a_get_that_writes_nothing(
     """Its progress lapsed (its process died): the page says so and offers the button, but
     leaves recording it as stopped to the press, which then runs the analysis anew."""
     settings.JOBS_RUN = "inline"
-    study = make_study(slug="ranking-stopped", cases=2)
+    study = _ranked_study("ranking-stopped")
     cache.clear()
     client.force_login(study.lead)
     held = []
