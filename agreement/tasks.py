@@ -6,7 +6,8 @@ from celery import shared_task
 
 from jobs.runner import job_schedule
 
-from . import analysis_jobs, coalescing, selectors, services
+from . import coalescing, selectors, services
+from .analysis import jobs as analysis_jobs
 
 logger = logging.getLogger(__name__)
 

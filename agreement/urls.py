@@ -11,6 +11,7 @@ urlpatterns = [
     path("s/<slug:slug>/agreement/status/", views.study_agreement_status, name="status"),
     path("s/<slug:slug>/quality/", views.study_quality, name="qc"),
     path("s/<slug:slug>/ranking/", views.study_ranking_page, name="ranking"),
+    path("s/<slug:slug>/ranking/compute/", views.study_ranking_compute, name="ranking_compute"),
     path(
         "s/<slug:slug>/analysis/<uuid:job_uuid>/status/",
         views.analysis_job_status,
@@ -23,6 +24,11 @@ urlpatterns = [
         "s/<slug:slug>/judges/<uuid:judge_uuid>/",
         views.judge_calibration_page,
         name="judge_calibration",
+    ),
+    path(
+        "s/<slug:slug>/judges/<uuid:judge_uuid>/compute/",
+        views.judge_calibration_compute,
+        name="judge_calibration_compute",
     ),
     path("s/<slug:slug>/report/", report_views.study_report_page, name="report"),
     path("s/<slug:slug>/sample-size/", sample_size_views.study_sample_size, name="sample_size"),

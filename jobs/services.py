@@ -53,7 +53,7 @@ STOPPED: dict[str, str] = {
     Job.Kind.ASSIGN: (
         "The assignment stopped before it finished; nothing was assigned. Press Assign again."
     ),
-    Job.Kind.ANALYSIS: "The analysis stopped before it finished. Open the page again.",
+    Job.Kind.ANALYSIS: "The analysis stopped before it finished. Press Compute again.",
 }
 SERVER_ERROR: dict[str, str] = {
     Job.Kind.CASE_IMPORT: "The import stopped on an error of the server; nothing was imported.",

@@ -189,6 +189,9 @@ RULES = {
     ),
     # LLM judges: prompts, outputs and calibration are coordinators' (no system names).
     "agreement:ranking": Rule("coordinator", methods=("GET",)),
+    # The pages' Compute buttons: the GET shows the statistics, only the POST starts them.
+    "agreement:ranking_compute": Rule("coordinator", methods=POST_ONLY),
+    "agreement:judge_calibration_compute": Rule("coordinator", methods=POST_ONLY),
     "agreement:analysis_status": Rule("coordinator", methods=("GET",)),
     "agreement:judges": Rule("coordinator"),
     "agreement:judge_prompts": Rule("coordinator", methods=("GET",)),

@@ -17,16 +17,25 @@ from studies.models import BlindedLabel, Study, TestCase
 N_RESAMPLES = 1000
 
 
-def study_ranking(*, study: Study) -> dict:
-    """{"available", "reason", "systems", "wins", "ties", "ranking"} for the ranking page."""
-    dimension = pairwise_dimension(study)
-    if dimension is None:
+def ranking_unavailable(*, study: Study) -> dict | None:
+    """Why the study has no ranking to compute, told without computing: {"available",
+    "reason"} as ``study_ranking`` says it, or None."""
+    if pairwise_dimension(study) is None:
         return {"available": False, "reason": "The rubric has no pairwise preference."}
     if not study.is_unblinded:
         return {
             "available": False,
             "reason": "The ranking names the systems: it is shown once the study is unblinded.",
         }
+    return None
+
+
+def study_ranking(*, study: Study) -> dict:
+    """{"available", "reason", "systems", "wins", "ties", "ranking"} for the ranking page."""
+    unavailable = ranking_unavailable(study=study)
+    if unavailable is not None:
+        return unavailable
+    dimension = pairwise_dimension(study)
     pairs = _case_systems(study)
     systems = sorted({name for labels in pairs.values() for name in labels.values()})
     number = {name: i for i, name in enumerate(systems)}

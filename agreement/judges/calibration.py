@@ -16,8 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 from django.db.models import Count, Max
 
+from agreement.analysis.jobs import Analysis
 from agreement.models import Judge, JudgeOutput
-from agreement.selectors import computed_for_inputs, study_ratings
+from agreement.selectors import study_ratings
 from agreement.stats.ranking import win_matrix
 from annotation.worksheets.columns import neutralise
 from studies.blinding import judge_prompt_first
@@ -101,13 +102,13 @@ def _number(value: float) -> float | None:
     return None if value is None or np.isnan(value) else float(value)
 
 
-def judge_calibration_report(*, study: Study, judge: Judge) -> dict:
-    """``judge_calibration``, computed once for the same humans' data and judge outputs
-    (its bootstrap takes seconds at tens of thousands of cases)."""
+def judge_calibration_analysis(*, study: Study, judge: Judge) -> Analysis:
+    """``judge_calibration`` as a page's analysis, kept for the same humans' data and judge
+    outputs (its bootstrap takes seconds at tens of thousands of cases)."""
     outputs = JudgeOutput.objects.filter(judge=judge).aggregate(
         count=Count("pk"), last=Max("imported_at"), last_id=Max("pk")
     )
-    return computed_for_inputs(
+    return Analysis(
         study=study,
         name=f"judge-calibration:{judge.pk}",
         extra=outputs,

@@ -28,6 +28,7 @@ from .ratings import (
 )
 from .results import (
     PAGE_RESULT_SECONDS,
+    KeptResult,
     agreement_awaits_run,
     agreement_is_stale,
     analysis_inputs,
@@ -40,6 +41,7 @@ from .results import (
 __all__ = [
     "CONFIDENCE_LEVELS",
     "EXCLUDED",
+    "KeptResult",
     "PAGE_RESULT_SECONDS",
     "ROW_COLUMNS",
     "RatingStamp",

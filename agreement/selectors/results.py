@@ -3,6 +3,8 @@ for a run."""
 
 import hashlib
 import json
+from dataclasses import dataclass
+from typing import Any
 
 from django.core.cache import cache
 from django.db.models import (
@@ -65,30 +67,27 @@ def analysis_inputs_but_ratings(*, study: Study) -> dict:
 PAGE_RESULT_SECONDS = 24 * 3600
 
 
-def computed_for_inputs(*, study: Study, name: str, compute, extra=None):
-    """``compute()``, run once for the study's analysis inputs as they are now (ratings,
-    exclusions, phase, cases, unblinding), its status and ``extra`` (what else the result
-    reads), then kept in the cache: for pages whose statistics (a bootstrap) would
-    otherwise run on every view.
+@dataclass(frozen=True)
+class KeptResult:
+    """A page's statistics for the study's analysis inputs as they are now: the cache key
+    they are kept under, the inputs' digest (which names their job), and the result, None
+    while it is not computed."""
 
-    Not kept yet, it is computed by the analysis's job (``agreement.analysis_jobs``): an
-    ``AnalysisPending`` is returned while the job runs elsewhere."""
-    from agreement.analysis_jobs import analysis_job_start, computing  # it imports this module
+    key: str
+    inputs: str
+    result: Any
 
+
+def computed_for_inputs(*, study: Study, name: str, extra: Any = None) -> KeptResult:
+    """The page statistics ``name`` as kept for the study's analysis inputs as they are now
+    (ratings, exclusions, phase, cases, unblinding), its status and ``extra`` (what else
+    the result reads): for pages whose statistics (a bootstrap) would otherwise run on
+    every view. A read: the analysis's job computes and keeps them
+    (``agreement.analysis.jobs``), started by a coordinator's POST, never by a page."""
     inputs = [analysis_inputs(study=study), study.status, extra]
     digest = hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()
     key = f"{name}:{study.pk}:{digest}"
-    result = cache.get(key)
-    if result is not None:
-        return result
-    if computing.get():
-        result = compute()
-        cache.set(key, result, PAGE_RESULT_SECONDS)
-        return result
-    pending = analysis_job_start(study=study, name=name, inputs=digest)
-    # Run inside this call (``JOBS_RUN = "inline"``), or ended since: its result is kept.
-    result = cache.get(key)
-    return pending if result is None else result
+    return KeptResult(key=key, inputs=digest, result=cache.get(key))
 
 
 def agreement_is_stale(*, study: Study, agreement: StudyAgreement) -> bool:

@@ -5,13 +5,19 @@ from django.db.models import Count, Q
 from django.http import Http404, HttpResponseBadRequest, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
-from agreement.analysis_jobs import AnalysisPending, study_ranking_kept
+from agreement.analysis.arena import ranking_unavailable
+from agreement.analysis.jobs import (
+    AnalysisPending,
+    analysis_job_start,
+    analysis_shown,
+    ranking_analysis,
+)
 from agreement.judges import files as judge_files
 from agreement.judges import verdicts as judges
 from agreement.judges.calibration import (
-    judge_calibration_report,
+    judge_calibration_analysis,
     judge_outputs_csv,
     judge_prompts_jsonl,
     pairwise_dimension,
@@ -283,12 +289,30 @@ def judge_prompts(request, slug):
 def judge_calibration_page(request, slug, judge_uuid):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     judge = get_object_or_404(Judge, study=study, uuid=judge_uuid)
-    report = judge_calibration_report(study=study, judge=judge)
+    report = analysis_shown(analysis=judge_calibration_analysis(study=study, judge=judge))
+    compute_url = reverse("agreement:judge_calibration_compute", args=[study.slug, judge.uuid])
     return render(
         request,
         "agreement/judge_calibration.html",
-        {"study": study, "judge": judge, "report": report, **_pending(request, study, report)},
+        {
+            "study": study,
+            "judge": judge,
+            "report": report,
+            **_pending(request, study, report, compute_url),
+        },
     )
+
+
+@login_required
+@require_POST
+def judge_calibration_compute(request, slug, judge_uuid):
+    """Start computing the judge's calibration for the data as they are, then back to it."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    judge = get_object_or_404(Judge, study=study, uuid=judge_uuid)
+    analysis_job_start(
+        analysis=judge_calibration_analysis(study=study, judge=judge), requested_by=request.user
+    )
+    return redirect("agreement:judge_calibration", study.slug, judge.uuid)
 
 
 @login_required
@@ -296,23 +320,39 @@ def judge_calibration_page(request, slug, judge_uuid):
 def study_ranking_page(request, slug):
     """Win matrix and Bradley-Terry ranking of the systems, from the raters' preferences."""
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
-    arena = study_ranking_kept(study=study)
+    # Before unblinding (or with no pairwise preference) there is nothing to compute.
+    arena = ranking_unavailable(study=study) or analysis_shown(
+        analysis=ranking_analysis(study=study)
+    )
+    compute_url = reverse("agreement:ranking_compute", args=[study.slug])
     return render(
         request,
         "agreement/ranking.html",
-        {"study": study, "arena": arena, **_pending(request, study, arena)},
+        {"study": study, "arena": arena, **_pending(request, study, arena, compute_url)},
     )
 
 
-def _pending(request, study, value) -> dict:
-    """What a page shows while its statistics are computed as a job; nothing once they are."""
+@login_required
+@require_POST
+def study_ranking_compute(request, slug):
+    """Start computing the ranking for the data as they are, then back to its page."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    analysis_job_start(analysis=ranking_analysis(study=study), requested_by=request.user)
+    return redirect("agreement:ranking", study.slug)
+
+
+def _pending(request, study, value, compute_url: str) -> dict:
+    """What a page shows while its statistics are not kept for the data as they are (the
+    Compute button, or its job's progress); nothing once they are."""
     if not isinstance(value, AnalysisPending):
         return {}
-    return {
-        "pending": value,
-        "status_url": reverse("agreement:analysis_status", args=[study.slug, value.job.uuid]),
-        "page_url": request.get_full_path(),
-    }
+    context = {"pending": value, "compute_url": compute_url}
+    if value.job is not None:
+        context["status_url"] = reverse(
+            "agreement:analysis_status", args=[study.slug, value.job.uuid]
+        )
+        context["page_url"] = request.get_full_path()
+    return context
 
 
 @login_required

@@ -17,6 +17,7 @@ from studies.services import membership_add, study_create
 
 from ..factories import UserFactory
 from ..payloads import close_and_unblind
+from .analysis_pages import computed_page
 
 SYSTEMS = ["delta", "echo", "foxtrot", "golf"]
 # How good each system is: the rater prefers the better one of each pair.
@@ -112,7 +113,7 @@ def test_varying_pairings_rated_on_the_screen_give_the_win_matrix_and_ranking(cl
     assert not any(name in before.content.decode() for name in SYSTEMS)
 
     close_and_unblind(study)
-    page = client.get(reverse("agreement:ranking", args=[study.slug]))
+    page = computed_page(client, "agreement:ranking", study.slug)
     arena_view = page.context["arena"]
     assert arena_view["available"] and arena_view["n_comparisons"] == 36
     cells = {row["system"]: row["cells"] for row in arena_view["matrix"]}
@@ -160,7 +161,7 @@ def test_ranking_follows_the_preferences_and_equals_the_direct_fit(client, arena
     assert len(upset_pairings) == 6 and len(expected[2]) == 36
     close_and_unblind(study)
     client.force_login(study.lead)
-    arena_view = client.get(reverse("agreement:ranking", args=[study.slug])).context["arena"]
+    arena_view = computed_page(client, "agreement:ranking", study.slug).context["arena"]
     direct = bradley_terry(*expected[:3], len(SYSTEMS), items=expected[3], n_resamples=0)
     assert arena_view["ranking"] is not None, arena_view["problem"]
     scores = {row["system"]: row["score"] for row in arena_view["ranking"]}

@@ -2,10 +2,11 @@
 
 import pytest
 from django.core.management import call_command
-from django.urls import reverse
 
 from agreement.models import Judge
 from studies.models import Study
+
+from .analysis_pages import computed_page
 
 
 @pytest.mark.django_db
@@ -18,13 +19,13 @@ def test_judge_demo_loads_once_and_the_calibration_page_shows_it(client):
     assert judge.outputs.count() == 2 * study.test_cases.count()
     assert judge.outputs.filter(verdict="").exists()  # some outputs listed as unparseable
     client.force_login(study.lead)
-    page = client.get(reverse("agreement:judge_calibration", args=[study.slug, judge.uuid]))
+    page = computed_page(client, "agreement:judge_calibration", study.slug, judge.uuid)
     report = page.context["report"]
     # The demo study is open: the judge on its own, and the raters only after unblinding.
     assert report["humans"] is None and report["position_consistency"] is not None
     assert report["unparseable"]
     Study.objects.filter(pk=study.pk).update(status=Study.Status.UNBLINDED)
-    page = client.get(reverse("agreement:judge_calibration", args=[study.slug, judge.uuid]))
+    page = computed_page(client, "agreement:judge_calibration", study.slug, judge.uuid)
     humans = page.context["report"]["humans"]
     # A mostly right judge and mostly right raters agree: verdicts reach the key the right
     # way round (read the wrong way round, the kappa would be below zero).

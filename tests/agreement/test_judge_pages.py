@@ -27,6 +27,7 @@ from studies.selectors import study_setup_events
 from studies.services import membership_add, study_create
 
 from ..factories import UserFactory, make_cases
+from .analysis_pages import computed_page
 
 # Key-order preferences (-1 = A, 0 = tie, +1 = B) of three raters on six cases.
 HUMANS = [
@@ -157,7 +158,7 @@ def test_before_unblinding_the_calibration_shows_the_judge_on_its_own(client, st
     client.force_login(study.lead)
     upload(client, study, "judge.jsonl", outputs_jsonl(study))
     judge = Judge.objects.get(study=study, name="judge-1")
-    page = client.get(reverse("agreement:judge_calibration", args=[study.slug, judge.uuid]))
+    page = computed_page(client, "agreement:judge_calibration", study.slug, judge.uuid)
     report = page.context["report"]
     assert report["humans"] is None
     # Same preference after swapping in 5 of 6 cases; the first shown chosen 5 of 12.
@@ -179,7 +180,7 @@ def test_import_and_calibration_match_scikit_learn(client, study):
     assert judge.outputs.count() == 12
 
     unblind(study)
-    page = client.get(reverse("agreement:judge_calibration", args=[study.slug, judge.uuid]))
+    page = computed_page(client, "agreement:judge_calibration", study.slug, judge.uuid)
     assert page.status_code == 200
     report = page.context["report"]
     humans = report["humans"]
@@ -242,7 +243,7 @@ def test_unparseable_outputs_are_kept_with_the_reason_and_listed(client, study):
     assert "before the explanation" in problems["[[B]] since it is right"]
     assert "more than one verdict" in problems["Both fine. [[A]] [[A]]"]
     assert "malformed" in problems["Hmm [[C]]"]
-    page = client.get(reverse("agreement:judge_calibration", args=[study.slug, judge.uuid]))
+    page = computed_page(client, "agreement:judge_calibration", study.slug, judge.uuid)
     assert len(page.context["report"]["unparseable"]) == 3
     assert "more than one verdict" in page.content.decode()
 
@@ -271,7 +272,7 @@ def test_win_rates_after_unblinding_name_the_systems(client, study):
     upload(client, study, "judge.jsonl", outputs_jsonl(study))
     unblind(study)
     judge = Judge.objects.get()
-    page = client.get(reverse("agreement:judge_calibration", args=[study.slug, judge.uuid]))
+    page = computed_page(client, "agreement:judge_calibration", study.slug, judge.uuid)
     rates = {row["system"]: row for row in page.context["report"]["humans"]["win_rates"]}
     assert set(rates) == {"alpha", "beta"}
     assert rates["alpha"]["judge"] + rates["beta"]["judge"] == pytest.approx(1.0)
@@ -369,20 +370,23 @@ def test_the_calibration_is_computed_once_until_its_inputs_change(client, study,
     upload(client, study, "judge.jsonl", outputs_jsonl(study))
     judge = Judge.objects.get()
     url = reverse("agreement:judge_calibration", args=[study.slug, judge.uuid])
-    first = client.get(url).context["report"]
+    args = ("agreement:judge_calibration", study.slug, judge.uuid)
+    first = computed_page(client, *args).context["report"]
     again = client.get(url).context["report"]
     assert calls == ["judge-1"] and again == first
-    # New outputs of the judge: computed again, and the report follows them.
+    # New outputs of the judge: not computed for them yet, until the next press.
     upload(client, study, "judge.jsonl", outputs_jsonl(study, verdicts=[("A", "B")] * 6))
-    changed = client.get(url).context["report"]
+    page = client.get(url)
+    assert 'id="analysis-not-computed"' in page.text and calls == ["judge-1"]
+    changed = computed_page(client, *args).context["report"]
     assert calls == ["judge-1", "judge-1"]
     assert changed["position_consistency"] == 1.0 != first["position_consistency"]
     # A human's answer withdrawn from the analysis (a rater excluded): computed again.
     unblind(study)
-    assert client.get(url).context["report"]["humans"]["n_raters"] == 3
+    assert computed_page(client, *args).context["report"]["humans"]["n_raters"] == 3
     membership = study.memberships.filter(role=Membership.Role.RATER).first()
     Membership.objects.filter(pk=membership.pk).update(status=Membership.Status.EXCLUDED)
-    assert client.get(url).context["report"]["humans"]["n_raters"] == 2
+    assert computed_page(client, *args).context["report"]["humans"]["n_raters"] == 2
     assert len(calls) == 4
 
 
@@ -410,8 +414,7 @@ def _coordinator_view(client, study):
         "outputs": b"".join(outputs.streaming_content),
     }
     for judge in Judge.objects.filter(study=study):
-        url = reverse("agreement:judge_calibration", args=[study.slug, judge.uuid])
-        page = client.get(url)
+        page = computed_page(client, "agreement:judge_calibration", study.slug, judge.uuid)
         view[judge.name] = (page.context["report"], CSRF.sub("", page.content.decode()))
     return view
 
@@ -444,8 +447,8 @@ def test_two_made_up_judges_tell_a_coordinator_nothing_about_the_key(client, stu
     unblind(study)
     cache.clear()
     judge = Judge.objects.get(name="always-a")
-    url = reverse("agreement:judge_calibration", args=[study.slug, judge.uuid])
-    assert client.get(url).context["report"]["humans"]["n_raters"] == 3
+    page = computed_page(client, "agreement:judge_calibration", study.slug, judge.uuid)
+    assert page.context["report"]["humans"]["n_raters"] == 3
 
 
 def test_the_keyswap_comparison_catches_a_calibration_that_reads_the_key(

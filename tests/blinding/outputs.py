@@ -50,6 +50,8 @@ STATIC_ARGS = {
 # output like any other), except the API's: those are fetched per operation of the served
 # schema, with a token. Its operations other than GET are writes, not outputs: skipped.
 SKIPPED_SCHEMA_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# The buttons that compute a page's statistics (kept for the data as they are).
+COMPUTE_BUTTONS = ("agreement:ranking_compute", "agreement:judge_calibration_compute")
 # Query parameters of the exports: a rater's own worksheet.
 WORKSHEET_FORMATS = (WORKSHEET_CSV, WORKSHEET_XLSX)
 
@@ -169,6 +171,15 @@ def _operation_urls(path: str, operation: dict, world: World) -> list[str]:
     return urls
 
 
+def _statistics_computed(client, world: World, only) -> None:
+    """The statistics pages show what their Compute button computed (a GET computes
+    nothing): pressed first, by the lead, so that what the pages show is compared too."""
+    for name, pattern in project_urls():
+        if name in COMPUTE_BUTTONS and (only is None or name in only):
+            for url in _pattern_urls(name, pattern, world):
+                assert client.post(url).status_code == 302, url
+
+
 def outputs_collect(world: World, *, only=None) -> Fetched:
     """Every page and API GET operation as every role; ``only`` keeps some URL names."""
     outputs = {}
@@ -177,6 +188,7 @@ def outputs_collect(world: World, *, only=None) -> Fetched:
     for role in ROLES:
         clients[role] = Client()
         clients[role].force_login(world.people[role])
+    _statistics_computed(clients["lead"], world, only)
     for name, pattern in project_urls():
         if name.startswith(f"{API_NAMESPACE}:") or (only is not None and name not in only):
             continue
