@@ -358,10 +358,9 @@ def _pending(request, study, value, compute_url: str) -> dict:
 @login_required
 @require_GET
 def analysis_job_status(request, slug, job_uuid):
-    """An analysis job's progress as JSON, for the page's poller (any job of the study: its
-    state is no more than its own page shows)."""
+    """An analysis job's progress as JSON, for the page's poller."""
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
-    job = get_object_or_404(Job, study_id=study.pk, uuid=job_uuid)
+    job = get_object_or_404(Job, study_id=study.pk, kind=Job.Kind.ANALYSIS, uuid=job_uuid)
     return JsonResponse(job_status(job=job))
 
 
