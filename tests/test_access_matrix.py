@@ -257,6 +257,9 @@ def world(db):
     job = Job.objects.create(
         kind=Job.Kind.ASSIGN, study_id=study.pk, requested_by=people["lead"], state=Job.State.DONE
     )
+    analysis = Job.objects.create(
+        kind=Job.Kind.ANALYSIS, study_id=study.pk, name="ranking@0", state=Job.State.DONE
+    )
     _, token = invitations.invitation_create(study=study, created_by=people["lead"])
     link = study.invitations.get()
     invitations.rater_invite_account(
@@ -273,6 +276,7 @@ def world(db):
             .first()
             for role in STUDY_RATERS
         },
+        "analysis_job": analysis,
         "args": {
             "slug": study.slug,
             "item_uuid": item.uuid,
@@ -305,6 +309,8 @@ def _kwargs(world, name, pattern, role) -> dict:
             kwargs[arg] = own.uuid
         elif arg == "token_hash":
             kwargs[arg] = world["token_hashes"][name]
+        elif arg == "job_uuid" and name == "agreement:analysis_status":
+            kwargs[arg] = world["analysis_job"].uuid  # its status answers for analyses only
         else:
             kwargs[arg] = world["args"][arg]
     return kwargs
