@@ -19,7 +19,6 @@ class Job(models.Model):
         ANALYSIS = "analysis", "Analysis"
 
     class State(models.TextChoices):
-        QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
@@ -54,7 +53,7 @@ class Job(models.Model):
             # Two presses at once start one job: the second finds the first.
             models.UniqueConstraint(
                 fields=["kind", "study_id", "name"],
-                condition=models.Q(state__in=["queued", "running"]),
+                condition=models.Q(state="running"),
                 name="one_active_job_per_study_kind_and_name",
             )
         ]
@@ -64,4 +63,4 @@ class Job(models.Model):
 
     @property
     def is_active(self) -> bool:
-        return self.state in (self.State.QUEUED, self.State.RUNNING)
+        return self.state == self.State.RUNNING

@@ -58,7 +58,7 @@ def job_schedule(
     def send() -> bool:
         try:
             task.apply_async(args=list(args), kwargs=kwargs, countdown=countdown)
-        except Exception:  # noqa: BLE001 - the broker is down: the caller says so, keeps nothing
+        except Exception:  # the broker is down: the caller says so, keeps nothing
             logger.warning("Could not enqueue %s%s", task.name, tuple(args))
             if on_unreachable is not None:
                 on_unreachable()
@@ -86,7 +86,7 @@ def _thread_run(task, args, kwargs, countdown: float | None) -> None:
             time.sleep(countdown)
         close_old_connections()
         task(*args, **kwargs)
-    except Exception:  # noqa: BLE001 - logged; a job records how it ended itself
+    except Exception:  # logged; a job records how it ended itself
         logger.exception("Job %s%s failed", task.name, tuple(args))
     finally:
         connection.close()

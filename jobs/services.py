@@ -62,11 +62,11 @@ SERVER_ERROR: dict[str, str] = {
 }
 
 
-class JobStopped(Exception):  # noqa: N818 - an outcome, not an error of the code
+class JobStopped(Exception):  # an outcome, not an error of the code
     """The job was recorded as stopped before it began its work: it gives up."""
 
 
-class JobFailed(Exception):  # noqa: N818 - an outcome, not an error of the code
+class JobFailed(Exception):  # an outcome, not an error of the code
     """The job's work refused, with a message for the user (and what to keep of it)."""
 
     def __init__(self, message: str, *, result: dict | None = None):
@@ -81,14 +81,14 @@ def progress_key(job: Job) -> str:
 def _progress_set(key: str, value: Progress) -> None:
     try:
         cache.set(key, value, PROGRESS_TIMEOUT)
-    except Exception:  # noqa: BLE001 - see the module docstring
+    except Exception:  # see the module docstring
         logger.warning("The progress of %s could not be written to the cache", key)
 
 
 def _progress_get(key: str) -> Progress | None:
     try:
         return cache.get(key)
-    except Exception:  # noqa: BLE001 - see the module docstring
+    except Exception:  # see the module docstring
         logger.warning("The progress of %s could not be read from the cache", key)
         return UNKNOWN
 
@@ -96,7 +96,7 @@ def _progress_get(key: str) -> Progress | None:
 def _progress_delete(key: str) -> None:
     try:
         cache.delete(key)
-    except Exception:  # noqa: BLE001 - it lapses by itself
+    except Exception:  # it lapses by itself
         logger.warning("The progress of %s could not be removed from the cache", key)
 
 
@@ -127,9 +127,7 @@ def job_create(
 def _finished_prune(*, kind: str, study_id: int) -> None:
     """Keep the study's latest finished jobs of the kind, ``JOBS_KEPT`` with the one just
     started: a client pressing a button in a loop must not grow the table without end."""
-    finished = Job.objects.filter(kind=kind, study_id=study_id).exclude(
-        state__in=[Job.State.QUEUED, Job.State.RUNNING]
-    )
+    finished = Job.objects.filter(kind=kind, study_id=study_id).exclude(state=Job.State.RUNNING)
     old = finished.order_by("-created_at", "-pk").values_list("pk", flat=True)[JOBS_KEPT - 1 :]
     Job.objects.filter(pk__in=list(old)).delete()
 
@@ -138,7 +136,7 @@ def job_active(*, kind: str, study_id: int, name: str = "") -> Job | None:
     """The study's active job of the kind (and name), if it is still heard from; one heard
     from no more is recorded as stopped, and None returned."""
     job = Job.objects.filter(
-        kind=kind, study_id=study_id, name=name, state__in=[Job.State.QUEUED, Job.State.RUNNING]
+        kind=kind, study_id=study_id, name=name, state=Job.State.RUNNING
     ).first()
     if job is None:
         return None
@@ -151,7 +149,7 @@ def job_active(*, kind: str, study_id: int, name: str = "") -> Job | None:
 def job_stopped_record(*, job: Job) -> bool:
     """Record an active job heard from no more as stopped: once said, it stays so (a run
     that starts later gives up, see ``job_execute``). False if it had ended meanwhile."""
-    active = Job.objects.filter(pk=job.pk, state__in=[Job.State.QUEUED, Job.State.RUNNING])
+    active = Job.objects.filter(pk=job.pk, state=Job.State.RUNNING)
     return bool(
         active.update(state=Job.State.STOPPED, error=STOPPED[job.kind], finished_at=timezone.now())
     )

@@ -18,7 +18,7 @@ from studies.models import ApiToken, Membership, Study
 from studies.services import membership_add, tokens
 
 from .test_access_matrix import _tables, rolled_back
-from .test_access_matrix import world as world  # noqa: PLC0414 - the shared fixture
+from .test_access_matrix import world as world  # the shared fixture
 from .urls_enumeration import api_urls
 
 ROLES = (

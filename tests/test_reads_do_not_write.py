@@ -21,10 +21,10 @@ from studies.access import COORDINATOR, get_study_for_user
 from studies.models import Study
 
 from .test_access_matrix import ROLES, _admin_kwargs, _kwargs, _request, rolled_back
-from .test_access_matrix import world as world  # noqa: PLC0414 - the shared fixture
+from .test_access_matrix import world as world  # the shared fixture
 from .test_api_access_matrix import ROLES as API_ROLES
 from .test_api_access_matrix import _url as _api_url
-from .test_api_access_matrix import api_world as api_world  # noqa: PLC0414 - the shared fixture
+from .test_api_access_matrix import api_world as api_world  # the shared fixture
 from .test_api_access_matrix import call
 from .urls_enumeration import ADMIN_NAMESPACE, API_NAMESPACE, api_urls, project_urls
 

@@ -135,7 +135,7 @@ def assign_job_status(request, slug, job_uuid):
 def _assign_job_outcome(request, study, job):
     slug = study.slug
     status = assignment_jobs.assignment_job_status(job=job)
-    if status["state"] in (Job.State.QUEUED, Job.State.RUNNING):
+    if status["state"] == Job.State.RUNNING:
         if request.method == "POST":
             return redirect("annotation:assign_job", slug=study.slug, job_uuid=job.uuid)
         return render(

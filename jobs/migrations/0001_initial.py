@@ -25,7 +25,7 @@ class Migration(migrations.Migration):
                 ('study_id', models.BigIntegerField(db_index=True)),
                 ('subject', models.UUIDField(blank=True, null=True)),
                 ('name', models.CharField(blank=True, max_length=100)),
-                ('state', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed'), ('stopped', 'Stopped')], default='running', max_length=10)),
+                ('state', models.CharField(choices=[('running', 'Running'), ('done', 'Done'), ('failed', 'Failed'), ('stopped', 'Stopped')], default='running', max_length=10)),
                 ('done', models.PositiveBigIntegerField(default=0)),
                 ('total', models.PositiveBigIntegerField(default=0)),
                 ('message', models.CharField(blank=True, max_length=200)),
@@ -39,7 +39,7 @@ class Migration(migrations.Migration):
             options={
                 'ordering': ['-created_at', '-pk'],
                 'indexes': [models.Index(fields=['study_id', 'kind', '-created_at'], name='jobs_job_study_i_7c1533_idx')],
-                'constraints': [models.UniqueConstraint(condition=models.Q(('state__in', ['queued', 'running'])), fields=('kind', 'study_id', 'name'), name='one_active_job_per_study_kind_and_name')],
+                'constraints': [models.UniqueConstraint(condition=models.Q(('state', 'running')), fields=('kind', 'study_id', 'name'), name='one_active_job_per_study_kind_and_name')],
             },
         ),
     ]

@@ -10,7 +10,7 @@
     try {
       const response = await fetch(box.dataset.statusUrl, { credentials: "same-origin" });
       const status = await response.json();
-      if (status.state === "queued" || status.state === "running") {
+      if (status.state === "running") {
         bar.max = Math.max(status.total, 1);
         bar.value = status.done;
         label.textContent = status.message || "Waiting to start";
