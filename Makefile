@@ -23,7 +23,7 @@ $(VENV)/.installed-run: requirements/runtime.txt | $(PY)
 	touch $@
 
 $(VENV)/.installed-dev: requirements/dev.txt | $(PY)
-	$(PY) -m pip install --quiet -r requirements/dev.txt
+	$(PY) -m pip install --quiet --no-deps -r requirements/dev.txt
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@ $(VENV)/.installed-run
 
@@ -32,7 +32,7 @@ $(VENV)/.installed-dev: requirements/dev.txt | $(PY)
 UV_COMPILE := $(VENV)/bin/uv pip compile pyproject.toml --universal --python-version 3.11 --quiet --custom-compile-command "make lock"
 lock: | $(VENV)/.installed-dev
 	$(UV_COMPILE) -o requirements/runtime.txt
-	$(UV_COMPILE) --extra dev -c requirements/runtime.txt -o requirements/dev.txt
+	$(UV_COMPILE) --extra dev -c requirements/runtime.txt --override requirements/overrides.txt -o requirements/dev.txt
 
 # The embedded default: SQLite and in-process tasks, no other service needed.
 run: $(VENV)/.installed-run
