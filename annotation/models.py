@@ -1,5 +1,6 @@
 import uuid
 
+from django.conf import settings
 from django.db import models
 
 from studies.models import Membership, Response, Study, TestCase
@@ -315,3 +316,57 @@ class Withdrawal(models.Model):
 
     def __str__(self):
         return f"Withdrawal of {self.rater}"
+
+
+class Adjudication(models.Model):
+    """A case whose ratings an adjudicator resolves, and the resolution (protocol 11).
+
+    One per case. ``triggers`` says which dimensions need a decision and why:
+    ``{dimension key: [trigger, ...]}``, each trigger one of ``Trigger``. The resolved
+    answers have the shape of a rater's (``{"responses": {key label: {dimension key:
+    stored answer}}, "case": {dimension key: stored answer}}``), each cleaned and scored by
+    its rubric kind; labels are key labels, never systems. Agreement statistics never read
+    them: they enter the analysis as the item's label.
+    """
+
+    class Status(models.TextChoices):
+        WAITING = "waiting", "Waiting"
+        DONE = "done", "Resolved"
+        UNRESOLVABLE = "unresolvable", "Cannot be resolved"
+
+    class Trigger(models.TextChoices):
+        VALUES = "values", "A rating in named values"
+        DISAGREEMENT = "disagreement", "Disagreement"
+        TARGET_MISSED = "target_missed", "Every disagreement (agreement target missed)"
+        MANUAL = "manual", "Sent by hand"
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    test_case = models.OneToOneField(
+        TestCase, on_delete=models.CASCADE, related_name="adjudication"
+    )
+    triggers = models.JSONField(default=dict)
+    # Why a lead sent it by hand (``Trigger.MANUAL``).
+    sent_reason = models.TextField(blank=True)
+    sent_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    status = models.CharField(max_length=15, choices=Status.choices, default=Status.WAITING)
+    adjudicator = models.ForeignKey(
+        Membership, null=True, blank=True, on_delete=models.PROTECT, related_name="adjudications"
+    )
+    answers = models.JSONField(default=dict, blank=True)
+    # The adjudicator's reason for the decision (or for "cannot be resolved").
+    reason = models.TextField(blank=True)
+    # The adjudication screen's autosave, as the rating screen's: the form as left, and a
+    # version bumped on every save so that a save based on an older one is refused.
+    draft = models.JSONField(default=dict, blank=True)
+    version = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at"]
+
+    def __str__(self):
+        return f"Adjudication of {self.test_case}"

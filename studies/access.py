@@ -10,6 +10,7 @@ from django.http import Http404
 from .models import Membership, Study
 
 RATER = "rater"
+ADJUDICATOR = "adjudicator"
 COORDINATOR = "coordinator"
 LEAD = "lead"
 

@@ -203,6 +203,9 @@ class Membership(models.Model):
     class Role(models.TextChoices):
         COORDINATOR = "coordinator", "Coordinator"
         RATER = "rater", "Rater"
+        # Resolves disagreements between raters (protocol 4.1, 11); pseudonymous (A-01, ...)
+        # and never adjudicates a case they rated.
+        ADJUDICATOR = "adjudicator", "Adjudicator"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(
@@ -310,6 +313,49 @@ class ExpectedAnswer(models.Model):
 
     def __str__(self):
         return f"Expected answers of {self.test_case}"
+
+
+class AdjudicationRule(models.Model):
+    """When a dimension's ratings of a case go to adjudication (protocol 5.3, 7.3).
+
+    Set before the study opens and frozen with the protocol (the rules as planned are in
+    the protocol document). A dimension without a row is never adjudicated automatically;
+    a lead can still send a case by hand. The one change allowed once the study is open is
+    7.3's action: "every disagreement" after the dimension misses its agreement target,
+    recorded with its reason as a deviation from the protocol (``switched_*``).
+    """
+
+    class Trigger(models.TextChoices):
+        NEVER = "never", "Never"
+        # Any rating among ``values`` (e.g. any "Yes" on a harm question).
+        VALUES = "values", "Any rating in named values"
+        # Not unanimous (categories, preferences), or a spread over ``tolerance`` points.
+        DISAGREEMENT = "disagreement", "Any disagreement"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="adjudication_rules")
+    dimension_key = models.SlugField(max_length=50)
+    trigger = models.CharField(max_length=20, choices=Trigger.choices, default=Trigger.NEVER)
+    # VALUES: the answers that trigger, in the kind's stored value (a category's code, ...).
+    values = models.JSONField(default=list, blank=True)
+    # DISAGREEMENT on scales and points: the largest spread (max - min) that still agrees.
+    tolerance = models.PositiveSmallIntegerField(default=0)
+    # 7.3's action, taken while the study runs: every disagreement, whatever ``trigger``.
+    switched_at = models.DateTimeField(null=True, blank=True)
+    switched_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    switched_reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["study", "dimension_key"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "dimension_key"], name="one_adjudication_rule_per_dimension"
+            ),
+        ]
+
+    def __str__(self):
+        return f"Adjudication of {self.dimension_key} in {self.study_id}: {self.trigger}"
 
 
 class QualitySettings(models.Model):

@@ -10,9 +10,14 @@ from studies.models import Membership, Study, StudyEvent
 from studies.signals import analysis_inputs_announce
 
 
+# The pseudonyms the people who rate and who resolve disagreements go by in a study.
+PSEUDONYM_PREFIXES = {Membership.Role.RATER: "R", Membership.Role.ADJUDICATOR: "A"}
+
+
 @transaction.atomic
 def membership_add(*, study: Study, user: User, role: str) -> Membership:
-    """Add a person to a study; raters get the next free pseudonym (R-01, R-02, ...)."""
+    """Add a person to a study; raters get the next free pseudonym (R-01, R-02, ...),
+    adjudicators theirs (A-01, ...)."""
     # Joins to one study run one at a time (the study locked exclusively), so two people
     # joining at once cannot both read the same free pseudonym, and the same person added
     # twice at once (a double click, two coordinators) gets the one membership.
@@ -20,12 +25,13 @@ def membership_add(*, study: Study, user: User, role: str) -> Membership:
     membership, created = Membership.objects.get_or_create(
         study=study, user=user, defaults={"role": role}
     )
-    if created and role == Membership.Role.RATER:
+    prefix = PSEUDONYM_PREFIXES.get(role)
+    if created and prefix:
         taken = set(study.memberships.exclude(pseudonym="").values_list("pseudonym", flat=True))
         number = 1
-        while f"R-{number:02d}" in taken:
+        while f"{prefix}-{number:02d}" in taken:
             number += 1
-        membership.pseudonym = f"R-{number:02d}"
+        membership.pseudonym = f"{prefix}-{number:02d}"
         membership.save(update_fields=["pseudonym"])
     return membership
 
