@@ -9,7 +9,6 @@ from studies.locks import membership_lock, study_lock
 from studies.models import Membership, Study, StudyEvent
 from studies.signals import analysis_inputs_announce
 
-
 # The pseudonyms the people who rate and who resolve disagreements go by in a study.
 PSEUDONYM_PREFIXES = {Membership.Role.RATER: "R", Membership.Role.ADJUDICATOR: "A"}
 
