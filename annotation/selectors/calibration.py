@@ -35,9 +35,12 @@ class CalibrationItem:
 
     title: str
     prompt: str
-    responses: list[tuple[str, str]]  # (label, text) in key order, never a system
+    # (label, text) in key order, never a system; ("", text) in the texts' own order when
+    # the labels must stay off (a pilot case before unblinding, see ``_pilot_cases``).
+    responses: list[tuple[str, str]]
     disagreement: ItemDisagreement
     has_key: bool
+    labelled: bool = True
 
 
 @dataclass(frozen=True)
@@ -153,8 +156,11 @@ def _pilot_cases(study: Study, dimensions) -> tuple[list[CalibrationItem], int]:
             for case_pk, case in sorted(cases.items(), key=lambda pair: pair[1].position)
         ]
     )
-    # The texts of the cases shown only, under their labels: the label and the text, never
-    # the response's system.
+    # The texts of the cases shown only. Before unblinding they are not shown under their
+    # labels: the coordinator pages show each response under its system (the gold items'
+    # page), and a text under its label beside it would tell the key. Unlabelled, in the
+    # texts' own order, they say nothing of it; the raters' answers keep their labels.
+    labelled = study.is_unblinded
     texts: dict[str, list[tuple[str, str]]] = defaultdict(list)
     shown = {item.title for item in ranked}
     rows = (
@@ -163,14 +169,15 @@ def _pilot_cases(study: Study, dimensions) -> tuple[list[CalibrationItem], int]:
         .values_list("test_case__case_id", "label", "response__text")
     )
     for case_id, label, text in rows:
-        texts[case_id].append((label, text))
+        texts[case_id].append((label, text) if labelled else ("", text))
     return [
         CalibrationItem(
             title=item.title,
             prompt=item.prompt,
-            responses=texts[item.title],
+            responses=texts[item.title] if labelled else sorted(texts[item.title]),
             disagreement=item.disagreement,
             has_key=False,
+            labelled=labelled,
         )
         for item in ranked
     ], compared
