@@ -8,7 +8,7 @@ qualified rater before the main phase (``annotation.selectors.onboarding_state``
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -31,7 +31,7 @@ class CalibrationCallError(ApplicationError):
 def calibration_call_record(
     *,
     study: Study,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     held_at: datetime,
     attended: Sequence[Membership],
     note: str = "",
