@@ -141,6 +141,7 @@ class OnboardingSettingsForm(forms.ModelForm):
             "pass_percent",
             "tolerance",
             "max_attempts",
+            "calibration_call_required",
             "withdrawal_data",
         ]
 
@@ -148,7 +149,7 @@ class OnboardingSettingsForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         self.fields["practice_case"].queryset = study.test_cases.order_by("position")
         for name, field in self.fields.items():
-            if name == "practice_enabled":
+            if name in ("practice_enabled", "calibration_call_required"):
                 continue
             css = "form-select" if name in ("practice_case", "withdrawal_data") else "form-control"
             field.widget.attrs["class"] = css
@@ -218,3 +219,35 @@ class AddAccountForm(forms.Form):
         help_text="An existing account's username. The person is invited and joins once they "
         "accept.",
     )
+
+
+class PseudonymChoiceField(forms.ModelMultipleChoiceField):
+    """Raters by pseudonym, never by name."""
+
+    def label_from_instance(self, obj):
+        return obj.pseudonym
+
+
+class CalibrationCallForm(forms.Form):
+    held_at = forms.DateTimeField(
+        label="Held on",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local", "class": "form-control"}),
+        input_formats=["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"],
+    )
+    attended = PseudonymChoiceField(
+        queryset=Membership.objects.none(),
+        widget=forms.CheckboxSelectMultiple(attrs={"class": "form-check-input"}),
+        label="Raters who attended",
+        error_messages={"required": "Tick at least one rater who attended the call."},
+    )
+    note = forms.CharField(
+        required=False,
+        max_length=5000,
+        widget=forms.Textarea(attrs={"rows": 3, "class": "form-control"}),
+        label="Note (optional)",
+        help_text="What was agreed, e.g. a rubric wording clarified. Raters do not see it.",
+    )
+
+    def __init__(self, *args, raters, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["attended"].queryset = raters

@@ -152,6 +152,17 @@ class OnboardingSettings(models.Model):
         help_text="A score within this many points of the key counts as agreeing.",
     )
     max_attempts = models.PositiveSmallIntegerField("qualification attempts allowed", default=2)
+    # Protocol 4.2's last training step, whose pass rule is attendance: when on, a rater who
+    # passed the qualification test rates the main phase only once the lead has recorded
+    # them at a calibration call. Off by default, so that studies without one are unchanged.
+    calibration_call_required = models.BooleanField(
+        "calibration call required",
+        default=False,
+        help_text=(
+            "Raters start the main phase only once the lead has recorded their attendance "
+            "at a calibration call (the pilot is not held back)."
+        ),
+    )
     withdrawal_data = models.CharField(
         "on withdrawal",
         max_length=20,
@@ -370,3 +381,40 @@ class Adjudication(models.Model):
 
     def __str__(self):
         return f"Adjudication of {self.test_case}"
+
+
+class CalibrationCall(models.Model):
+    """A calibration call held with the raters (protocol 4.2): the disagreements on the
+    qualification and pilot items discussed, and who attended (the step's pass rule)."""
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="calibration_calls")
+    held_at = models.DateTimeField()
+    note = models.TextField(blank=True)
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-held_at", "-created_at"]
+
+    def __str__(self):
+        return f"Calibration call of {self.study} on {self.held_at:%Y-%m-%d}"
+
+
+class CalibrationAttendance(models.Model):
+    """One rater recorded as present at a calibration call."""
+
+    call = models.ForeignKey(CalibrationCall, on_delete=models.CASCADE, related_name="attendance")
+    rater = models.ForeignKey(
+        Membership, on_delete=models.CASCADE, related_name="calibration_attendance"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["call", "rater"], name="one_attendance_per_call"),
+        ]
+
+    def __str__(self):
+        return f"{self.rater} at {self.call}"

@@ -1,7 +1,7 @@
 from django.urls import path
 
 from . import views
-from .views import overview, people, preview, results
+from .views import calibration, overview, people, preview, results
 
 app_name = "annotation"
 
@@ -43,6 +43,13 @@ urlpatterns = [
         "s/<slug:slug>/onboarding/<uuid:item_uuid>/delete/",
         views.training_item_delete,
         name="training_item_delete",
+    ),
+    # Coordinators: the calibration call (protocol 4.2); only the lead records one.
+    path("s/<slug:slug>/calibration-call/", calibration.calibration_call, name="calibration_call"),
+    path(
+        "s/<slug:slug>/calibration-call/record/",
+        calibration.calibration_call_record,
+        name="calibration_call_record",
     ),
     # Coordinators: the study at a glance, people, the rubric preview, results.
     # (Invitations and unblinding are the studies app's pages.)

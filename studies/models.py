@@ -534,6 +534,7 @@ class StudyEvent(models.Model):
         RATER_CONSENTED = "rater_consented", "Rater consented"
         QUALIFICATION_PASSED = "qualification_passed", "Qualification test passed"
         QUALIFICATION_FAILED = "qualification_failed", "Qualification test failed"
+        CALIBRATION_CALL_RECORDED = "calibration_call_recorded", "Calibration call recorded"
         RATER_FEEDBACK = "rater_feedback", "Rater sent feedback"
         RATER_WITHDREW = "rater_withdrew", "Rater withdrew"
         WORKSHEET_IMPORTED = "worksheet_imported", "Worksheet imported"

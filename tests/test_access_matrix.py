@@ -130,6 +130,10 @@ RULES = {
     "annotation:training_item_edit": Rule("coordinator"),
     "annotation:training_item_key": Rule("coordinator"),
     "annotation:training_item_delete": Rule("coordinator", methods=POST_ONLY),
+    # Coordinators: the calibration call (protocol 4.2). Coordinators read the items to
+    # discuss; only the lead records a call and who attended.
+    "annotation:calibration_call": Rule("coordinator", methods=("GET",)),
+    "annotation:calibration_call_record": Rule("lead", methods=POST_ONLY),
     # Coordinators: the study, people, results.
     "annotation:overview": Rule("coordinator"),
     "annotation:rubric_preview": Rule("coordinator"),

@@ -1,7 +1,17 @@
 """Reads for the rating side, by concept: progress, the rating screen and onboarding
-(``rating``); feedback on a rater's answers (``feedback``). Every read is importable from
-here. Nothing here joins the system of a response."""
+(``rating``); the calibration call's items and attendance (``calibration``); feedback on
+a rater's answers (``feedback``). Every read is importable from here. Nothing here joins
+the system of a response."""
 
+from .calibration import (
+    CalibrationItem,
+    CalibrationSheet,
+    CallAttendanceRow,
+    calibration_attendance,
+    calibration_attendees_choices,
+    calibration_calls,
+    calibration_sheet,
+)
 from .feedback import SelfCheck, expected_answer_details, gold_feedback, self_check
 from .rating import (
     CASES_PER_PAGE,
@@ -37,12 +47,19 @@ from .rating import (
 
 __all__ = [
     "CASES_PER_PAGE",
+    "CalibrationItem",
+    "CalibrationSheet",
+    "CallAttendanceRow",
     "CasePosition",
     "OnboardingState",
     "Progress",
     "RaterOnboardingRow",
     "SelfCheck",
     "blinded_responses",
+    "calibration_attendance",
+    "calibration_attendees_choices",
+    "calibration_calls",
+    "calibration_sheet",
     "case_position",
     "case_progress_page",
     "case_progress_table",

@@ -12,6 +12,7 @@ from scipy import sparse
 
 from annotation.models import (
     Assignment,
+    CalibrationAttendance,
     ConsentRecord,
     OnboardingSettings,
     QualificationAttempt,
@@ -273,6 +274,10 @@ class OnboardingState:
     qualification_items: int
     attempts: list = field(default_factory=list)
     withdrawal: Withdrawal | None = None
+    # The calibration call (protocol 4.2): whether the lead recorded the rater at one, and
+    # whether the study is in its pilot, which a rater may rate before the call.
+    call_attended: bool = False
+    in_pilot: bool = False
 
     @property
     def qualification_passed(self) -> bool:
@@ -299,11 +304,27 @@ class OnboardingState:
         return self.qualification_needed and not self.attempt_open and not self.attempts_left
 
     @property
+    def call_required(self) -> bool:
+        return self.settings.calibration_call_required
+
+    @property
+    def call_needed(self) -> bool:
+        """The study requires the calibration call and the rater's attendance is not
+        recorded yet (whatever the phase)."""
+        return self.call_required and not self.call_attended
+
+    @property
+    def waiting_for_call(self) -> bool:
+        """Qualified (or no test), and held back from the main phase until the call."""
+        return self.call_needed and not self.qualification_needed
+
+    @property
     def blocking_step(self) -> str | None:
         return _blocking_step(
             withdrawn=self.withdrawal is not None,
             consent_needed=self.consent_needed,
             qualification_needed=self.qualification_needed,
+            call_needed=self.call_needed and not self.in_pilot,
         )
 
 
@@ -316,15 +337,21 @@ def _qualification_needed(*, items: int, passed: bool) -> bool:
 
 
 def _blocking_step(
-    *, withdrawn: bool, consent_needed: bool, qualification_needed: bool
+    *, withdrawn: bool, consent_needed: bool, qualification_needed: bool, call_needed: bool
 ) -> str | None:
-    """What a rater must do before rating, in the order they are asked to do it."""
+    """What a rater must do before rating, in the order they are asked to do it.
+
+    ``call_needed``: the study requires a calibration call the rater has not attended, and
+    the study is past its pilot (pilot ratings are what the call discusses).
+    """
     if withdrawn:
         return "withdrawn"
     if consent_needed:
         return "consent"
     if qualification_needed:
         return "qualification"
+    if call_needed:
+        return "calibration_call"
     return None
 
 
@@ -344,19 +371,33 @@ def onboarding_blocking_step(*, rater: Membership) -> str | None:
             qualification_passed=Exists(
                 QualificationAttempt.objects.filter(rater=OuterRef("pk"), passed=True)
             ),
+            call_required=Exists(
+                OnboardingSettings.objects.filter(study=study, calibration_call_required=True)
+            ),
+            call_attended=Exists(CalibrationAttendance.objects.filter(rater=OuterRef("pk"))),
         )
-        .values("withdrawn", "consented", "qualification_items", "qualification_passed")
+        .values(
+            "withdrawn",
+            "consented",
+            "qualification_items",
+            "qualification_passed",
+            "call_required",
+            "call_attended",
+        )
         .first()
     )
     if row is None:  # removed while the request was on its way: as onboarding_state reads it
         row = dict.fromkeys(["withdrawn", "consented", "qualification_passed"], False)
         row["qualification_items"] = qualification.exists()
+        row["call_required"] = onboarding_settings(study=study).calibration_call_required
+        row["call_attended"] = False
     return _blocking_step(
         withdrawn=row["withdrawn"],
         consent_needed=_consent_asked(study) and not row["consented"],
         qualification_needed=_qualification_needed(
             items=int(row["qualification_items"]), passed=row["qualification_passed"]
         ),
+        call_needed=row["call_required"] and not row["call_attended"] and not study.is_pilot,
     )
 
 
@@ -379,6 +420,9 @@ def onboarding_state(*, rater: Membership) -> OnboardingState:
         ).count(),
         attempts=list(rater.qualification_attempts.all()),
         withdrawal=Withdrawal.objects.filter(rater=rater).first(),
+        call_attended=settings.calibration_call_required
+        and CalibrationAttendance.objects.filter(rater=rater).exists(),
+        in_pilot=study.is_pilot,
     )
 
 

@@ -2,7 +2,8 @@
 
 ``ratings`` (assignments, autosaved drafts and submitted ratings: the one rating write
 path), ``participation`` (consent, end-of-study feedback, withdrawal), ``training``
-(training examples, qualification tests and their settings), ``assignment`` (the
+(training examples, qualification tests and their settings), ``calibration_call`` (the
+calls the lead holds with the raters, and who attended), ``assignment`` (the
 assignment designs and the Assign action). The rating names below are the public ones of
 ``ratings``: import them from here; the other modules are used as modules.
 """

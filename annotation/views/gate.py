@@ -20,6 +20,11 @@ STEP_MESSAGES = {
     "withdrawn": "You have withdrawn from this study.",
     "consent": "Please read the information sheet and answer the questions before you start.",
     "qualification": "Please take the qualification test before you start rating.",
+    "calibration_call": (
+        "You have passed the qualification test. Before you rate the study's cases, this "
+        "study asks you to attend a calibration call; the study lead will record that you "
+        "attended, and you can start then."
+    ),
 }
 
 
