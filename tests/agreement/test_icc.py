@@ -8,6 +8,9 @@ import pytest
 
 from agreement.stats import icc
 
+# pingouin 0.7 calls DataFrame.dropna(inplace=True), which pandas 3 deprecates.
+pytestmark = pytest.mark.filterwarnings("ignore:The inplace keyword:DeprecationWarning")
+
 # Shrout & Fleiss (1979), Psychol Bull 86:420-428, the worked example: 6 targets rated by
 # 4 judges (the same data in SimplyAgree's reliability vignette, "Example from Shrout and
 # Fleiss (1979), pg. 423"). Targets x judges.
