@@ -61,7 +61,9 @@ def test_published_example_ac1():
 def test_published_example_ac2(weights):
     data = np.array(RAW_4RATERS).T
     expected = irrcac(data, weights=weights, categories=CATEGORIES)
-    assert gwet_ac(data, weights=weights, categories=CATEGORIES) == pytest.approx(expected, abs=1e-9)
+    assert gwet_ac(data, weights=weights, categories=CATEGORIES) == pytest.approx(
+        expected, abs=1e-9
+    )
 
 
 def test_a_unit_rated_once_enters_the_chance_term_only():
