@@ -163,7 +163,14 @@ def _crossed_block(present: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     paired = present[:, present.sum(axis=0) >= 2]
     if paired.shape[1] < 2:
         return None
-    patterns, counts = np.unique(paired.T, axis=0, return_counts=True)
+    if len(present) <= 62:
+        # Each unit's set of raters as the bits of one integer: sorting integers is far
+        # quicker than sorting rows.
+        bits = np.left_shift(np.int64(1), np.arange(len(present), dtype=np.int64))
+        codes, counts = np.unique(bits @ paired, return_counts=True)
+        patterns = (codes[:, None] & bits) != 0
+    else:
+        patterns, counts = np.unique(paired.T, axis=0, return_counts=True)
     top = np.argsort(-counts, kind="stable")[:ICC_CANDIDATE_SETS]
     candidates = patterns[top]  # sets x raters
     sizes = candidates.sum(axis=1)
