@@ -108,7 +108,7 @@ def test_page_and_api_show_gwet_and_icc(three_raters, client):  # noqa: F811
     assert "More coefficients" in page
     assert f"{expected_ac2:.3f}" in page
     assert f"{expected_icc['2,1']:.3f}" in page and f"{expected_icc['2,k']:.3f}" in page
-    assert "8 cases rated by all of R-01, R-02, R-03 (k = 3)" in page
+    assert "8 units rated by all of R-01, R-02, R-03 (k = 3)" in page
     _, secret = tokens.api_token_create(user=study.lead, name="tests")
     response = client.get(
         f"/api/v1/studies/{study.slug}/agreement/", HTTP_AUTHORIZATION=f"Bearer {secret}"
@@ -118,3 +118,16 @@ def test_page_and_api_show_gwet_and_icc(three_raters, client):  # noqa: F811
     assert depth["gwet"]["value"] == pytest.approx(expected_ac2, abs=1e-6)
     assert depth["icc"]["single"] == pytest.approx(expected_icc["2,1"], abs=1e-6)
     assert depth["icc"]["average"] == pytest.approx(expected_icc["2,k"], abs=1e-6)
+
+
+def test_icc_block_with_more_raters_than_an_integer_holds():
+    # Past 62 raters the sets of raters are sorted as rows rather than as integers.
+    rng = np.random.default_rng(4)
+    data = rng.normal(size=(64, 8)) + np.arange(8)
+    data[63, :3] = NAN
+    names = [f"R-{i:02d}" for i in range(1, 65)]
+    result = point(data, "interval", categories=(), raters=names)["icc"]
+    # 63 raters x 8 units (504 ratings) beat 64 raters x 5 units (320).
+    assert result["k"] == 63 and result["raters"] == names[:63]
+    assert result["n_units"] == 8 and result["n_units_left_out"] == 0
+    assert result["single"] == pytest.approx(pingouin_iccs(data[:63])["2,1"], abs=1e-6)
