@@ -16,6 +16,8 @@ from agreement.stats import (
     alpha_bootstrap,
     alpha_without_each_rater,
     fleiss_kappa,
+    gwet_ac,
+    icc,
     krippendorff_alpha,
     pairwise_cohen_kappa,
     percent_agreement,
@@ -79,6 +81,110 @@ def _fleiss(matrix: np.ndarray) -> tuple[float | None, str]:
         return None, str(error)
 
 
+# Gwet's coefficients keep a units x categories table: past this many scale points (free
+# numbers rather than a rubric's scale) they are not computed, so memory stays bounded.
+GWET_MAX_CATEGORIES = 64
+# Rater sets tried for the intraclass correlation's fully crossed block: the most common
+# sets of raters that rated the same units.
+ICC_CANDIDATE_SETS = 32
+
+
+def _gwet(data: DimensionData, matrix: np.ndarray, categories: np.ndarray | None) -> dict:
+    """Gwet's AC1 (nominal) or AC2, weighted as the page's Cohen's kappa: linear on the
+    scale's positions for ordinal, quadratic on its values for interval and ratio."""
+    weights, distance = _kappa_weights(data.level)
+    present = ~np.isnan(matrix)
+    scale = categories if categories is not None else np.unique(matrix[present])
+    result = {
+        "value": None,
+        "coefficient": "AC2" if weights else "AC1",
+        "weights": weights or "none",
+        "distance": distance if weights else "",
+        "note": "",
+    }
+    if scale.size > GWET_MAX_CATEGORIES:
+        result["note"] = f"not computed: more than {GWET_MAX_CATEGORIES} scale points"
+        return result
+    if distance == "position":
+        # The positions on the scale stand for the values (ordinal: ranks, not distances).
+        codes = np.full(matrix.shape, np.nan)
+        codes[present] = np.searchsorted(scale, matrix[present])
+        matrix, scale = codes, np.arange(scale.size, dtype=float)
+    result["value"] = _number(gwet_ac(matrix, weights=weights, categories=scale))  # type: ignore[arg-type]
+    if result["value"] is None:
+        result["note"] = "undefined: no unit with two ratings, or a single scale point"
+    return result
+
+
+def _icc(data: DimensionData, matrix: np.ndarray, raters: list[str]) -> dict | None:
+    """ICC(2,1) and ICC(2,k) on the fully crossed block (units every one of a set of raters
+    rated) holding the most ratings; None for nominal and ordinal dimensions."""
+    if data.level not in ("interval", "ratio"):
+        return None
+    present = ~np.isnan(matrix)
+    block = _crossed_block(present)
+    per_unit = present.sum(axis=0)
+    result = {
+        "single": None,
+        "average": None,
+        "k": 0,
+        "raters": [],
+        "n_units": 0,
+        "n_units_left_out": int((per_unit >= 2).sum()),
+        "note": "not computed: raters did not all rate the same cases",
+    }
+    if block is None:
+        return result
+    rows, columns = block
+    cells = matrix[np.ix_(rows, columns)]
+    result.update(
+        {
+            "single": _number(icc(cells, form="2,1")),
+            "average": _number(icc(cells, form="2,k")),
+            "k": int(rows.size),
+            "raters": [raters[i] for i in rows] if len(raters) == len(matrix) else [],
+            "n_units": int(columns.size),
+            "n_units_left_out": int((per_unit >= 2).sum()) - int(columns.size),
+            "note": "",
+        }
+    )
+    if result["single"] is None:
+        result["note"] = "undefined: no variation in the ratings"
+    return result
+
+
+def _crossed_block(present: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Rows and columns of the fully crossed block with the most ratings (two raters and two
+    units at least; ties: more raters), or None.
+
+    The candidates are the most common exact sets of raters of a unit; each takes every
+    unit those raters all rated (a unit rated by more raters belongs to the block too).
+    """
+    paired = present[:, present.sum(axis=0) >= 2]
+    if paired.shape[1] < 2:
+        return None
+    if len(present) <= 62:
+        # Each unit's set of raters as the bits of one integer: sorting integers is far
+        # quicker than sorting rows.
+        bits = np.left_shift(np.int64(1), np.arange(len(present), dtype=np.int64))
+        codes, counts = np.unique(bits @ paired, return_counts=True)
+        patterns = (codes[:, None] & bits) != 0
+    else:
+        patterns, counts = np.unique(paired.T, axis=0, return_counts=True)
+    top = np.argsort(-counts, kind="stable")[:ICC_CANDIDATE_SETS]
+    candidates = patterns[top]  # sets x raters
+    sizes = candidates.sum(axis=1)
+    # Units x sets: does the unit have every rater of the set?
+    covered = (present.T.astype(np.int32) @ candidates.T.astype(np.int32)) == sizes
+    n_units = covered.sum(axis=0)
+    usable = (sizes >= 2) & (n_units >= 2)
+    if not usable.any():
+        return None
+    score = np.where(usable, n_units * sizes, -1)
+    best = max(range(sizes.size), key=lambda i: (score[i], sizes[i]))
+    return np.flatnonzero(candidates[best]), np.flatnonzero(covered[:, best])
+
+
 def dimension_intervals(data: DimensionData, *, n_resamples: int, seed: int) -> dict:
     """The bootstrap part of a dimension's result: the interval and P(alpha < threshold)."""
     matrix = np.asarray(data.matrix, dtype=float)
@@ -108,6 +214,8 @@ def _dimension_point(data: DimensionData, *, raters: list[str]) -> tuple[dict, f
     fleiss, fleiss_note = _fleiss(matrix)
     weights, distance = _kappa_weights(data.level)
     categories = _categories(data, matrix)
+    gwet = _gwet(data, matrix, categories)
+    intraclass = _icc(data, matrix, raters)
     cohen = (
         pairwise_cohen_kappa(matrix, weights, categories, distance=distance)
         if len(raters) >= 2
@@ -154,6 +262,8 @@ def _dimension_point(data: DimensionData, *, raters: list[str]) -> tuple[dict, f
         "percent_agreement": _number(percent_agreement(matrix)) if pairable_units.any() else None,
         "fleiss_kappa": fleiss,
         "fleiss_note": fleiss_note,
+        "gwet": gwet,
+        "icc": intraclass,
         "cohen_weights": weights or "none",
         "cohen_distance": distance if weights else "",
         "orientation": data.orientation,

@@ -15,10 +15,13 @@ from agreement.stats.estimates import (
     paired_difference,
     win_rate_sample_size,
 )
+from agreement.stats.gwet import gwet_ac
+from agreement.stats.icc import ICC_FORMS, icc
 from agreement.stats.kappa import cohen_kappa, fleiss_kappa, pairwise_cohen_kappa, percent_agreement
 from agreement.stats.krippendorff import LEVELS, alpha_without_each_rater, krippendorff_alpha
 
 __all__ = [
+    "ICC_FORMS",
     "LEVELS",
     "AlphaBootstrap",
     "WinRate",
@@ -33,6 +36,8 @@ __all__ = [
     "alpha_without_each_rater",
     "cohen_kappa",
     "fleiss_kappa",
+    "gwet_ac",
+    "icc",
     "krippendorff_alpha",
     "pairwise_cohen_kappa",
     "percent_agreement",

@@ -170,5 +170,9 @@ def test_the_agreement_table_fits_a_phone(browser, live_server, settings, screen
     screenshot(page, "agreement-phone")
     sideways = table.evaluate("(t) => t.scrollWidth - t.parentElement.clientWidth")
     assert sideways <= 0, f"the table is {sideways}px wider than the screen"
+    coefficients = page.locator("#agreement-coefficients")
+    expect(coefficients.get_by_role("columnheader", name="Gwet's AC")).to_be_visible()
+    sideways = coefficients.evaluate("(t) => t.scrollWidth - t.parentElement.clientWidth")
+    assert sideways <= 0, f"the coefficients table is {sideways}px wider than the screen"
     assert_fits(page)
     context.close()
