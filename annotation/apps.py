@@ -7,7 +7,12 @@ class AnnotationConfig(AppConfig):
 
     def ready(self):
         from studies.activity import activity_reader_register
+        from studies.signals import raters_need_cases
 
+        from .receivers import raters_need_cases_received
         from .selectors import study_rating_activity
 
         activity_reader_register(study_rating_activity)
+        raters_need_cases.connect(
+            raters_need_cases_received, dispatch_uid="annotation.raters_need_cases"
+        )

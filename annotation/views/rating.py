@@ -14,6 +14,7 @@ from studies.selectors import coordinated_studies, invitations_for_user, rubric_
 
 from .. import selectors, services
 from ..access import get_assignment_for_rater
+from ..assignment_jobs import assignment_in_progress
 from ..models import Assignment
 from .gate import PayloadError, blocking_redirect, parse_int, parse_payload, rater_study
 
@@ -47,17 +48,24 @@ def study_assignments(request, slug):
     study, membership = rater_study(request, slug)
     state = selectors.onboarding_state(rater=membership)
     progress = selectors.rater_progress(rater=membership)
+    hold = selectors.rating_hold(rater=membership)
+    # No case yet in a study that is running: say whether they are on the way, never
+    # "0 of 0 done" with the self-check as if the rater had finished.
+    awaiting = ""
+    if not progress.total and not hold and not state.blocking_step:
+        awaiting = "assigning" if assignment_in_progress(study=study) else "none"
     return render(
         request,
         "annotation/assignments.html",
         {
+            "awaiting": awaiting,
             "study": study,
             "membership": membership,
             "state": state,
             "assignments": selectors.rater_assignments(rater=membership),
             "progress": progress,
             "all_done": progress.total and progress.done == progress.total,
-            "hold": selectors.rating_hold(rater=membership),
+            "hold": hold,
         },
     )
 
@@ -76,6 +84,8 @@ def study_next(request, slug):
     if membership.status != Membership.Status.ACTIVE:
         return _on_hold(request, membership)
     assignment = selectors.next_unrated(rater=membership)
+    if assignment is None and not selectors.rater_progress(rater=membership).total:
+        return redirect("annotation:assignments", slug=study.slug)  # which says why
     if assignment is None:
         messages.success(request, "You have submitted every case in this study.")
         return redirect("annotation:self_check", slug=study.slug)
