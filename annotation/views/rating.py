@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
@@ -66,6 +67,7 @@ def study_assignments(request, slug):
             "progress": progress,
             "all_done": progress.total and progress.done == progress.total,
             "hold": hold,
+            "pause_kind": selectors.pause_kind(rater=membership),
         },
     )
 
@@ -187,6 +189,7 @@ def assignment_rate(request, assignment_uuid):
             "previous": position.previous,
             "next": position.next,
             "hold": hold,
+            "pause_kind": selectors.pause_kind(rater=assignment.rater),
             "readonly": hold is not None,
             "local_key": f"rate:{assignment.uuid}",
             "footer_note": f"{assignment.rater_label} · {progress.done} of {progress.total} done",
@@ -232,7 +235,20 @@ def assignment_draft(request, assignment_uuid):
             {"error": str(exc), "stale": True, "version": assignment.version}, status=409
         )
     except services.RatingClosedError as exc:
-        return JsonResponse({"error": str(exc), "closed": True}, status=403)
+        # Paused, or the study closed, since the page opened: the page shows the banner it
+        # would show if it were loaded now, and stops offering to submit.
+        assignment.rater.refresh_from_db(fields=["status"])
+        assignment.test_case.study.refresh_from_db(fields=["status"])
+        rater = assignment.rater
+        banner = render_to_string(
+            "annotation/_hold.html",
+            {
+                "hold": selectors.rating_hold(rater=rater) or "on_hold",
+                "pause_kind": selectors.pause_kind(rater=rater),
+                "study": assignment.test_case.study,
+            },
+        )
+        return JsonResponse({"error": str(exc), "closed": True, "hold": banner}, status=403)
     except services.RatingInvalidError as exc:
         return JsonResponse({"error": str(exc)}, status=400)
     except Assignment.DoesNotExist:  # removed while the request was on its way

@@ -196,6 +196,7 @@
   // The version the server has when this tab is stale (from the refusal).
   let staleVersion = parseInt(form.dataset.currentVersion, 10);
   let signedOut = null; // the server's answer while the session is expired
+  let held = false; // paused, or the study closed, since the page opened: nothing is sent
 
   function csrfToken() {
     // Read from the cookie at each request: signing in again in another tab rotates it.
@@ -220,7 +221,7 @@
   // saved ("stale", "signed_out", "token", "refused", "error", "offline").
   async function saveDraft(options) {
     options = options || {};
-    if (mode !== "rate" || readonly || stale || submitting) return "skipped";
+    if (mode !== "rate" || readonly || stale || held || submitting) return "skipped";
     if (saving) { scheduleSave(); return "busy"; }
     const payload = readPayload();
     const text = JSON.stringify(payload);
@@ -254,6 +255,10 @@
         staleVersion = body.version;
         showStale(body.error);
         return "stale";
+      }
+      if (response.status === 403 && body && body.closed) {
+        showHold(body);
+        return "held";
       }
       if (response.status === 401 || (body && body.signed_out)) {
         // Signed out, or every cookie gone (the security-token refusal says which).
@@ -315,6 +320,28 @@
       ]);
   }
 
+  // The rater was paused (or the study closed) while this page was open: the banner the
+  // page would show if loaded now, and no Submit; the answers stay here and in this browser.
+  function showHold(body) {
+    held = true;
+    setStatus("Not saved: " + (body.error || "rating is on hold."), true);
+    if (submitButton) submitButton.disabled = true;
+    const saveDraftButton = document.getElementById("save-draft");
+    if (saveDraftButton) saveDraftButton.disabled = true;
+    const old = document.getElementById("rating-hold");
+    if (old) old.remove();
+    if (body.hold && alerts) {
+      // Rendered and escaped by the server (annotation/_hold.html).
+      alerts.insertAdjacentHTML("afterbegin", body.hold);
+      const banner = document.getElementById("rating-hold");
+      if (banner) {
+        banner.setAttribute("role", "alert");
+        banner.setAttribute("tabindex", "-1");
+        banner.scrollIntoView({ block: "nearest" });
+      }
+    }
+  }
+
   function showSignedOut() {
     setStatus("Not saved: signed out.", true);
     local.write(readPayload());
@@ -340,6 +367,7 @@
 
   function submitNow() {
     if (mode === "rate") {
+      if (held) return;
       if (stale) { showStale(); return; }
       if (signedOut) { showSignedOut(); return; }
       local.write(readPayload());
@@ -465,7 +493,7 @@
     if (readonly) return;
     if (mode === "rate") {
       local.write(readPayload());
-      if (!stale && !signedOut) { setStatus("Unsaved changes"); scheduleSave(); }
+      if (!stale && !signedOut && !held) { setStatus("Unsaved changes"); scheduleSave(); }
     } else if (mode === "practice") {
       local.write(readPayload());
     }
