@@ -424,7 +424,11 @@ def study_setup_checklist(*, study: Study) -> SetupChecklist:
                 )
                 + ": each rater gets their cases automatically when the study starts, and "
                 "raters who join later when they join."
-                + ("" if raters >= needed else f" It needs at least {needed} raters.")
+                + (
+                    ""
+                    if raters >= needed
+                    else f" It needs at least {needed} rater{'s' if needed != 1 else ''}."
+                )
             ),
             url_name="studies:edit",
         ),

@@ -21,9 +21,9 @@ from annotation.models import (
     Withdrawal,
 )
 from studies.activity import RatingActivity
-from studies.setup_checklist import ChecklistItem
 from studies.blinding import LABELS
 from studies.models import BlindedLabel, Membership, Study, StudyEvent, TestCase
+from studies.setup_checklist import ChecklistItem
 
 
 def rater_progress_table(*, study: Study):

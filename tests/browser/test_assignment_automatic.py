@@ -77,3 +77,27 @@ def test_a_rater_without_cases_is_told_so_not_sent_to_the_self_check(page, live_
     page.goto(f"{live_server.url}/s/none/next/")
     expect(page).to_have_url(f"{live_server.url}/s/none/cases/")
     assert_accessible(page, name="cases-none-yet")
+
+
+@pytest.mark.parametrize("width", [1366, 375])
+def test_a_drafts_overview_and_the_open_page_show_the_set_up_checklist(
+    browser, live_server, screenshot, width
+):
+    lead = UserFactory(username="check-lead")
+    make_study(lead=lead, slug="check", cases=4, raters=[], status=Study.Status.DRAFT)
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    sign_in(page, live_server, lead.username, PASSWORD)
+    page.goto(f"{live_server.url}/s/check/")
+    checklist = page.locator("#setup-checklist")
+    expect(checklist).to_contain_text("4 test cases")
+    expect(checklist.locator("[data-done=no]")).to_have_count(4)
+    expect(page.locator("#setup-next")).to_contain_text("Next step: raters")
+    screenshot(page, f"overview-checklist-{width}")
+    assert_accessible(page, name=f"overview-checklist-{width}")
+    checklist.get_by_role("link", name="Set up raters").click()
+    expect(page).to_have_url(f"{live_server.url}/s/check/raters/")
+    page.goto(f"{live_server.url}/s/check/status/open/")
+    expect(page.locator("#setup-checklist")).to_contain_text("4 test cases")
+    assert_accessible(page, name=f"open-checklist-{width}")
+    context.close()
