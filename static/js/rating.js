@@ -670,7 +670,13 @@
       const box = currentDimension.querySelector("[data-flag]");
       box.checked = !box.checked;
       showFlag(currentDimension);
-      if (box.checked) currentDimension.querySelector("[data-flag-note]").focus();
+      // Focus stays on the dimension, so that j and k go on moving (not typed into the
+      // note); Shift+F is the way into the note.
+      changed();
+    } else if (key === "F" && currentDimension && currentDimension.querySelector("[data-flag]") && !readonly) {
+      currentDimension.querySelector("[data-flag]").checked = true;
+      showFlag(currentDimension);
+      currentDimension.querySelector("[data-flag-note]").focus();
       changed();
     } else if (["1", "2", "3"].includes(key) && form.querySelector("input[name=confidence]") && !readonly) {
       const radio = form.querySelectorAll("input[name=confidence]")[parseInt(key, 10) - 1];
