@@ -114,7 +114,8 @@
     statusEl.classList.toggle("text-body-secondary", !isError);
   }
 
-  function clock(ms) { return new Date(ms || Date.now()).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }); }
+  // 24-hour UTC, as every other time on the pages ("14:08 UTC").
+  function clock(ms) { return new Date(ms || Date.now()).toISOString().slice(11, 16) + " UTC"; }
 
   // An alert above the form with buttons or links; replaced when shown again under the same id.
   // What stops saving is shown in the sticky footer, in view beside the buttons.

@@ -312,7 +312,8 @@ def test_rating_page_offers_flags_navigation_help_and_shortcuts(client, rater, m
     cases = list(membership.assignments.order_by("position"))
     client.force_login(rater)
     page = client.get(rate_url(cases[1])).text
-    assert "case 2 of 4" in page
+    assert "Case 2 <span" in page and "· 2 of 4 in your list" in page
+    assert "case 2 of 4" not in page  # not "Case 2 case 2 of 4"
     assert reverse("annotation:rate", args=[cases[0].uuid]) in page
     assert reverse("annotation:rate", args=[cases[2].uuid]) in page
     assert page.count("data-flag ") + page.count("data-flag>") == 10  # 5 dimensions x 2 responses
