@@ -5,6 +5,7 @@ from django.urls import reverse
 
 from annotation.models import Rating
 from studies.models import Membership
+from studies.services import rater_pause_automatic, rater_status_change
 from tests.payloads import full_marks_payload
 
 from ..factories import UserFactory, make_study
@@ -351,3 +352,40 @@ def test_an_oversized_draft_is_refused_clearly(client, rater, assignment):
     assert "too large" in response.json()["error"]
     assignment.refresh_from_db()
     assert (assignment.version, assignment.draft) == (0, {})
+
+
+def test_a_save_bringing_the_stored_answers_with_an_older_version_is_no_conflict(
+    client, rater, assignment
+):
+    # The page's save as it unloads lands after the reloaded page was rendered: the new
+    # page sends the same answers at the version it was rendered at.
+    client.force_login(rater)
+    url = reverse("annotation:draft", args=[assignment.uuid])
+
+    def save(payload, version):
+        body = json.dumps({"payload": payload, "version": version})
+        return client.post(url, body, content_type="application/json")
+
+    assert save(full_marks_payload(), 0).json()["version"] == 1
+    again = save(full_marks_payload(), 0)
+    assert again.status_code == 200 and again.json()["version"] == 1  # nothing new written
+    different = save({**full_marks_payload(), "notes": "something else"}, 0)
+    assert different.status_code == 409
+
+
+def test_an_autosave_refused_by_a_pause_brings_the_pages_banner(client, rater, assignment, lead):
+    client.force_login(rater)
+    url = reverse("annotation:draft", args=[assignment.uuid])
+    body = json.dumps({"payload": full_marks_payload(), "version": 0})
+    rater_status_change(membership=assignment.rater, action="pause", reason="Look", actor=lead)
+    refused = client.post(url, body, content_type="application/json")
+    assert refused.status_code == 403 and refused.json()["closed"] is True
+    assert "An administrator has paused it" in refused.json()["hold"]
+    rater_status_change(membership=assignment.rater, action="reinstate", reason="ok", actor=lead)
+    rater_pause_automatic(
+        membership_id=assignment.rater_id, rule="QC-001", reason="Gold accuracy low", evidence={}
+    )
+    banner = client.post(url, body, content_type="application/json").json()["hold"]
+    assert "paused automatically" in banner and "gold" not in banner.lower()
+    page = client.get(rate_url(assignment)).text
+    assert "paused automatically" in page and "An administrator has paused it" not in page
