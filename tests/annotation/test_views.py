@@ -4,6 +4,8 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Rating
+from jobs.models import Job
+from jobs.services import job_create
 from studies.models import Membership
 from studies.services import rater_pause_automatic, rater_status_change
 from tests.payloads import full_marks_payload
@@ -389,3 +391,15 @@ def test_an_autosave_refused_by_a_pause_brings_the_pages_banner(client, rater, a
     assert "paused automatically" in banner and "gold" not in banner.lower()
     page = client.get(rate_url(assignment)).text
     assert "paused automatically" in page and "An administrator has paused it" not in page
+
+
+def test_a_rater_whose_cases_are_on_the_way_is_told_so(client, rater, membership, study):
+    membership.assignments.all().delete()
+    client.force_login(rater)
+    page = client.get(reverse("annotation:assignments", args=[study.slug])).text
+    assert "No cases have been assigned to you yet" in page and "0 of 0" not in page
+    job_create(kind=Job.Kind.ASSIGN, study_id=study.pk)
+    page = client.get(reverse("annotation:assignments", args=[study.slug])).text
+    assert "Your cases are being assigned" in page and "0 of 0" not in page
+    home = client.get(reverse("home")).text
+    assert "No cases assigned yet" in home and "0 of 0" not in home
