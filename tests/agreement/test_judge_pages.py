@@ -495,7 +495,7 @@ def test_a_file_with_two_problems_of_two_kinds_reports_both(study):
     assert not JudgeOutput.objects.exists()
 
 
-def test_without_a_preference_dimension_the_calibration_says_why_no_human_comparison(client):
+def test_without_a_preference_dimension_the_calibration_says_why_no_human_comparison(client, db):
     lead = UserFactory(username="no-preference-lead")
     study = study_create(slug="no-preference", name="No preference", lead=lead)
     study_services.test_cases_add(
