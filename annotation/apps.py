@@ -7,7 +7,14 @@ class AnnotationConfig(AppConfig):
 
     def ready(self):
         from studies.activity import activity_reader_register
+        from studies.setup_checklist import checklist_reader_register
+        from studies.signals import raters_need_cases
 
-        from .selectors import study_rating_activity
+        from .receivers import raters_need_cases_received
+        from .selectors import setup_checklist_onboarding, study_rating_activity
 
         activity_reader_register(study_rating_activity)
+        checklist_reader_register(setup_checklist_onboarding)
+        raters_need_cases.connect(
+            raters_need_cases_received, dispatch_uid="annotation.raters_need_cases"
+        )

@@ -92,8 +92,39 @@ def _stage_message(stage: str, done: int, total: int) -> str:
     return f"Writing: the cases of {done} of {total} raters"
 
 
+def assignment_auto_start(*, study_id: int) -> Job | None:
+    """Give a study's raters their cases by its design, with no one pressing Assign.
+
+    Called once a change that may leave raters without cases has committed: the study began
+    to accept ratings (pilot, open, reopen), or a rater joined one that does. Nothing when
+    the study does not accept ratings or has no active rater or test case yet. Safe to call
+    twice at once: a running Assign job is returned (it picks up every rater who joined
+    before it locked the study; ``assignment_job_run`` starts another for those who joined
+    while it ran), and ``study_assign`` adds nothing twice.
+    """
+    study = Study.objects.filter(pk=study_id).first()
+    if study is None or not study.accepts_ratings:
+        return None
+    raters = study.memberships.filter(role=Membership.Role.RATER, status=Membership.Status.ACTIVE)
+    if not raters.exists() or not study.test_cases.filter(purpose=TestCase.Purpose.SAMPLE).exists():
+        return None
+    return assignment_job_start(study=study, actor=None)
+
+
+def assignment_in_progress(*, study: Study) -> bool:
+    """True while an Assign job of the study runs (a rater with no case yet has them on
+    the way). Reads only, unlike ``assignment_job_running``: for the rater's pages."""
+    return Job.objects.filter(
+        kind=Job.Kind.ASSIGN, study_id=study.pk, state=Job.State.RUNNING
+    ).exists()
+
+
 def assignment_job_run(*, job_id: int) -> None:
-    """The job: ``study_assign`` in its one transaction, then how it ended."""
+    """The job: ``study_assign`` in its one transaction, then how it ended.
+
+    A rater who joined while the job ran (after it read the raters) and was told that this
+    job was running gets a new job once this one has ended.
+    """
 
     def work(job: Job, report) -> dict:
         study = Study.objects.get(pk=job.study_id)
@@ -109,7 +140,18 @@ def assignment_job_run(*, job_id: int) -> None:
             raise JobFailed(str(error)) from error
         return {"created": created}
 
-    job_execute(job_id=job_id, work=work)
+    job = job_execute(job_id=job_id, work=work)
+    if job is None or job.state != Job.State.DONE:
+        return
+    joined_meanwhile = Membership.objects.filter(
+        study_id=job.study_id,
+        role=Membership.Role.RATER,
+        status=Membership.Status.ACTIVE,
+        created_at__gte=job.created_at,
+        assignments__isnull=True,
+    )
+    if joined_meanwhile.exists():
+        assignment_auto_start(study_id=job.study_id)
 
 
 def assignment_job_status(*, job: Job) -> dict:

@@ -29,6 +29,7 @@ from .models import (
     TestCase,
 )
 from .rubric import RubricValueError
+from .setup_checklist import ChecklistItem, SetupChecklist, checklist_items_registered
 
 
 def coordinated_studies(*, user):
@@ -97,12 +98,26 @@ def study_has_assignments(*, study: Study) -> bool:
 
 
 def study_case_summary(*, study: Study) -> dict:
+    """The test cases (the sample) by stratum, and apart from them the quality items."""
     # Counted by the database: one row per stratum, whatever the number of cases.
     strata = Counter(
-        dict(study.test_cases.order_by().values_list("stratum").annotate(count=Count("pk")))
+        dict(
+            study.test_cases.in_sample()
+            .order_by()
+            .values_list("stratum")
+            .annotate(count=Count("pk"))
+        )
+    )
+    by_purpose = dict(
+        study.test_cases.exclude(purpose=TestCase.Purpose.SAMPLE)
+        .order_by()
+        .values_list("purpose")
+        .annotate(count=Count("pk"))
     )
     return {
         "cases": sum(strata.values()),
+        "gold": by_purpose.get(TestCase.Purpose.GOLD, 0),
+        "attention": by_purpose.get(TestCase.Purpose.ATTENTION, 0),
         "systems": list(study.systems.values_list("name", flat=True)),
         "strata": sorted((name, count) for name, count in strata.items() if name),
         "unstratified": strata.get("", 0),
@@ -333,6 +348,93 @@ def test_cases_preview_blinding_check(*, study: Study, parsed: ParsedCases) -> d
     shown = found[:MENTIONS_SHOWN]
     more = len(found) - len(shown)
     return {"mentions": shown, "mention_count": len(found), "mentions_more": more}
+
+
+def study_setup_checklist(*, study: Study) -> SetupChecklist:
+    """What the study needs before it starts, each item done or missing with the page where
+    it is set up: the Overview of a draft and the Open page show this one list."""
+    summary = study_case_summary(study=study)
+    cases, gold, attention = summary["cases"], summary["gold"], summary["attention"]
+    strata = len(summary["strata"])
+    dimensions = study.rubric.dimensions.count()
+    raters = study.memberships.filter(
+        role=Membership.Role.RATER, status=Membership.Status.ACTIVE
+    ).count()
+    needed = study.raters_per_item or 1
+    items = [
+        ChecklistItem(
+            order=10,
+            title="Test cases",
+            done=bool(cases),
+            detail=(
+                f"{cases} test case{'s' if cases != 1 else ''}"
+                + (f" in {strata} strata" if strata > 1 else "")
+                + "."
+                if cases
+                else "None yet: import them from a CSV or JSONL file."
+            ),
+            url_name="studies:cases",
+        ),
+        ChecklistItem(
+            order=20,
+            title="Rubric",
+            done=bool(dimensions),
+            detail=(
+                f"{dimensions} dimension{'s' if dimensions != 1 else ''}."
+                if dimensions
+                else "No dimension yet: add at least one, or start from a preset."
+            ),
+            url_name="studies:rubric",
+        ),
+        ChecklistItem(
+            order=30,
+            title="Quality items",
+            done=bool(gold or attention),
+            detail=(
+                f"{gold} gold item{'s' if gold != 1 else ''} and {attention} attention "
+                f"check{'s' if attention != 1 else ''}, counted apart from the test cases."
+                if gold or attention
+                else "None yet: gold items and attention checks let quality control find a "
+                "rater who drifts."
+            ),
+            url_name="studies:quality",
+            optional=True,
+        ),
+        ChecklistItem(
+            order=40,
+            title="Raters",
+            done=raters >= needed,
+            detail=(
+                f"{raters} rater{'s' if raters != 1 else ''} joined"
+                + (f"; the design needs at least {needed}." if raters < needed else ".")
+                if raters
+                else "No rater has joined yet: invite them by username or by link."
+            ),
+            url_name="annotation:raters",
+        ),
+        ChecklistItem(
+            order=70,
+            title="Assignment",
+            done=raters >= needed,
+            detail=(
+                (
+                    f"{study.raters_per_item} raters per test case, balanced"
+                    if study.raters_per_item
+                    else "Every rater rates every test case"
+                )
+                + ": each rater gets their cases automatically when the study starts, and "
+                "raters who join later when they join."
+                + (
+                    ""
+                    if raters >= needed
+                    else f" It needs at least {needed} rater{'s' if needed != 1 else ''}."
+                )
+            ),
+            url_name="studies:edit",
+        ),
+    ]
+    items += checklist_items_registered(study=study)
+    return SetupChecklist(items=sorted(items, key=lambda item: item.order))
 
 
 def study_open_problems(*, study: Study) -> list[str]:

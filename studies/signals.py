@@ -16,3 +16,13 @@ analysis_inputs_changed = Signal()
 
 def analysis_inputs_announce(*, study_id: int, reason: str, sender=None) -> None:
     analysis_inputs_changed.send(sender=sender, study_id=study_id, reason=reason)
+
+
+# Sent with ``study_id`` and ``reason`` ("pilot", "open", "reopen" or "rater_joined") when
+# raters may be waiting for cases: the study began to accept ratings, or a rater joined it.
+# ``annotation`` gives them their cases by the study's design once the change commits.
+raters_need_cases = Signal()
+
+
+def raters_need_cases_announce(*, study_id: int, reason: str, sender=None) -> None:
+    raters_need_cases.send(sender=sender, study_id=study_id, reason=reason)

@@ -44,6 +44,16 @@ class JudgeRow:
 
 def judge_rows_read(*, filename: str, data: bytes) -> list[JudgeRow]:
     """The rows of a judge output file, each checked for shape; raises JudgeImportError."""
+    rows, problems = judge_rows_check(filename=filename, data=data)
+    if problems:
+        raise JudgeImportError(problems)
+    return rows
+
+
+def judge_rows_check(*, filename: str, data: bytes) -> tuple[list[JudgeRow], list[str]]:
+    """The rows of good shape and the problems of the others, so that a caller checking the
+    good rows further reports every problem of the file at once. Raises JudgeImportError
+    for a problem of the whole file (too large, no header)."""
     if len(data) > MAX_BYTES:
         raise JudgeImportError([f"The file is larger than {MAX_BYTES // (1024 * 1024)} MB."])
     if filename.lower().endswith((".jsonl", ".json")):
@@ -59,10 +69,8 @@ def judge_rows_read(*, filename: str, data: bytes) -> list[JudgeRow]:
         if len(problems) > 200:
             break
     if not rows and not problems:
-        problems.append("The file holds no judge outputs.")
-    if problems:
-        raise JudgeImportError(problems)
-    return rows
+        raise JudgeImportError(["The file holds no judge outputs."])
+    return rows, problems
 
 
 def _jsonl_records(data: bytes) -> Iterator[tuple[int, object]]:

@@ -37,6 +37,7 @@ from .results import (
     computed_for_inputs,
     study_agreement,
 )
+from .setup import setup_checklist_analysis_plan
 
 __all__ = [
     "CONFIDENCE_LEVELS",
@@ -64,6 +65,7 @@ __all__ = [
     "qc_raters",
     "rater_decisions",
     "rater_reinstated_at",
+    "setup_checklist_analysis_plan",
     "study_agreement",
     "study_comparison_data",
     "study_ratings",

@@ -8,7 +8,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from agreement.judges.files import JudgeImportError, judge_rows_read
+from agreement.judges.files import JudgeImportError, judge_rows_check
 from agreement.judges.verdicts import parse_verdict, template_check
 from agreement.models import Judge, JudgeOutput, JudgeTemplate
 from studies.errors import ApplicationError
@@ -63,13 +63,14 @@ def judge_outputs_import(
     judges page, and never counted as a verdict. A row replaces an earlier output of the
     same judge, case and order.
     """
-    rows = judge_rows_read(filename=filename, data=data)
+    # Every problem of the file at once: those of shape, then those of the study's cases.
+    rows, problems = judge_rows_check(filename=filename, data=data)
     study_lock(study.pk)  # shared: the cases cannot be removed meanwhile
     pairs = dict(
         study.test_cases.annotate(n=Count("responses")).filter(n=2).values_list("case_id", "pk")
     )
     known = set(study.test_cases.values_list("case_id", flat=True))
-    problems, seen = [], set()
+    seen = set()
     for row in rows:
         place = f"Line/row {row.number}"
         if row.case_id not in known:

@@ -23,7 +23,8 @@ from annotation.models import (
 )
 from studies.activity import RatingActivity
 from studies.blinding import LABELS
-from studies.models import BlindedLabel, Membership, Study, TestCase
+from studies.models import BlindedLabel, Membership, Study, StudyEvent, TestCase
+from studies.setup_checklist import ChecklistItem
 
 
 def rater_progress_table(*, study: Study):
@@ -141,6 +142,28 @@ def rating_hold(*, rater: Membership) -> str | None:
     if study.is_draft:
         return "not_started"
     return "closed" if study.is_closed else "on_hold"
+
+
+def pause_kind(*, rater: Membership) -> str:
+    """Why a paused rater is paused, as their pages tell it: "automatic" (a quality rule
+    paused them), "retraining" or "administrator"; "" when they are not paused."""
+    if rater.status != Membership.Status.PAUSED:
+        return ""
+    event = (
+        StudyEvent.objects.filter(
+            membership=rater,
+            kind__in=(StudyEvent.Kind.RATER_PAUSED, StudyEvent.Kind.RATER_SENT_TO_RETRAINING),
+        )
+        .order_by("-created_at", "-pk")
+        .values_list("kind", "detail")
+        .first()
+    )
+    if event is None:
+        return "administrator"
+    kind, detail = event
+    if kind == StudyEvent.Kind.RATER_SENT_TO_RETRAINING:
+        return "retraining"
+    return "automatic" if (detail or {}).get("automatic") else "administrator"
 
 
 def rater_assignments(*, rater: Membership):
@@ -479,3 +502,23 @@ def onboarding_overview(*, study: Study) -> list[RaterOnboardingRow]:
 
 
 # --- Gold items and attention checks: a submitted answer against the expected one ---------
+
+
+def setup_checklist_onboarding(*, study: Study) -> list[ChecklistItem]:
+    """The set-up checklist's item about consent and training (``studies.setup_checklist``)."""
+    consent = _consent_asked(study)
+    training = study.training_items.filter(kind=TrainingItem.Kind.TRAINING).count()
+    examples = f"{training} training example{'s' if training != 1 else ''}"
+    return [
+        ChecklistItem(
+            order=50,
+            title="Consent and training",
+            done=consent,
+            detail=(
+                f"Information sheet and consent written; {examples}."
+                if consent
+                else f"No information sheet or consent text yet (in the settings); {examples}."
+            ),
+            url_name="annotation:onboarding" if consent else "studies:edit",
+        )
+    ]

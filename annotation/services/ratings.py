@@ -252,11 +252,21 @@ def _draft_clean(*, assignment: Assignment, payload: dict) -> dict:
 def draft_save(
     *, assignment: Assignment, payload: dict, expected_version: int, active_seconds: int = 0
 ) -> Assignment:
-    """Store the form as the rater left it. Refuses a save based on an older version."""
+    """Store the form as the rater left it. Refuses a save based on an older version,
+    unless it brings exactly the answers stored: that is no conflict, nothing is lost.
+
+    The page sends its answers as it unloads; when the rater reloads, the new page may be
+    rendered before that save lands, and then sends the same answers with the version it
+    was rendered at (after a pause and reinstatement, say). Only answers that differ from
+    a newer stored version are a conflict between two tabs or devices.
+    """
     locked = _locked(assignment)
+    draft = _draft_clean(assignment=locked, payload=payload)
     if expected_version != locked.version:
-        raise StaleVersionError(STALE_MESSAGE)
-    locked.draft = _draft_clean(assignment=locked, payload=payload)
+        if draft != locked.draft:
+            raise StaleVersionError(STALE_MESSAGE)
+        return locked  # stored already; the caller learns the current version
+    locked.draft = draft
     if locked.status == Assignment.Status.TODO:
         locked.status = Assignment.Status.DRAFT
     _saved(locked, claimed_seconds=active_seconds, now=timezone.now())

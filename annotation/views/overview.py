@@ -3,6 +3,7 @@ from django.shortcuts import render
 
 from annotation import selectors
 from studies import access
+from studies.selectors import study_setup_checklist
 
 
 @login_required
@@ -13,6 +14,10 @@ def study_overview(request, slug):
         "studies/overview.html",
         {
             "study": study,
+            # What is left to set up, while the study has not opened.
+            "checklist": study_setup_checklist(study=study)
+            if study.is_draft or study.is_pilot
+            else None,
             "raters": selectors.rater_progress_table(study=study),
             "cases": selectors.case_progress_page(study=study, number=request.GET.get("page")),
         },

@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
@@ -14,6 +15,7 @@ from studies.selectors import coordinated_studies, invitations_for_user, rubric_
 
 from .. import selectors, services
 from ..access import get_assignment_for_rater
+from ..assignment_jobs import assignment_in_progress
 from ..models import Assignment
 from .gate import PayloadError, blocking_redirect, parse_int, parse_payload, rater_study
 
@@ -47,17 +49,25 @@ def study_assignments(request, slug):
     study, membership = rater_study(request, slug)
     state = selectors.onboarding_state(rater=membership)
     progress = selectors.rater_progress(rater=membership)
+    hold = selectors.rating_hold(rater=membership)
+    # No case yet in a study that is running: say whether they are on the way, never
+    # "0 of 0 done" with the self-check as if the rater had finished.
+    awaiting = ""
+    if not progress.total and not hold and not state.blocking_step:
+        awaiting = "assigning" if assignment_in_progress(study=study) else "none"
     return render(
         request,
         "annotation/assignments.html",
         {
+            "awaiting": awaiting,
             "study": study,
             "membership": membership,
             "state": state,
             "assignments": selectors.rater_assignments(rater=membership),
             "progress": progress,
             "all_done": progress.total and progress.done == progress.total,
-            "hold": selectors.rating_hold(rater=membership),
+            "hold": hold,
+            "pause_kind": selectors.pause_kind(rater=membership),
         },
     )
 
@@ -76,6 +86,8 @@ def study_next(request, slug):
     if membership.status != Membership.Status.ACTIVE:
         return _on_hold(request, membership)
     assignment = selectors.next_unrated(rater=membership)
+    if assignment is None and not selectors.rater_progress(rater=membership).total:
+        return redirect("annotation:assignments", slug=study.slug)  # which says why
     if assignment is None:
         messages.success(request, "You have submitted every case in this study.")
         return redirect("annotation:self_check", slug=study.slug)
@@ -177,6 +189,7 @@ def assignment_rate(request, assignment_uuid):
             "previous": position.previous,
             "next": position.next,
             "hold": hold,
+            "pause_kind": selectors.pause_kind(rater=assignment.rater),
             "readonly": hold is not None,
             "local_key": f"rate:{assignment.uuid}",
             "footer_note": f"{assignment.rater_label} · {progress.done} of {progress.total} done",
@@ -222,7 +235,20 @@ def assignment_draft(request, assignment_uuid):
             {"error": str(exc), "stale": True, "version": assignment.version}, status=409
         )
     except services.RatingClosedError as exc:
-        return JsonResponse({"error": str(exc), "closed": True}, status=403)
+        # Paused, or the study closed, since the page opened: the page shows the banner it
+        # would show if it were loaded now, and stops offering to submit.
+        assignment.rater.refresh_from_db(fields=["status"])
+        assignment.test_case.study.refresh_from_db(fields=["status"])
+        rater = assignment.rater
+        banner = render_to_string(
+            "annotation/_hold.html",
+            {
+                "hold": selectors.rating_hold(rater=rater) or "on_hold",
+                "pause_kind": selectors.pause_kind(rater=rater),
+                "study": assignment.test_case.study,
+            },
+        )
+        return JsonResponse({"error": str(exc), "closed": True, "hold": banner}, status=403)
     except services.RatingInvalidError as exc:
         return JsonResponse({"error": str(exc)}, status=400)
     except Assignment.DoesNotExist:  # removed while the request was on its way

@@ -114,7 +114,8 @@
     statusEl.classList.toggle("text-body-secondary", !isError);
   }
 
-  function clock(ms) { return new Date(ms || Date.now()).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }); }
+  // 24-hour UTC, as every other time on the pages ("14:08 UTC").
+  function clock(ms) { return new Date(ms || Date.now()).toISOString().slice(11, 16) + " UTC"; }
 
   // An alert above the form with buttons or links; replaced when shown again under the same id.
   // What stops saving is shown in the sticky footer, in view beside the buttons.
@@ -196,6 +197,7 @@
   // The version the server has when this tab is stale (from the refusal).
   let staleVersion = parseInt(form.dataset.currentVersion, 10);
   let signedOut = null; // the server's answer while the session is expired
+  let held = false; // paused, or the study closed, since the page opened: nothing is sent
 
   function csrfToken() {
     // Read from the cookie at each request: signing in again in another tab rotates it.
@@ -220,7 +222,7 @@
   // saved ("stale", "signed_out", "token", "refused", "error", "offline").
   async function saveDraft(options) {
     options = options || {};
-    if (mode !== "rate" || readonly || stale || submitting) return "skipped";
+    if (mode !== "rate" || readonly || stale || held || submitting) return "skipped";
     if (saving) { scheduleSave(); return "busy"; }
     const payload = readPayload();
     const text = JSON.stringify(payload);
@@ -254,6 +256,10 @@
         staleVersion = body.version;
         showStale(body.error);
         return "stale";
+      }
+      if (response.status === 403 && body && body.closed) {
+        showHold(body);
+        return "held";
       }
       if (response.status === 401 || (body && body.signed_out)) {
         // Signed out, or every cookie gone (the security-token refusal says which).
@@ -315,6 +321,28 @@
       ]);
   }
 
+  // The rater was paused (or the study closed) while this page was open: the banner the
+  // page would show if loaded now, and no Submit; the answers stay here and in this browser.
+  function showHold(body) {
+    held = true;
+    setStatus("Not saved: " + (body.error || "rating is on hold."), true);
+    if (submitButton) submitButton.disabled = true;
+    const saveDraftButton = document.getElementById("save-draft");
+    if (saveDraftButton) saveDraftButton.disabled = true;
+    const old = document.getElementById("rating-hold");
+    if (old) old.remove();
+    if (body.hold && alerts) {
+      // Rendered and escaped by the server (annotation/_hold.html).
+      alerts.insertAdjacentHTML("afterbegin", body.hold);
+      const banner = document.getElementById("rating-hold");
+      if (banner) {
+        banner.setAttribute("role", "alert");
+        banner.setAttribute("tabindex", "-1");
+        banner.scrollIntoView({ block: "nearest" });
+      }
+    }
+  }
+
   function showSignedOut() {
     setStatus("Not saved: signed out.", true);
     local.write(readPayload());
@@ -340,6 +368,7 @@
 
   function submitNow() {
     if (mode === "rate") {
+      if (held) return;
       if (stale) { showStale(); return; }
       if (signedOut) { showSignedOut(); return; }
       local.write(readPayload());
@@ -465,7 +494,7 @@
     if (readonly) return;
     if (mode === "rate") {
       local.write(readPayload());
-      if (!stale && !signedOut) { setStatus("Unsaved changes"); scheduleSave(); }
+      if (!stale && !signedOut && !held) { setStatus("Unsaved changes"); scheduleSave(); }
     } else if (mode === "practice") {
       local.write(readPayload());
     }
@@ -642,7 +671,13 @@
       const box = currentDimension.querySelector("[data-flag]");
       box.checked = !box.checked;
       showFlag(currentDimension);
-      if (box.checked) currentDimension.querySelector("[data-flag-note]").focus();
+      // Focus stays on the dimension, so that j and k go on moving (not typed into the
+      // note); Shift+F is the way into the note.
+      changed();
+    } else if (key === "F" && currentDimension && currentDimension.querySelector("[data-flag]") && !readonly) {
+      currentDimension.querySelector("[data-flag]").checked = true;
+      showFlag(currentDimension);
+      currentDimension.querySelector("[data-flag-note]").focus();
       changed();
     } else if (["1", "2", "3"].includes(key) && form.querySelector("input[name=confidence]") && !readonly) {
       const radio = form.querySelectorAll("input[name=confidence]")[parseInt(key, 10) - 1];

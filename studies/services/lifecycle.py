@@ -17,7 +17,7 @@ from studies import selectors
 from studies.errors import StudySetupError
 from studies.events import study_event_record
 from studies.models import Study, StudyEvent
-from studies.signals import analysis_inputs_announce
+from studies.signals import analysis_inputs_announce, raters_need_cases_announce
 
 from .guards import locked_study
 
@@ -64,6 +64,7 @@ def study_pilot_start(*, study: Study, actor: User | None) -> Study:
         fingerprint=selectors.study_protocol_fingerprint(study=study),
     )
     analysis_inputs_announce(study_id=study.pk, reason="pilot")
+    raters_need_cases_announce(study_id=study.pk, reason="pilot")
     return study
 
 
@@ -95,6 +96,7 @@ def study_open(*, study: Study, actor: User | None, acknowledge_warnings: bool =
     )
     # The analysis now reads the main phase, not the pilot.
     analysis_inputs_announce(study_id=study.pk, reason="open")
+    raters_need_cases_announce(study_id=study.pk, reason="open")
     return study
 
 
@@ -126,6 +128,7 @@ def study_reopen(*, study: Study, actor: User | None) -> Study:
     study.save(update_fields=["status", "closed_at"])
     study_event_record(study=study, actor=actor, kind=StudyEvent.Kind.REOPENED)
     analysis_inputs_announce(study_id=study.pk, reason="reopen")
+    raters_need_cases_announce(study_id=study.pk, reason="reopen")
     return study
 
 

@@ -7,7 +7,7 @@ from studies.errors import StudySetupError
 from studies.events import study_event_record
 from studies.locks import membership_lock, study_lock
 from studies.models import Membership, Study, StudyEvent
-from studies.signals import analysis_inputs_announce
+from studies.signals import analysis_inputs_announce, raters_need_cases_announce
 
 # The pseudonyms the people who rate and who resolve disagreements go by in a study.
 PSEUDONYM_PREFIXES: dict[str, str] = {
@@ -35,6 +35,10 @@ def membership_add(*, study: Study, user: User, role: str) -> Membership:
             number += 1
         membership.pseudonym = f"{prefix}-{number:02d}"
         membership.save(update_fields=["pseudonym"])
+    if created and role == Membership.Role.RATER:
+        # A rater who joins a study that is running gets their cases without anyone
+        # pressing Assign (annotation decides, once this commits).
+        raters_need_cases_announce(study_id=study.pk, reason="rater_joined")
     return membership
 
 

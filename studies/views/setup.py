@@ -111,6 +111,7 @@ def study_status(request, slug, action):
             "allowed": transition.allowed_from(study),
             "error": error,
             "problems": selectors.study_open_problems(study=study) if starting else [],
+            "checklist": selectors.study_setup_checklist(study=study) if starting else [],
             **(selectors.study_blinding_check(study=study) if starting else {}),
             "summary": selectors.study_case_summary(study=study),
             "fingerprint": selectors.study_protocol_fingerprint(study=study)

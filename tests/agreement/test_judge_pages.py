@@ -16,6 +16,7 @@ from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
 from agreement.judges import calibration
+from agreement.judges.files import JudgeImportError
 from agreement.models import Judge, JudgeOutput
 from agreement.selectors import study_ratings
 from agreement.services import judge_outputs_import
@@ -480,3 +481,43 @@ def test_the_keyswap_comparison_catches_a_calibration_that_reads_the_key(
     before = _coordinator_view(client, study)
     _swap_the_key(study)
     assert _coordinator_view(client, study) != before
+
+
+def test_a_file_with_two_problems_of_two_kinds_reports_both(study):
+    good = {"case_id": "TC-001", "order": "AB", "judge": "j", "output": "Fine.\n[[A]]"}
+    lines = [good, {**good, "case_id": "TC-999"}, {**good, "order": "CA"}]
+    data = "\n".join(json.dumps(line) for line in lines).encode()
+    with pytest.raises(JudgeImportError) as refused:
+        judge_outputs_import(study=study, filename="outputs.jsonl", data=data)
+    problems = refused.value.problems
+    assert any("Line/row 2" in p and "TC-999" in p for p in problems)
+    assert any("Line/row 3" in p and "'CA'" in p for p in problems)
+    assert not JudgeOutput.objects.exists()
+
+
+def test_without_a_preference_dimension_the_calibration_says_why_no_human_comparison(client, db):
+    lead = UserFactory(username="no-preference-lead")
+    study = study_create(slug="no-preference", name="No preference", lead=lead)
+    study_services.test_cases_add(
+        study=study, systems=["alpha", "beta"], cases=make_cases(2, ("alpha", "beta"))
+    )
+    rater = membership_add(study=study, user=UserFactory(), role=Membership.Role.RATER)
+    assignments_create_all(study=study, rater=rater)
+    client.force_login(lead)
+    page = client.get(reverse("agreement:judges", args=[study.slug]))
+    assert "no pairwise preference dimension" in page.content.decode()
+    lines = [
+        {"case_id": case, "order": order, "judge": "j", "output": "Because.\n[[A]]"}
+        for case in ("TC-001", "TC-002")
+        for order in ("AB", "BA")
+    ]
+    judge_outputs_import(
+        study=study, filename="j.jsonl", data="\n".join(map(json.dumps, lines)).encode()
+    )
+    unblind(study)
+    judge = Judge.objects.get(study=study, name="j")
+    html = computed_page(
+        client, "agreement:judge_calibration", study.slug, judge.uuid
+    ).content.decode()
+    assert "no pairwise preference dimension" in html
+    assert "No submitted human ratings yet" not in html

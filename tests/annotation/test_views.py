@@ -4,7 +4,10 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Rating
+from jobs.models import Job
+from jobs.services import job_create
 from studies.models import Membership
+from studies.services import rater_pause_automatic, rater_status_change
 from tests.payloads import full_marks_payload
 
 from ..factories import UserFactory, make_study
@@ -312,7 +315,8 @@ def test_rating_page_offers_flags_navigation_help_and_shortcuts(client, rater, m
     cases = list(membership.assignments.order_by("position"))
     client.force_login(rater)
     page = client.get(rate_url(cases[1])).text
-    assert "case 2 of 4" in page
+    assert "Case 2 <span" in page and "· 2 of 4 in your list" in page
+    assert "case 2 of 4" not in page  # not "Case 2 case 2 of 4"
     assert reverse("annotation:rate", args=[cases[0].uuid]) in page
     assert reverse("annotation:rate", args=[cases[2].uuid]) in page
     assert page.count("data-flag ") + page.count("data-flag>") == 10  # 5 dimensions x 2 responses
@@ -350,3 +354,52 @@ def test_an_oversized_draft_is_refused_clearly(client, rater, assignment):
     assert "too large" in response.json()["error"]
     assignment.refresh_from_db()
     assert (assignment.version, assignment.draft) == (0, {})
+
+
+def test_a_save_bringing_the_stored_answers_with_an_older_version_is_no_conflict(
+    client, rater, assignment
+):
+    # The page's save as it unloads lands after the reloaded page was rendered: the new
+    # page sends the same answers at the version it was rendered at.
+    client.force_login(rater)
+    url = reverse("annotation:draft", args=[assignment.uuid])
+
+    def save(payload, version):
+        body = json.dumps({"payload": payload, "version": version})
+        return client.post(url, body, content_type="application/json")
+
+    assert save(full_marks_payload(), 0).json()["version"] == 1
+    again = save(full_marks_payload(), 0)
+    assert again.status_code == 200 and again.json()["version"] == 1  # nothing new written
+    different = save({**full_marks_payload(), "notes": "something else"}, 0)
+    assert different.status_code == 409
+
+
+def test_an_autosave_refused_by_a_pause_brings_the_pages_banner(client, rater, assignment, lead):
+    client.force_login(rater)
+    url = reverse("annotation:draft", args=[assignment.uuid])
+    body = json.dumps({"payload": full_marks_payload(), "version": 0})
+    rater_status_change(membership=assignment.rater, action="pause", reason="Look", actor=lead)
+    refused = client.post(url, body, content_type="application/json")
+    assert refused.status_code == 403 and refused.json()["closed"] is True
+    assert "An administrator has paused it" in refused.json()["hold"]
+    rater_status_change(membership=assignment.rater, action="reinstate", reason="ok", actor=lead)
+    rater_pause_automatic(
+        membership_id=assignment.rater_id, rule="QC-001", reason="Gold accuracy low", evidence={}
+    )
+    banner = client.post(url, body, content_type="application/json").json()["hold"]
+    assert "paused automatically" in banner and "gold" not in banner.lower()
+    page = client.get(rate_url(assignment)).text
+    assert "paused automatically" in page and "An administrator has paused it" not in page
+
+
+def test_a_rater_whose_cases_are_on_the_way_is_told_so(client, rater, membership, study):
+    membership.assignments.all().delete()
+    client.force_login(rater)
+    page = client.get(reverse("annotation:assignments", args=[study.slug])).text
+    assert "No cases have been assigned to you yet" in page and "0 of 0" not in page
+    job_create(kind=Job.Kind.ASSIGN, study_id=study.pk)
+    page = client.get(reverse("annotation:assignments", args=[study.slug])).text
+    assert "Your cases are being assigned" in page and "0 of 0" not in page
+    home = client.get(reverse("home")).text
+    assert "No cases assigned yet" in home and "0 of 0" not in home

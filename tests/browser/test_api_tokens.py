@@ -8,6 +8,8 @@ import urllib.request
 import pytest
 from playwright.sync_api import expect
 
+from studies.models import ApiToken
+
 from ..factories import PASSWORD, UserFactory, make_study
 from .accessibility import assert_accessible, assert_fits
 from .conftest import sign_in
@@ -50,6 +52,11 @@ def test_a_token_from_the_page_drives_the_api_until_revoked(
     status, body = api_get(live_server, f"studies/tokens-{width}/", secret)
     assert (status, body["slug"]) == (200, f"tokens-{width}")
 
+    # Reloading the page does not send the form again: one token, its secret gone.
+    page.reload()
+    expect(page.get_by_role("heading", name="Your tokens")).to_be_visible()
+    assert ApiToken.objects.filter(user=lead).count() == 1
+    assert secret not in page.content()
     page.goto(f"{live_server.url}/account/tokens/")
     assert secret not in page.content()
     page.once("dialog", lambda dialog: dialog.accept())

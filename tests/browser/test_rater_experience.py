@@ -110,7 +110,10 @@ def test_scoring_with_the_keyboard_only(page, live_server, setup):
     keys.type("+")
     keys.type("pre-register update rules")
     keys.press("Escape")
-    keys.type("f")  # hard to apply: the focus moves to the note
+    keys.type("f")  # hard to apply; the focus stays on the dimension, so j and k move on
+    keys.type("j")
+    keys.type("k")  # back on Actionability; nothing was typed into its note
+    keys.press("Shift+F")  # into the note
     keys.type("vague or not?")
     keys.press("Escape")
     keys.type("j")  # Response B, Depth of Analysis
