@@ -23,6 +23,9 @@ it allows), ``lists_items`` (the self-check sets what was listed side by side) a
   ``agreement_value(value, *, flipped) -> float | None``: the number Krippendorff's alpha
   sees, in key order; None when unanswered. ``agreement_values``: every number it can
   give, in order (the full scale for weighted kappa, used or not).
+  ``analysed_apart()``: the values the analysis reports apart from the main comparison
+  (protocol 9, "partly correct analysed separately"), as (agreement value, label); only
+  nominal categories can name some, every other kind gives ().
   ``cell_out(value, *, flipped)``: what a worksheet cell shows ("" when nothing), and
   ``cell_in(text, *, header) -> raw answer`` for ``clean`` (``read_cell`` does both steps);
   ``cell_choices``/``cell_aliases``/``describe_choices()``/``describe_cell()`` say what a
@@ -307,6 +310,10 @@ class DimensionKind:
     def agreement_values(self) -> tuple[float, ...]:
         """Every value ``agreement_value`` can give, in order: the scale's possible points."""
         return tuple(sorted(float(v) for v in self.cell_choices))
+
+    def analysed_apart(self) -> tuple[tuple[float, str], ...]:
+        """The values analysed apart, as (agreement value, label); none for most kinds."""
+        return ()
 
     # --- the worksheet ---------------------------------------------------------------
 

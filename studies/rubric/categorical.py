@@ -2,7 +2,9 @@
 
 Stored ``{"choice": code or None}``. Categories have no order, so they give no points and
 are not part of the total (``max_points`` is 0). For agreement a category is numbered by
-its position in the configuration.
+its position in the configuration. Categories named in ``apart`` (codes) are analysed
+apart: the report gives their share per system (protocol 9, "partly correct analysed
+separately").
 """
 
 from dataclasses import dataclass
@@ -33,6 +35,7 @@ class CategoricalDimension(SingleChoice):
     key: str
     name: str
     categories: tuple[Category, ...]
+    apart: tuple[str, ...] = ()  # codes of the categories analysed apart
     kind = "categorical"
     label = "Nominal categories"
     default_level = "nominal"
@@ -49,6 +52,17 @@ class CategoricalDimension(SingleChoice):
             help_text=(
                 f"{LINE_HELP} The category, then an optional help text, e.g. 'Personal data "
                 "| Reveals data about a person'. Each gets a code from its name for exports."
+            ),
+        ),
+        ConfigField(
+            "analysed_apart",
+            label="Categories analysed apart",
+            rows=2,
+            required=False,
+            help_text=(
+                "Optional, one category per line as named above (e.g. 'Partly correct'): "
+                "the report gives their share per system with an exact interval, apart "
+                "from the main comparison. Frozen with the protocol."
             ),
         ),
     )
@@ -73,20 +87,44 @@ class CategoricalDimension(SingleChoice):
         codes = [category.value for category in categories]
         if len(set(codes)) != len(codes):
             raise RubricValueError(f"{name}: two categories have the same code.")
-        return cls(key=key, name=name, categories=tuple(categories))
+        apart = config.get("apart") or []
+        if not isinstance(apart, list) or any(code not in codes for code in apart):
+            raise RubricValueError(f"{name}: the categories analysed apart must be its own.")
+        if len(set(apart)) != len(apart) or len(apart) >= len(codes):
+            raise RubricValueError(
+                f"{name}: analyse apart each category once, and not every category."
+            )
+        return cls(key=key, name=name, categories=tuple(categories), apart=tuple(apart))
 
     @classmethod
     def config_from_form(cls, texts: dict) -> dict:
-        return {
-            "categories": [
-                {"value": code_from(row["label"]) or f"category_{number}", **row}
-                for number, row in enumerate(labelled_lines(texts["categories"]), start=1)
-            ]
-        }
+        categories = [
+            {"value": code_from(row["label"]) or f"category_{number}", **row}
+            for number, row in enumerate(labelled_lines(texts["categories"]), start=1)
+        ]
+        codes = {row["label"].casefold(): row["value"] for row in categories}
+        codes |= {row["value"].casefold(): row["value"] for row in categories}
+        apart = []
+        for line in (texts.get("analysed_apart") or "").splitlines():
+            if not line.strip():
+                continue
+            code = codes.get(line.strip().casefold())
+            if code is None:
+                raise ValueError(
+                    f"Categories analysed apart: {line.strip()[:50]!r} is not one of the "
+                    "categories."
+                )
+            if code not in apart:
+                apart.append(code)
+        return {"categories": categories, **({"apart": apart} if apart else {})}
 
     @classmethod
     def config_to_form(cls, config: dict) -> dict:
-        return {"categories": labelled_text(config["categories"])}
+        labels = {row["value"]: row["label"] for row in config["categories"]}
+        return {
+            "categories": labelled_text(config["categories"]),
+            "analysed_apart": "\n".join(labels.get(code, code) for code in config.get("apart", [])),
+        }
 
     @property
     def max_points(self) -> int:
@@ -105,6 +143,13 @@ class CategoricalDimension(SingleChoice):
     @property
     def agreement_values(self) -> tuple[float, ...]:
         return tuple(float(position) for position in range(len(self.categories)))
+
+    def analysed_apart(self) -> tuple[tuple[float, str], ...]:
+        """The categories analysed apart, as (agreement value, label)."""
+        codes = self.cell_choices
+        return tuple(
+            (float(codes.index(c.value)), c.label) for c in self.categories if c.value in self.apart
+        )
 
     def _option_rows(self) -> list[tuple]:
         return [(c.value, c.label, c.help) for c in self.categories]
