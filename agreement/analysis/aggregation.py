@@ -119,7 +119,10 @@ def _sides(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return labels, np.zeros(values.shape[1], bool)
 
 
-def default_min_ratings(raters_per_item: int) -> int:
+def default_min_ratings(raters_per_item: int | None) -> int:
     """The protocol's minimum of 2 valid ratings per item, or fewer when the design plans
-    fewer raters per item (a study of one rater per item would otherwise exclude every item)."""
+    fewer raters per item (a study of one rater per item would otherwise exclude every
+    item); ``None``: every rater rates every case, so 2."""
+    if raters_per_item is None:
+        return DEFAULT_MIN_RATINGS
     return max(1, min(DEFAULT_MIN_RATINGS, raters_per_item))

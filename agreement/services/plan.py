@@ -186,6 +186,12 @@ def primary_measure_named(*, study: Study) -> dict | None:
 MAX_MIN_RATINGS = 50
 
 
+def min_ratings_highest(*, study: Study) -> int:
+    """The highest minimum of valid ratings a plan may ask: the raters per item (a higher
+    one would exclude every item), or a bound when every rater rates every case."""
+    return max(1, study.raters_per_item or MAX_MIN_RATINGS)
+
+
 def aggregation_choices(*, study: Study) -> list[dict]:
     """Each question that labels its items, in the rubric's order: its dimension's key and
     name, the rules that fit it ((rule, name), the default first) and the rule the plan
@@ -220,6 +226,7 @@ def aggregation_get(*, study: Study) -> dict:
         "min_ratings": study_min_ratings(study=study, plan=plan),
         "min_ratings_set": bool(plan and plan.min_ratings),
         "min_ratings_default": default_min_ratings(study.raters_per_item),
+        "min_ratings_highest": min_ratings_highest(study=study),
     }
 
 
@@ -250,14 +257,15 @@ def aggregation_set(
             raise AnalysisPlanError(f"{row['name']}: choose one of the rules listed.")
         if rule != row["default"]:
             chosen[key] = rule
+    highest = min_ratings_highest(study=study)
     if min_ratings is not None and (
         isinstance(min_ratings, bool)
         or not isinstance(min_ratings, int)
-        or not 1 <= min_ratings <= max(study.raters_per_item, 1)
+        or not 1 <= min_ratings <= highest
     ):
         raise AnalysisPlanError(
-            "The minimum of valid ratings per item is a whole number from 1 to the raters "
-            f"per item ({study.raters_per_item})."
+            f"The minimum of valid ratings per item is a whole number from 1 to {highest} "
+            "(the raters per item)."
         )
     named = ", ".join(
         f"{choices[key]['name']}: {RULES[rule].lower()}" for key, rule in chosen.items()
