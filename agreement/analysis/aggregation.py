@@ -35,7 +35,7 @@ class Aggregate:
 
     labels: np.ndarray
     n_ratings: np.ndarray  # valid ratings per unit
-    excluded: np.ndarray  # rated, but fewer than the minimum
+    excluded: np.ndarray  # fewer valid ratings than the minimum (none included)
     ties: np.ndarray  # majority without a single winner (values only, not preference sides)
     adjudicated: np.ndarray  # the label is the adjudicated answer
     changed: np.ndarray  # an adjudicated answer that differs from the majority label
@@ -62,8 +62,8 @@ def aggregate(
         raise ValueError("matrix must be raters x units")
     n_units = values.shape[1]
     counts = (~np.isnan(values)).sum(axis=0)
-    excluded = (counts > 0) & (counts < min_ratings)
     kept = counts >= max(min_ratings, 1)
+    excluded = ~kept
     majority, majority_ties = (_sides if sides else _majority)(values)
     ties = majority_ties
     if rule == MEAN:
