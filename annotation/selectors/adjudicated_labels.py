@@ -46,8 +46,8 @@ def study_adjudicated_labels(
     for case_id, answers in rows.iterator():
         case = case_index[case_id]
         answers = answers if isinstance(answers, dict) else {}
-        responses = answers.get("responses") if isinstance(answers.get("responses"), dict) else {}
-        per_case = answers.get("case") if isinstance(answers.get("case"), dict) else {}
+        responses = _part(answers, "responses")
+        per_case = _part(answers, "case")
         for key, scoring in rubric:
             if scoring.scope == "case":
                 value = scoring.agreement_value(per_case.get(key), flipped=False)
@@ -63,6 +63,12 @@ def study_adjudicated_labels(
                 if value is not None and not math.isnan(value):
                     values[key][case * len(labels) + label_index[label]] = value
     return values
+
+
+def _part(answers: dict, name: str) -> dict:
+    """One part of an adjudication's answers ("responses" or "case"); {} if none."""
+    part = answers.get(name)
+    return part if isinstance(part, dict) else {}
 
 
 def adjudication_counts(*, study: Study, case_ids: list[int] | None = None) -> dict:
