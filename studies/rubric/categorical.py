@@ -10,9 +10,12 @@ separately").
 from dataclasses import dataclass
 
 from .base import (
+    APART_HELP,
     LINE_HELP,
     ConfigField,
     RubricValueError,
+    apart_checked,
+    apart_from_form,
     clean_text,
     code_from,
     labelled_lines,
@@ -59,11 +62,7 @@ class CategoricalDimension(SingleChoice):
             label="Categories analysed apart",
             rows=2,
             required=False,
-            help_text=(
-                "Optional, one category per line as named above (e.g. 'Partly correct'): "
-                "the report gives their share per system with an exact interval, apart "
-                "from the main comparison. Frozen with the protocol."
-            ),
+            help_text=APART_HELP,
         ),
     )
 
@@ -87,14 +86,8 @@ class CategoricalDimension(SingleChoice):
         codes = [category.value for category in categories]
         if len(set(codes)) != len(codes):
             raise RubricValueError(f"{name}: two categories have the same code.")
-        apart = config.get("apart") or []
-        if not isinstance(apart, list) or any(code not in codes for code in apart):
-            raise RubricValueError(f"{name}: the categories analysed apart must be its own.")
-        if len(set(apart)) != len(apart) or len(apart) >= len(codes):
-            raise RubricValueError(
-                f"{name}: analyse apart each category once, and not every category."
-            )
-        return cls(key=key, name=name, categories=tuple(categories), apart=tuple(apart))
+        apart = apart_checked(config.get("apart") or [], codes, name=name)
+        return cls(key=key, name=name, categories=tuple(categories), apart=apart)
 
     @classmethod
     def config_from_form(cls, texts: dict) -> dict:
@@ -104,18 +97,7 @@ class CategoricalDimension(SingleChoice):
         ]
         codes = {row["label"].casefold(): row["value"] for row in categories}
         codes |= {row["value"].casefold(): row["value"] for row in categories}
-        apart = []
-        for line in (texts.get("analysed_apart") or "").splitlines():
-            if not line.strip():
-                continue
-            code = codes.get(line.strip().casefold())
-            if code is None:
-                raise ValueError(
-                    f"Categories analysed apart: {line.strip()[:50]!r} is not one of the "
-                    "categories."
-                )
-            if code not in apart:
-                apart.append(code)
+        apart = apart_from_form(texts.get("analysed_apart", ""), codes)
         return {"categories": categories, **({"apart": apart} if apart else {})}
 
     @classmethod

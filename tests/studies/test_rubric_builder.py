@@ -214,13 +214,21 @@ def test_categories_can_be_named_to_be_analysed_apart():
     # The category's agreement value (its position) and its label.
     assert kind.analysed_apart() == ((1.0, "Unsafe advice"),)
     assert type(kind).config_to_form(config)["analysed_apart"] == "Unsafe advice"
-    # Other kinds name none.
-    scale = DIMENSION_FORMS["scale"](form_data("scale"))
-    assert scale.is_valid()
+    # A scale names options apart too ("partly correct" of a correctness scale), by label or
+    # value; kinds without values to name give none.
+    scale = DIMENSION_FORMS["scale"](form_data("scale", analysed_apart="fair\n3"))
+    assert scale.is_valid(), scale.errors
+    assert scale.cleaned_data["config"]["apart"] == [2, 3]
+    kind = dimension_from_config(
+        key="s", name="S", kind="scale", config=scale.cleaned_data["config"]
+    )
+    assert kind.analysed_apart() == ((2.0, "Fair"), (3.0, "Good"))
+    assert type(kind).config_to_form(scale.cleaned_data["config"])["analysed_apart"] == "Fair\nGood"
+    checklist = DIMENSION_FORMS["checklist"](form_data("checklist"))
+    assert checklist.is_valid()
+    config = checklist.cleaned_data["config"]
     assert (
-        dimension_from_config(
-            key="s", name="S", kind="scale", config=scale.cleaned_data["config"]
-        ).analysed_apart()
+        dimension_from_config(key="c", name="C", kind="checklist", config=config).analysed_apart()
         == ()
     )
 
@@ -228,8 +236,8 @@ def test_categories_can_be_named_to_be_analysed_apart():
 @pytest.mark.parametrize(
     ("apart", "message"),
     [
-        ("Harmless", "is not one of the categories"),
-        ("None\nUnsafe advice\nPersonal data", "not every category"),
+        ("Harmless", "is not one of the values"),
+        ("None\nUnsafe advice\nPersonal data", "not every value"),
     ],
 )
 def test_categories_analysed_apart_must_be_some_of_its_own(apart, message):
