@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from agreement.analysis.agreement import DimensionData
 from agreement.analysis.aggregation import ADJUDICATED, MAJORITY, MEAN, aggregate
+from agreement.analysis.agreement import DimensionData
 from agreement.analysis.outcomes import (
     TOTAL_MEASURE,
     ComparisonData,
