@@ -264,7 +264,7 @@ class _Labels:
     labels: np.ndarray
     rule: str
     excluded: int  # cases under the minimum of valid ratings
-    ties: int  # cases with a tie (no single majority)
+    ties: int  # cases with a tie (no single majority; a preference's balanced verdict)
     adjudicated: int  # cases labelled by an adjudicated answer
     changed: int  # cases whose adjudicated answer differs from the majority label
 
@@ -294,7 +294,8 @@ def _label(data: ComparisonData, key: str, matrix, *, rule: str, sides: bool = F
         labels=labels,
         rule=rule,
         excluded=int(excluded.sum()),
-        ties=int((per_case(result.ties) & ~excluded).sum()),
+        # A preference's tie is its balanced verdict (0), which the win rates count.
+        ties=int((per_case(result.labels == 0 if sides else result.ties) & ~excluded).sum()),
         adjudicated=int((per_case(result.adjudicated) & ~excluded).sum()),
         changed=int((per_case(result.changed) & ~excluded).sum()),
     )
