@@ -290,3 +290,14 @@ def test_a_rule_that_does_not_fit_the_question_falls_back_to_its_default():
     # A yes/no outcome's mean reads as its majority; an unknown rule is the default.
     assert _question(result, dimension_measure("harm"))["rule"] == MAJORITY
     assert _question(result, dimension_measure("correct"))["rule"] == MAJORITY
+
+
+def test_a_preference_question_counts_its_tie_verdicts_as_the_win_rates_do():
+    from .simulation import simulated_study
+
+    result = compare_systems(simulated_study(n_cases=40, effect=0.0, seed=3), n_resamples=50)
+    preference = result["preferences"][0]
+    summary = _question(result, dimension_measure(preference["key"]))
+    ties = sum(pair["items"]["ties"] for pair in preference["pairs"])
+    assert summary["rule"] == MAJORITY and ties > 0
+    assert summary["tied_items"] == ties
