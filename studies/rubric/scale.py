@@ -115,7 +115,7 @@ class ScaleDimension(SingleChoice):
                 {"value": int(parts[0]), "label": parts[1], "anchor": " | ".join(parts[2:])}
             )
         lookup = {str(o["value"]): o["value"] for o in options}
-        lookup |= {o["label"].casefold(): o["value"] for o in options}
+        lookup |= {str(o["label"]).casefold(): o["value"] for o in options}
         apart = apart_from_form(texts.get("analysed_apart", ""), lookup)
         return {"options": options, **({"apart": apart} if apart else {})}
 
