@@ -6,10 +6,18 @@ from rest_framework import serializers
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from core.api import ErrorResponseSerializer
+from core.api import ErrorResponseSerializer, body_object
 from studies import access
 
 from .selectors import agreement_is_stale, study_agreement
+from .services.plan import (
+    AnalysisPlanError,
+    aggregation_choices,
+    aggregation_get,
+    aggregation_set,
+    primary_measure_get,
+    stratum_shares_text,
+)
 
 ERRORS = {code: ErrorResponseSerializer for code in (401, 403, 404, 429)}
 
@@ -53,6 +61,85 @@ def study_agreement_result(request, slug):
     )
 
 
+AnalysisPlanSerializer = inline_serializer(
+    "AnalysisPlan",
+    {
+        "primary_measure": serializers.CharField(),
+        "stratum_shares": serializers.CharField(),
+        "aggregation": serializers.DictField(child=serializers.CharField()),
+        "min_ratings": serializers.IntegerField(),
+        "min_ratings_set": serializers.BooleanField(),
+        "min_ratings_default": serializers.IntegerField(),
+        "questions": serializers.ListField(child=serializers.DictField()),
+    },
+)
+
+
+def _plan(study) -> dict:
+    aggregation = aggregation_get(study=study)
+    return {
+        "primary_measure": primary_measure_get(study=study),
+        "stratum_shares": stratum_shares_text(study=study),
+        "aggregation": aggregation["rules"],
+        "min_ratings": aggregation["min_ratings"],
+        "min_ratings_set": aggregation["min_ratings_set"],
+        "min_ratings_default": aggregation["min_ratings_default"],
+        "questions": [
+            {
+                "key": row["key"],
+                "name": row["name"],
+                "rules": [rule for rule, _ in row["rules"]],
+                "default": row["default"],
+                "analysed_apart": row["apart"],
+            }
+            for row in aggregation_choices(study=study)
+        ],
+    }
+
+
+@extend_schema(
+    methods=["GET"],
+    summary="The analysis plan: primary question, stratum shares, aggregation per item",
+    responses={200: AnalysisPlanSerializer, **ERRORS},
+)
+@extend_schema(
+    methods=["PATCH"],
+    summary="Set the aggregation rule per question and the minimum of valid ratings per item",
+    description=(
+        "`aggregation`: {dimension key: rule} (a question left out of it takes its default; "
+        "without `aggregation` the rules stay); `min_ratings`: a whole number, or null for "
+        "the default (left out: it stays). Before unblinding only; a change after opening "
+        "is recorded as a deviation."
+    ),
+    request=inline_serializer(
+        "AggregationIn",
+        {
+            "aggregation": serializers.DictField(child=serializers.CharField()),
+            "min_ratings": serializers.IntegerField(allow_null=True),
+        },
+    ),
+    responses={200: AnalysisPlanSerializer, **ERRORS},
+)
+@api_view(["GET", "PATCH"])
+def study_analysis_plan(request, slug):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    if request.method == "PATCH":
+        body, current = body_object(request), aggregation_get(study=study)
+        # What the body leaves out stays as it is.
+        rules = body.get("aggregation", current["rules"])
+        if not isinstance(rules, dict) or not all(isinstance(v, str) for v in rules.values()):
+            raise AnalysisPlanError("`aggregation` maps each dimension key to a rule's name.")
+        kept = current["min_ratings"] if current["min_ratings_set"] else None
+        aggregation_set(
+            study=study,
+            actor=request.user,
+            rules=rules,
+            min_ratings=body.get("min_ratings", kept),
+        )
+    return Response(_plan(study))
+
+
 urlpatterns = [
     path("studies/<slug:slug>/agreement/", study_agreement_result, name="agreement"),
+    path("studies/<slug:slug>/analysis-plan/", study_analysis_plan, name="analysis_plan"),
 ]

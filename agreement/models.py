@@ -110,7 +110,8 @@ class JudgeOutput(models.Model):
 class AnalysisPlan(models.Model):
     """What the coordinator decided about the analysis: the strata's real shares, which
     weight the overall estimate when the sample's shares differ from them (protocol 5.1),
-    and the measure of the primary question (protocol section 1)."""
+    the measure of the primary question (protocol section 1), and how each question's
+    ratings are aggregated per item, with the minimum of valid ratings (protocol 9)."""
 
     study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="analysis_plan")
     # {stratum: share}, shares summing to 1; {} = the sample's own shares (unweighted).
@@ -118,6 +119,12 @@ class AnalysisPlan(models.Model):
     # The measure of the primary question: "total" or a dimension's key (see
     # ``agreement.services.plan.primary_measure_choices``); "" = the default rule.
     primary_measure = models.CharField(max_length=64, blank=True)
+    # {dimension key: rule} for the dimensions whose rule is not their default (see
+    # ``agreement.analysis.aggregation.RULES`` and ``DimensionRole.rules``).
+    aggregation = models.JSONField(default=dict, blank=True)
+    # Items with fewer valid ratings are excluded and counted; None = the default,
+    # ``aggregation.default_min_ratings`` (2, or fewer if the design plans fewer raters).
+    min_ratings = models.PositiveSmallIntegerField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self):

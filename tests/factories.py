@@ -3,6 +3,7 @@
 import factory
 from django.contrib.auth import get_user_model
 
+from annotation.models import Adjudication
 from annotation.services import assignments_create_all
 from annotation.services.participation import consent_record
 from studies.models import Membership, Study
@@ -58,3 +59,13 @@ def make_study(
     study.status = status
     study.save(update_fields=["status"])
     return study
+
+
+def adjudication_make(*, test_case, triggers: dict, status=None, answers=None) -> Adjudication:
+    """An adjudication of a case, made directly (the screen's service is not needed)."""
+    return Adjudication.objects.create(
+        test_case=test_case,
+        triggers=triggers,
+        status=status or Adjudication.Status.WAITING,
+        answers=answers or {},
+    )

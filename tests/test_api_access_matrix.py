@@ -70,6 +70,7 @@ RULES = {
     "api:progress": Rule("coordinator"),
     "api:export": Rule("coordinator"),
     "api:agreement": Rule("coordinator"),
+    "api:analysis_plan": Rule("coordinator", methods=("GET", "PATCH")),
     "api:unblind": Rule("lead", methods=("POST",)),
 }
 METHODS = ("GET", "POST", "PATCH", "PUT", "DELETE")

@@ -1,9 +1,13 @@
 """How the systems compare: the estimates a study reports after unblinding (no Django).
 
-The unit of analysis is the test case: each case's score for a system is the mean over
-its raters, and a case's preference verdict is the majority of its raters' judgments.
-Intervals are percentile bootstraps over cases (seeded). Before unblinding only
-``label_free_summary`` may be shown: it pools every response and never reads a system.
+The unit of analysis is the test case: each case's label for a system is its raters'
+ratings aggregated by the analysis plan's rule for that question (``aggregation``): by
+default a score is the mean over its raters, and a preference verdict or a yes/no outcome
+the majority of its raters (a tie stated as a tie). A case with fewer valid ratings than
+the plan's minimum is excluded from every estimate of that question, and counted.
+Intervals are percentile bootstraps over cases (seeded), exact (Clopper-Pearson) for
+shares. Before unblinding only ``label_free_summary`` may be shown: it pools every
+response and never reads a system.
 Formulas and references: docs/statistics.md.
 """
 
@@ -15,10 +19,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from agreement.analysis.aggregation import ADJUDICATED, MAJORITY, MEAN, RULES, Aggregate, aggregate
 from agreement.analysis.agreement import DimensionData
 from agreement.stats.estimates import (
     binomial_win_rate,
     bootstrap_means,
+    exact_share,
     holm,
     linear_fit,
     logistic_fit,
@@ -43,6 +49,24 @@ class DimensionRole:
     binary: bool = False
     preference: bool = False
     max_points: int = 0
+    # Values analysed apart from the main comparison, as (value, label): "partly correct".
+    apart: tuple[tuple[float, str], ...] = ()
+
+    @property
+    def aggregated(self) -> bool:
+        """Whether the analysis labels its items (and so takes an aggregation rule)."""
+        return self.scored or self.binary or self.preference or bool(self.apart)
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        """The aggregation rules that fit it, the default first: a score's mean (the rule of
+        the analysis before rules could be chosen), else the majority. A category has no
+        mean; a yes/no outcome's would be its majority."""
+        if self.scored:
+            return (MEAN, MAJORITY, ADJUDICATED)
+        if self.preference:
+            return (MAJORITY, MEAN, ADJUDICATED)
+        return (MAJORITY, ADJUDICATED) if self.aggregated else ()
 
 
 @dataclass(frozen=True)
@@ -69,6 +93,13 @@ class ComparisonData:
     # The measure of the primary question (``TOTAL_MEASURE`` or ``dimension_measure``);
     # "" = the default rule.
     primary_measure: str = ""
+    # The analysis plan's aggregation rule per dimension key (missing: the role's default),
+    # and the minimum of valid ratings per item (1: every rated item counts).
+    rules: dict[str, str] = field(default_factory=dict)
+    min_ratings: int = 1
+    # Per dimension key, the adjudicated answer of each unit (NaN where none), laid out as
+    # the dimension's matrix's columns and in its orientation.
+    adjudicated: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 # How a question names its measure (the analysis plan stores one): the total score, or a
@@ -122,13 +153,6 @@ def _signed(data: DimensionData) -> bool:
     return bool(data.categories) and min(data.categories) < 0 < max(data.categories)
 
 
-def _per_case(matrix: np.ndarray, n_cases: int, n_labels: int) -> np.ndarray:
-    """Raters x (cases x labels) -> cases x labels: the mean over raters."""
-    cube = np.asarray(matrix, dtype=float).reshape(-1, n_cases, n_labels)
-    with np.errstate(invalid="ignore"), _quiet():
-        return np.nanmean(cube, axis=0) if cube.shape[0] else np.full((n_cases, n_labels), np.nan)
-
-
 def _quiet():
     """Silence numpy's "mean of empty slice": an unrated case is NaN on purpose."""
     return warnings.catch_warnings(action="ignore", category=RuntimeWarning)
@@ -153,13 +177,15 @@ def _case_weights(strata: list[str], shares: dict[str, float], cases: np.ndarray
 
 
 def compare_systems(data: ComparisonData, *, n_resamples: int = 10_000, seed: int = 0) -> dict:
-    """Every estimate of the report: per system, paired, preferences, McNemar, questions
-    with Holm's correction, length and confidence. JSON-ready."""
+    """Every estimate of the report: per system, paired, preferences, McNemar with exact
+    shares, the values analysed apart, questions with Holm's correction, length and
+    confidence, and how each question's items were labelled. JSON-ready."""
     n_cases, n_labels = data.case_systems.shape
     pairs = list(itertools.combinations(range(len(data.systems)), 2))
     shares = {k: v for k, v in (data.stratum_shares or {}).items() if v > 0}
     strata = sorted(set(data.strata)) if len(set(data.strata)) > 1 else []
-    measures = _measures(data, n_cases, n_labels)
+    labelled = _labelled(data)
+    measures = _measures(data, labelled)
     scores = [
         _by_system(per_label, data.case_systems, len(data.systems)) for *_, per_label in measures
     ]
@@ -185,13 +211,21 @@ def compare_systems(data: ComparisonData, *, n_resamples: int = 10_000, seed: in
         paired += _paired(data, (m, key, name), scores, pairs, differences, boot)
         if key == "total":
             cases_plot += _cases_plot(data, scores[m], pairs)
+    verdicts = {
+        role.key: labelled[dimension_measure(role.key)][0] for role in data.roles if role.preference
+    }
     preferences = [
-        _preference(data, dim, role, pairs, n_resamples=n_resamples, seed=seed)
+        _preference(data, dim, role, pairs, verdicts[role.key], n_resamples=n_resamples, seed=seed)
         for role, dim in zip(data.roles, data.dimensions, strict=True)
         if role.preference
     ]
+    outcomes = {
+        role.key: _outcome_labels(data, dim, role)
+        for role, dim in zip(data.roles, data.dimensions, strict=True)
+        if role.binary or role.apart
+    }
     mcnemar = [
-        _mcnemar(data, dim, role, pairs)
+        _mcnemar(data, dim, role, pairs, outcomes[role.key])
         for role, dim in zip(data.roles, data.dimensions, strict=True)
         if role.binary
     ]
@@ -200,17 +234,119 @@ def compare_systems(data: ComparisonData, *, n_resamples: int = 10_000, seed: in
         "n_cases": int(n_cases),
         "strata": _strata(data, strata, shares),
         "weighted_by_shares": weighted,
+        "aggregation": _aggregation_summary(data, labelled, outcomes),
         "per_system": per_system,
         "paired": paired,
         "cases_plot": cases_plot,
         "preferences": preferences,
         "mcnemar": mcnemar,
+        "apart": [_apart(data, role, outcomes[role.key]) for role in data.roles if role.apart],
         "questions": _questions(preferences, paired, mcnemar, primary=data.primary_measure),
-        "length": _length(data, measures[0][2], preferences, n_cases),
+        "length": _length(data, measures[0][2], verdicts, n_cases),
         "confidence": _confidence(data),
         "distributions": _distributions(data, n_cases, n_labels),
         "bootstrap": {"n_resamples": n_resamples, "seed": seed, "method": "percentile"},
     }
+
+
+def rule_of(data: ComparisonData, role: DimensionRole) -> str:
+    """The analysis plan's rule for a dimension, or its default when none fits."""
+    rule = data.rules.get(role.key, "")
+    return rule if rule in role.rules else role.rules[0]
+
+
+@dataclass(frozen=True)
+class _Labels:
+    """A question's items labelled by its rule: ``labels`` is cases x labels (a response's
+    dimension, the total) or cases (a preference), NaN where an item has no label; a case
+    with a response under the minimum of valid ratings has none on any of its responses."""
+
+    labels: np.ndarray
+    rule: str
+    excluded: int  # cases under the minimum of valid ratings
+    ties: int  # cases with a tie (no single majority; a preference's balanced verdict)
+    adjudicated: int  # cases labelled by an adjudicated answer
+    changed: int  # cases whose adjudicated answer differs from the majority label
+
+
+def _label(data: ComparisonData, key: str, matrix, *, rule: str, sides: bool = False) -> _Labels:
+    n_cases, n_labels = data.case_systems.shape
+    result: Aggregate = aggregate(
+        matrix, rule=rule, min_ratings=data.min_ratings,
+        adjudicated=data.adjudicated.get(key) if key else None, sides=sides,
+    )  # fmt: skip
+    labels = result.labels.copy()
+    if sides:  # one unit per case
+
+        def per_case(flags):
+            return flags
+
+    else:
+        labels = labels.reshape(n_cases, n_labels)
+        present = data.case_systems >= 0
+
+        def per_case(flags):
+            return (flags.reshape(n_cases, n_labels) & present).any(axis=1)
+
+    excluded = per_case(result.excluded)
+    labels[excluded] = np.nan
+    return _Labels(
+        labels=labels,
+        rule=rule,
+        excluded=int(excluded.sum()),
+        # A preference's tie is its balanced verdict (0), which the win rates count.
+        ties=int((per_case(result.labels == 0 if sides else result.ties) & ~excluded).sum()),
+        adjudicated=int((per_case(result.adjudicated) & ~excluded).sum()),
+        changed=int((per_case(result.changed) & ~excluded).sum()),
+    )
+
+
+def _labelled(data: ComparisonData) -> dict[str, tuple[np.ndarray, _Labels]]:
+    """Measure -> (labels, how) for the total (the mean of the raters' totals) and each
+    scored dimension and preference, by its rule."""
+    total = _label(data, "", data.totals, rule=MEAN)
+    labelled = {TOTAL_MEASURE: (total.labels, total)}
+    for role, dim in zip(data.roles, data.dimensions, strict=True):
+        if role.scored or role.preference:
+            rule = rule_of(data, role)
+            how = _label(data, role.key, dim.matrix, rule=rule, sides=role.preference)
+            labelled[dimension_measure(role.key)] = (how.labels, how)
+    return labelled
+
+
+def _outcome_labels(data: ComparisonData, dim, role: DimensionRole) -> _Labels:
+    """A yes/no outcome's or a category's label per response: the majority (a mean's rule
+    reads as the majority: a category has no mean), or the adjudicated answer."""
+    rule = rule_of(data, role)
+    return _label(data, role.key, dim.matrix, rule=MAJORITY if rule == MEAN else rule)
+
+
+def _aggregation_summary(data: ComparisonData, labelled: dict, outcomes: dict) -> dict:
+    """How each question's items were labelled: its rule, and the cases excluded (under the
+    minimum of valid ratings), tied, adjudicated, and changed by adjudication."""
+    rows = []
+    total = labelled[TOTAL_MEASURE][1]
+    entries = [(TOTAL_MEASURE, "Total score", total)]
+    for role in data.roles:
+        how = labelled.get(dimension_measure(role.key), (None, None))[1]
+        if how is None and role.key in outcomes:
+            how = outcomes[role.key]
+        if how is not None:
+            entries.append((dimension_measure(role.key), role.name, how))
+    for measure, name, how in entries:
+        rows.append(
+            {
+                "measure": measure,
+                "name": name,
+                "rule": how.rule,
+                "rule_name": RULES[how.rule],
+                "excluded_items": how.excluded,
+                "tied_items": how.ties,
+                "adjudicated_items": how.adjudicated,
+                "changed_items": how.changed,
+            }
+        )
+    return {"min_ratings": data.min_ratings, "questions": rows}
 
 
 @dataclass
@@ -224,12 +360,12 @@ class _Draws:
     means: np.ndarray | None = None
 
 
-def _measures(data: ComparisonData, n_cases: int, n_labels: int) -> list[tuple]:
-    """(key, name, per case and label) of the total and of each scored dimension."""
-    measures = [("total", "Total score", _per_case(data.totals, n_cases, n_labels))]
-    for role, dim in zip(data.roles, data.dimensions, strict=True):
+def _measures(data: ComparisonData, labelled: dict) -> list[tuple]:
+    """(key, name, label per case and key label) of the total and of each scored dimension."""
+    measures = [("total", "Total score", labelled[TOTAL_MEASURE][0])]
+    for role in data.roles:
         if role.scored:
-            measures.append((role.key, role.name, _per_case(dim.matrix, n_cases, n_labels)))
+            measures.append((role.key, role.name, labelled[dimension_measure(role.key)][0]))
     return measures
 
 
@@ -332,13 +468,14 @@ def _case_pairs(data: ComparisonData) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return first, second, valid
 
 
-def _preference(data, dim, role, pairs, *, n_resamples, seed) -> dict:
+def _preference(data, dim, role, pairs, verdicts, *, n_resamples, seed) -> dict:
+    """Each pair's win rate over cases, from each case's verdict (``verdicts``: the side its
+    label takes, 0 a tie, NaN without one), and over every judgment of those cases."""
     matrix = np.asarray(dim.matrix, dtype=float)  # raters x cases, in system order
     first, second, valid = _case_pairs(data)
     signs = np.sign(matrix)
-    with _quiet():
-        verdict_sign = np.sign(np.nansum(signs, axis=0))
-    judged = (~np.isnan(matrix)).any(axis=0) & valid
+    verdict_sign = np.nan_to_num(verdicts)
+    judged = ~np.isnan(verdicts) & valid
     result = {"key": role.key, "name": role.name, "pairs": []}
     for a, b in pairs:
         cases = judged & (first == a) & (second == b)
@@ -406,14 +543,26 @@ def _ranking(data, matrix, first, second, valid, n_resamples, seed) -> dict | No
     }
 
 
-def _mcnemar(data, dim, role, pairs) -> dict:
-    """Each case's outcome per system by majority of its raters (the dimension's higher
-    value is "positive"), then McNemar's exact test for every pair of systems."""
-    n_cases, n_labels = data.case_systems.shape
+def _mcnemar(data, dim, role, pairs, how: _Labels) -> dict:
+    """Each case's outcome per system by its rule (the dimension's higher value is
+    "positive"; a tie has no outcome and is counted), each system's share of positive
+    cases with its exact interval (RQ-003), then McNemar's exact test for every pair."""
     top = max(dim.categories)
-    positive = np.where(np.isnan(dim.matrix), np.nan, (np.asarray(dim.matrix) == top) * 1.0)
-    share = _by_system(_per_case(positive, n_cases, n_labels), data.case_systems, len(data.systems))
-    outcome = np.where(np.isnan(share), np.nan, (share > 0.5) * 1.0)
+    labels = _by_system(how.labels, data.case_systems, len(data.systems))
+    outcome = np.where(np.isnan(labels), np.nan, (labels == top) * 1.0)
+    tied = _by_system(
+        _ties_per_response(data, dim, how), data.case_systems, len(data.systems)
+    )  # fmt: skip
+    systems = [
+        {
+            "system": system,
+            **exact_share(
+                int(np.sum(outcome[:, s] == 1)), int(np.count_nonzero(~np.isnan(outcome[:, s])))
+            ),
+            "ties": int(np.nansum(tied[:, s])),
+        }
+        for s, system in enumerate(data.systems)
+    ]
     rows = []
     for a, b in pairs:
         both = ~np.isnan(outcome[:, a]) & ~np.isnan(outcome[:, b])
@@ -431,7 +580,43 @@ def _mcnemar(data, dim, role, pairs) -> dict:
                 "p": mcnemar_exact(first_only, second_only),
             }
         )
-    return {"key": role.key, "name": role.name, "positive": top, "pairs": rows}
+    return {
+        "key": role.key,
+        "name": role.name,
+        "positive": top,
+        "rule": how.rule,
+        "systems": systems,
+        "pairs": rows,
+    }
+
+
+def _ties_per_response(data, dim, how: _Labels) -> np.ndarray:
+    """Cases x labels: 1 where a response's majority is a tie (and it is not excluded)."""
+    n_cases, n_labels = data.case_systems.shape
+    result = aggregate(dim.matrix, rule=MAJORITY, min_ratings=data.min_ratings)
+    ties = result.ties.reshape(n_cases, n_labels) & np.isnan(how.labels)
+    return ties * 1.0
+
+
+def _apart(data, role: DimensionRole, how: _Labels) -> dict:
+    """The values analysed apart ("partly correct"): per system the share of its labelled
+    cases whose label is one of them, with its exact interval."""
+    values = [value for value, _ in role.apart]
+    labels = _by_system(how.labels, data.case_systems, len(data.systems))
+    systems = []
+    for s, system in enumerate(data.systems):
+        column = labels[:, s]
+        labelled = column[~np.isnan(column)]
+        systems.append(
+            {"system": system, **exact_share(int(np.isin(labelled, values).sum()), labelled.size)}
+        )
+    return {
+        "key": role.key,
+        "name": role.name,
+        "values": [label for _, label in role.apart],
+        "rule": how.rule,
+        "systems": systems,
+    }
 
 
 def _questions(preferences, paired, mcnemar, *, primary: str = "") -> list[dict]:
@@ -482,7 +667,7 @@ def _questions(preferences, paired, mcnemar, *, primary: str = "") -> list[dict]
     return questions
 
 
-def _length(data, totals_per_label, preferences, n_cases) -> dict:
+def _length(data, totals_per_label, verdicts: dict, n_cases) -> dict:
     """Length difference (second minus first system of each case's pair, in characters)
     against the total score difference and the preference verdict."""
     first, second, valid = _case_pairs(data)
@@ -505,11 +690,10 @@ def _length(data, totals_per_label, preferences, n_cases) -> dict:
         ],
         "preference": None,
     }
-    for role, dim in zip(data.roles, data.dimensions, strict=True):
+    for role in data.roles:
         if role.preference:
-            with _quiet():
-                verdict = np.sign(np.nansum(np.sign(dim.matrix), axis=0))[cases]
-            rated = (~np.isnan(dim.matrix)).any(axis=0)[cases] & (verdict != 0)
+            verdict = verdicts[role.key][cases]
+            rated = ~np.isnan(verdict) & (verdict != 0)
             outcome = (verdict > 0).astype(float)
             fit = logistic_fit(length_gap[rated] / 100.0, outcome[rated])
             result["preference"] = {

@@ -55,6 +55,8 @@ def report_bundle_chunks(*, study: Study, report: dict, report_html: str) -> Ite
         "design": report["design"],
         # "" = the default rule: the first preference, or else the total score.
         "primary_measure": primary_measure_get(study=study),
+        # Each question's aggregation rule and the minimum of valid ratings per item.
+        "aggregation": report["aggregation"],
         # The frozen protocol holds the key: only its fingerprint until unblinding. After
         # it, the document is a file of its own (its SHA-256 is the fingerprint).
         "protocol": f"{study.slug}-protocol.json" if unblinded else None,

@@ -8,8 +8,14 @@ counts and the agreement, which never reads a system.
 from django.db.models import Count
 
 from agreement.selectors import agreement_is_stale, study_agreement
-from agreement.services.plan import primary_measure_named
+from agreement.services.plan import (
+    aggregation_choices,
+    aggregation_get,
+    plan_setting_named,
+    primary_measure_named,
+)
 from annotation.models import ConsentRecord, QualificationAttempt, StudyFeedback
+from annotation.selectors.adjudicated_labels import adjudication_counts
 from studies.models import Membership, Study, StudyEvent
 from studies.selectors import rubric_for_display
 
@@ -75,6 +81,10 @@ def study_report(*, study: Study) -> dict:
         "comparison_failed": bool(result.get("comparison_failed")) and unblinded,
         "deviations": _deviations(study, result, withdrawn=withdrawn),
         "primary_named": primary_measure_named(study=study),
+        "aggregation": _aggregation(study),
+        "adjudication": adjudication_counts(
+            study=study, case_ids=list(study.test_cases.in_sample().values_list("pk", flat=True))
+        ),
         "feedback": _feedback(study),
     }
     report["checklist"] = _checklist(report, study)
@@ -158,11 +168,35 @@ def _blinding(study: Study, *, unblinded: bool) -> dict:
     }
 
 
+def _aggregation(study: Study) -> dict:
+    """The analysis plan's aggregation: each question's rule, the minimum of valid ratings
+    per item, and whether they were set before the study opened. Label-free: the counts of
+    excluded, tied and adjudicated items come with the estimates, after unblinding."""
+    plan = aggregation_get(study=study)
+    return {
+        "questions": [
+            {
+                "key": row["key"],
+                "name": row["name"],
+                "rule": row["rule"],
+                "rule_name": dict(row["rules"])[row["rule"]],
+                "default": row["rule"] == row["default"],
+                "analysed_apart": row["apart"],
+            }
+            for row in aggregation_choices(study=study)
+        ],
+        "min_ratings": plan["min_ratings"],
+        "min_ratings_set": plan["min_ratings_set"],
+        "named": plan_setting_named(study=study, fields=("aggregation", "min_ratings")),
+    }
+
+
 def _design(study: Study) -> dict:
     return {
         "raters_per_item": study.raters_per_item,
-        "aggregation": "mean over raters per test case and system; a preference verdict "
-        "per test case by the majority of its raters (a tie when they balance)",
+        "aggregation": "per test case and system, each question's rule (below; the total "
+        "score is always the mean of the raters' totals); items with fewer valid ratings "
+        "than the minimum are excluded and counted",
         "success_alpha": float(study.success_alpha),
         "success_min_dimensions": study.success_min_dimensions,
     }

@@ -2,7 +2,7 @@
 comparison of systems (``comparison``), the stored result and its freshness (``results``)
 and quality control (``qc``). Every read is importable from here."""
 
-from .comparison import dimension_role, study_comparison_data
+from .comparison import dimension_role, study_comparison_data, study_min_ratings
 from .qc import (
     dismissed_flags,
     dismissed_flags_by_rater,
@@ -68,6 +68,7 @@ __all__ = [
     "setup_checklist_analysis_plan",
     "study_agreement",
     "study_comparison_data",
+    "study_min_ratings",
     "study_ratings",
     "study_submitted_ratings",
     "study_system_order",

@@ -4,11 +4,13 @@ dimension's role, the analysis plan's inputs."""
 import numpy as np
 from django.db.models.functions import Length
 
+from agreement.analysis.aggregation import default_min_ratings
 from agreement.analysis.outcomes import ComparisonData, DimensionRole
 from agreement.models import AnalysisPlan
+from annotation.selectors.adjudicated_labels import adjudication_inputs, study_adjudicated_labels
 from studies.models import BlindedLabel, Study
 
-from .ratings import StudyRatings, study_system_order
+from .ratings import StudyRatings, _cases_in_reverse_system_order, study_system_order
 
 
 def study_comparison_data(*, study: Study, data: StudyRatings) -> ComparisonData | None:
@@ -34,6 +36,13 @@ def study_comparison_data(*, study: Study, data: StudyRatings) -> ComparisonData
     roles = [dimension_role(dimensions[dimension.key]) for dimension in data.dimensions]
     strata = dict(study.test_cases.in_sample().values_list("id", "stratum"))
     plan = AnalysisPlan.objects.filter(study=study).first()
+    # The resolved answers, laid out and oriented as the ratings' matrices are.
+    adjudicated = study_adjudicated_labels(
+        study=study,
+        case_ids=data.case_ids,
+        labels=data.labels,
+        reversed_cases=_cases_in_reverse_system_order(study=study, case_ids=data.case_ids),
+    )
     return ComparisonData(
         systems=systems,
         labels=data.labels,
@@ -46,15 +55,39 @@ def study_comparison_data(*, study: Study, data: StudyRatings) -> ComparisonData
         confidence=data.confidence,
         stratum_shares=dict(plan.stratum_shares) if plan else {},
         primary_measure=plan.primary_measure if plan else "",
+        rules=dict(plan.aggregation) if plan else {},
+        min_ratings=study_min_ratings(study=study, plan=plan),
+        adjudicated={key: adjudicated[key] for key in (d.key for d in data.dimensions)},
     )
 
 
+def study_min_ratings(*, study: Study, plan: AnalysisPlan | None = None) -> int:
+    """The analysis plan's minimum of valid ratings per item, or the default (2, or the
+    design's raters per item when it plans fewer)."""
+    if plan is None:
+        plan = AnalysisPlan.objects.filter(study=study).first()
+    if plan is not None and plan.min_ratings:
+        return plan.min_ratings
+    return default_min_ratings(study.raters_per_item)
+
+
 def _analysis_plan_inputs(study: Study) -> dict:
-    """The analysis plan's part of ``analysis_inputs``. The primary question's measure is
-    there only once named, so that results stored before it existed stay fresh."""
-    plan = AnalysisPlan.objects.filter(study=study).values_list("stratum_shares", "primary_measure")
-    shares, measure = plan.first() or ({}, "")
-    return {"stratum_shares": shares, **({"primary_measure": measure} if measure else {})}
+    """The analysis plan's part of ``analysis_inputs``, with the resolved adjudications. The
+    primary question's measure, the aggregation rules, the minimum of ratings and the
+    adjudications are there only once set, so that results stored before they existed stay
+    fresh."""
+    plan = AnalysisPlan.objects.filter(study=study).values_list(
+        "stratum_shares", "primary_measure", "aggregation", "min_ratings"
+    )
+    shares, measure, rules, minimum = plan.first() or ({}, "", {}, None)
+    adjudicated = adjudication_inputs(study=study)
+    return {
+        "stratum_shares": shares,
+        **({"primary_measure": measure} if measure else {}),
+        **({"aggregation": rules} if rules else {}),
+        **({"min_ratings": minimum} if minimum else {}),
+        **({"adjudicated": adjudicated} if adjudicated else {}),
+    }
 
 
 def dimension_role(dimension) -> DimensionRole:
@@ -70,4 +103,5 @@ def dimension_role(dimension) -> DimensionRole:
         binary=response and len(scoring.agreement_values) == 2,
         preference=scoring.scope == "case" and scoring.compares_two,
         max_points=scoring.max_points,
+        apart=scoring.analysed_apart() if response else (),
     )

@@ -1,14 +1,16 @@
-"""The analysis plan a coordinator sets: the strata's real shares (all-or-nothing) and the
-measure of the primary question."""
+"""The analysis plan a coordinator sets: the strata's real shares (all-or-nothing), the
+measure of the primary question, and each question's aggregation rule with the minimum of
+valid ratings per item."""
 
 import math
 
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from agreement.analysis.aggregation import RULES, default_min_ratings
 from agreement.analysis.outcomes import TOTAL_MEASURE, dimension_measure
 from agreement.models import AnalysisPlan
-from agreement.selectors import dimension_role
+from agreement.selectors import dimension_role, study_min_ratings
 from studies.errors import ApplicationError
 from studies.events import study_event_record
 from studies.locks import study_lock
@@ -178,4 +180,131 @@ def primary_measure_named(*, study: Study) -> dict | None:
         "at": event.created_at.isoformat(),
         "measure": event.detail["analysis_plan"]["primary_measure"],
         "before_opening": opened is None or event.created_at < opened,
+    }
+
+
+MAX_MIN_RATINGS = 50
+
+
+def min_ratings_highest(*, study: Study) -> int:
+    """The highest minimum of valid ratings a plan may ask: the raters per item (a higher
+    one would exclude every item), or a bound when every rater rates every case."""
+    return max(1, study.raters_per_item or MAX_MIN_RATINGS)
+
+
+def aggregation_choices(*, study: Study) -> list[dict]:
+    """Each question that labels its items, in the rubric's order: its dimension's key and
+    name, the rules that fit it ((rule, name), the default first) and the rule the plan
+    names (the default unless set)."""
+    plan = AnalysisPlan.objects.filter(study=study).values_list("aggregation", flat=True)
+    stored = plan.first() or {}
+    rows = []
+    for dimension in study.rubric.dimensions.order_by("position"):
+        role = dimension_role(dimension)
+        if not role.rules:
+            continue
+        rule = stored.get(role.key)
+        rows.append(
+            {
+                "key": role.key,
+                "name": role.name,
+                "rules": [(r, RULES[r]) for r in role.rules],
+                "default": role.rules[0],
+                "rule": rule if rule in role.rules else role.rules[0],
+                "apart": [label for _, label in role.apart],
+            }
+        )
+    return rows
+
+
+def aggregation_get(*, study: Study) -> dict:
+    """The plan's aggregation: the rule per question and the minimum of valid ratings per
+    item, whether it was set or is the default, and the default."""
+    plan = AnalysisPlan.objects.filter(study=study).first()
+    return {
+        "rules": {row["key"]: row["rule"] for row in aggregation_choices(study=study)},
+        "min_ratings": study_min_ratings(study=study, plan=plan),
+        "min_ratings_set": bool(plan and plan.min_ratings),
+        "min_ratings_default": default_min_ratings(study.raters_per_item),
+        "min_ratings_highest": min_ratings_highest(study=study),
+    }
+
+
+@transaction.atomic
+def aggregation_set(
+    *, study: Study, actor: User, rules: dict[str, str], min_ratings: int | None
+) -> AnalysisPlan:
+    """Name each question's aggregation rule (a question left out keeps its default) and
+    the minimum of valid ratings per item (None = the default), record each change in the
+    study's history (a deviation once the study is open) and ask for a recompute. Refused
+    once the study is unblinded, like the primary question: a rule chosen after the results
+    are known is not a plan."""
+    study = study_lock(study.pk)  # shared: unblinding waits for this, raters do not
+    if study.is_unblinded:
+        raise AnalysisPlanError(
+            "The study is unblinded: its results are known, so the aggregation can no "
+            "longer change."
+        )
+    choices = {row["key"]: row for row in aggregation_choices(study=study)}
+    if not isinstance(rules, dict) or len(rules) > len(choices):
+        raise AnalysisPlanError("Give one rule per question of the analysis.")
+    chosen = {}
+    for key, rule in rules.items():
+        row = choices.get(key)
+        if row is None:
+            raise AnalysisPlanError(f"The rubric has no question {str(key)[:50]!r} to aggregate.")
+        if rule not in dict(row["rules"]):
+            raise AnalysisPlanError(f"{row['name']}: choose one of the rules listed.")
+        if rule != row["default"]:
+            chosen[key] = rule
+    highest = min_ratings_highest(study=study)
+    if min_ratings is not None and (
+        isinstance(min_ratings, bool)
+        or not isinstance(min_ratings, int)
+        or not 1 <= min_ratings <= highest
+    ):
+        raise AnalysisPlanError(
+            f"The minimum of valid ratings per item is a whole number from 1 to {highest} "
+            "(the raters per item)."
+        )
+    named = ", ".join(
+        f"{choices[key]['name']}: {RULES[rule].lower()}" for key, rule in chosen.items()
+    )
+    _plan_update(
+        study=study,
+        actor=actor,
+        field="aggregation",
+        value=chosen,
+        reason="Aggregation per item: " + (named or "each question's default rule"),
+    )
+    default = default_min_ratings(study.raters_per_item)
+    return _plan_update(
+        study=study,
+        actor=actor,
+        field="min_ratings",
+        value=min_ratings,
+        reason="Minimum of valid ratings per item: "
+        + (str(min_ratings) if min_ratings is not None else f"the default ({default})"),
+    )
+
+
+def plan_setting_named(*, study: Study, fields: tuple[str, ...]) -> dict | None:
+    """When one of the analysis plan's ``fields`` last changed, and whether that was before
+    the study opened (the report says so of its pre-registration); None if none ever did."""
+    events = study.events.filter(kind=StudyEvent.Kind.SETTINGS_CHANGED)
+    latest = None
+    for name in fields:
+        event = (
+            events.filter(detail__analysis_plan__has_key=name)
+            .order_by("-created_at", "-pk")
+            .first()
+        )
+        if event is not None and (latest is None or event.created_at > latest.created_at):
+            latest = event
+    if latest is None:
+        return None
+    opened = study.opened_at
+    return {
+        "at": latest.created_at.isoformat(),
+        "before_opening": opened is None or latest.created_at < opened,
     }

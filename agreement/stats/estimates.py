@@ -116,6 +116,30 @@ def mcnemar_exact(first_only: int, second_only: int) -> float:
     return float(stats.binomtest(first_only, discordant, 0.5).pvalue)
 
 
+def exact_share(positive: int, n: int, confidence: float = 0.95) -> dict:
+    """A share with its exact (Clopper-Pearson 1934) interval: the bounds are the beta
+    quantiles B(a/2; k, n-k+1) and B(1-a/2; k+1, n-k), 0 at k = 0 and 1 at k = n.
+
+    ``{"n", "positive", "share", "low", "high"}``; share and bounds None with n = 0.
+    """
+    positive, n = _count(positive, "positive"), _count(n, "n")
+    if positive > n:
+        raise ValueError("positive must not exceed n")
+    _check_open_unit(confidence, "confidence")
+    if n == 0:
+        return {"n": 0, "positive": 0, "share": None, "low": None, "high": None}
+    alpha = 1.0 - confidence
+    low = 0.0 if positive == 0 else stats.beta.ppf(alpha / 2, positive, n - positive + 1)
+    high = 1.0 if positive == n else stats.beta.ppf(1 - alpha / 2, positive + 1, n - positive)
+    return {
+        "n": n,
+        "positive": positive,
+        "share": positive / n,
+        "low": float(low),
+        "high": float(high),
+    }
+
+
 def holm(p_values: npt.ArrayLike) -> np.ndarray:
     """Holm's (1979) step-down adjusted p-values, in the order given (NaN stays NaN)."""
     p = np.asarray(p_values, dtype=float)

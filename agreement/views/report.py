@@ -17,6 +17,10 @@ from agreement.report.bundle import report_bundle_chunks
 from agreement.report.charts import PALETTE, alpha_chart, forest, grouped_bars, histogram, scatter
 from agreement.report.sections import study_report
 from agreement.services.plan import (
+    AnalysisPlanError,
+    aggregation_choices,
+    aggregation_get,
+    aggregation_set,
     primary_measure_choices,
     primary_measure_get,
     primary_measure_set,
@@ -155,8 +159,36 @@ def study_report_page(request, slug):
             "primary_measure": measure,
             # Named, then left out of the rubric (renamed, removed): the rule applies.
             "primary_missing": bool(measure) and measure not in dict(choices),
+            "aggregation_choices": aggregation_choices(study=study),
+            "aggregation": aggregation_get(study=study),
         },
     )
+
+
+@login_required
+@require_POST
+def study_aggregation(request, slug):
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    rules = {
+        row["key"]: request.POST.get(f"rule-{row['key']}", "")[:20]
+        for row in aggregation_choices(study=study)
+        if f"rule-{row['key']}" in request.POST
+    }
+    minimum = request.POST.get("min_ratings", "").strip()[:3]
+    try:
+        if minimum and not minimum.isdigit():
+            raise AnalysisPlanError("The minimum of valid ratings is a whole number.")
+        aggregation_set(
+            study=study,
+            actor=request.user,
+            rules=rules,
+            min_ratings=int(minimum) if minimum else None,
+        )
+    except ApplicationError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, "The aggregation is saved; the estimates are recomputed.")
+    return redirect("agreement:report", slug=study.slug)
 
 
 @login_required

@@ -23,6 +23,9 @@ it allows), ``lists_items`` (the self-check sets what was listed side by side) a
   ``agreement_value(value, *, flipped) -> float | None``: the number Krippendorff's alpha
   sees, in key order; None when unanswered. ``agreement_values``: every number it can
   give, in order (the full scale for weighted kappa, used or not).
+  ``analysed_apart()``: the values the analysis reports apart from the main comparison
+  (protocol 9, "partly correct analysed separately"), as (agreement value, label); only
+  nominal categories can name some, every other kind gives ().
   ``cell_out(value, *, flipped)``: what a worksheet cell shows ("" when nothing), and
   ``cell_in(text, *, header) -> raw answer`` for ``clean`` (``read_cell`` does both steps);
   ``cell_choices``/``cell_aliases``/``describe_choices()``/``describe_cell()`` say what a
@@ -197,6 +200,38 @@ def labelled_text(rows) -> str:
     return lines_text((row["label"], row.get("help", "")) for row in rows)
 
 
+APART_HELP = (
+    "Optional, one per line as named above (e.g. 'Partly correct'): the report gives each "
+    "system's share of them with an exact interval, apart from the main comparison. "
+    "Frozen with the protocol."
+)
+
+
+def apart_from_form(text: str, lookup: dict) -> list:
+    """The values named in a builder's "analysed apart" text, one per line, each by its
+    label or value (any case; ``lookup`` maps both, case-folded, to the stored value),
+    each once; ValueError names a line that is not one of them."""
+    values = []
+    for line in (text or "").splitlines():
+        if not line.strip():
+            continue
+        value = lookup.get(line.strip().casefold())
+        if value is None:
+            raise ValueError(f"Analysed apart: {line.strip()[:50]!r} is not one of the values.")
+        if value not in values:
+            values.append(value)
+    return values
+
+
+def apart_checked(apart, allowed: list, *, name: str) -> tuple:
+    """A stored "analysed apart" list: some of ``allowed``, each once, and not all."""
+    if not isinstance(apart, list) or any(value not in allowed for value in apart):
+        raise RubricValueError(f"{name}: the values analysed apart must be its own.")
+    if len(set(apart)) != len(apart) or len(apart) >= len(allowed):
+        raise RubricValueError(f"{name}: analyse apart each value once, and not every value.")
+    return tuple(apart)
+
+
 def code_from(text: str) -> str:
     """A code for exports made from a name: "Unsafe advice" -> "unsafe_advice" ("" if none).
 
@@ -307,6 +342,10 @@ class DimensionKind:
     def agreement_values(self) -> tuple[float, ...]:
         """Every value ``agreement_value`` can give, in order: the scale's possible points."""
         return tuple(sorted(float(v) for v in self.cell_choices))
+
+    def analysed_apart(self) -> tuple[tuple[float, str], ...]:
+        """The values analysed apart, as (agreement value, label); none for most kinds."""
+        return ()
 
     # --- the worksheet ---------------------------------------------------------------
 

@@ -2,15 +2,20 @@
 
 Stored ``{"choice": code or None}``. Categories have no order, so they give no points and
 are not part of the total (``max_points`` is 0). For agreement a category is numbered by
-its position in the configuration.
+its position in the configuration. Categories named in ``apart`` (codes) are analysed
+apart: the report gives their share per system (protocol 9, "partly correct analysed
+separately").
 """
 
 from dataclasses import dataclass
 
 from .base import (
+    APART_HELP,
     LINE_HELP,
     ConfigField,
     RubricValueError,
+    apart_checked,
+    apart_from_form,
     clean_text,
     code_from,
     labelled_lines,
@@ -33,6 +38,7 @@ class CategoricalDimension(SingleChoice):
     key: str
     name: str
     categories: tuple[Category, ...]
+    apart: tuple[str, ...] = ()  # codes of the categories analysed apart
     kind = "categorical"
     label = "Nominal categories"
     default_level = "nominal"
@@ -50,6 +56,13 @@ class CategoricalDimension(SingleChoice):
                 f"{LINE_HELP} The category, then an optional help text, e.g. 'Personal data "
                 "| Reveals data about a person'. Each gets a code from its name for exports."
             ),
+        ),
+        ConfigField(
+            "analysed_apart",
+            label="Categories analysed apart",
+            rows=2,
+            required=False,
+            help_text=APART_HELP,
         ),
     )
 
@@ -73,20 +86,27 @@ class CategoricalDimension(SingleChoice):
         codes = [category.value for category in categories]
         if len(set(codes)) != len(codes):
             raise RubricValueError(f"{name}: two categories have the same code.")
-        return cls(key=key, name=name, categories=tuple(categories))
+        apart = apart_checked(config.get("apart") or [], codes, name=name)
+        return cls(key=key, name=name, categories=tuple(categories), apart=apart)
 
     @classmethod
     def config_from_form(cls, texts: dict) -> dict:
-        return {
-            "categories": [
-                {"value": code_from(row["label"]) or f"category_{number}", **row}
-                for number, row in enumerate(labelled_lines(texts["categories"]), start=1)
-            ]
-        }
+        categories = [
+            {"value": code_from(row["label"]) or f"category_{number}", **row}
+            for number, row in enumerate(labelled_lines(texts["categories"]), start=1)
+        ]
+        codes = {row["label"].casefold(): row["value"] for row in categories}
+        codes |= {row["value"].casefold(): row["value"] for row in categories}
+        apart = apart_from_form(texts.get("analysed_apart", ""), codes)
+        return {"categories": categories, **({"apart": apart} if apart else {})}
 
     @classmethod
     def config_to_form(cls, config: dict) -> dict:
-        return {"categories": labelled_text(config["categories"])}
+        labels = {row["value"]: row["label"] for row in config["categories"]}
+        return {
+            "categories": labelled_text(config["categories"]),
+            "analysed_apart": "\n".join(labels.get(code, code) for code in config.get("apart", [])),
+        }
 
     @property
     def max_points(self) -> int:
@@ -105,6 +125,13 @@ class CategoricalDimension(SingleChoice):
     @property
     def agreement_values(self) -> tuple[float, ...]:
         return tuple(float(position) for position in range(len(self.categories)))
+
+    def analysed_apart(self) -> tuple[tuple[float, str], ...]:
+        """The categories analysed apart, as (agreement value, label)."""
+        codes = self.cell_choices
+        return tuple(
+            (float(codes.index(c.value)), c.label) for c in self.categories if c.value in self.apart
+        )
 
     def _option_rows(self) -> list[tuple]:
         return [(c.value, c.label, c.help) for c in self.categories]

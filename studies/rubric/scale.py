@@ -1,16 +1,21 @@
 """Ordinal scale with anchor texts (e.g. Likert 1-5, correct/partly/incorrect).
 
 Stored ``{"choice": value or None}``; points are the chosen option's value, so a scale
-counts in the total. Unanswered is stored as ``None`` and scores 0.
+counts in the total. Unanswered is stored as ``None`` and scores 0. Options named in
+``apart`` (values) are analysed apart: the report gives their share per system (protocol
+9, "partly correct analysed separately").
 """
 
 import re
 from dataclasses import dataclass
 
 from .base import (
+    APART_HELP,
     LINE_HELP,
     ConfigField,
     RubricValueError,
+    apart_checked,
+    apart_from_form,
     clean_text,
     expected_parts,
     lines_text,
@@ -33,6 +38,7 @@ class ScaleDimension(SingleChoice):
     key: str
     name: str
     options: tuple[ScaleOption, ...]
+    apart: tuple[int, ...] = ()  # values of the options analysed apart
     kind = "scale"
     label = "Ordinal scale with anchors"
     builder_help = (
@@ -53,6 +59,13 @@ class ScaleDimension(SingleChoice):
                 "optional anchor text, in rising or falling order, e.g. '2 | Correct | No "
                 "unsupported claim'."
             ),
+        ),
+        ConfigField(
+            "analysed_apart",
+            label="Options analysed apart",
+            rows=2,
+            required=False,
+            help_text=APART_HELP,
         ),
     )
 
@@ -86,7 +99,8 @@ class ScaleDimension(SingleChoice):
             raise RubricValueError(
                 f"{name}: list the options in order of their values (rising or falling)."
             )
-        return cls(key=key, name=name, options=tuple(options))
+        apart = apart_checked(config.get("apart") or [], values, name=name)
+        return cls(key=key, name=name, options=tuple(options), apart=apart)
 
     @classmethod
     def config_from_form(cls, texts: dict) -> dict:
@@ -100,15 +114,24 @@ class ScaleDimension(SingleChoice):
             options.append(
                 {"value": int(parts[0]), "label": parts[1], "anchor": " | ".join(parts[2:])}
             )
-        return {"options": options}
+        lookup = {str(o["value"]): o["value"] for o in options}
+        lookup |= {str(o["label"]).casefold(): o["value"] for o in options}
+        apart = apart_from_form(texts.get("analysed_apart", ""), lookup)
+        return {"options": options, **({"apart": apart} if apart else {})}
 
     @classmethod
     def config_to_form(cls, config: dict) -> dict:
+        labels = {o["value"]: o["label"] for o in config["options"]}
         return {
             "options": lines_text(
                 (o["value"], o["label"], o.get("anchor", "")) for o in config["options"]
-            )
+            ),
+            "analysed_apart": "\n".join(str(labels.get(v, v)) for v in config.get("apart", [])),
         }
+
+    def analysed_apart(self) -> tuple[tuple[float, str], ...]:
+        """The options analysed apart, as (agreement value = the option's value, label)."""
+        return tuple((float(o.value), o.label) for o in self.options if o.value in self.apart)
 
     @property
     def max_points(self) -> int:

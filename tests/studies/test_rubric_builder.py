@@ -199,3 +199,48 @@ def test_a_rater_can_submit_answers_to_every_new_kind(lead, rater):
 def test_codes_are_made_from_names_as_django_slugifies_them(text):
     # The kinds make category codes without Django; keys and codes must read as before.
     assert code_from(text) == slugify(text).replace("-", "_")[:50]
+
+
+def test_categories_can_be_named_to_be_analysed_apart():
+    form = DIMENSION_FORMS["categorical"](
+        form_data("categorical", analysed_apart="unsafe ADVICE\n\nUnsafe advice")
+    )
+    assert form.is_valid(), form.errors
+    config = form.cleaned_data["config"]
+    assert config["apart"] == ["unsafe_advice"]  # by label or code, once
+    from studies.rubric import dimension_from_config
+
+    kind = dimension_from_config(key="k", name="K", kind="categorical", config=config)
+    # The category's agreement value (its position) and its label.
+    assert kind.analysed_apart() == ((1.0, "Unsafe advice"),)
+    assert type(kind).config_to_form(config)["analysed_apart"] == "Unsafe advice"
+    # A scale names options apart too ("partly correct" of a correctness scale), by label or
+    # value; kinds without values to name give none.
+    scale = DIMENSION_FORMS["scale"](form_data("scale", analysed_apart="fair\n3"))
+    assert scale.is_valid(), scale.errors
+    assert scale.cleaned_data["config"]["apart"] == [2, 3]
+    kind = dimension_from_config(
+        key="s", name="S", kind="scale", config=scale.cleaned_data["config"]
+    )
+    assert kind.analysed_apart() == ((2.0, "Fair"), (3.0, "Good"))
+    assert type(kind).config_to_form(scale.cleaned_data["config"])["analysed_apart"] == "Fair\nGood"
+    checklist = DIMENSION_FORMS["checklist"](form_data("checklist"))
+    assert checklist.is_valid()
+    config = checklist.cleaned_data["config"]
+    assert (
+        dimension_from_config(key="c", name="C", kind="checklist", config=config).analysed_apart()
+        == ()
+    )
+
+
+@pytest.mark.parametrize(
+    ("apart", "message"),
+    [
+        ("Harmless", "is not one of the values"),
+        ("None\nUnsafe advice\nPersonal data", "not every value"),
+    ],
+)
+def test_categories_analysed_apart_must_be_some_of_its_own(apart, message):
+    form = DIMENSION_FORMS["categorical"](form_data("categorical", analysed_apart=apart))
+    assert not form.is_valid()
+    assert message in str(form.errors)

@@ -1,0 +1,128 @@
+"""One label per item from its raters' ratings, by the analysis plan's rule (no Django).
+
+Rules (protocol section 9, "unit of analysis"):
+
+- ``mean``: the mean of the item's ratings (a score's rule today);
+- ``majority``: the value most raters gave; when two or more values share the most votes
+  the item is a tie and has no label (it is counted, never broken silently). A preference
+  takes the side most raters preferred (the sign of the sum of their sides): a balance is
+  the tie verdict 0, which the win rates count as a tie;
+- ``adjudicated``: the adjudicated answer where the item has one, else the majority.
+
+An item rated fewer than ``min_ratings`` times (valid ratings, i.e. answered) gets no
+label under any rule: it is excluded and counted. Formulas: docs/statistics.md.
+"""
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+MEAN = "mean"
+MAJORITY = "majority"
+ADJUDICATED = "adjudicated"
+RULES = {
+    MAJORITY: "Majority per item (ties stated as ties)",
+    MEAN: "Mean over raters",
+    ADJUDICATED: "Adjudicated answer, else the majority",
+}
+DEFAULT_MIN_RATINGS = 2
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """Per unit: its label (NaN without one), and why it has none or where it came from."""
+
+    labels: np.ndarray
+    n_ratings: np.ndarray  # valid ratings per unit
+    excluded: np.ndarray  # fewer valid ratings than the minimum (none included)
+    ties: np.ndarray  # majority without a single winner (values only, not preference sides)
+    adjudicated: np.ndarray  # the label is the adjudicated answer
+    changed: np.ndarray  # an adjudicated answer that differs from the majority label
+
+
+def aggregate(
+    matrix,
+    *,
+    rule: str,
+    min_ratings: int,
+    adjudicated=None,
+    sides: bool = False,
+) -> Aggregate:
+    """Raters x units -> one label per unit by ``rule``.
+
+    ``adjudicated``: per unit the adjudicated value (NaN where none), in the matrix's
+    orientation; read under the ``adjudicated`` rule only (``changed`` is given whatever
+    the rule). ``sides``: a preference, whose majority is the side most raters chose.
+    """
+    if rule not in RULES:
+        raise ValueError(f"No aggregation rule is named {rule!r}")
+    values = np.asarray(matrix, dtype=float)
+    if values.ndim != 2:
+        raise ValueError("matrix must be raters x units")
+    n_units = values.shape[1]
+    counts = (~np.isnan(values)).sum(axis=0)
+    kept = counts >= max(min_ratings, 1)
+    excluded = ~kept
+    majority, majority_ties = (_sides if sides else _majority)(values)
+    ties = majority_ties
+    if rule == MEAN:
+        with warnings.catch_warnings(action="ignore", category=RuntimeWarning):
+            labels = np.nanmean(values, axis=0) if values.shape[0] else np.full(n_units, np.nan)
+        if sides:
+            labels = np.sign(labels)
+        ties = np.zeros(n_units, bool)
+    else:
+        labels = majority.copy()
+    given = np.full(n_units, np.nan) if adjudicated is None else np.asarray(adjudicated, float)
+    if sides:
+        given = np.sign(given)
+    has_given = ~np.isnan(given) & kept
+    changed = has_given & (majority_ties | (given != majority))
+    used = has_given if rule == ADJUDICATED else np.zeros(n_units, bool)
+    labels[used] = given[used]
+    ties = ties & ~used & kept
+    labels[~kept] = np.nan
+    return Aggregate(
+        labels=labels,
+        n_ratings=counts,
+        excluded=excluded,
+        ties=ties,
+        adjudicated=used,
+        changed=changed,
+    )
+
+
+def _majority(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per unit the value given most often, NaN and a tie where two or more share it."""
+    n_units = values.shape[1]
+    labels = np.full(n_units, np.nan)
+    ties = np.zeros(n_units, bool)
+    choices = np.unique(values[~np.isnan(values)])
+    if not choices.size:
+        return labels, ties
+    votes = np.stack([(values == choice).sum(axis=0) for choice in choices])  # choices x units
+    most = votes.max(axis=0)
+    winners = (votes == most) & (most > 0)
+    n_winners = winners.sum(axis=0)
+    single = n_winners == 1
+    labels[single] = choices[np.argmax(winners[:, single], axis=0)]
+    ties = n_winners > 1
+    return labels, ties
+
+
+def _sides(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A preference's majority: the sign of the sum of the raters' sides (0 = balanced, a
+    tie verdict the win rates count); NaN where nobody answered."""
+    rated = (~np.isnan(values)).any(axis=0)
+    labels = np.where(rated, np.sign(np.nansum(np.sign(values), axis=0)), np.nan)
+    return labels, np.zeros(values.shape[1], bool)
+
+
+def default_min_ratings(raters_per_item: int | None) -> int:
+    """The protocol's minimum of 2 valid ratings per item, or fewer when the design plans
+    fewer raters per item (a study of one rater per item would otherwise exclude every
+    item); ``None``: every rater rates every case, so 2."""
+    if raters_per_item is None:
+        return DEFAULT_MIN_RATINGS
+    return max(1, min(DEFAULT_MIN_RATINGS, raters_per_item))
