@@ -3,6 +3,7 @@
 here. Nothing here joins the system of a response."""
 
 from .feedback import SelfCheck, expected_answer_details, gold_feedback, self_check
+from .queue import adjudication_counts, adjudicator_memberships, study_adjudicators
 from .rating import (
     CASES_PER_PAGE,
     CasePosition,
@@ -36,6 +37,9 @@ from .rating import (
 )
 
 __all__ = [
+    "adjudication_counts",
+    "adjudicator_memberships",
+    "study_adjudicators",
     "CASES_PER_PAGE",
     "CasePosition",
     "OnboardingState",

@@ -236,19 +236,18 @@ def adjudication_send(
     if study.is_draft:
         raise AdjudicationSendError("The study has not started; there is nothing to adjudicate.")
     if study.is_unblinded:
-        raise AdjudicationSendError("The study is unblinded; its adjudication can no longer change.")
+        raise AdjudicationSendError(
+            "The study is unblinded; its adjudication can no longer change."
+        )
     if not _submitted(study, [test_case.pk]).exists():
         raise AdjudicationSendError(f"{test_case.case_id} has no submitted rating yet.")
     Adjudication.objects.bulk_create(
         [Adjudication(test_case=test_case, triggers={})], ignore_conflicts=True
     )
-    row = Adjudication.objects.select_for_update(of=("self",), no_key=True).get(
-        test_case=test_case
-    )
+    row = Adjudication.objects.select_for_update(of=("self",), no_key=True).get(test_case=test_case)
     if row.status != Adjudication.Status.WAITING:
-        raise AdjudicationSendError(
-            f"{test_case.case_id} has been adjudicated already ({row.get_status_display().lower()})."
-        )
+        status = row.get_status_display().lower()
+        raise AdjudicationSendError(f"{test_case.case_id} has been adjudicated already ({status}).")
     if row.sent_by_id is not None or row.sent_reason:
         raise AdjudicationSendError(f"{test_case.case_id} was sent to adjudication already.")
     keys = _dimension_keys(study)

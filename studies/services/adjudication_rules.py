@@ -52,26 +52,7 @@ def _checked_rule(dimension, raw: Any) -> dict:
     if not isinstance(tolerance, int) or isinstance(tolerance, bool):
         raise AdjudicationRuleError(f"{name}: the tolerance is a whole number of points.")
     if trigger == Trigger.VALUES:
-        allowed = [value for value, _ in scoring.adjudication_values()]
-        if not allowed:
-            raise AdjudicationRuleError(
-                f"{name}: this kind of dimension has no named values; use “any disagreement”."
-            )
-        if not values:
-            raise AdjudicationRuleError(f"{name}: choose at least one value that triggers.")
-        chosen = []
-        for value in values:
-            # Exactly one of the kind's stored values (True is not the scale's 1).
-            match = [a for a in allowed if type(a) is type(value) and a == value]
-            if not match:
-                raise AdjudicationRuleError(
-                    f"{name}: {_value_text(value)} is not one of its values "
-                    f"({', '.join(_value_text(a) for a in allowed)})."
-                )
-            if value not in chosen:
-                chosen.append(value)
-        # Stored in the kind's order, so that the same choice is always the same rule.
-        values = [a for a in allowed if a in chosen]
+        values = _checked_values(name, scoring, values)
     elif values:
         raise AdjudicationRuleError(f"{name}: values are chosen only for “any rating in values”.")
     if trigger == Trigger.DISAGREEMENT and scoring.adjudication_spread:
@@ -86,8 +67,30 @@ def _checked_rule(dimension, raw: Any) -> dict:
     return {"trigger": trigger, "values": values, "tolerance": tolerance}
 
 
+def _checked_values(name: str, scoring, values: list) -> list:
+    """The named values of a "values" rule, each one of the kind's, in the kind's order."""
+    allowed = [value for value, _ in scoring.adjudication_values()]
+    if not allowed:
+        raise AdjudicationRuleError(
+            f"{name}: this kind of dimension has no named values; use “any disagreement”."
+        )
+    if not values:
+        raise AdjudicationRuleError(f"{name}: choose at least one value that triggers.")
+    for value in values:
+        # Exactly one of the kind's stored values (True is not the scale's 1, "2" not 2).
+        if not any(type(a) is type(value) and a == value for a in allowed):
+            raise AdjudicationRuleError(
+                f"{name}: {_value_text(value)} is not one of its values "
+                f"({', '.join(_value_text(a) for a in allowed)})."
+            )
+    # Stored in the kind's order, so that the same choice is always the same rule.
+    return [a for a in allowed if any(type(a) is type(v) and a == v for v in values)]
+
+
 @transaction.atomic
-def adjudication_rules_set(*, study: Study, actor: User | None, rules: list) -> list[AdjudicationRule]:
+def adjudication_rules_set(
+    *, study: Study, actor: User | None, rules: list
+) -> list[AdjudicationRule]:
     """Replace the study's adjudication rules: [{"dimension", "trigger", "values",
     "tolerance"}], at most one per dimension; a dimension left out is never adjudicated
     automatically. All or nothing; refused once the study is open."""
@@ -159,7 +162,9 @@ def adjudication_rule_switch(
             "The study is not open yet: change the dimension's adjudication rule instead."
         )
     if study.is_unblinded:
-        raise AdjudicationRuleError("The study is unblinded; its adjudication can no longer change.")
+        raise AdjudicationRuleError(
+            "The study is unblinded; its adjudication can no longer change."
+        )
     dimension = study.rubric.dimensions.filter(key=dimension_key).first()
     if dimension is None:
         raise AdjudicationRuleError("The rubric has no such dimension.")
