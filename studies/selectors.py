@@ -419,6 +419,9 @@ SETUP_EVENTS = (
     StudyEvent.Kind.ATTENTION_CHECK_ADDED,
     StudyEvent.Kind.JUDGE_OUTPUTS_IMPORTED,
     StudyEvent.Kind.JUDGE_TEMPLATE_SAVED,
+    StudyEvent.Kind.ADJUDICATION_RULES_SET,
+    StudyEvent.Kind.ADJUDICATION_SENT,
+    StudyEvent.Kind.ADJUDICATION_SWITCHED,
     StudyEvent.Kind.UNBLINDED,
 )
 # Administrators' decisions about a rater: shown with the pseudonym and the reason.
