@@ -90,10 +90,11 @@ class InvitationCreatedSerializer(InvitationSerializer):
         "RaterInvite",
         {
             "username": serializers.CharField(),
-            "role": serializers.ChoiceField(
-                choices=[(r.value, r.label) for r in invitations.ACCOUNT_ROLES],
+            # Text, not a choice: another enum named "role" would collide in the schema.
+            "role": serializers.CharField(
                 required=False,
                 default=Membership.Role.RATER,
+                help_text="rater, or adjudicator (the study lead only)",
             ),
         },
     ),

@@ -47,6 +47,8 @@ def _rules(study: Study) -> list[tuple[str, object, AdjudicationRule]]:
     """(dimension key, kind, rule) for each dimension whose rule can trigger, in rubric
     order; a rule of a dimension no longer in the rubric is ignored."""
     rules = {rule.dimension_key: rule for rule in study.adjudication_rules.all()}
+    if not rules:
+        return []  # most studies: no second read
     active = []
     for dimension in study.rubric.dimensions.order_by("position"):
         rule = rules.get(dimension.key)
