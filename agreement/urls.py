@@ -1,5 +1,6 @@
 from django.urls import path
 
+from .views import adjudication_actions
 from .views import report as report_views
 from .views import sample_size as sample_size_views
 from .views import statistics as views
@@ -10,6 +11,16 @@ urlpatterns = [
     path("s/<slug:slug>/agreement/", views.study_agreement_page, name="study"),
     path("s/<slug:slug>/agreement/status/", views.study_agreement_status, name="status"),
     path("s/<slug:slug>/quality/", views.study_quality, name="qc"),
+    path(
+        "s/<slug:slug>/adjudication/send/",
+        adjudication_actions.adjudication_send_view,
+        name="adjudication_send",
+    ),
+    path(
+        "s/<slug:slug>/adjudication/switch/",
+        adjudication_actions.adjudication_switch_view,
+        name="adjudication_switch",
+    ),
     path("s/<slug:slug>/ranking/", views.study_ranking_page, name="ranking"),
     path("s/<slug:slug>/ranking/compute/", views.study_ranking_compute, name="ranking_compute"),
     path(

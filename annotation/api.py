@@ -84,8 +84,20 @@ class InvitationCreatedSerializer(InvitationSerializer):
 )
 @extend_schema(
     methods=["POST"],
-    summary="Invite an existing account to rate (it joins once the person accepts)",
-    request=inline_serializer("RaterInvite", {"username": serializers.CharField()}),
+    summary="Invite an existing account to rate, or (the lead only) to adjudicate; it joins "
+    "once the person accepts",
+    request=inline_serializer(
+        "RaterInvite",
+        {
+            "username": serializers.CharField(),
+            # Text, not a choice: another enum named "role" would collide in the schema.
+            "role": serializers.CharField(
+                required=False,
+                default=Membership.Role.RATER,
+                help_text="rater, or adjudicator (the study lead only)",
+            ),
+        },
+    ),
     responses={
         202: inline_serializer("RaterInvited", {"message": serializers.CharField()}),
         **ERRORS,
@@ -98,11 +110,17 @@ def study_raters(request, slug):
         paginator = Pagination()
         page = paginator.paginate_queryset(rater_progress_table(study=study), request)
         return paginator.get_paginated_response(RaterSerializer(page, many=True).data)
-    form = AddAccountForm(scalar_fields(body_object(request), ["username"]))
+    body = scalar_fields(body_object(request), ["username", "role"])
+    role = body.get("role") or Membership.Role.RATER
+    if role not in invitations.ACCOUNT_ROLES:
+        raise exceptions.ValidationError(["role: use rater or adjudicator."])
+    if role == Membership.Role.ADJUDICATOR and request.user.pk != study.lead_id:
+        raise exceptions.PermissionDenied("Only the study lead invites adjudicators.")
+    form = AddAccountForm(body)
     if not form.is_valid():
         raise form_errors(form)
     invitations.rater_invite_account(
-        study=study, username=form.cleaned_data["username"], actor=request.user
+        study=study, username=form.cleaned_data["username"], actor=request.user, role=role
     )
     # The same answer whether or not the account exists, as on the page.
     return Response({"message": invitations.ACCOUNT_INVITED}, status=status.HTTP_202_ACCEPTED)
@@ -116,7 +134,7 @@ def study_raters(request, slug):
 )
 @extend_schema(
     methods=["POST"],
-    summary="Create an invitation link (only the lead may invite coordinators)",
+    summary="Create an invitation link (only the lead may invite coordinators and adjudicators)",
     request=inline_serializer(
         "InvitationCreate",
         {
@@ -139,7 +157,9 @@ def study_invitations(request, slug):
     form = InvitationForm(data, study=study, user=request.user)
     asks_coordinator = data.get("role") not in (None, "", Membership.Role.RATER)
     if asks_coordinator and "role" not in form.fields:
-        raise exceptions.PermissionDenied("Only the study lead invites other coordinators.")
+        raise exceptions.PermissionDenied(
+            "Only the study lead invites other coordinators and adjudicators."
+        )
     if not form.is_valid():
         raise form_errors(form)
     invitation, token = invitations.invitation_create(

@@ -1,7 +1,7 @@
 from django.urls import path
 
 from . import views
-from .views import calibration, overview, people, preview, results
+from .views import adjudication_queue_stub, calibration, overview, people, preview, results
 
 app_name = "annotation"
 
@@ -66,6 +66,12 @@ urlpatterns = [
     ),
     path("s/<slug:slug>/invitations/", people.invitation_create, name="invitation_create"),
     path("s/<slug:slug>/results/", results.results, name="results"),
+    # Adjudicators: the queue of cases to resolve.
+    path(
+        "s/<slug:slug>/adjudication/",
+        adjudication_queue_stub.adjudication_queue,
+        name="adjudication_queue",
+    ),
     path("s/<slug:slug>/results/export/<str:fmt>/", results.export, name="export"),
     path("s/<slug:slug>/results/import/", results.worksheet_import, name="worksheet_import"),
 ]

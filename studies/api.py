@@ -29,10 +29,11 @@ from core.api import (
 from . import access, selectors, services
 from .forms import StudyCreateForm, StudyForm
 from .importing.cases import MAX_FILE_BYTES, file_type_for, size_problem
-from .models import Study, TestCase
+from .models import AdjudicationRule, Study, TestCase
 from .presets import PRESETS
 from .rubric import KINDS
 from .rubric.definition import definition_of, preset_definition
+from .services.adjudication_rules import adjudication_rules_set
 
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
 
@@ -348,6 +349,90 @@ def study_status(request, slug):
     return Response(StudySerializer(study).data)
 
 
+ADJUDICATION_RULE_FIELDS = {
+    "dimension": serializers.CharField(help_text="the dimension's key"),
+    "trigger": serializers.ChoiceField(choices=AdjudicationRule.Trigger.values),
+    "values": serializers.ListField(
+        child=serializers.JSONField(),
+        required=False,
+        help_text="trigger values: the kind's stored values that trigger (a category's "
+        "code, a scale's value, a preference in key order)",
+    ),
+    "tolerance": serializers.IntegerField(
+        required=False,
+        min_value=0,
+        help_text="trigger disagreement on a scale or points: the largest spread that still agrees",
+    ),
+}
+ADJUDICATION_RULE_OUT_FIELDS = {
+    "dimension": serializers.CharField(),
+    "trigger": serializers.ChoiceField(choices=AdjudicationRule.Trigger.values),
+    "values": serializers.ListField(child=serializers.JSONField()),
+    "tolerance": serializers.IntegerField(),
+    "allowed_values": serializers.ListField(
+        child=serializers.JSONField(), help_text="what a values rule may name"
+    ),
+    "tolerance_applies": serializers.BooleanField(),
+    "switched_at": serializers.DateTimeField(
+        allow_null=True, help_text="7.3's switch to every disagreement, once taken"
+    ),
+    "switched_reason": serializers.CharField(),
+}
+AdjudicationRulesSerializer = inline_serializer(
+    "AdjudicationRules",
+    {"rules": inline_serializer("AdjudicationRule", ADJUDICATION_RULE_FIELDS, many=True)},
+)
+AdjudicationRulesOutSerializer = inline_serializer(
+    "AdjudicationRulesOut",
+    {"rules": inline_serializer("AdjudicationRuleOut", ADJUDICATION_RULE_OUT_FIELDS, many=True)},
+)
+
+
+def _rules_out(study: Study) -> dict:
+    return {
+        "rules": [
+            {
+                "dimension": row["key"],
+                "trigger": row["trigger"],
+                "values": row["values"],
+                "tolerance": row["tolerance"],
+                "allowed_values": [choice["value"] for choice in row["choices"]],
+                "tolerance_applies": row["spread"],
+                "switched_at": row["switched_at"].isoformat() if row["switched_at"] else None,
+                "switched_reason": row["switched_reason"],
+            }
+            for row in selectors.adjudication_rules_table(study=study)
+        ]
+    }
+
+
+@extend_schema(
+    methods=["GET"],
+    summary="The study's adjudication rules, one per dimension of the rubric",
+    responses={200: AdjudicationRulesOutSerializer, **ERRORS},
+)
+@extend_schema(
+    methods=["PUT"],
+    summary="Replace the adjudication rules (the lead; all or nothing; until the study opens)",
+    description="A dimension left out is never adjudicated automatically.",
+    request=AdjudicationRulesSerializer,
+    responses={200: AdjudicationRulesOutSerializer, **ERRORS},
+)
+@api_view(["GET", "PUT"])
+def study_adjudication_rules(request, slug):
+    study = _study(request, slug)
+    if request.method == "PUT":
+        if request.user.pk != study.lead_id:
+            raise PermissionDenied
+        rules = body_object(request).get("rules")
+        if not isinstance(rules, list):
+            raise exceptions.ValidationError(
+                ['rules: send a list of {"dimension", "trigger", "values", "tolerance"}.']
+            )
+        adjudication_rules_set(study=study, actor=request.user, rules=rules)
+    return Response(_rules_out(study))
+
+
 urlpatterns = [
     path("studies/", study_collection, name="studies"),
     path("rubric-presets/", rubric_presets, name="rubric_presets"),
@@ -355,4 +440,9 @@ urlpatterns = [
     path("studies/<slug:slug>/rubric/", study_rubric, name="rubric"),
     path("studies/<slug:slug>/cases/", study_cases, name="cases"),
     path("studies/<slug:slug>/status/", study_status, name="status"),
+    path(
+        "studies/<slug:slug>/adjudication-rules/",
+        study_adjudication_rules,
+        name="adjudication_rules",
+    ),
 ]

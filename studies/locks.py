@@ -3,7 +3,7 @@
 **The lock order.** A write that locks more than one kind of row takes them in this order,
 skipping the kinds it does not need and never going back up:
 
-    invitation -> study -> membership -> test case -> assignment
+    invitation -> study -> membership -> test case -> assignment -> adjudication
 
 Rows of one kind are locked in id order (e.g. a worksheet's assignments). Two writes that
 follow the order cannot wait for each other in a circle, so they cannot deadlock.

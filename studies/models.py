@@ -552,6 +552,13 @@ class StudyEvent(models.Model):
         # LLM judges (never raters)
         JUDGE_OUTPUTS_IMPORTED = "judge_outputs_imported", "Judge outputs imported"
         JUDGE_TEMPLATE_SAVED = "judge_template_saved", "Judge prompt template saved"
+        # Adjudication (protocol 5.3, 7.3)
+        ADJUDICATION_RULES_SET = "adjudication_rules_set", "Adjudication rules set"
+        ADJUDICATION_SENT = "adjudication_sent", "Case sent to adjudication"
+        ADJUDICATION_SWITCHED = (
+            "adjudication_switched",
+            "Adjudication switched to every disagreement",
+        )
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="events")
     actor = models.ForeignKey(

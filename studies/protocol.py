@@ -21,7 +21,13 @@ coordinator pages offer), so it can be proven what raters were shown. The docume
 - ``quality_control``: the study's quality rules (``QualitySettings``, the significance
   level as a string) under ``rules``, and under ``items`` each gold item and attention
   check in case order with its ``id``, ``purpose``, ``expected`` answers (by blinded label,
-  as stored) and ``explanation``.
+  as stored) and ``explanation``;
+- ``adjudication``: present only when at least one dimension has an adjudication rule
+  other than "never" (so that a study without rules keeps the fingerprint it had before
+  adjudication existed): the rules in rubric order, each with ``dimension`` (its key),
+  ``trigger`` (``"values"`` or ``"disagreement"``), ``values`` (stored values, in the
+  kind's order) and ``tolerance`` (points). 7.3's switch to every disagreement, taken
+  while the study runs, is not part of the plan: it is a deviation the report lists.
 
 Not included, on purpose: the study's name and description, the consent text and the
 disclosure question (they can be amended while the study runs; a consent change bumps

@@ -17,6 +17,7 @@ from .importing.cases import ParsedCases, parse_cases
 from .importing.identity_check import MAX_LISTED, Mention, find_identity_mentions
 from .importing.tabular import Source
 from .models import (
+    AdjudicationRule,
     ApiToken,
     BlindedLabel,
     ExpectedAnswer,
@@ -144,6 +145,7 @@ def study_protocol_chunks(*, study: Study) -> Iterator[bytes]:
     """The frozen protocol document as canonical JSON, a piece at a time: its test cases,
     the bulk of it, are read and written a chunk at a time, so that memory stays flat
     whatever their number (held whole, 10,000 cases of 2 KB peaked at 132 MB; now 6 MB)."""
+    dimensions = list(study.rubric.dimensions.order_by("position"))
     head = {
         "format": protocol.FORMAT,
         "instructions": study.instructions,
@@ -155,7 +157,7 @@ def study_protocol_chunks(*, study: Study) -> Iterator[bytes]:
                 "level": d.level,
                 "config": d.config,
             }
-            for d in study.rubric.dimensions.order_by("position")
+            for d in dimensions
         ],
         "blinding": {
             "seed": study.blinding_seed,
@@ -177,9 +179,35 @@ def study_protocol_chunks(*, study: Study) -> Iterator[bytes]:
             "case_layout": study.case_layout,
         },
     }
+    adjudication = _adjudication_document(study, [d.key for d in dimensions])
+    # Only when a rule asks for adjudication: a study without rules keeps the document
+    # (and the fingerprint) it had before adjudication existed.
+    if adjudication:
+        head["adjudication"] = adjudication
     return protocol.canonical_json_chunks(
         head, last="test_cases", items=_protocol_test_cases(study)
     )
+
+
+def _adjudication_document(study: Study, keys: list[str]) -> list[dict]:
+    """The adjudication rules as planned, in rubric order: the dimensions whose rule is
+    not "never" (7.3's switch is a deviation recorded apart, never part of the plan)."""
+    rules = {
+        rule.dimension_key: rule
+        for rule in AdjudicationRule.objects.filter(study=study).exclude(
+            trigger=AdjudicationRule.Trigger.NEVER
+        )
+    }
+    return [
+        {
+            "dimension": key,
+            "trigger": rules[key].trigger,
+            "values": rules[key].values,
+            "tolerance": rules[key].tolerance,
+        }
+        for key in keys
+        if key in rules
+    ]
 
 
 PROTOCOL_CHUNK = 2000
@@ -493,6 +521,9 @@ SETUP_EVENTS = (
     StudyEvent.Kind.ATTENTION_CHECK_ADDED,
     StudyEvent.Kind.JUDGE_OUTPUTS_IMPORTED,
     StudyEvent.Kind.JUDGE_TEMPLATE_SAVED,
+    StudyEvent.Kind.ADJUDICATION_RULES_SET,
+    StudyEvent.Kind.ADJUDICATION_SENT,
+    StudyEvent.Kind.ADJUDICATION_SWITCHED,
     StudyEvent.Kind.UNBLINDED,
 )
 # Administrators' decisions about a rater: shown with the pseudonym and the reason.
@@ -626,3 +657,33 @@ def invitations_for_user(*, user: User) -> list[Invitation]:
 
 def api_tokens_for_user(*, user: User) -> list[ApiToken]:
     return list(ApiToken.objects.filter(user=user))
+
+
+def adjudication_rules_table(*, study: Study) -> list[dict]:
+    """Each dimension of the rubric in order with its adjudication rule ("never" when it has
+    none), what its kind allows (the values a rule may name, whether a tolerance applies)
+    and 7.3's switch, if taken."""
+    rules = {rule.dimension_key: rule for rule in study.adjudication_rules.all()}
+    rows = []
+    for dimension in study.rubric.dimensions.order_by("position"):
+        scoring = dimension.scoring()
+        rule = rules.get(dimension.key)
+        rows.append(
+            {
+                "key": dimension.key,
+                "name": dimension.name,
+                "kind_label": scoring.label,
+                "scope": scoring.scope,
+                "trigger": rule.trigger if rule else AdjudicationRule.Trigger.NEVER,
+                "values": list(rule.values) if rule else [],
+                "tolerance": rule.tolerance if rule else 0,
+                "choices": [
+                    {"value": value, "label": label}
+                    for value, label in scoring.adjudication_values()
+                ],
+                "spread": scoring.adjudication_spread,
+                "switched_at": rule.switched_at if rule else None,
+                "switched_reason": rule.switched_reason if rule else "",
+            }
+        )
+    return rows

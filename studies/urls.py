@@ -5,7 +5,7 @@ app_name = "studies"
 urlpatterns = []
 
 # Study set-up: create and edit, lifecycle, import of test cases, rubric builder.
-from .views import cases, quality, rubric_builder, setup  # noqa: E402
+from .views import adjudication_rules, cases, quality, rubric_builder, setup  # noqa: E402
 
 urlpatterns += [
     path("studies/", setup.study_list, name="list"),
@@ -31,6 +31,11 @@ urlpatterns += [
         "s/<slug:slug>/quality-items/<uuid:case_uuid>/",
         quality.quality_item,
         name="quality_item",
+    ),
+    path(
+        "s/<slug:slug>/adjudication-rules/",
+        adjudication_rules.adjudication_rules,
+        name="adjudication_rules",
     ),
     path("s/<slug:slug>/rubric/", rubric_builder.rubric_detail, name="rubric"),
     path("s/<slug:slug>/rubric/preset/", rubric_builder.rubric_preset, name="rubric_preset"),

@@ -25,12 +25,13 @@ from django.db import connection, transaction
 from django.urls import reverse
 
 from agreement.models import Judge
-from annotation.models import Assignment
+from annotation.models import Adjudication, Assignment
 from annotation.services.participation import withdrawal_record
 from jobs.models import Job
 from studies.access import COORDINATORS_GROUP
 from studies.models import Membership, Study
 from studies.services import case_upload_create, invitations, membership_add, rater_status_change
+from studies.services.adjudication_rules import adjudication_rules_set
 
 from .annotation.support import make_item
 from .factories import UserFactory, make_study
@@ -45,6 +46,7 @@ ROLES = (
     "paused",  # a rater of the study paused by an administrator
     "lead",
     "coordinator",  # a coordinator member of the study
+    "adjudicator",  # an adjudicator member of the study
     "outside_coordinator",  # may create studies, no part in this one
     "admin",  # staff superuser
 )
@@ -81,6 +83,7 @@ class Rule:
 #   assignment   only the rater whose assignment it is; anyone else 404
 #   coordinator  the lead, coordinator members and admins; raters of the study 403
 #   lead         the study lead only; other members and admins 403
+#   adjudicator  adjudicators of the study; other members and admins 403
 #   invitee      only the account a personal invitation names; anyone else 404
 #   admin_site   Django's admin: staff only; others are sent to the admin's sign-in
 POST_ONLY = ("POST",)
@@ -150,6 +153,14 @@ RULES = {
     "annotation:results": Rule("coordinator"),
     "annotation:export": Rule("coordinator"),
     "annotation:worksheet_import": Rule("coordinator", methods=POST_ONLY),
+    # Adjudication: coordinators read the rules, the lead changes them (until opening);
+    # the lead sends a case by hand and takes 7.3's switch; adjudicators see their queue.
+    "studies:adjudication_rules": Rule(
+        "coordinator", exceptions={("coordinator", "POST"): 403, ("admin", "POST"): 403}
+    ),
+    "agreement:adjudication_send": Rule("lead", methods=POST_ONLY),
+    "agreement:adjudication_switch": Rule("lead", methods=POST_ONLY),
+    "annotation:adjudication_queue": Rule("adjudicator"),
     "studies:unblind": Rule("lead"),
     # Study set-up.
     "studies:list": Rule("signed_in"),
@@ -234,6 +245,7 @@ def world(db):
         "paused": UserFactory(username="m-paused"),
         "lead": UserFactory(username="m-lead"),
         "coordinator": UserFactory(username="m-coordinator"),
+        "adjudicator": UserFactory(username="m-adjudicator"),
         "outside_coordinator": UserFactory(username="m-outside"),
         "admin": UserFactory(username="m-admin", is_staff=True, is_superuser=True),
     }
@@ -247,11 +259,19 @@ def world(db):
     upload = case_upload_create(
         study=study, actor=people["lead"], filename="more.csv", data=b"id,prompt\n"
     )
+    adjudication_rules_set(
+        study=study, actor=people["lead"], rules=[{"dimension": "depth", "trigger": "disagreement"}]
+    )
     Study.objects.filter(pk=study.pk).update(status=Study.Status.OPEN)
     study.refresh_from_db()
     make_study(lead=UserFactory(), slug="matrix-other", cases=2, raters=[people["other_rater"]],
                consented=True)  # fmt: skip
     membership_add(study=study, user=people["coordinator"], role=Membership.Role.COORDINATOR)
+    membership_add(study=study, user=people["adjudicator"], role=Membership.Role.ADJUDICATOR)
+    Adjudication.objects.create(
+        test_case=study.test_cases.order_by("position").first(),
+        triggers={"depth": ["disagreement"]},
+    )
     members = {m.user_id: m for m in study.memberships.all()}
     withdrawal_record(rater=members[people["withdrawn"].pk], data="keep")
     rater_status_change(
@@ -339,6 +359,7 @@ def _group_answer(who: str, role: str) -> str | int:
         "rater": STUDY_RATERS,
         "coordinator": ("lead", "coordinator", "admin"),
         "lead": ("lead",),
+        "adjudicator": ("adjudicator",),
     }[who]
     return "ok" if role in allowed else 403
 

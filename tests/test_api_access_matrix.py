@@ -29,6 +29,7 @@ ROLES = (
     "outside_coordinator",  # coordinator of another study
     "lead",
     "coordinator",  # a coordinator member of the study
+    "adjudicator",  # an adjudicator member of the study: no endpoint of the API is theirs
     "admin",
 )
 OUTSIDERS = ("other_rater", "outside_coordinator")
@@ -46,6 +47,8 @@ class Rule:
     who: str
     methods: tuple[str, ...] = ("GET",)
     allowed: dict = field(default_factory=dict)
+    # Methods only the study lead may use (others of ``who`` 403).
+    lead_methods: tuple[str, ...] = ()
 
 
 # Groups: public (no token needed), signed_in (any valid token), coordinator (the lead,
@@ -72,6 +75,8 @@ RULES = {
     "api:agreement": Rule("coordinator"),
     "api:analysis_plan": Rule("coordinator", methods=("GET", "PATCH")),
     "api:unblind": Rule("lead", methods=("POST",)),
+    # Coordinators read the adjudication rules; the lead replaces them.
+    "api:adjudication_rules": Rule("coordinator", methods=("GET", "PUT"), lead_methods=("PUT",)),
 }
 METHODS = ("GET", "POST", "PATCH", "PUT", "DELETE")
 
@@ -99,6 +104,8 @@ def expected(name: str, rule: Rule, role: str, method: str) -> frozenset:
     if role in OUTSIDERS:
         return frozenset({404})
     members = ("lead", "coordinator", "admin") if rule.who == "coordinator" else ("lead",)
+    if method in rule.lead_methods:
+        members = ("lead",)
     return allowed if role in members else frozenset({403})
 
 

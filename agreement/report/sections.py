@@ -27,6 +27,8 @@ DEVIATION_KINDS = (
     StudyEvent.Kind.RUBRIC_CHANGED,
     StudyEvent.Kind.REOPENED,
     StudyEvent.Kind.ADMIN_CHANGED,
+    # 7.3's action: a dimension below its target switched to every disagreement.
+    StudyEvent.Kind.ADJUDICATION_SWITCHED,
 )
 EXCLUSION_KINDS = (
     StudyEvent.Kind.RATER_EXCLUDED,

@@ -35,6 +35,7 @@ from .results import (
     analysis_inputs_but_ratings,
     awaiting_run,
     computed_for_inputs,
+    dimensions_missing_target,
     study_agreement,
 )
 from .setup import setup_checklist_analysis_plan
@@ -56,6 +57,7 @@ __all__ = [
     "awaiting_run",
     "computed_for_inputs",
     "dimension_role",
+    "dimensions_missing_target",
     "dismissed_flags",
     "qc_case_records",
     "qc_quality_answers",

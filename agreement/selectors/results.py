@@ -107,3 +107,15 @@ def agreement_awaits_run(*, study_id: int) -> bool:
     """True while a request of the study's statistics has no run that covers it yet."""
     rows = StudyAgreement.objects.filter(study_id=study_id)
     return not rows.exists() or rows.filter(awaiting_run()).exists()
+
+
+def dimensions_missing_target(*, agreement: StudyAgreement) -> list[str]:
+    """The keys of the dimensions whose α is below the study's success α in the stored
+    result (7.3: "every disagreement" may then be adjudicated); none before a result."""
+    result = agreement.result or {}
+    passing = set((result.get("success") or {}).get("passing") or [])
+    return [
+        row["key"]
+        for row in result.get("dimensions") or []
+        if row.get("alpha") is not None and row["key"] not in passing
+    ]

@@ -28,6 +28,7 @@ from agreement.selectors import (
     study_ratings,
     study_submitted_ratings,
 )
+from annotation.services.adjudication_queue import adjudication_queue_refresh
 from jobs.runner import job_schedule
 from studies.models import Study
 
@@ -193,6 +194,9 @@ def agreement_point_stage(*, study_id: int) -> PointStage | None:
         )
     # QC-001 acts on every run, even one a fresher result overtook: the pause is idempotent.
     quality_enforce(study=study)
+    # The adjudication queue, with the other QC: cases that have all their ratings and
+    # trigger a rule (or 7.3's switch) wait for an adjudicator. Idempotent too.
+    adjudication_queue_refresh(study=study)
     # The run's locked part ends here (see tasks.py); its intervals come next.
     logger.info("Agreement run for study %s finished (request %s)", study_id, target)
     if not written:

@@ -28,6 +28,7 @@ from agreement.qc import checks as qc
 from agreement.report.charts import accuracy_chart, alpha_chart, time_chart
 from agreement.selectors import (
     agreement_is_stale,
+    dimensions_missing_target,
     dismissed_flags,
     dismissed_flags_by_rater,
     qc_checks,
@@ -37,12 +38,14 @@ from agreement.selectors import (
     study_agreement,
 )
 from agreement.services import judge_outputs_import, judge_template_save
+from annotation.selectors import adjudication_counts
 from core.user_input import uuid_or_none
 from jobs.models import Job
 from jobs.services import job_status
 from studies import access
 from studies.errors import ApplicationError
 from studies.models import Membership
+from studies.selectors import adjudication_rules_table
 from studies.services import RATER_ACTIONS, rater_status_change
 
 
@@ -62,8 +65,22 @@ def study_agreement_page(request, slug):
         "chart": alpha_chart(result) if result.get("dimensions") else None,
         "chart_narrow": alpha_chart(result, layout="narrow") if result.get("dimensions") else None,
     }
+    if not request.GET.get("fragment"):
+        context["adjudication"] = _adjudication_context(request, study, agreement)
     template = "agreement/_results.html" if request.GET.get("fragment") else "agreement/study.html"
     return render(request, template, context)
+
+
+def _adjudication_context(request, study, agreement) -> dict:
+    """The agreement page's adjudication section: the queue's counts, and for the lead the
+    dimensions below the target that may be switched to every disagreement (7.3)."""
+    missed = set(dimensions_missing_target(agreement=agreement))
+    return {
+        "counts": adjudication_counts(study=study),
+        "is_lead": request.user.pk == study.lead_id,
+        "can_switch": study.is_frozen and not study.is_unblinded,
+        "missed": [row for row in adjudication_rules_table(study=study) if row["key"] in missed],
+    }
 
 
 @login_required
@@ -107,7 +124,11 @@ def study_quality(request, slug):
     return render(
         request,
         "agreement/quality.html",
-        _quality_context(study, can_act=request.user.is_staff, form_errors=form_errors),
+        {
+            **_quality_context(study, can_act=request.user.is_staff, form_errors=form_errors),
+            # The lead sends a case to adjudication from here too.
+            "is_lead": request.user.pk == study.lead_id,
+        },
         status=400 if form_errors else 200,
     )
 

@@ -13,6 +13,7 @@ from .calibration import (
     calibration_sheet,
 )
 from .feedback import SelfCheck, expected_answer_details, gold_feedback, self_check
+from .queue import adjudication_counts, adjudicator_memberships, study_adjudicators
 from .rating import (
     CASES_PER_PAGE,
     CasePosition,
@@ -48,6 +49,9 @@ from .rating import (
 )
 
 __all__ = [
+    "adjudication_counts",
+    "adjudicator_memberships",
+    "study_adjudicators",
     "CASES_PER_PAGE",
     "CalibrationItem",
     "CalibrationSheet",

@@ -20,5 +20,6 @@ def study_overview(request, slug):
             else None,
             "raters": selectors.rater_progress_table(study=study),
             "cases": selectors.case_progress_page(study=study, number=request.GET.get("page")),
+            "adjudication": selectors.adjudication_counts(study=study),
         },
     )

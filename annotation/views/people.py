@@ -2,6 +2,7 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -9,7 +10,11 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import assignment_jobs
 from annotation.forms import AddAccountForm, InvitationForm
-from annotation.selectors import rater_pair_overlap_range, rater_progress_table
+from annotation.selectors import (
+    rater_pair_overlap_range,
+    rater_progress_table,
+    study_adjudicators,
+)
 from annotation.services import assignment
 from jobs.models import Job
 from studies import access
@@ -38,6 +43,8 @@ def _raters_page(request, study, *, invitation_form=None, add_form=None, status=
             "invitations": study_selectors.invitations_for_study(study=study),
             "invitation_form": invitation_form or InvitationForm(study=study, user=request.user),
             "add_form": add_form or AddAccountForm(),
+            "is_lead": request.user.pk == study.lead_id,
+            "adjudicators": study_adjudicators(study=study),
         },
         status=status,
     )
@@ -79,15 +86,28 @@ def invitation_create(request, slug):
     return response
 
 
+def account_role(posted, *, study, user) -> str:
+    """The role an account is invited to by name (the button pressed): a rater, or for the
+    lead only, an adjudicator; anything else is refused."""
+    if posted in (None, "", Membership.Role.RATER):
+        return Membership.Role.RATER
+    if posted == Membership.Role.ADJUDICATOR:
+        if user.pk != study.lead_id:
+            raise PermissionDenied("Only the study lead invites adjudicators.")
+        return Membership.Role.ADJUDICATOR
+    raise PermissionDenied("An account is invited to rate or to adjudicate.")
+
+
 @login_required
 @require_POST
 def rater_add(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    role = account_role(request.POST.get("role"), study=study, user=request.user)
     form = AddAccountForm(request.POST)
     if form.is_valid():
         try:
             invitations.rater_invite_account(
-                study=study, username=form.cleaned_data["username"], actor=request.user
+                study=study, username=form.cleaned_data["username"], actor=request.user, role=role
             )
         except invitations.InvitationError as error:
             form.add_error("username", str(error))

@@ -33,6 +33,8 @@ def home(request):
         {
             "invitations": invitations_for_user(user=request.user),
             "rated": selectors.rater_memberships(user=request.user),
+            # Adjudicators see a link to their queue, nothing of the rating side.
+            "adjudicated": selectors.adjudicator_memberships(user=request.user),
             "coordinated": coordinated_studies(user=request.user),
         },
     )

@@ -450,6 +450,34 @@ class DimensionKind:
         """The options of a single-choice kind: [{"value", "label", "anchor"}]."""
         return []
 
+    # --- adjudication ------------------------------------------------------------------
+
+    # "Any disagreement" is a spread of points over a tolerance (False: not unanimous).
+    adjudication_spread: ClassVar[bool] = True
+
+    def agreement_value(self, value: dict | None, *, flipped: bool = False) -> float | None:
+        """The number agreement sees, in key order; None when unanswered."""
+        raise NotImplementedError
+
+    def adjudication_values(self) -> list[tuple]:
+        """The values a "values" rule may name: (stored value, label); [] when the kind's
+        answers are points only."""
+        return []
+
+    def in_named_values(self, answers: list[tuple[dict | None, bool]], *, values) -> bool:
+        """Whether any rater's answer (value, flipped) is one of ``values`` (key order)."""
+        return False
+
+    def disagree(self, answers: list[tuple[dict | None, bool]], *, tolerance: int = 0) -> bool:
+        """Whether the raters' answers (value, flipped) spread over more than ``tolerance``
+        points; unanswered ones take no part."""
+        numbers = [
+            number
+            for value, flipped in answers
+            if (number := self.agreement_value(value, flipped=flipped)) is not None
+        ]
+        return bool(numbers) and max(numbers) - min(numbers) > tolerance
+
 
 def points_only(dimension, raw: dict, allowed) -> int:
     """Points recorded without the details behind them (a worksheet filled in offline)."""

@@ -149,5 +149,11 @@ class CategoricalDimension(SingleChoice):
 
     _numeric_cells = False
 
+    # Categories have no order: any two different answers disagree.
+    adjudication_spread = False
+
+    def disagree(self, answers: list[tuple[dict | None, bool]], *, tolerance: int = 0) -> bool:
+        return not self._unanimous(answers)
+
     def describe_cell(self) -> str:
         return f"category code: {self.describe_choices()}"

@@ -110,6 +110,22 @@ class SingleChoice(DimensionKind):
     def _option_rows(self) -> list[tuple]:
         raise NotImplementedError
 
+    def adjudication_values(self) -> list[tuple]:
+        return [(value, label) for value, label, _ in self._option_rows()]
+
+    def in_named_values(self, answers: list[tuple[dict | None, bool]], *, values) -> bool:
+        named = list(values)
+        return any(
+            (choice := self._choice(value, flipped=flipped)) is not None and choice in named
+            for value, flipped in answers
+        )
+
+    def _unanimous(self, answers: list[tuple[dict | None, bool]]) -> bool:
+        """Every answered rater chose the same option (in key order)."""
+        choices = {self._choice(value, flipped=flipped) for value, flipped in answers}
+        choices.discard(None)
+        return len(choices) <= 1
+
     @property
     def cell_aliases(self) -> dict:
         return {label.lower(): value for value, label, _ in self._option_rows()}

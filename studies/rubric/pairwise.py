@@ -83,6 +83,12 @@ class PairwiseDimension(SingleChoice):
     def _option_rows(self) -> list[tuple]:
         return [(value, label, "") for value, label in self.options()]
 
+    # A preference disagrees unless every rater chose the same option, in key order.
+    adjudication_spread = False
+
+    def disagree(self, answers: list[tuple[dict | None, bool]], *, tolerance: int = 0) -> bool:
+        return not self._unanimous(answers)
+
     def expected_in(self, text: str, *, names: dict | None = None) -> dict:
         """Values in key order, or a response's name for "prefers it" (any strength), or tie."""
         by_name = {str(n).strip().lower(): label for label, n in (names or {}).items()}

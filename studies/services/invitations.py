@@ -198,13 +198,19 @@ def invitation_revoke(*, invitation: Invitation, actor: User) -> None:
 # account that can join: the answer must not tell who has an account or who takes part.
 ACCOUNT_INVITED = (
     "If an account with that name exists and is not yet part of this study, it has been "
-    "invited. The person joins as a rater once they accept."
+    "invited. The person joins once they accept."
 )
+# The roles an existing account may be invited to by name: raters, and (by the lead, as the
+# view and the API check) adjudicators.
+ACCOUNT_ROLES = (Membership.Role.RATER, Membership.Role.ADJUDICATOR)
 
 
 @transaction.atomic
-def rater_invite_account(*, study: Study, username: str, actor: User) -> None:
-    """Invite an existing account to rate; it joins only if the person accepts.
+def rater_invite_account(
+    *, study: Study, username: str, actor: User, role: str = Membership.Role.RATER
+) -> None:
+    """Invite an existing account to rate (or to adjudicate); it joins only if the person
+    accepts.
 
     Returns nothing and does the same visible things (one invitation row, one event) whether
     or not the name belongs to an account that can join: the invitation simply names no
@@ -214,6 +220,8 @@ def rater_invite_account(*, study: Study, username: str, actor: User) -> None:
     username = username.strip()
     if not username:
         raise InvitationError("Enter a username.", reason="username")
+    if role not in ACCOUNT_ROLES:
+        raise InvitationError("An account is invited to rate or to adjudicate.", reason="role")
     # Two coordinators inviting the same name at once: the second waits, then finds the
     # first's invitation waiting.
     study = study_lock(study.pk, exclusive=True)
@@ -227,7 +235,7 @@ def rater_invite_account(*, study: Study, username: str, actor: User) -> None:
     _invitation_insert(
         study=study,
         actor=actor,
-        role=Membership.Role.RATER,
+        role=role,
         # No link: the token is thrown away, and personal invitations refuse links anyway.
         token=secrets.token_urlsafe(32),
         days=DEFAULT_DAYS,

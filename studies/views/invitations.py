@@ -127,5 +127,8 @@ def _joined(request, membership: Membership):
     if membership.role == Membership.Role.RATER:
         messages.success(request, f"Welcome to “{study.name}”.")
         return redirect("annotation:assignments", slug=study.slug)
+    if membership.role == Membership.Role.ADJUDICATOR:
+        messages.success(request, f"You now adjudicate in “{study.name}”.")
+        return redirect("annotation:adjudication_queue", slug=study.slug)
     messages.success(request, f"You now coordinate “{study.name}”.")
     return redirect("annotation:overview", slug=study.slug)
