@@ -159,10 +159,11 @@ def _fit(y: np.ndarray, exog: np.ndarray, items: np.ndarray, raters: np.ndarray)
     the order statsmodels' formula API sorts ``vc_formula`` into): the fit, its variance
     components by name and its warnings.
 
-    At a variance's boundary (an estimate of zero) statsmodels' optimisers stall short of
-    the optimum; the REML fit there is the fit without that component. So when the full fit
-    does not converge, the fits without either component are tried too, and the converged
-    fit with the highest restricted likelihood is kept (a component left out is zero)."""
+    At a variance's boundary (an estimate of zero) statsmodels' gradient optimiser stalls
+    short of the optimum; the REML fit there is the fit without that component. So when the
+    full fit does not converge, the fits without either component are tried too, then all
+    three with Nelder-Mead (which reaches a double boundary), and the converged fit with the
+    highest restricted likelihood is kept (a component left out is zero)."""
     n_columns = int(items.max()) + int(raters.max()) + 2
     sparse_design = y.size * n_columns > DENSE_CELLS
     designs = {
@@ -171,10 +172,10 @@ def _fit(y: np.ndarray, exog: np.ndarray, items: np.ndarray, raters: np.ndarray)
     }
     fit, notes = _reml(y, exog, designs)
     if not fit.converged:
-        candidates = [(fit, notes)] + [
-            _reml(y, exog, {key: d for key, d in designs.items() if key != name})
-            for name in designs
-        ]
+        subsets = [designs] + [{k: d for k, d in designs.items() if k != name} for name in designs]
+        candidates = [(fit, notes)] + [_reml(y, exog, subset) for subset in subsets[1:]]
+        if not any(c[0].converged for c in candidates):
+            candidates += [_reml(y, exog, subset, method="nm") for subset in subsets]
         fit, notes = max(
             (c for c in candidates if c[0].converged), key=lambda c: c[0].llf, default=(fit, notes)
         )
@@ -182,7 +183,7 @@ def _fit(y: np.ndarray, exog: np.ndarray, items: np.ndarray, raters: np.ndarray)
     return fit, {name: float(fitted.get(name, 0.0)) for name in designs}, notes
 
 
-def _reml(y: np.ndarray, exog: np.ndarray, designs: dict):
+def _reml(y: np.ndarray, exog: np.ndarray, designs: dict, method: str = "bfgs"):
     """One REML fit with the variance components ``designs`` (name: indicator columns), and
     the warnings it gave."""
     from statsmodels.regression.mixed_linear_model import MixedLM, VCSpec
@@ -197,7 +198,8 @@ def _reml(y: np.ndarray, exog: np.ndarray, designs: dict):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with np.errstate(all="ignore"):
-            fit = model.fit(reml=True, method=["bfgs"], gtol=GTOL)
+            options = {"gtol": GTOL} if method == "bfgs" else {"maxiter": 5_000}
+            fit = model.fit(reml=True, method=[method], **options)
     return fit, [str(warning.message) for warning in caught if _reported(warning)]
 
 
