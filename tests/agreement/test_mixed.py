@@ -241,3 +241,13 @@ def test_importing_the_module_does_not_import_statsmodels():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert run.stdout.strip() == "False"
+
+
+def test_the_sparse_design_gives_the_dense_fit(monkeypatch):
+    table = _simulated(11)
+    dense = system_effect(table["y"], table["system"], table["rater"], table["item"])
+    monkeypatch.setattr(mixed, "DENSE_CELLS", 0)
+    sparse = system_effect(table["y"], table["system"], table["rater"], table["item"])
+    for key in ("estimate", "se", "p"):
+        assert sparse[key] == pytest.approx(dense[key], abs=1e-6), key
+    assert sparse["variances"] == pytest.approx(dense["variances"], abs=1e-6)

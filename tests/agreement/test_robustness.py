@@ -122,7 +122,10 @@ def test_the_conclusion_holds_with_the_same_sign_and_decision():
         for m, d, p in (("total", 0.5, 0.02), ("dimension:x", 0.5, 0.03), ("dimension:y", 0.2, 0.6))
     ]  # fmt: skip
     preferences = [
-        {"key": "p", "pairs": [{"first": "a", "second": "b", "items": {"rate": 0.6, "p_value": 0.1}}]}
+        {
+            "key": "p",
+            "pairs": [{"first": "a", "second": "b", "items": {"rate": 0.6, "p_value": 0.1}}],
+        }
     ]
     comparison = {
         "systems": ["a", "b"],
