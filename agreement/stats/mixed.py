@@ -91,7 +91,8 @@ def system_effect(
     try:
         fit, variances, caught = _fit(y, exog, items, raters)
     except Exception as error:  # statsmodels fails in many ways: the result says which
-        return _not_fitted(f"the fit failed ({type(error).__name__}: {error})", **counts)
+        why = f"{type(error).__name__}: {error}"[:200]
+        return _not_fitted(f"the fit failed ({why})", **counts)
     column = exog.shape[1] - 1
     estimate = float(fit.fe_params[column]) - (null if x is None else 0.0)
     se = float(fit.bse_fe[column])
