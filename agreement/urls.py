@@ -58,5 +58,10 @@ urlpatterns = [
         report_views.study_aggregation,
         name="aggregation",
     ),
+    path(
+        "s/<slug:slug>/report/robustness/compute/",
+        report_views.study_robustness_compute,
+        name="robustness_compute",
+    ),
     path("s/<slug:slug>/report/bundle.zip", report_views.study_report_bundle, name="report_bundle"),
 ]

@@ -208,6 +208,7 @@ RULES = {
     # The pages' Compute buttons: the GET shows the statistics, only the POST starts them.
     "agreement:ranking_compute": Rule("coordinator", methods=POST_ONLY),
     "agreement:judge_calibration_compute": Rule("coordinator", methods=POST_ONLY),
+    "agreement:robustness_compute": Rule("coordinator", methods=POST_ONLY),
     "agreement:analysis_status": Rule("coordinator", methods=("GET",)),
     "agreement:judges": Rule("coordinator"),
     "agreement:judge_prompts": Rule("coordinator", methods=("GET",)),

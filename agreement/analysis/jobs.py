@@ -1,5 +1,6 @@
-"""Page statistics that take seconds (a bootstrap: the ranking, a judge's calibration),
-computed as a job of the runner instead of inside the request that shows them.
+"""Page statistics that take seconds (a bootstrap: the ranking, a judge's calibration; the
+mixed-effects fits of the robustness check), computed as a job of the runner instead of
+inside the request that shows them.
 
 Each result is kept for the study's analysis inputs as they are
 (``selectors.computed_for_inputs``). A page's GET only reads (``analysis_shown``): the
@@ -51,8 +52,43 @@ def ranking_analysis(*, study: Study) -> Analysis:
     return Analysis(study=study, name="ranking", compute=lambda: study_ranking(study=study))
 
 
+def robustness_unavailable(*, study: Study) -> dict | None:
+    """Why the study has no robustness check to compute yet, or None: it names the systems,
+    so it waits for the unblinding."""
+    if not study.is_unblinded:
+        return {
+            "available": False,
+            "reason": "The robustness check compares the systems: it is computed once the "
+            "study is unblinded.",
+        }
+    return None
+
+
+def study_robustness(*, study: Study) -> dict:
+    """The mixed-effects robustness check (``robustness.robustness_check``) of the study's
+    ratings as the comparison reads them; refused before unblinding."""
+    from agreement.selectors import study_comparison_data, study_ratings
+
+    from .robustness import robustness_check
+
+    unavailable = robustness_unavailable(study=study)
+    if unavailable is not None:
+        return unavailable
+    data = study_ratings(study=study, pilot=study.current_phase == "pilot")
+    comparison = study_comparison_data(study=study, data=data)
+    if comparison is None:
+        return {"available": False, "reason": "No submitted ratings of sample cases yet."}
+    return robustness_check(comparison)
+
+
+def robustness_analysis(*, study: Study) -> Analysis:
+    """The robustness check as an analysis: one job per study and inputs."""
+    return Analysis(study=study, name="robustness", compute=lambda: study_robustness(study=study))
+
+
 def _analysis_named(study: Study, name: str) -> Analysis:
-    """The analysis a job's name stands for: "ranking", "judge-calibration:<judge pk>"."""
+    """The analysis a job's name stands for: "ranking", "robustness",
+    "judge-calibration:<judge pk>"."""
     from agreement.judges.calibration import judge_calibration_analysis  # it imports this one
     from agreement.models import Judge
 
@@ -62,6 +98,8 @@ def _analysis_named(study: Study, name: str) -> Analysis:
         return judge_calibration_analysis(study=study, judge=judge)
     if analysis == "ranking":
         return ranking_analysis(study=study)
+    if analysis == "robustness":
+        return robustness_analysis(study=study)
     raise ValueError(f"No analysis is named {name!r}")
 
 
@@ -132,7 +170,7 @@ def analysis_job_run(*, job_id: int) -> None:
     def work(job: Job, report) -> dict:
         study = Study.objects.get(pk=job.study_id)
         analysis = _analysis_named(study, job.name.rpartition("@")[0])
-        report("computing", 0, 1, "Computing the statistics (a bootstrap)")
+        report("computing", 0, 1, "Computing the statistics")
         kept = computed_for_inputs(study=study, name=analysis.name, extra=analysis.extra)
         if kept.result is None:
             cache.set(kept.key, analysis.compute(), PAGE_RESULT_SECONDS)

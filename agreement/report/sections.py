@@ -7,6 +7,8 @@ counts and the agreement, which never reads a system.
 
 from django.db.models import Count
 
+from agreement.analysis.jobs import AnalysisPending, analysis_shown, robustness_analysis
+from agreement.analysis.robustness import robustness_rows
 from agreement.selectors import agreement_is_stale, study_agreement
 from agreement.services.plan import (
     aggregation_choices,
@@ -16,6 +18,7 @@ from agreement.services.plan import (
 )
 from annotation.models import ConsentRecord, QualificationAttempt, StudyFeedback
 from annotation.selectors.adjudicated_labels import adjudication_counts
+from jobs.models import Job
 from studies.models import Membership, Study, StudyEvent
 from studies.selectors import rubric_for_display
 
@@ -81,6 +84,7 @@ def study_report(*, study: Study) -> dict:
         "summary": result.get("summary"),
         "comparison": result.get("comparison") if unblinded else None,
         "comparison_failed": bool(result.get("comparison_failed")) and unblinded,
+        "robustness": _robustness(study, result.get("comparison")) if unblinded else None,
         "deviations": _deviations(study, result, withdrawn=withdrawn),
         "primary_named": primary_measure_named(study=study),
         "aggregation": _aggregation(study),
@@ -213,6 +217,27 @@ def _agreement(study: Study, agreement, result: dict, *, unblinded: bool) -> dic
         "success": result.get("success"),
         "left_out": result.get("left_out") or {},
         "bootstrap": _without_seed(result.get("bootstrap"), keep=unblinded),
+    }
+
+
+def _robustness(study: Study, comparison: dict | None) -> dict:
+    """The mixed-effects robustness check beside the primary estimates (after unblinding):
+    as its job kept it for the data as they are, or that it is not computed yet. A read."""
+    shown = analysis_shown(analysis=robustness_analysis(study=study))
+    if isinstance(shown, AnalysisPending):
+        status = shown.status or {}
+        ended = status.get("state") in (Job.State.FAILED, Job.State.STOPPED)
+        return {
+            "computed": False,
+            "running": shown.job is not None and not ended,
+            "error": status.get("error", "") if ended else "",
+        }
+    return {
+        "computed": True,
+        "available": bool(shown.get("available")),
+        "reason": shown.get("reason", ""),
+        "alpha": shown.get("alpha"),
+        "rows": robustness_rows(shown, comparison),
     }
 
 

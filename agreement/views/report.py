@@ -9,10 +9,17 @@ from django.contrib.staticfiles import finders
 from django.http import StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils.http import content_disposition_header
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
+from agreement.analysis.jobs import (
+    analysis_job_start,
+    analysis_shown,
+    robustness_analysis,
+    robustness_unavailable,
+)
 from agreement.report.bundle import report_bundle_chunks
 from agreement.report.charts import PALETTE, alpha_chart, forest, grouped_bars, histogram, scatter
 from agreement.report.sections import study_report
@@ -27,6 +34,7 @@ from agreement.services.plan import (
     stratum_shares_set,
     stratum_shares_text,
 )
+from agreement.views.statistics import _pending
 from studies import access
 from studies.errors import ApplicationError
 
@@ -161,8 +169,34 @@ def study_report_page(request, slug):
             "primary_missing": bool(measure) and measure not in dict(choices),
             "aggregation_choices": aggregation_choices(study=study),
             "aggregation": aggregation_get(study=study),
+            "robustness": _robustness_pending(request, study, report),
         },
     )
+
+
+def _robustness_pending(request, study, report: dict) -> dict:
+    """The robustness check's Compute button, or its job's progress, while it is not kept
+    for the data as they are (after unblinding only)."""
+    shown = report.get("robustness")
+    if not shown or shown["computed"]:
+        return {}
+    value = analysis_shown(analysis=robustness_analysis(study=study))
+    compute_url = reverse("agreement:robustness_compute", args=[study.slug])
+    return _pending(request, study, value, compute_url)
+
+
+@login_required
+@require_POST
+def study_robustness_compute(request, slug):
+    """Start the mixed-effects robustness check for the data as they are (refused before
+    unblinding: it names the systems), then back to the report."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    unavailable = robustness_unavailable(study=study)
+    if unavailable is not None:
+        messages.error(request, unavailable["reason"])
+    else:
+        analysis_job_start(analysis=robustness_analysis(study=study), requested_by=request.user)
+    return redirect(reverse("agreement:report", args=[study.slug]) + "#section-robustness")
 
 
 @login_required

@@ -51,7 +51,11 @@ STATIC_ARGS = {
 # schema, with a token. Its operations other than GET are writes, not outputs: skipped.
 SKIPPED_SCHEMA_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # The buttons that compute a page's statistics (kept for the data as they are).
-COMPUTE_BUTTONS = ("agreement:ranking_compute", "agreement:judge_calibration_compute")
+COMPUTE_BUTTONS = (
+    "agreement:ranking_compute",
+    "agreement:judge_calibration_compute",
+    "agreement:robustness_compute",
+)
 # Query parameters of the exports: a rater's own worksheet.
 WORKSHEET_FORMATS = (WORKSHEET_CSV, WORKSHEET_XLSX)
 
