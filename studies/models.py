@@ -551,6 +551,10 @@ class StudyEvent(models.Model):
         # LLM judges (never raters)
         JUDGE_OUTPUTS_IMPORTED = "judge_outputs_imported", "Judge outputs imported"
         JUDGE_TEMPLATE_SAVED = "judge_template_saved", "Judge prompt template saved"
+        # Adjudication (protocol 11): an adjudicator's decision on a case, each change
+        ADJUDICATION_RESOLVED = "adjudication_resolved", "Adjudication resolved"
+        ADJUDICATION_UNRESOLVABLE = "adjudication_unresolvable", "Adjudication: cannot be resolved"
+        ADJUDICATION_MADE_GOLD = "adjudication_made_gold", "Adjudicated case made a gold item"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="events")
     actor = models.ForeignKey(

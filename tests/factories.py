@@ -3,6 +3,7 @@
 import factory
 from django.contrib.auth import get_user_model
 
+from annotation.models import Adjudication
 from annotation.services import assignments_create_all
 from annotation.services.participation import consent_record
 from studies.models import Membership, Study
@@ -58,3 +59,12 @@ def make_study(
     study.status = status
     study.save(update_fields=["status"])
     return study
+
+
+class AdjudicationFactory(factory.django.DjangoModelFactory):
+    """A case sent to adjudication, as the queue computation would create it."""
+
+    class Meta:
+        model = Adjudication
+
+    triggers = factory.LazyFunction(lambda: {"depth": [Adjudication.Trigger.DISAGREEMENT]})
