@@ -33,7 +33,7 @@ from studies.models import Membership, Study
 from studies.services import case_upload_create, invitations, membership_add, rater_status_change
 
 from .annotation.support import make_item
-from .factories import UserFactory, make_study
+from .factories import AdjudicationFactory, UserFactory, make_study
 from .payloads import payload_for
 from .urls_enumeration import ADMIN_NAMESPACE, API_NAMESPACE, admin_url_model, project_urls
 
@@ -47,6 +47,7 @@ ROLES = (
     "coordinator",  # a coordinator member of the study
     "outside_coordinator",  # may create studies, no part in this one
     "admin",  # staff superuser
+    "adjudicator",  # an adjudicator of the study (A-01)
 )
 STUDY_RATERS = ("rater", "withdrawn", "paused")
 OUTSIDERS = ("other_rater", "outside_coordinator")
@@ -81,6 +82,7 @@ class Rule:
 #   assignment   only the rater whose assignment it is; anyone else 404
 #   coordinator  the lead, coordinator members and admins; raters of the study 403
 #   lead         the study lead only; other members and admins 403
+#   adjudicator  adjudicators of the study; its raters, coordinators and admins 403
 #   invitee      only the account a personal invitation names; anyone else 404
 #   admin_site   Django's admin: staff only; others are sent to the admin's sign-in
 POST_ONLY = ("POST",)
@@ -199,6 +201,21 @@ RULES = {
     "agreement:judge_export": Rule("coordinator", methods=("GET",)),
 }
 
+# The adjudication screen (the adjudicator's queue, the screen, its autosave) and the
+# coordinators' list of decided cases, whose Make-gold button is the lead's.
+RULES |= {
+    "annotation:adjudication_queue": Rule("adjudicator", methods=("GET",)),
+    "annotation:adjudicate": Rule("adjudicator"),
+    "annotation:adjudication_draft": Rule(
+        "adjudicator",
+        methods=POST_ONLY,
+        anonymous={"GET": 405, "POST": 401},
+        allowed={"POST": frozenset({200, 400, 403, 409})},
+    ),
+    "annotation:adjudication_outcomes": Rule("coordinator", methods=("GET",)),
+    "annotation:adjudication_make_gold": Rule("lead", methods=POST_ONLY),
+}
+
 
 # Django's admin (ADMIN_NAMESPACE) is one rule for all its URLs, below; the API's rules
 # (API_NAMESPACE) are in test_api_access_matrix.py.
@@ -231,6 +248,7 @@ def world(db):
         "coordinator": UserFactory(username="m-coordinator"),
         "outside_coordinator": UserFactory(username="m-outside"),
         "admin": UserFactory(username="m-admin", is_staff=True, is_superuser=True),
+        "adjudicator": UserFactory(username="m-adjudicator"),
     }
     group, _ = Group.objects.get_or_create(name=COORDINATORS_GROUP)
     for role in ("lead", "coordinator", "outside_coordinator"):
@@ -247,6 +265,8 @@ def world(db):
     make_study(lead=UserFactory(), slug="matrix-other", cases=2, raters=[people["other_rater"]],
                consented=True)  # fmt: skip
     membership_add(study=study, user=people["coordinator"], role=Membership.Role.COORDINATOR)
+    membership_add(study=study, user=people["adjudicator"], role=Membership.Role.ADJUDICATOR)
+    adjudication = AdjudicationFactory(test_case=study.test_cases.order_by("position").first())
     members = {m.user_id: m for m in study.memberships.all()}
     withdrawal_record(rater=members[people["withdrawn"].pk], data="keep")
     rater_status_change(
@@ -292,6 +312,7 @@ def world(db):
             "token": token,
             "uidb64": "MQ",
             "token_uuid": uuid.uuid4(),
+            "adjudication_uuid": adjudication.uuid,
         },
         "token_hashes": {
             "studies:invitation_revoke": link.token_hash,
@@ -334,6 +355,7 @@ def _group_answer(who: str, role: str) -> str | int:
         "rater": STUDY_RATERS,
         "coordinator": ("lead", "coordinator", "admin"),
         "lead": ("lead",),
+        "adjudicator": ("adjudicator",),
     }[who]
     return "ok" if role in allowed else 403
 

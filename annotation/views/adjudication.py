@@ -6,7 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from studies import access
 from studies.errors import ApplicationError
@@ -24,6 +24,7 @@ from .rating import SESSION_EXPIRED, rating_context
 
 
 @login_required
+@require_GET
 def adjudication_queue(request, slug):
     study, membership = access.get_study_for_user(request.user, slug, role=access.ADJUDICATOR)
     membership.study = study
@@ -162,6 +163,7 @@ def adjudication_draft(request, slug, adjudication_uuid):
 
 
 @login_required
+@require_GET
 def adjudication_outcomes(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     rows = [
