@@ -165,3 +165,36 @@ def test_outcomes_page_offers_gold_only_before_opening(client):
     Study.objects.filter(pk=world.study.pk).update(status=Study.Status.OPEN)
     page = client.get(reverse("annotation:adjudication_outcomes", args=[world.study.slug]))
     assert "frozen protocol" in page.content.decode()
+
+
+def test_the_long_table_carries_the_adjudicated_answer_and_reason():
+    from annotation import exports
+    from annotation.services.adjudication import adjudication_resolve
+
+    world = adjudication_world(systems=SYSTEMS)
+    adjudication_resolve(
+        adjudication=world.adjudication, adjudicator=world.adjudicator,
+        payload=resolved_payload(depth=4, reason="Four distinct factors."), expected_version=0,
+    )  # fmt: skip
+    header, *rows = list(exports.long_rows(study=world.study))
+    column = {name: header.index(name) for name in header}
+    assert "system" not in column
+    case_rows = [r for r in rows if r[column["test_case"]] == world.case.case_id]
+    depth = {
+        (r[column["rater"]], r[column["response_label"]]): r
+        for r in case_rows
+        if r[column["dimension"]] == "depth"
+    }
+    assert len(depth) == 6  # three raters, two responses
+    scoring = {d.key: d for d in world.study.rubric.scoring_dimensions()}["depth"]
+    world.adjudication.refresh_from_db()
+    for (_, label), row in depth.items():
+        resolved = world.adjudication.answers["responses"][label]["depth"]
+        assert row[column["adjudicated_value"]] == scoring.cell_out(resolved)
+        assert row[column["adjudication"]] == "done"
+        assert row[column["adjudication_reason"]] == "Four distinct factors."
+    others = [r for r in case_rows if r[column["dimension"]] != "depth"]
+    assert {r[column["adjudicated_value"]] for r in others} == {""}
+    text = "".join(exports.export_text(study=world.study, fmt=exports.LONG_CSV))
+    for system in SYSTEMS:
+        assert system not in text
