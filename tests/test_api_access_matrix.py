@@ -30,6 +30,7 @@ ROLES = (
     "lead",
     "coordinator",  # a coordinator member of the study
     "admin",
+    "adjudicator",  # an adjudicator of the study
 )
 OUTSIDERS = ("other_rater", "outside_coordinator")
 CREATORS = ("outside_coordinator", "lead", "coordinator", "admin")
@@ -72,6 +73,13 @@ RULES = {
     "api:agreement": Rule("coordinator"),
     "api:unblind": Rule("lead", methods=("POST",)),
 }
+# Adjudicators: their queue and their decisions (409: a decision from an older version).
+RULES |= {
+    "api:adjudication_queue": Rule("adjudicator"),
+    "api:adjudication_resolve": Rule(
+        "adjudicator", methods=("POST",), allowed={"POST": WRITE_OK | {409}}
+    ),
+}
 METHODS = ("GET", "POST", "PATCH", "PUT", "DELETE")
 
 
@@ -97,7 +105,11 @@ def expected(name: str, rule: Rule, role: str, method: str) -> frozenset:
         return allowed if method == "GET" or role in CREATORS else frozenset({403})
     if role in OUTSIDERS:
         return frozenset({404})
-    members = ("lead", "coordinator", "admin") if rule.who == "coordinator" else ("lead",)
+    members = {
+        "coordinator": ("lead", "coordinator", "admin"),
+        "lead": ("lead",),
+        "adjudicator": ("adjudicator",),
+    }[rule.who]
     return allowed if role in members else frozenset({403})
 
 
