@@ -185,3 +185,19 @@ def adjudication_outcomes(*, study: Study):
         .select_related("test_case", "adjudicator")
         .order_by("test_case__position")
     )
+
+
+def adjudicator_memberships(*, user) -> list[tuple[Membership, int]]:
+    """The studies the person adjudicates in, each with the number of cases waiting."""
+    memberships = Membership.objects.filter(
+        user=user, role=Membership.Role.ADJUDICATOR
+    ).select_related("study")
+    return [
+        (
+            membership,
+            adjudications_for(adjudicator=membership)
+            .filter(status=Adjudication.Status.WAITING)
+            .count(),
+        )
+        for membership in memberships.order_by("study__name")
+    ]

@@ -129,16 +129,23 @@ def _scored(*, adjudication: Adjudication, payload: dict, complete: bool) -> dic
     except RubricValueError as error:
         raise AdjudicationInvalidError(str(error), field=error.field) from error
     if complete:
+        raw_responses = payload.get("responses") if isinstance(payload, dict) else None
+        raw_responses = raw_responses if isinstance(raw_responses, dict) else {}
+        raw_case = payload.get("case") if isinstance(payload, dict) else None
+        raw_case = raw_case if isinstance(raw_case, dict) else {}
         for dimension in dimensions:
             if dimension.scope == "case":
-                if not dimension.answered(case.get(dimension.key)):
+                given = isinstance(raw_case.get(dimension.key), dict)
+                if not given or not dimension.settles(case.get(dimension.key)):
                     raise AdjudicationInvalidError(
                         f"{dimension.name}: give the resolved answer.",
                         field=f"case-{dimension.key}",
                     )
                 continue
             for label in labels:
-                if not dimension.answered(responses[label].get(dimension.key)):
+                raw = raw_responses.get(label)
+                given = isinstance(raw, dict) and isinstance(raw.get(dimension.key), dict)
+                if not given or not dimension.settles(responses[label].get(dimension.key)):
                     raise AdjudicationInvalidError(
                         f"Response {label}: {dimension.name}: give the resolved answer.",
                         field=f"{label}-{dimension.key}",

@@ -13,6 +13,7 @@ from studies.rendering import reasoning_steps
 from studies.selectors import coordinated_studies, invitations_for_user, rubric_for_display
 
 from .. import selectors, services
+from ..selectors import adjudication as adjudication_reads
 from ..access import get_assignment_for_rater
 from ..models import Assignment
 from .gate import PayloadError, blocking_redirect, parse_int, parse_payload, rater_study
@@ -31,6 +32,7 @@ def home(request):
         {
             "invitations": invitations_for_user(user=request.user),
             "rated": selectors.rater_memberships(user=request.user),
+            "adjudicated": adjudication_reads.adjudicator_memberships(user=request.user),
             "coordinated": coordinated_studies(user=request.user),
         },
     )

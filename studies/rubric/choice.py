@@ -43,6 +43,9 @@ class SingleChoice(DimensionKind):
     def answered(self, value: dict | None) -> bool:
         return isinstance(value, dict) and value.get("choice") is not None
 
+    def settles(self, value: dict | None) -> bool:
+        return self.answered(value)
+
     def key_ordered(self, value: dict | None, *, flipped: bool) -> dict | None:
         if not flipped or not isinstance(value, dict):
             return value

@@ -238,3 +238,24 @@ def test_a_waiting_case_cannot_become_gold():
     world = adjudication_world(status=Study.Status.PILOT)
     with pytest.raises(StudySetupError, match="resolved"):
         adjudication_make_gold(adjudication=world.adjudication, actor=world.study.lead)
+
+
+def test_the_kinds_say_what_settles_a_dimension_and_turn_a_preference_to_key_order():
+    from studies.rubric import dimension_from_config
+
+    harm = dimension_from_config(
+        key="harm", name="Harm", kind="categorical",
+        config={"categories": [{"value": "yes", "label": "Yes"}, {"value": "no", "label": "No"}]},
+    )  # fmt: skip
+    assert not harm.settles(harm.score({"choice": None}))
+    assert harm.settles(harm.score({"choice": "yes"}))
+    depth = {d.key: d for d in adjudication_world().study.rubric.scoring_dimensions()}["depth"]
+    assert depth.settles(depth.score({"items": []}))  # nothing counted is an answer
+    preference = dimension_from_config(
+        key="preference", name="Preference", kind="pairwise",
+        config={"labels": ["A better", "Tie", "B better"]},
+    )  # fmt: skip
+    shown = preference.score({"choice": -1})
+    assert preference.cell_out(preference.key_ordered(shown, flipped=True)) == 1
+    assert preference.key_ordered(shown, flipped=False) == shown
+    assert harm.key_ordered(harm.score({"choice": "yes"}), flipped=True)["choice"] == "yes"
