@@ -280,9 +280,7 @@ def adjudication_mark_unresolvable(
     locked = _locked(adjudication=adjudication, adjudicator=adjudicator)
     reason = _reason({"notes": reason})
     if not reason:
-        raise AdjudicationInvalidError(
-            "Say why the case cannot be resolved.", field="notes"
-        )
+        raise AdjudicationInvalidError("Say why the case cannot be resolved.", field="notes")
     if expected_version != locked.version:
         if (locked.status, locked.reason) == (Adjudication.Status.UNRESOLVABLE, reason):
             return locked

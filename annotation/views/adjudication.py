@@ -31,7 +31,11 @@ def adjudication_queue(request, slug):
     return render(
         request,
         "annotation/adjudication_queue.html",
-        {"study": study, "membership": membership, **reads.adjudication_queue(adjudicator=membership)},
+        {
+            "study": study,
+            "membership": membership,
+            **reads.adjudication_queue(adjudicator=membership),
+        },
     )
 
 
@@ -189,7 +193,5 @@ def adjudication_make_gold(request, slug, adjudication_uuid):
     except ApplicationError as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(
-            request, f"Case {adjudication.test_case.case_id} is now a gold item."
-        )
+        messages.success(request, f"Case {adjudication.test_case.case_id} is now a gold item.")
     return redirect("annotation:adjudication_outcomes", slug=study.slug)

@@ -13,9 +13,9 @@ from studies.rendering import reasoning_steps
 from studies.selectors import coordinated_studies, invitations_for_user, rubric_for_display
 
 from .. import selectors, services
-from ..selectors import adjudication as adjudication_reads
 from ..access import get_assignment_for_rater
 from ..models import Assignment
+from ..selectors import adjudication as adjudication_reads
 from .gate import PayloadError, blocking_redirect, parse_int, parse_payload, rater_study
 
 SESSION_EXPIRED = (

@@ -10,7 +10,7 @@ from studies.models import Membership, Study, StudyEvent
 from studies.signals import analysis_inputs_announce
 
 # The pseudonyms the people who rate and who resolve disagreements go by in a study.
-PSEUDONYM_PREFIXES = {Membership.Role.RATER: "R", Membership.Role.ADJUDICATOR: "A"}
+PSEUDONYM_PREFIXES: dict[str, str] = {Membership.Role.RATER: "R", Membership.Role.ADJUDICATOR: "A"}
 
 
 @transaction.atomic

@@ -168,9 +168,7 @@ def test_another_adjudicator_cannot_take_over_a_case():
         adjudication=world.adjudication, adjudicator=world.adjudicator,
         payload=resolved_payload(), expected_version=0,
     )  # fmt: skip
-    second = membership_add(
-        study=world.study, user=UserFactory(), role=Membership.Role.ADJUDICATOR
-    )
+    second = membership_add(study=world.study, user=UserFactory(), role=Membership.Role.ADJUDICATOR)
     with pytest.raises(AdjudicationRefusedError, match="Another adjudicator"):
         adjudication_resolve(
             adjudication=world.adjudication, adjudicator=second,

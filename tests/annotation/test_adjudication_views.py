@@ -124,9 +124,10 @@ def test_access_other_study_adjudicator_404_rater_403_coordinator_403(client):
     other = adjudication_world(slug="adj-other")
     client.force_login(other.adjudicator.user)
     assert client.get(_screen(world)).status_code == 404
-    assert client.get(
-        reverse("annotation:adjudication_queue", args=[world.study.slug])
-    ).status_code == 404
+    assert (
+        client.get(reverse("annotation:adjudication_queue", args=[world.study.slug])).status_code
+        == 404
+    )
     client.force_login(world.raters[0])
     assert client.get(_screen(world)).status_code == 403
     client.force_login(world.study.lead)
@@ -140,9 +141,7 @@ def test_access_other_study_adjudicator_404_rater_403_coordinator_403(client):
 def test_a_case_another_adjudicator_works_on_is_read_only(client):
     world = adjudication_world()
     Adjudication.objects.filter(pk=world.adjudication.pk).update(adjudicator=world.adjudicator)
-    second = membership_add(
-        study=world.study, user=UserFactory(), role=Membership.Role.ADJUDICATOR
-    )
+    second = membership_add(study=world.study, user=UserFactory(), role=Membership.Role.ADJUDICATOR)
     client.force_login(second.user)
     page = client.get(_screen(world))
     assert page.status_code == 200 and page.context["readonly"]
