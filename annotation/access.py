@@ -10,6 +10,7 @@ from studies import access
 from studies.models import Membership, Study
 
 from .models import Adjudication, Assignment, TrainingItem
+from .selectors.adjudication import adjudications_for
 
 
 def get_assignment_for_rater(user, assignment_uuid) -> Assignment:
@@ -55,8 +56,6 @@ def get_adjudication_for_adjudicator(
 ) -> tuple[Adjudication, Study, Membership]:
     """An adjudication of the study for one of its adjudicators; a case the person rated
     (under any role they had) is 404, as one that does not exist."""
-    from .selectors.adjudication import adjudications_for
-
     study, membership = access.get_study_for_user(user, slug, role=access.ADJUDICATOR)
     assert membership is not None  # the adjudicator role is a membership's
     adjudication = (

@@ -75,3 +75,14 @@ def test_adjudicator_resolves_a_case_and_the_export_shows_it(page, live_server, 
         assert row["adjudicated_value"] == str(scoring.cell_out(resolved[label]["depth"]))
         assert row["adjudication"] == "done"
         assert row["adjudication_reason"] == "A names three distinct factors; B restates one."
+
+
+def test_adjudication_screen_works_on_a_phone(browser, live_server):
+    world = adjudication_world(slug="phone-adj")
+    context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True)
+    page = context.new_page()
+    sign_in(page, live_server, world.adjudicator.user.username, PASSWORD)
+    page.goto(f"{live_server.url}/s/{world.study.slug}/adjudication/{world.adjudication.uuid}/")
+    expect(page.get_by_role("button", name="Record the decision")).to_be_visible()
+    # The raters' table scrolls inside its box; the page itself never sideways.
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
