@@ -19,26 +19,17 @@ from .services import adjudication as writes
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 409, 429)}
 
 
-def _queue_items():
-    # A field binds to one parent field: each of the queue's lists gets its own.
-    return inline_serializer(
-        "AdjudicationQueueItem",
-        {
-            "adjudication": serializers.UUIDField(),
-            "case_id": serializers.CharField(),
-            "status": serializers.CharField(),
-            "dimensions": serializers.ListField(child=serializers.CharField()),
-            "triggers": serializers.DictField(
-                child=serializers.ListField(child=serializers.CharField())
-            ),
-            "taken_by": serializers.CharField(
-                help_text="Another adjudicator working on it, or ''."
-            ),
-            "version": serializers.IntegerField(help_text="Send it back with a decision."),
-            "url": serializers.CharField(help_text="The adjudication screen in the browser."),
-        },
-        many=True,
-    )
+class AdjudicationQueueItemSerializer(serializers.Serializer):
+    """One case of an adjudicator's queue (for the schema: the view builds its answer)."""
+
+    adjudication = serializers.UUIDField()
+    case_id = serializers.CharField()
+    status = serializers.CharField()
+    dimensions = serializers.ListField(child=serializers.CharField())
+    triggers = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
+    taken_by = serializers.CharField(help_text="Another adjudicator working on it, or ''.")
+    version = serializers.IntegerField(help_text="Send it back with a decision.")
+    url = serializers.CharField(help_text="The adjudication screen in the browser.")
 
 
 Decision = inline_serializer(
@@ -74,7 +65,11 @@ def _item(request, slug, row: reads.QueueRow) -> dict:
     summary="Your adjudication queue: waiting cases, and the ones you decided",
     responses={
         200: inline_serializer(
-            "AdjudicationQueue", {"waiting": _queue_items(), "decided": _queue_items()}
+            "AdjudicationQueue",
+            {
+                "waiting": AdjudicationQueueItemSerializer(many=True),
+                "decided": AdjudicationQueueItemSerializer(many=True),
+            },
         ),
         **ERRORS,
     },
