@@ -9,7 +9,8 @@ from django.http import Http404
 from studies import access
 from studies.models import Membership, Study
 
-from .models import Assignment, TrainingItem
+from .models import Adjudication, Assignment, TrainingItem
+from .selectors.adjudication import adjudications_for
 
 
 def get_assignment_for_rater(user, assignment_uuid) -> Assignment:
@@ -48,3 +49,37 @@ def get_training_item_for_user(
     if item is None:
         raise Http404
     return item, study, membership
+
+
+def get_adjudication_for_adjudicator(
+    user, slug: str, adjudication_uuid
+) -> tuple[Adjudication, Study, Membership]:
+    """An adjudication of the study for one of its adjudicators; a case the person rated
+    (under any role they had) is 404, as one that does not exist."""
+    study, membership = access.get_study_for_user(user, slug, role=access.ADJUDICATOR)
+    assert membership is not None  # the adjudicator role is a membership's
+    adjudication = (
+        adjudications_for(adjudicator=membership)
+        .select_related("test_case", "adjudicator")
+        .filter(uuid=adjudication_uuid)
+        .first()
+    )
+    if adjudication is None:
+        raise Http404
+    adjudication.test_case.study = study
+    membership.study = study
+    return adjudication, study, membership
+
+
+def get_adjudication_for_coordinator(user, slug: str, adjudication_uuid, *, role: str):
+    """An adjudication of the study for its coordinators (or lead, with ``role``)."""
+    study, _ = access.get_study_for_user(user, slug, role=role)
+    adjudication = (
+        Adjudication.objects.select_related("test_case")
+        .filter(test_case__study=study, uuid=adjudication_uuid)
+        .first()
+    )
+    if adjudication is None:
+        raise Http404
+    adjudication.test_case.study = study
+    return adjudication, study

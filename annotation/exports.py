@@ -23,7 +23,7 @@ from studies.models import BlindedLabel, Membership, Study, TestCase
 from studies.rubric import answer_flag
 
 from .export_files import csv_lines, xlsx_write
-from .models import Assignment, Rating
+from .models import Adjudication, Assignment, Rating
 from .selectors import expected_answer_details
 from .worksheets.columns import (
     WORKSHEET_FIXED,
@@ -257,6 +257,22 @@ LONG_COLUMNS = [
     ("active_seconds", "Seconds the rater actively spent on the test case (all visits)."),
     ("submitted_at", "When the rating was last submitted (ISO 8601, UTC)."),
     ("version", "Revision counter of the rater's work on the test case; rises on every save."),
+    (
+        "adjudication",
+        "The test case's adjudication: waiting, done or unresolvable (cannot be resolved); "
+        "empty when the case was never sent to adjudication. The same on every rater's row.",
+    ),
+    (
+        "adjudicated_value",
+        "The adjudicator's resolved answer to this dimension (and response), as a worksheet "
+        "cell holds it (the rubric table above), in key order like value; empty when the "
+        "dimension was not adjudicated or the case is not done. Agreement statistics never "
+        "read it; the analysis takes it as the item's label where it exists.",
+    ),
+    (
+        "adjudication_reason",
+        "The adjudicator's reason for the decision (or for 'cannot be resolved').",
+    ),
 ]
 SYSTEM_COLUMN = (
     "system",
@@ -272,6 +288,27 @@ def long_header(*, study: Study) -> list[str]:
     return header
 
 
+def _adjudications(study: Study) -> dict[int, tuple[str, dict, str]]:
+    """Test case pk -> (status, resolved answers, reason) of the study's adjudications."""
+    rows = Adjudication.objects.filter(test_case__study=study).values_list(
+        "test_case_id", "status", "answers", "reason"
+    )
+    return {case: (status, answers or {}, reason) for case, status, answers, reason in rows}
+
+
+def _adjudicated(adjudications, column, *, test_case_id: int, label: str) -> dict:
+    """The adjudication columns of a long row: the case's status, the resolved answer to
+    the dimension (for the response ``label``; "" for a per-case one) and the reason."""
+    status, answers, reason = adjudications.get(test_case_id, ("", {}, ""))
+    if label:
+        resolved = ((answers.get("responses") or {}).get(label) or {}).get(column.key)
+    else:
+        resolved = (answers.get("case") or {}).get(column.key)
+    # Resolved on a screen that shows the pair in key order: never flipped.
+    value = "" if resolved is None else column.scoring.cell_out(resolved, flipped=False)
+    return {"adjudication": status, "adjudicated_value": value, "adjudication_reason": reason}
+
+
 def long_rows(*, study: Study) -> Iterator[list]:
     """One row per submitted rating and dimension (per-case dimensions once per case)."""
     columns = dimension_columns(study=study)
@@ -279,6 +316,7 @@ def long_rows(*, study: Study) -> Iterator[list]:
     per_case = [c for c in columns if c.scope == "case"]
     yield long_header(study=study)
     systems = _systems(study)
+    adjudications = _adjudications(study)
     for assignment in _assignments(study, submitted_only=True):
         ratings = assignment.ratings
         if not ratings or assignment.purpose != TestCase.Purpose.SAMPLE:
@@ -293,6 +331,7 @@ def long_rows(*, study: Study) -> Iterator[list]:
             "version": assignment.version,
             "flipped": "yes" if assignment.flipped else "no",
             "imported": assignment.source == Assignment.Source.WORKSHEET,
+            "adjudications": adjudications,
         }
         for rating in ratings:
             at = {"phase": study.phase_at(rating.submitted_at),
@@ -373,6 +412,7 @@ def _long_row(common, column, entry, systems, at, *, test_case_id, label, shown,
     flagged, note = answer_flag(entry)
     row = {
         **common,
+        **_adjudicated(common["adjudications"], column, test_case_id=test_case_id, label=label),
         **at,
         "response_label": label,
         "shown_label": shown,

@@ -1,7 +1,7 @@
 from django.urls import path
 
 from . import views
-from .views import adjudication_queue_stub, calibration, overview, people, preview, results
+from .views import adjudication, calibration, overview, people, preview, results
 
 app_name = "annotation"
 
@@ -12,6 +12,33 @@ urlpatterns = [
     path("rate/<uuid:assignment_uuid>/", views.assignment_rate, name="rate"),
     path("rate/<uuid:assignment_uuid>/draft/", views.assignment_draft, name="draft"),
     path("signed-in/", views.session_restored, name="session_restored"),
+    # Adjudicators: the queue and the adjudication screen.
+    path(
+        "s/<slug:slug>/adjudication/",
+        adjudication.adjudication_queue,
+        name="adjudication_queue",
+    ),
+    path(
+        "s/<slug:slug>/adjudication/<uuid:adjudication_uuid>/",
+        adjudication.adjudication_screen,
+        name="adjudicate",
+    ),
+    path(
+        "s/<slug:slug>/adjudication/<uuid:adjudication_uuid>/draft/",
+        adjudication.adjudication_draft,
+        name="adjudication_draft",
+    ),
+    # Coordinators: decided cases; the lead makes one a gold item.
+    path(
+        "s/<slug:slug>/adjudications/",
+        adjudication.adjudication_outcomes,
+        name="adjudication_outcomes",
+    ),
+    path(
+        "s/<slug:slug>/adjudications/<uuid:adjudication_uuid>/gold/",
+        adjudication.adjudication_make_gold,
+        name="adjudication_make_gold",
+    ),
     # Before the first item.
     path("s/<slug:slug>/start/", views.study_consent, name="consent"),
     path("s/<slug:slug>/practice/", views.study_practice, name="practice"),
@@ -66,12 +93,6 @@ urlpatterns = [
     ),
     path("s/<slug:slug>/invitations/", people.invitation_create, name="invitation_create"),
     path("s/<slug:slug>/results/", results.results, name="results"),
-    # Adjudicators: the queue of cases to resolve.
-    path(
-        "s/<slug:slug>/adjudication/",
-        adjudication_queue_stub.adjudication_queue,
-        name="adjudication_queue",
-    ),
     path("s/<slug:slug>/results/export/<str:fmt>/", results.export, name="export"),
     path("s/<slug:slug>/results/import/", results.worksheet_import, name="worksheet_import"),
 ]

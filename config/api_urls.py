@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerSpli
 
 import agreement.api
 import annotation.api
+import annotation.api_adjudication
 import studies.api
 from core import api
 
@@ -13,6 +14,7 @@ app_name = "api"
 urlpatterns = [
     *studies.api.urlpatterns,
     *annotation.api.urlpatterns,
+    *annotation.api_adjudication.urlpatterns,
     *agreement.api.urlpatterns,
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:openapi"), name="docs"),

@@ -552,13 +552,17 @@ class StudyEvent(models.Model):
         # LLM judges (never raters)
         JUDGE_OUTPUTS_IMPORTED = "judge_outputs_imported", "Judge outputs imported"
         JUDGE_TEMPLATE_SAVED = "judge_template_saved", "Judge prompt template saved"
-        # Adjudication (protocol 5.3, 7.3)
+        # Adjudication (protocol 5.3, 7.3, 11): the rules, cases sent, the switch, and an
+        # adjudicator's decision on a case, each change
         ADJUDICATION_RULES_SET = "adjudication_rules_set", "Adjudication rules set"
         ADJUDICATION_SENT = "adjudication_sent", "Case sent to adjudication"
         ADJUDICATION_SWITCHED = (
             "adjudication_switched",
             "Adjudication switched to every disagreement",
         )
+        ADJUDICATION_RESOLVED = "adjudication_resolved", "Adjudication resolved"
+        ADJUDICATION_UNRESOLVABLE = "adjudication_unresolvable", "Adjudication: cannot be resolved"
+        ADJUDICATION_MADE_GOLD = "adjudication_made_gold", "Adjudicated case made a gold item"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="events")
     actor = models.ForeignKey(

@@ -61,9 +61,18 @@ def make_study(
     return study
 
 
+class AdjudicationFactory(factory.django.DjangoModelFactory):
+    """A case sent to adjudication, as the queue computation would create it."""
+
+    class Meta:
+        model = Adjudication
+
+    triggers = factory.LazyFunction(lambda: {"depth": [Adjudication.Trigger.DISAGREEMENT]})
+
+
 def adjudication_make(*, test_case, triggers: dict, status=None, answers=None) -> Adjudication:
-    """An adjudication of a case, made directly (the screen's service is not needed)."""
-    return Adjudication.objects.create(
+    """An adjudication of a case in the given state, made directly."""
+    return AdjudicationFactory(
         test_case=test_case,
         triggers=triggers,
         status=status or Adjudication.Status.WAITING,

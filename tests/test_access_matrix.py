@@ -25,7 +25,7 @@ from django.db import connection, transaction
 from django.urls import reverse
 
 from agreement.models import Judge
-from annotation.models import Adjudication, Assignment
+from annotation.models import Assignment
 from annotation.services.participation import withdrawal_record
 from jobs.models import Job
 from studies.access import COORDINATORS_GROUP
@@ -34,7 +34,7 @@ from studies.services import case_upload_create, invitations, membership_add, ra
 from studies.services.adjudication_rules import adjudication_rules_set
 
 from .annotation.support import make_item
-from .factories import UserFactory, make_study
+from .factories import AdjudicationFactory, UserFactory, make_study
 from .payloads import payload_for
 from .urls_enumeration import ADMIN_NAMESPACE, API_NAMESPACE, admin_url_model, project_urls
 
@@ -83,7 +83,7 @@ class Rule:
 #   assignment   only the rater whose assignment it is; anyone else 404
 #   coordinator  the lead, coordinator members and admins; raters of the study 403
 #   lead         the study lead only; other members and admins 403
-#   adjudicator  adjudicators of the study; other members and admins 403
+#   adjudicator  adjudicators of the study; its raters, coordinators and admins 403
 #   invitee      only the account a personal invitation names; anyone else 404
 #   admin_site   Django's admin: staff only; others are sent to the admin's sign-in
 POST_ONLY = ("POST",)
@@ -154,13 +154,12 @@ RULES = {
     "annotation:export": Rule("coordinator"),
     "annotation:worksheet_import": Rule("coordinator", methods=POST_ONLY),
     # Adjudication: coordinators read the rules, the lead changes them (until opening);
-    # the lead sends a case by hand and takes 7.3's switch; adjudicators see their queue.
+    # the lead sends a case by hand and takes 7.3's switch.
     "studies:adjudication_rules": Rule(
         "coordinator", exceptions={("coordinator", "POST"): 403, ("admin", "POST"): 403}
     ),
     "agreement:adjudication_send": Rule("lead", methods=POST_ONLY),
     "agreement:adjudication_switch": Rule("lead", methods=POST_ONLY),
-    "annotation:adjudication_queue": Rule("adjudicator"),
     "studies:unblind": Rule("lead"),
     # Study set-up.
     "studies:list": Rule("signed_in"),
@@ -216,6 +215,21 @@ RULES = {
     "agreement:judge_export": Rule("coordinator", methods=("GET",)),
 }
 
+# The adjudication screen (the adjudicator's queue, the screen, its autosave) and the
+# coordinators' list of decided cases, whose Make-gold button is the lead's.
+RULES |= {
+    "annotation:adjudication_queue": Rule("adjudicator", methods=("GET",)),
+    "annotation:adjudicate": Rule("adjudicator"),
+    "annotation:adjudication_draft": Rule(
+        "adjudicator",
+        methods=POST_ONLY,
+        anonymous={"GET": 405, "POST": 401},
+        allowed={"POST": frozenset({200, 400, 403, 409})},
+    ),
+    "annotation:adjudication_outcomes": Rule("coordinator", methods=("GET",)),
+    "annotation:adjudication_make_gold": Rule("lead", methods=POST_ONLY),
+}
+
 
 # Django's admin (ADMIN_NAMESPACE) is one rule for all its URLs, below; the API's rules
 # (API_NAMESPACE) are in test_api_access_matrix.py.
@@ -269,10 +283,7 @@ def world(db):
                consented=True)  # fmt: skip
     membership_add(study=study, user=people["coordinator"], role=Membership.Role.COORDINATOR)
     membership_add(study=study, user=people["adjudicator"], role=Membership.Role.ADJUDICATOR)
-    Adjudication.objects.create(
-        test_case=study.test_cases.order_by("position").first(),
-        triggers={"depth": ["disagreement"]},
-    )
+    adjudication = AdjudicationFactory(test_case=study.test_cases.order_by("position").first())
     members = {m.user_id: m for m in study.memberships.all()}
     withdrawal_record(rater=members[people["withdrawn"].pk], data="keep")
     rater_status_change(
@@ -318,6 +329,7 @@ def world(db):
             "token": token,
             "uidb64": "MQ",
             "token_uuid": uuid.uuid4(),
+            "adjudication_uuid": adjudication.uuid,
         },
         "token_hashes": {
             "studies:invitation_revoke": link.token_hash,
@@ -524,6 +536,9 @@ def _is_refusal(status) -> bool:
     return status == "login" or (isinstance(status, int) and status >= 400)
 
 
+# Every URL as ten kinds of person, with GET and POST, each in a rolled-back savepoint:
+# longer than the default limit on a loaded machine.
+@pytest.mark.timeout(600)
 def test_every_url_as_every_role(client, world):
     """The matrix: each cell's status matches the rule, and every refusal wrote nothing."""
     problems = []

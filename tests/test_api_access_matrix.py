@@ -31,6 +31,7 @@ ROLES = (
     "coordinator",  # a coordinator member of the study
     "adjudicator",  # an adjudicator member of the study: no endpoint of the API is theirs
     "admin",
+    "adjudicator",  # an adjudicator of the study
 )
 OUTSIDERS = ("other_rater", "outside_coordinator")
 CREATORS = ("outside_coordinator", "lead", "coordinator", "admin")
@@ -78,6 +79,13 @@ RULES = {
     # Coordinators read the adjudication rules; the lead replaces them.
     "api:adjudication_rules": Rule("coordinator", methods=("GET", "PUT"), lead_methods=("PUT",)),
 }
+# Adjudicators: their queue and their decisions (409: a decision from an older version).
+RULES |= {
+    "api:adjudication_queue": Rule("adjudicator"),
+    "api:adjudication_resolve": Rule(
+        "adjudicator", methods=("POST",), allowed={"POST": WRITE_OK | {409}}
+    ),
+}
 METHODS = ("GET", "POST", "PATCH", "PUT", "DELETE")
 
 
@@ -103,7 +111,11 @@ def expected(name: str, rule: Rule, role: str, method: str) -> frozenset:
         return allowed if method == "GET" or role in CREATORS else frozenset({403})
     if role in OUTSIDERS:
         return frozenset({404})
-    members = ("lead", "coordinator", "admin") if rule.who == "coordinator" else ("lead",)
+    members = {
+        "coordinator": ("lead", "coordinator", "admin"),
+        "lead": ("lead",),
+        "adjudicator": ("adjudicator",),
+    }[rule.who]
     if method in rule.lead_methods:
         members = ("lead",)
     return allowed if role in members else frozenset({403})

@@ -13,7 +13,7 @@ from .calibration import (
     calibration_sheet,
 )
 from .feedback import SelfCheck, expected_answer_details, gold_feedback, self_check
-from .queue import adjudication_counts, adjudicator_memberships, study_adjudicators
+from .queue import adjudication_counts, study_adjudicators
 from .rating import (
     CASES_PER_PAGE,
     CasePosition,
@@ -50,7 +50,6 @@ from .rating import (
 
 __all__ = [
     "adjudication_counts",
-    "adjudicator_memberships",
     "study_adjudicators",
     "CASES_PER_PAGE",
     "CalibrationItem",

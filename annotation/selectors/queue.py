@@ -1,5 +1,5 @@
 """Reads about the adjudication queue that the coordinators' and adjudicators' pages show:
-counts by status, and the studies a person adjudicates. (The adjudication screen's own
+counts by status, and the study's adjudicators. (The adjudication screen's own
 reads are ``annotation.selectors.adjudication``.)"""
 
 from django.db.models import Count
@@ -17,17 +17,6 @@ def adjudication_counts(*, study: Study) -> dict[str, int]:
         .order_by()
     )
     return {status: counts.get(status, 0) for status in Adjudication.Status.values}
-
-
-def adjudicator_memberships(*, user) -> list[Membership]:
-    """The studies the user adjudicates, by name."""
-    if not user.is_authenticated:
-        return []
-    return list(
-        Membership.objects.filter(user=user, role=Membership.Role.ADJUDICATOR)
-        .select_related("study")
-        .order_by("study__name")
-    )
 
 
 def study_adjudicators(*, study: Study) -> list[Membership]:

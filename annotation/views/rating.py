@@ -17,6 +17,7 @@ from .. import selectors, services
 from ..access import get_assignment_for_rater
 from ..assignment_jobs import assignment_in_progress
 from ..models import Assignment
+from ..selectors import adjudication as adjudication_reads
 from .gate import PayloadError, blocking_redirect, parse_int, parse_payload, rater_study
 
 SESSION_EXPIRED = (
@@ -33,8 +34,7 @@ def home(request):
         {
             "invitations": invitations_for_user(user=request.user),
             "rated": selectors.rater_memberships(user=request.user),
-            # Adjudicators see a link to their queue, nothing of the rating side.
-            "adjudicated": selectors.adjudicator_memberships(user=request.user),
+            "adjudicated": adjudication_reads.adjudicator_memberships(user=request.user),
             "coordinated": coordinated_studies(user=request.user),
         },
     )

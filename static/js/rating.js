@@ -4,11 +4,15 @@
 //   rate          drafts saved to the server as the rater works; "Submit" posts the form
 //   practice      kept in this browser only: nothing is sent
 //   training, qualification, key   posted when submitted, no drafts
+//   adjudicate    as "rate" (drafts saved as the adjudicator works), with a required reason
+//                 (the notes box) and "cannot be resolved" instead of a confidence
 (function () {
   "use strict";
   const form = document.getElementById("rating-form");
   if (!form) return;
   const mode = form.dataset.mode || "rate";
+  // The modes whose drafts are saved to the server as the person works.
+  const saves = mode === "rate" || mode === "adjudicate";
   const rubric = JSON.parse(document.getElementById("rubric-data").textContent);
   const serverDraft = JSON.parse(document.getElementById("draft-data").textContent) || {};
   const readonly = form.hasAttribute("data-readonly");
@@ -17,6 +21,7 @@
   const submitButton = document.getElementById("submit-rating");
   const alerts = document.getElementById("page-alerts");
   const notesEl = document.getElementById("notes");
+  const unresolvableEl = document.getElementById("unresolvable");
   const byKey = Object.fromEntries(rubric.map((d) => [d.key, d]));
   const kinds = window.ConcordKinds;
   const IDLE_MS = 5 * 60 * 1000;
@@ -62,12 +67,14 @@
     const caseValues = {};
     form.querySelectorAll("fieldset.case-dimension").forEach((fs) => { caseValues[fs.dataset.dim] = readDimension(fs); });
     const confidence = form.querySelector("input[name=confidence]:checked");
-    return {
+    const payload = {
       responses: responses,
       case: caseValues,
       confidence: confidence ? confidence.value : "",
       notes: notesEl ? notesEl.value.trim() : "",
     };
+    if (unresolvableEl) payload.unresolvable = unresolvableEl.checked;
+    return payload;
   }
 
   function restore(payload) {
@@ -89,6 +96,7 @@
     });
     form.querySelectorAll("input[name=confidence]").forEach((r) => { r.checked = r.value === payload.confidence; });
     if (notesEl) notesEl.value = payload.notes || "";
+    if (unresolvableEl) unresolvableEl.checked = !!payload.unresolvable;
     updateScores();
   }
 
@@ -222,7 +230,7 @@
   // saved ("stale", "signed_out", "token", "refused", "error", "offline").
   async function saveDraft(options) {
     options = options || {};
-    if (mode !== "rate" || readonly || stale || held || submitting) return "skipped";
+    if (!saves || readonly || stale || held || submitting) return "skipped";
     if (saving) { scheduleSave(); return "busy"; }
     const payload = readPayload();
     const text = JSON.stringify(payload);
@@ -367,7 +375,7 @@
   }
 
   function submitNow() {
-    if (mode === "rate") {
+    if (saves) {
       if (held) return;
       if (stale) { showStale(); return; }
       if (signedOut) { showSignedOut(); return; }
@@ -439,9 +447,15 @@
   }
 
   const CONFIDENCE_MISSING = "Choose your confidence (Low, Medium or High) before submitting.";
+  const REASON_MISSING = "Give the reason for your decision.";
 
   // What the server would refuse and the page can see: checked before anything is sent.
   function checkBeforeSubmit() {
+    if (mode === "adjudicate" && notesEl && !notesEl.value.trim()) {
+      showFieldError("notes", REASON_MISSING);
+      setStatus("Not recorded: give the reason.", true);
+      return false;
+    }
     if (!["rate", "practice"].includes(mode)) return true;
     const radios = form.querySelectorAll("input[name=confidence]");
     if (radios.length && !form.querySelector("input[name=confidence]:checked")) {
@@ -458,7 +472,7 @@
     if (submitting || preparing || readonly) return;
     if (!checkBeforeSubmit()) return;
     clearTimeout(saveTimer);
-    if (mode === "rate") { submitAfterSave(); return; }
+    if (saves) { submitAfterSave(); return; }
     submitNow();
   });
 
@@ -492,7 +506,7 @@
     }
     updateScores();
     if (readonly) return;
-    if (mode === "rate") {
+    if (saves) {
       local.write(readPayload());
       if (!stale && !signedOut && !held) { setStatus("Unsaved changes"); scheduleSave(); }
     } else if (mode === "practice") {
@@ -524,7 +538,7 @@
   // ---- Starting up: the server's draft, then any newer copy from this browser -------------
 
   restore(serverDraft);
-  if (mode === "rate") {
+  if (saves) {
     lastSaved = JSON.stringify(readPayload());
     const saved = local.read();
     if (stale) {
@@ -630,7 +644,7 @@
       if (event.key === "Enter" && submitButton && !submitButton.disabled) {
         event.preventDefault();
         form.requestSubmit(submitButton);
-      } else if ((event.key === "s" || event.key === "S") && mode === "rate") {
+      } else if ((event.key === "s" || event.key === "S") && saves) {
         event.preventDefault();
         clearTimeout(saveTimer);
         saveDraft();
@@ -685,6 +699,11 @@
       radio.focus();
       changed();
     } else if (key === "n" && notesEl) notesEl.focus();
+    else if (key === "u" && unresolvableEl && !readonly) {
+      unresolvableEl.checked = !unresolvableEl.checked;
+      unresolvableEl.focus();
+      changed();
+    }
     else if (/^[a-h]$/.test(key)) {
       const card = form.querySelector('.response-card[data-shown="' + key.toUpperCase() + '"]');
       if (!card) return;

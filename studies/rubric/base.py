@@ -315,6 +315,17 @@ class DimensionKind:
 
     # --- reading a stored answer -----------------------------------------------------------
 
+    def settles(self, value: dict | None) -> bool:
+        """Whether a stored answer settles the dimension (an adjudicator's decision): any
+        recorded answer (nothing counted, no criterion met are answers too); the
+        single-choice kinds need a choice."""
+        return isinstance(value, dict)
+
+    def key_ordered(self, value: dict | None, *, flipped: bool) -> dict | None:
+        """A stored answer as it reads in key order (only a preference recorded on a
+        flipped screen changes): what a screen showing the responses in key order shows."""
+        return value
+
     def answered(self, value: dict | None) -> bool:
         """Whether a stored answer gives anything: a choice, a point, an item, a tick."""
         raise NotImplementedError

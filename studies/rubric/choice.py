@@ -43,6 +43,14 @@ class SingleChoice(DimensionKind):
     def answered(self, value: dict | None) -> bool:
         return isinstance(value, dict) and value.get("choice") is not None
 
+    def settles(self, value: dict | None) -> bool:
+        return self.answered(value)
+
+    def key_ordered(self, value: dict | None, *, flipped: bool) -> dict | None:
+        if not flipped or not isinstance(value, dict):
+            return value
+        return {**value, "choice": self._choice(value, flipped=True)}
+
     def key_value(self, value: dict | None) -> int | str | None:
         choice = value.get("choice") if isinstance(value, dict) else None
         if isinstance(choice, int | float):

@@ -212,6 +212,30 @@ def expected_answers_set(
 
 
 @transaction.atomic
+def expected_answers_store(
+    *, test_case: TestCase, answers: dict, explanation: str, actor
+) -> ExpectedAnswer:
+    """Make a case a gold item with expected answers already in their stored shape (each
+    made by its kind, e.g. ``expected_from_key`` of an adjudicated answer); the same rules
+    as ``expected_answers_set``: only before the study opens."""
+    study = _unfrozen(test_case.study)
+    try:
+        text = _explanation(explanation)
+    except RubricValueError as error:
+        raise StudySetupError(str(error)) from error
+    _mark(test_case, purpose=TestCase.Purpose.GOLD, answers=answers, explanation=text)
+    study_event_record(
+        study=study,
+        actor=actor,
+        kind=StudyEvent.Kind.EXPECTED_ANSWERS_SET,
+        case=test_case.case_id,
+        purpose=TestCase.Purpose.GOLD,
+    )
+    analysis_inputs_announce(study_id=study.pk, reason="cases")
+    return ExpectedAnswer.objects.get(test_case=test_case)
+
+
+@transaction.atomic
 def expected_answers_import(*, study: Study, filename: str, data: bytes, actor) -> int:
     """Read a gold file and mark its cases gold with their expected answers; all or nothing.
 

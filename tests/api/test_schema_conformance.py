@@ -60,6 +60,27 @@ def served(client, lead_user, api_as):
     return schema, api_as(lead_user), {"slug": study.slug, "job_uuid": str(job.uuid)}
 
 
+# Endpoints that answer another role than the lead's, and the fixture whose token asks them.
+OTHER_ROLE_PATHS = {"/api/v1/studies/{slug}/adjudication/": "adjudicator"}
+
+
+@pytest.fixture
+def adjudicator_api(served, api_as):
+    """An adjudicator of the served study, with a case waiting in their queue."""
+    from annotation.models import Adjudication
+    from studies.models import Membership, Study
+    from studies.services import membership_add
+    from tests.factories import AdjudicationFactory, UserFactory
+
+    study = Study.objects.get(slug=served[2]["slug"])
+    user = UserFactory(username="api-adjudicator")
+    membership_add(study=study, user=user, role=Membership.Role.ADJUDICATOR)
+    cases = study.test_cases.in_sample().order_by("position")
+    AdjudicationFactory(test_case=cases[0])
+    AdjudicationFactory(test_case=cases[1], status=Adjudication.Status.UNRESOLVABLE)
+    return api_as(user)
+
+
 def json_get_paths(schema: dict) -> list[str]:
     return sorted(
         path
@@ -69,8 +90,9 @@ def json_get_paths(schema: dict) -> list[str]:
     )
 
 
-def test_every_get_endpoint_answers_as_its_schema_says(served):
-    schema, api, values = served
+def test_every_get_endpoint_answers_as_its_schema_says(served, adjudicator_api):
+    schema, lead_api, values = served
+    apis = {"lead": lead_api, "adjudicator": adjudicator_api}
     paths = json_get_paths(schema)
     # The endpoints the brief of this check names, at least: a study, its cases, its
     # agreement, its raters and progress.
@@ -79,7 +101,7 @@ def test_every_get_endpoint_answers_as_its_schema_says(served):
     problems = []
     for path in paths:
         url = re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], path)
-        response = api("GET", url)
+        response = apis[OTHER_ROLE_PATHS.get(path, "lead")]("GET", url)
         assert response.status_code == 200, (url, response.content[:300])
         body = response.json()
         errors = sorted(

@@ -37,7 +37,7 @@ from ..urls_enumeration import (
 )
 from .world import World
 
-ROLES = ("lead", "admin", "rater")
+ROLES = ("lead", "admin", "rater", "adjudicator")
 SCHEMA_URL = "/api/v1/openapi.json"
 # Path arguments that do not come from the study: every value the URL takes.
 STATIC_ARGS = {
@@ -117,8 +117,9 @@ def normalised(response, world: World, role: str) -> str:
     if fingerprint:
         # Whole, and as the event log shortens it.
         text = text.replace(fingerprint, "<fingerprint>").replace(fingerprint[:12], "<fingerprint>")
-    if role == "rater":
-        # A rater reads each response under its label: which text that is is the key.
+    if role in ("rater", "adjudicator"):
+        # A rater (and an adjudicator, who reads the pair as the key orders it) reads each
+        # response under its label: which text that is is the key.
         for response_text in world.response_texts:
             text = text.replace(response_text, "<response text>")
     headers = "".join(f"{h}: {response[h]}\n" for h in COMPARED_HEADERS if response.has_header(h))

@@ -21,7 +21,9 @@ from django.core.cache import cache
 from django.db import connection
 
 from agreement.services import judge_outputs_import
+from annotation.models import Adjudication
 from annotation.services import assignments_create_all, draft_save, rating_submit
+from annotation.services.adjudication import adjudication_resolve
 from annotation.services.participation import consent_record
 from jobs.models import Job
 from studies.access import COORDINATORS_GROUP
@@ -171,6 +173,25 @@ def _judge_file(case_ids: list[str]) -> bytes:
     return "\n".join(json.dumps(row) for row in rows).encode()
 
 
+def _adjudications(study: Study):
+    """An adjudicator, a case they resolved (answers per key label, the same in every
+    build) and one waiting: the adjudication screen shows the pair in key order."""
+    user = UserFactory(username="ks-adjudicator")
+    adjudicator = membership_add(study=study, user=user, role=Membership.Role.ADJUDICATOR)
+    first, second = study.test_cases.in_sample().order_by("position")[:2]
+    decided = Adjudication.objects.create(test_case=first, triggers={"depth": ["disagreement"]})
+    items = [{"text": f"factor {i}", "half": False} for i in range(3)]
+    adjudication_resolve(
+        adjudication=decided, adjudicator=adjudicator, expected_version=0, actor=user,
+        payload={"responses": {"A": {"depth": {"items": items}}, "B": {"depth": {"items": []}}},
+                 "notes": "Three distinct factors in A."},
+    )  # fmt: skip
+    waiting = Adjudication.objects.create(
+        test_case=second, triggers={"preference": ["values"], "depth": ["manual"]}
+    )
+    return user, [decided, waiting]
+
+
 def build(*, secret: str, clock) -> World:
     """The study, opened and rated, its key drawn with the blinding secret ``secret``."""
     coordinators, _ = Group.objects.get_or_create(name=COORDINATORS_GROUP)
@@ -237,10 +258,11 @@ def build(*, secret: str, clock) -> World:
     clock.shift(timedelta(minutes=5))
     sample = list(study.test_cases.in_sample().values_list("case_id", flat=True))
     judge_outputs_import(study=study, filename="judges.jsonl", data=_judge_file(sample), actor=lead)
+    adjudicator, adjudications = _adjudications(study)
     job = Job.objects.create(
         kind=Job.Kind.ASSIGN, study_id=study.pk, requested_by=lead, state=Job.State.DONE
     )
-    people = {"lead": lead, "admin": admin, "rater": raters[0]}
+    people = {"lead": lead, "admin": admin, "rater": raters[0], "adjudicator": adjudicator}
     secrets = {
         role: tokens.api_token_create(user=user, name="keyswap") for role, user in people.items()
     }
@@ -266,6 +288,7 @@ def build(*, secret: str, clock) -> World:
             "token_hash": [link.token_hash],
             "token_uuid": [secrets["lead"][0].uuid],
             "uidb64": ["MQ"],
+            "adjudication_uuid": [a.uuid for a in adjudications],
         },
         pseudonyms=[m.pseudonym for m in memberships],
         key={
