@@ -119,6 +119,12 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": "/api/v1",
 }
 
+# The most of a body Django reads into memory (a form's fields; the API's JSON is read by its
+# own parser with the same bound): the API's documented 12 MB (docs/api.md), so that a JSON
+# body the API accepts is never refused first by Django's default of 2.5 MB. Uploaded files
+# are not counted here: they stream to disk and each upload form bounds its own.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 12 * 1024 * 1024
+
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
 
