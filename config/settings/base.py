@@ -73,8 +73,9 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 
-# Sign-in throttling (core/throttle.py): failed attempts per window, per account and per
-# client address; behind a proxy the address comes from X-Forwarded-For.
+# Sign-in throttling (core/throttle.py): failed attempts per window, per account from one
+# client address and per client address; behind a proxy the address comes from
+# X-Forwarded-For.
 THROTTLE_WINDOW_SECONDS = env.int("THROTTLE_WINDOW_SECONDS", default=15 * 60)
 THROTTLE_FAILURES_PER_ACCOUNT = env.int("THROTTLE_FAILURES_PER_ACCOUNT", default=10)
 THROTTLE_FAILURES_PER_ADDRESS = env.int("THROTTLE_FAILURES_PER_ADDRESS", default=50)
