@@ -25,6 +25,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from core.api_request import BodyTooLarge, Pagination
 from core.errors import ApplicationError
+from core.user_input import unstorable
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +63,16 @@ def body_object(request) -> dict:
     data = request.data
     if hasattr(data, "dict"):  # a form or multipart body
         data = data.dict()
+        # A JSON body was checked as it was read (BoundedJSONParser); a form's fields are
+        # checked here by the same rule. (Django decodes them with errors replaced, so only a
+        # NUL can come this way, not a lone surrogate.)
+        for name, value in data.items():
+            what = unstorable(value) if isinstance(value, str) else None
+            if what:
+                raise exceptions.ParseError(
+                    f'The body cannot be read: the field "{name[:100]}" contains {what}, '
+                    "which cannot be stored."
+                )
     if not isinstance(data, dict):
         raise exceptions.ParseError("The body must be a JSON object.")
     return data

@@ -82,13 +82,6 @@ def unstorable(text: str) -> str | None:
     return None
 
 
-def unstorable_refused(text: str, *, field: str) -> None:
-    """``UserInputError`` naming ``field`` when ``text`` holds what cannot be stored."""
-    what = unstorable(text)
-    if what:
-        raise UserInputError(f"{field} contains {what}, which cannot be stored")
-
-
 def _field(path: tuple) -> str:
     """Where in the value a text is, as a script would write it: notes, cases[2].prompt."""
     name = ""

@@ -13,6 +13,7 @@ from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.test import Client, RequestFactory
+from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 
 from core import api as core_api
 from core.api_request import MAX_JSON_BODY_BYTES
@@ -96,6 +97,32 @@ def test_unstorable_text_is_refused_on_every_json_endpoint_with_its_field(setup,
         # Deeper in the body, the place is named as a script would write it.
         response = api(method, url, {field: [{"text": UNSTORABLE[what]}]})
         assert f'"{field}[0].text" contains' in assert_error_shape(response, 400)["message"]
+    assert written() == before
+
+
+def test_a_nul_in_a_form_body_is_refused_on_every_endpoint_with_its_field(client, setup):
+    """The endpoints read multipart bodies too (for a file); a form's field with a NUL is
+    refused by the same rule. (A lone surrogate cannot come this way: Django decodes a form
+    body with errors replaced.)"""
+    study, api, schema = setup
+    before = written()
+    operations = [
+        (method, path, fields)
+        for method, path, fields in json_body_operations(schema)
+        if "multipart/form-data" in schema["paths"][path][method.lower()]["requestBody"]["content"]
+    ]
+    assert len(operations) >= 8
+    for method, path, fields in operations:
+        body = encode_multipart(BOUNDARY, {fields[0]: "a\x00b"})
+        response = client.generic(
+            method,
+            path.replace("{slug}", study.slug),
+            body,
+            MULTIPART_CONTENT,
+            HTTP_AUTHORIZATION=f"Bearer {api.secret}",
+        )
+        error = assert_error_shape(response, 400)
+        assert f'the field "{fields[0]}" contains a NUL character' in error["message"], path
     assert written() == before
 
 
