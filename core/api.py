@@ -7,6 +7,7 @@ services; ``config/api_urls.py`` gathers them under ``/api/v1/``. See docs/api.m
 
 import logging
 
+from django.conf import settings
 from django.core.exceptions import (
     PermissionDenied,
     RequestDataTooBig,
@@ -174,7 +175,10 @@ def exception_handler(exc, context):
 
 def _api_exception(exc: SuspiciousOperation) -> exceptions.APIException:
     if isinstance(exc, RequestDataTooBig):
-        return BodyTooLarge()
+        # Django's own bound, equal to the JSON parser's unless a deployment changed it.
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        size = f"{limit // 2**20} MB" if limit % 2**20 == 0 else f"{limit:,} bytes"
+        return BodyTooLarge(f"The body is larger than {size}; send a file or split it.")
     if isinstance(exc, TooManyFieldsSent | TooManyFilesSent):
         return exceptions.ParseError("The body has too many fields or files.")
     logger.warning("API request refused as suspicious: %s", exc)
