@@ -91,31 +91,49 @@ def _field(path: tuple) -> str:
 
 
 def _check_value(value, max_depth: int) -> None:
-    """Refuse nesting past ``max_depth`` and text that cannot be stored (naming its field),
-    walking without recursion."""
-    pending: list[tuple[object, int, tuple]] = [(value, 1, ())]
+    """Refuse nesting past ``max_depth`` and text that cannot be stored, walking without
+    recursion."""
+    pending = [(value, 1)]
     while pending:
-        item, depth, path = pending.pop()
+        item, depth = pending.pop()
         if isinstance(item, str):
-            what = unstorable(item)
-            if what:
-                where = f'the field "{_field(path)}"' if path else "it"
-                raise UserInputError(f"{where} contains {what}, which cannot be stored")
+            if unstorable(item):
+                raise _unstorable_error(value)
             continue
         if not isinstance(item, dict | list):
             continue
         if depth > max_depth:
             raise UserInputError(f"it is nested more than {max_depth} levels deep")
         if isinstance(item, dict):
+            if any(unstorable(key) for key in item):
+                raise _unstorable_error(value)
+            pending.extend((child, depth + 1) for child in item.values())
+        else:
+            pending.extend((child, depth + 1) for child in item)
+
+
+def _unstorable_error(value) -> UserInputError:
+    """The refusal naming the field of the text that cannot be stored. Walked again, with
+    each item's place, only once there is one to name: the places cost time to build."""
+    pending: list[tuple[object, tuple]] = [(value, ())]
+    while pending:
+        item, path = pending.pop()
+        if isinstance(item, str):
+            what = unstorable(item)
+            if what:
+                where = f'the field "{_field(path)}"' if path else "it"
+                return UserInputError(f"{where} contains {what}, which cannot be stored")
+        elif isinstance(item, dict):
             for key, child in item.items():
                 what = unstorable(key)
                 if what:
                     where = f'a field name in "{_field(path)}"' if path else "a field name"
-                    # The key itself is not repeated: it holds what cannot be shown.
-                    raise UserInputError(f"{where} contains {what}, which cannot be stored")
-                pending.append((child, depth + 1, (*path, key)))
-        else:
-            pending.extend((child, depth + 1, (*path, n)) for n, child in enumerate(item))
+                    # The name itself is not repeated: it holds what cannot be shown.
+                    return UserInputError(f"{where} contains {what}, which cannot be stored")
+                pending.append((child, (*path, key)))
+        elif isinstance(item, list):
+            pending.extend((child, (*path, n)) for n, child in enumerate(item))
+    raise AssertionError("called without text that cannot be stored")
 
 
 def uuid_or_none(text) -> uuid.UUID | None:
