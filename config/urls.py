@@ -51,3 +51,8 @@ urlpatterns = [
     path("admin/login/", sign_in_throttled(admin.site.login), name="admin_login"),
     path("admin/", admin.site.urls),
 ]
+
+# Django's own error answers: the pages' templates, or the API's JSON shape under /api/.
+handler400 = "core.api.bad_request"
+handler404 = "core.api.page_not_found"
+handler500 = "core.api.server_error"

@@ -7,8 +7,16 @@ services; ``config/api_urls.py`` gathers them under ``/api/v1/``. See docs/api.m
 
 import logging
 
-from django.core.exceptions import PermissionDenied
-from django.http import Http404
+from django.conf import settings
+from django.core.exceptions import (
+    PermissionDenied,
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
+from django.http import Http404, JsonResponse
+from django.views import defaults
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import exceptions, serializers
 from rest_framework.decorators import api_view, authentication_classes, permission_classes
@@ -16,8 +24,9 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from core.api_request import Pagination
+from core.api_request import BodyTooLarge, Pagination
 from core.errors import ApplicationError
+from core.user_input import unstorable
 
 logger = logging.getLogger(__name__)
 
@@ -25,10 +34,13 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "Pagination",
     "body_object",
+    "bad_request",
     "error_body",
     "exception_handler",
     "form_errors",
+    "page_not_found",
     "paginated",
+    "server_error",
 ]
 
 
@@ -52,6 +64,16 @@ def body_object(request) -> dict:
     data = request.data
     if hasattr(data, "dict"):  # a form or multipart body
         data = data.dict()
+        # A JSON body was checked as it was read (BoundedJSONParser); a form's fields are
+        # checked here by the same rule. (Django decodes them with errors replaced, so only a
+        # NUL can come this way, not a lone surrogate.)
+        for name, value in data.items():
+            what = unstorable(value) if isinstance(value, str) else None
+            if what:
+                raise exceptions.ParseError(
+                    f'The body cannot be read: the field "{name[:100]}" contains {what}, '
+                    "which cannot be stored."
+                )
     if not isinstance(data, dict):
         raise exceptions.ParseError("The body must be a JSON object.")
     return data
@@ -125,7 +147,11 @@ def exception_handler(exc, context):
             ),
             status=400,
         )
-    if isinstance(exc, Http404):
+    if isinstance(exc, SuspiciousOperation):
+        # Django's own refusals of a body (too large, too many fields), raised while the
+        # body is read: DRF would let them through to Django's HTML 400.
+        exc = _api_exception(exc)
+    elif isinstance(exc, Http404):
         exc = exceptions.NotFound("Not found.")
     elif isinstance(exc, PermissionDenied):
         exc = exceptions.PermissionDenied("Your role in this study does not allow this.")
@@ -145,6 +171,67 @@ def exception_handler(exc, context):
         problems=problems,
     )
     return response
+
+
+def _api_exception(exc: SuspiciousOperation) -> exceptions.APIException:
+    if isinstance(exc, RequestDataTooBig):
+        # Django's own bound, equal to the JSON parser's unless a deployment changed it.
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        size = f"{limit // 2**20} MB" if limit % 2**20 == 0 else f"{limit:,} bytes"
+        return BodyTooLarge(f"The body is larger than {size}; send a file or split it.")
+    if isinstance(exc, TooManyFieldsSent | TooManyFilesSent):
+        return exceptions.ParseError("The body has too many fields or files.")
+    logger.warning("API request refused as suspicious: %s", exc)
+    return exceptions.ParseError("The request cannot be read.")
+
+
+# Django's own error pages (config/urls.py's handler400, handler404, handler500): under
+# /api/ the API's shape, everywhere else the pages' templates. They answer what happens
+# outside DRF's views: a body Django refuses before a view runs, an /api/ address outside
+# /api/v1/, an exception no view caught.
+
+
+def _under_api(request) -> bool:
+    return request.path.startswith("/api/")
+
+
+def _json(exc: exceptions.APIException) -> JsonResponse:
+    return JsonResponse(
+        error_body(
+            status=exc.status_code,
+            code=exc.default_code,
+            message=" ".join(_problems(exc.detail)),
+        ),
+        status=exc.status_code,
+    )
+
+
+def bad_request(request, exception):
+    if not _under_api(request):
+        return defaults.bad_request(request, exception)
+    if isinstance(exception, SuspiciousOperation):
+        return _json(_api_exception(exception))
+    return _json(exceptions.ParseError("The request cannot be read."))
+
+
+def page_not_found(request, exception):
+    if not _under_api(request):
+        return defaults.page_not_found(request, exception)
+    return _json(exceptions.NotFound("There is no such API endpoint."))
+
+
+def server_error(request):
+    if not _under_api(request):
+        return defaults.server_error(request)
+    return JsonResponse(
+        error_body(
+            status=500,
+            code="server_error",
+            message="The server failed while answering; the error is logged. Try again "
+            "later, and tell the administrator if it happens again.",
+        ),
+        status=500,
+    )
 
 
 @extend_schema(exclude=True)

@@ -20,29 +20,34 @@ from core.user_input import UserInputError, json_read
 logger = logging.getLogger(__name__)
 
 # A JSON body may carry a whole test-case file (at most 10 MB as a file; JSON escapes add a
-# little), so the API's limit is larger than the pages' 2 MB for a rating's JSON.
+# little), so the API's limit is larger than the pages' 2 MB for a rating's JSON. Django's
+# own limit on what it reads into memory (DATA_UPLOAD_MAX_MEMORY_SIZE) is set to the same.
 MAX_JSON_BODY_BYTES = 12 * 1024 * 1024
 
 
 # Bodies -----------------------------------------------------------------------------------
 
 
+class BodyTooLarge(exceptions.APIException):
+    status_code = 413
+    default_code = "too_large"
+    default_detail = (
+        f"The body is larger than {MAX_JSON_BODY_BYTES // 2**20} MB; send a file or split it."
+    )
+
+
 class BoundedJSONParser(JSONParser):
-    """JSON read by the project's one reader of user JSON: size, nesting, NUL, NaN bounded."""
+    """JSON read by the project's one reader of user JSON: size, nesting, NaN bounded, and
+    NUL or lone surrogates (which PostgreSQL cannot store) refused with the field named."""
 
     def parse(self, stream, media_type=None, parser_context=None):
         request = (parser_context or {}).get("request")
         length = int(request.META.get("CONTENT_LENGTH") or 0) if request is not None else 0
         if length > MAX_JSON_BODY_BYTES:
-            raise exceptions.ParseError(
-                f"The body is larger than {MAX_JSON_BODY_BYTES // 2**20} MB; send a file "
-                "or split it."
-            )
+            raise BodyTooLarge()
         data = stream.read(MAX_JSON_BODY_BYTES + 1) if stream is not None else b""
         if len(data) > MAX_JSON_BODY_BYTES:
-            raise exceptions.ParseError(
-                f"The body is larger than {MAX_JSON_BODY_BYTES // 2**20} MB."
-            )
+            raise BodyTooLarge()
         try:
             return json_read(data.decode("utf-8"), max_chars=MAX_JSON_BODY_BYTES)
         except UnicodeDecodeError:

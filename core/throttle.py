@@ -1,12 +1,19 @@
-"""Sign-in throttling: too many failed sign-ins from one address, or on one account, get 429.
+"""Sign-in throttling: too many failed sign-ins from one address, or on one account from one
+address, get 429.
 
 A small cache-based limiter rather than django-axes: it covers the sign-in page, the admin's
 sign-in and the invitation page's sign-in and sign-up forms with one rule, needs no tables,
 backend or migration, and stays out of the way when its cache (Redis in production) is down,
 since being able to sign in matters more than the throttle. Only failed attempts count (a
 refused form, a dead invitation link), so many raters signing in from one school's address
-are not held up; an account is throttled after a few failures whoever makes them, an address
-after many. Counts live in fixed windows of ``THROTTLE_WINDOW_SECONDS``.
+are not held up; an account is throttled from one address after a few failures there, an
+address after many, whatever the accounts. Counts live in fixed windows of
+``THROTTLE_WINDOW_SECONDS``.
+
+The account's count is per (account, address), not per account: counted per account alone,
+anyone who knows a username could lock its owner out by failing on purpose. The price is that
+guesses spread over many addresses are each allowed a few per account; docs/admin.md says why
+that trade is taken (the per-address rule, the password validators and the window bound it).
 """
 
 import hashlib
@@ -42,11 +49,13 @@ def _keys(request, username_fields) -> dict[str, tuple[str, int]]:
         digest = hashlib.sha256(value.encode()).hexdigest()[:32]
         return f"throttle:{kind}:{digest}:{window}"
 
-    keys = {key("address", client_address(request)): settings.THROTTLE_FAILURES_PER_ADDRESS}
+    address = client_address(request)
+    keys = {key("address", address): settings.THROTTLE_FAILURES_PER_ADDRESS}
     for field in username_fields:
         username = request.POST.get(field, "").strip().casefold()
         if username:
-            keys[key("account", username)] = settings.THROTTLE_FAILURES_PER_ACCOUNT
+            # Per (account, address): failures elsewhere never lock the owner out.
+            keys[key("account", f"{username}\n{address}")] = settings.THROTTLE_FAILURES_PER_ACCOUNT
     return keys
 
 

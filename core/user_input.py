@@ -1,14 +1,18 @@
-"""JSON from a user (a form's payload, a line of a JSONL file), read within bounds.
+"""JSON from a user (a form's payload, a line of a JSONL file, an API body), read within
+bounds, and the one rule for text PostgreSQL cannot store.
 
-The one reader of JSON that a browser or an uploaded file sends. Python's json module
-recurses once per level of nesting, so a payload nested 100,000 deep raises RecursionError;
-PostgreSQL refuses NUL characters in text and jsonb, and NaN or Infinity in jsonb; an
-integer of thousands of digits exceeds Python's int-string limit. ``json_read`` refuses each
-of these with a ``UserInputError`` saying which, before anything can be written.
+The one reader of JSON that a browser, a script or an uploaded file sends. Python's json
+module recurses once per level of nesting, so a payload nested 100,000 deep raises
+RecursionError; PostgreSQL refuses NUL characters and lone UTF-16 surrogates (which JSON's
+``\ud800`` escapes produce) in text and jsonb, and NaN or Infinity in jsonb; an integer of
+thousands of digits exceeds Python's int-string limit. ``json_read`` refuses each of these
+with a ``UserInputError`` saying which, and in which field, before anything can be written.
+``unstorable`` is the same text rule for the other paths (form fields, table cells).
 """
 
 import json
 import math
+import re
 import uuid
 
 from core.errors import ApplicationError
@@ -18,6 +22,10 @@ MAX_JSON_CHARS = 2 * 1024 * 1024
 MAX_JSON_DEPTH = 32
 MAX_NUMBER_CHARS = 40
 NUL = "\x00"
+MAX_FIELD_NAME_CHARS = 100
+# A surrogate code point in a Python string is always a lone one: JSON's escaped pairs
+# ("\ud83d\ude00") are joined into one character as they are read.
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class UserInputError(ApplicationError):
@@ -63,26 +71,69 @@ def json_read(text: str, *, max_chars: int = MAX_JSON_CHARS, max_depth: int = MA
     return value
 
 
+def unstorable(text: str) -> str | None:
+    """What in ``text`` PostgreSQL cannot store, in words ("a NUL character (\\u0000)"), or
+    None when it can store all of it."""
+    if NUL in text:
+        return "a NUL character (\\u0000)"
+    surrogate = SURROGATE.search(text)
+    if surrogate:
+        return f"a lone surrogate (\\u{ord(surrogate.group()):04x})"
+    return None
+
+
+def _field(path: tuple) -> str:
+    """Where in the value a text is, as a script would write it: notes, cases[2].prompt."""
+    name = ""
+    for part in path:
+        name += f"[{part}]" if isinstance(part, int) else (f".{part}" if name else str(part))
+    return name if len(name) <= MAX_FIELD_NAME_CHARS else name[:MAX_FIELD_NAME_CHARS] + "…"
+
+
 def _check_value(value, max_depth: int) -> None:
-    """Refuse nesting past ``max_depth`` and NUL characters, walking without recursion."""
+    """Refuse nesting past ``max_depth`` and text that cannot be stored, walking without
+    recursion."""
     pending = [(value, 1)]
     while pending:
         item, depth = pending.pop()
         if isinstance(item, str):
-            if NUL in item:
-                raise UserInputError(
-                    "it contains a NUL character (\\u0000), which cannot be stored"
-                )
+            if unstorable(item):
+                raise _unstorable_error(value)
             continue
         if not isinstance(item, dict | list):
             continue
         if depth > max_depth:
             raise UserInputError(f"it is nested more than {max_depth} levels deep")
         if isinstance(item, dict):
-            pending.extend((key, depth) for key in item)
+            if any(unstorable(key) for key in item):
+                raise _unstorable_error(value)
             pending.extend((child, depth + 1) for child in item.values())
         else:
             pending.extend((child, depth + 1) for child in item)
+
+
+def _unstorable_error(value) -> UserInputError:
+    """The refusal naming the field of the text that cannot be stored. Walked again, with
+    each item's place, only once there is one to name: the places cost time to build."""
+    pending: list[tuple[object, tuple]] = [(value, ())]
+    while pending:
+        item, path = pending.pop()
+        if isinstance(item, str):
+            what = unstorable(item)
+            if what:
+                where = f'the field "{_field(path)}"' if path else "it"
+                return UserInputError(f"{where} contains {what}, which cannot be stored")
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                what = unstorable(key)
+                if what:
+                    where = f'a field name in "{_field(path)}"' if path else "a field name"
+                    # The name itself is not repeated: it holds what cannot be shown.
+                    return UserInputError(f"{where} contains {what}, which cannot be stored")
+                pending.append((child, (*path, key)))
+        elif isinstance(item, list):
+            pending.extend((child, (*path, n)) for n, child in enumerate(item))
+    raise AssertionError("called without text that cannot be stored")
 
 
 def uuid_or_none(text) -> uuid.UUID | None:

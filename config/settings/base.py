@@ -73,8 +73,9 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 
-# Sign-in throttling (core/throttle.py): failed attempts per window, per account and per
-# client address; behind a proxy the address comes from X-Forwarded-For.
+# Sign-in throttling (core/throttle.py): failed attempts per window, per account from one
+# client address and per client address; behind a proxy the address comes from
+# X-Forwarded-For.
 THROTTLE_WINDOW_SECONDS = env.int("THROTTLE_WINDOW_SECONDS", default=15 * 60)
 THROTTLE_FAILURES_PER_ACCOUNT = env.int("THROTTLE_FAILURES_PER_ACCOUNT", default=10)
 THROTTLE_FAILURES_PER_ADDRESS = env.int("THROTTLE_FAILURES_PER_ADDRESS", default=50)
@@ -118,6 +119,12 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": "/api/v1",
 }
+
+# The most of a body Django reads into memory (a form's fields; the API's JSON is read by its
+# own parser with the same bound): the API's documented 12 MB (docs/api.md), so that a JSON
+# body the API accepts is never refused first by Django's default of 2.5 MB. Uploaded files
+# are not counted here: they stream to disk and each upload form bounds its own.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 12 * 1024 * 1024
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"

@@ -34,7 +34,7 @@ from typing import BinaryIO, NoReturn, TypedDict, Unpack
 from xml.etree.ElementTree import ParseError
 from xml.parsers import expat
 
-from core.user_input import MAX_JSON_DEPTH, UserInputError, json_read
+from core.user_input import MAX_JSON_DEPTH, UserInputError, json_read, unstorable
 from studies.errors import ApplicationError
 
 MAX_BYTES = 10 * 1024 * 1024
@@ -50,9 +50,8 @@ EXCEL_EXTENSIONS = (".xlsx",)
 DELIMITERS = (",", ";", "\t", "|")
 
 NOT_UTF8 = 'The file is not UTF-8 text. Save it as "CSV UTF-8" and upload it again.'
-NUL_IN_CELL = (
-    "This cell holds a NUL character (\\x00), which cannot be stored; remove it and upload "
-    "the file again."
+UNSTORABLE_CELL = (
+    "This cell holds {what}, which cannot be stored; remove it and upload the file again."
 )
 FORMULA_CELL = (
     "This cell holds a formula, which is not accepted: type the value itself (in Excel, "
@@ -316,8 +315,11 @@ class _Bounds:
             if len(cell) > self.cell_chars:
                 message = f"This cell holds more than {self.cell_chars:,} characters."
                 _refuse(number, index, message, line=line)
-            if "\x00" in cell:  # PostgreSQL stores no NUL character in text
-                _refuse(number, index, NUL_IN_CELL, line=line)
+            # PostgreSQL stores no NUL character in text (nor a lone surrogate, which strict
+            # decoding and the XML reader already refuse: this is the one rule, checked here).
+            what = unstorable(cell)
+            if what:
+                _refuse(number, index, UNSTORABLE_CELL.format(what=what), line=line)
         return TableRow(number=number, line=line, cells=cells)
 
 

@@ -153,7 +153,8 @@ def _dimension_clean(number: int, raw, problems: list[str]) -> dict | None:
     where = f"Dimension {number} ({key})"
     name = _text(raw.get("name"), "name", MAX_NAME_CHARS, problems, where=where)
     kind = raw.get("kind")
-    if kind not in KINDS:
+    # An object or a list cannot be looked up among the kinds (TypeError): checked as text.
+    if not isinstance(kind, str) or kind not in KINDS:
         problems.append(f"{where}: kind must be one of {', '.join(KINDS)}.")
         return None
     config = raw.get("config", {})
@@ -170,7 +171,7 @@ def _dimension_clean(number: int, raw, problems: list[str]) -> dict | None:
         problems.append(f"{where}: config does not fit a {kind} dimension; see the format.")
         return None
     level = raw.get("level") or scoring.default_level
-    if level not in allowed_levels(kind):
+    if not isinstance(level, str) or level not in allowed_levels(kind):
         problems.append(
             f"{where}: level must be one of {', '.join(allowed_levels(kind))} for {kind}."
         )

@@ -2,6 +2,7 @@
 entry point of the rating side. Each is refused with a message and writes nothing."""
 
 import hashlib
+import html
 import json
 
 import pytest
@@ -131,6 +132,65 @@ def test_a_nul_character_in_a_submit_is_refused_with_a_message(client, rater, as
     assert response.status_code == 400
     assert "NUL character" in response.text
     assert written() == before
+
+
+def with_surrogate(where: str) -> dict:
+    """The NUL places again, each with half of a UTF-16 pair alone ("\\ud800" in the JSON)."""
+    text = json.dumps(with_nul(where)).replace("\\u0000", "\\ud800")
+    return json.loads(text)
+
+
+SURROGATE_FIELDS = {
+    "item": "the field {}responses.A.depth.items[0].text",
+    "flag note": "the field {}responses.B.depth.flag_note",
+    "notes": "the field {}notes",
+    "key": "a field name in {}responses.A",
+}
+
+
+def named(place: str, prefix: str = "") -> str:
+    """How the refusal names the place: the rating form's own payload, or the draft's body,
+    which holds it as "payload"."""
+    return SURROGATE_FIELDS[place].format('"' + prefix) + '"'
+
+
+@pytest.mark.parametrize("place", NUL_PLACES)
+def test_a_lone_surrogate_in_a_draft_is_refused_with_its_field(client, rater, assignment, place):
+    client.force_login(rater)
+    before = written()
+    response = draft(client, assignment, json.dumps(with_surrogate(place)))
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert "lone surrogate (\\ud800)" in error and named(place, "payload.") in error
+    assert written() == before
+
+
+@pytest.mark.parametrize("place", NUL_PLACES)
+def test_a_lone_surrogate_in_a_submit_is_refused_with_its_field(client, rater, assignment, place):
+    client.force_login(rater)
+    before = written()
+    response = client.post(
+        reverse("annotation:rate", args=[assignment.uuid]),
+        {"payload": json.dumps(with_surrogate(place)), "version": "0"},
+    )
+    assert response.status_code == 400
+    assert "lone surrogate (\\ud800)" in response.text
+    assert html.escape(named(place)) in response.text
+    assert written() == before
+
+
+def test_a_lone_surrogate_sent_in_a_form_arrives_as_replacement_characters(client, rater, study):
+    """A form's fields cannot carry one: Django decodes a form body's UTF-8 with errors
+    replaced, so the bytes of a lone surrogate arrive as U+FFFD, which can be stored, and
+    only JSON's "\\ud800" escape can make one (refused above, and in the API's bodies)."""
+    client.force_login(rater)
+    response = client.post(
+        reverse("annotation:withdraw", args=[study.slug]),
+        "ratings=keep&reason=time%ED%A0%80",
+        content_type="application/x-www-form-urlencoded",
+    )
+    assert response.status_code != 500
+    assert response.wsgi_request.POST["reason"] == "time\ufffd\ufffd\ufffd"
 
 
 @pytest.mark.parametrize(

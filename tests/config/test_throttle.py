@@ -40,6 +40,17 @@ def test_an_account_is_throttled_after_repeated_failures(client, person, setting
     assert sign_in(client, other.username, PASSWORD).status_code == 302
 
 
+def test_failures_from_one_address_do_not_lock_the_account_out_elsewhere(client, person, settings):
+    """Anyone who knows a username can fail on purpose: the owner, at another address, still
+    signs in, and the one who failed stays refused."""
+    attacker = {"REMOTE_ADDR": "203.0.113.66"}
+    for _ in range(settings.THROTTLE_FAILURES_PER_ACCOUNT):
+        assert sign_in(client, person.username, "wrong", **attacker).status_code == 200
+    assert sign_in(client, person.username, PASSWORD, **attacker).status_code == 429
+    owner = sign_in(client, person.username, PASSWORD, REMOTE_ADDR="198.51.100.10")
+    assert owner.status_code == 302 and signed_in(client)
+
+
 def test_an_address_is_throttled_whatever_the_usernames(client, person, settings):
     settings.THROTTLE_FAILURES_PER_ADDRESS = 5
     for number in range(5):

@@ -2,6 +2,7 @@
 
 import io
 import json
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,16 @@ def xlsx_file(rows: list[list]) -> bytes:
         workbook.active.append(row)
     buffer = io.BytesIO()
     workbook.save(buffer)
+    return buffer.getvalue()
+
+
+def xlsx_with_a_lone_surrogate() -> bytes:
+    """A workbook whose prompt cell is "P&#xD800;" in the sheet's XML."""
+    data = xlsx_file([["id", "prompt", "response:a", "response:b"], ["TC-1", "PSUR", "a", "b"]])
+    source, buffer = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as target:
+        for item in source.infolist():
+            target.writestr(item, source.read(item.filename).replace(b"PSUR", b"P&#xD800;"))
     return buffer.getvalue()
 
 
@@ -222,7 +233,7 @@ def test_systems_are_checked_against_the_study():
         (
             "cases.csv",
             csv_file("TC-1,P,,,a,b\x00c"),
-            "Row 2, column F: this cell holds a NUL character (\\x00), which cannot be stored",
+            "Row 2, column F: this cell holds a NUL character (\\u0000), which cannot be stored",
         ),
         (
             "cases.csv",
@@ -232,13 +243,35 @@ def test_systems_are_checked_against_the_study():
         (
             "cases.jsonl",
             jsonl_file(case(), case("TC-2", prompt="P\x00")),
-            "Line 2: this line cannot be read: it contains a NUL character (\\u0000), which "
-            "cannot be stored.",
+            'Line 2: this line cannot be read: the field "prompt" contains a NUL character '
+            "(\\u0000), which cannot be stored.",
+        ),
+        (
+            # JSON's escape for half of a UTF-16 pair, alone: PostgreSQL cannot store it.
+            "cases.jsonl",
+            jsonl_file(case(), case("TC-2", responses={"baseline": "a\ud800", "improved": "b"})),
+            'Line 2: this line cannot be read: the field "responses.baseline" contains a lone '
+            "surrogate (\\ud800), which cannot be stored.",
+        ),
+        (
+            # The same half pair as UTF-16 bytes: strict decoding refuses it.
+            "cases.csv",
+            "\ufeffid,prompt,response:a,response:b\nTC-1,P\ud800,a,b\n".encode(
+                "utf-16-le", "surrogatepass"
+            ),
+            "Line 2: the file is not UTF-8 text.",
+        ),
+        (
+            # In an .xlsx a half pair can only be an XML character reference, which is not
+            # well-formed XML.
+            "cases.xlsx",
+            xlsx_with_a_lone_surrogate(),
+            "File: the file cannot be read as an Excel workbook (.xlsx).",
         ),
         (
             "cases.jsonl",
             jsonl_file(case(), case("TC-2", stratum="s\x00")),
-            "Line 2: this line cannot be read: it contains a NUL character",
+            'Line 2: this line cannot be read: the field "stratum" contains a NUL character',
         ),
         (
             "cases.csv",

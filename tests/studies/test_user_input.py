@@ -31,6 +31,10 @@ def nested(depth: int) -> str:
         ('{"a": ' * 40 + "1" + "}" * 40, "nested more than 32 levels deep"),
         ('{"note": "a\\u0000b"}', "NUL character"),
         ('{"a\\u0000": 1}', "NUL character"),
+        ('{"note": "a\\ud800b"}', 'the field "note" contains a lone surrogate (\\ud800)'),
+        ('{"a": [{"b": "\\udfff"}]}', 'the field "a[0].b" contains a lone surrogate (\\udfff)'),
+        ('{"a": {"\\ud800": 1}}', 'a field name in "a" contains a lone surrogate'),
+        ('"\\ud800"', "it contains a lone surrogate"),
         ('{"a": NaN}', "NaN, which is not a number JSON allows"),
         ('{"a": Infinity}', "not a number JSON allows"),
         ('{"a": 1e999}', "too large to store"),
@@ -49,6 +53,8 @@ def test_json_a_user_sends_is_read_within_bounds(text, reason):
 def test_json_within_the_bounds_reads_as_json():
     assert json_read(nested(MAX_JSON_DEPTH)) == json.loads(nested(MAX_JSON_DEPTH))
     assert json_read('{"a": [1, -2.5, "x", null, true]}') == {"a": [1, -2.5, "x", None, True]}
+    # A whole UTF-16 pair is one character (an emoji), which is stored as any other.
+    assert json_read('{"a": "\\ud83d\\ude00"}') == {"a": "\U0001f600"}
 
 
 # The JSONL case import -------------------------------------------------------------------
@@ -77,11 +83,11 @@ def draft(lead):
         ),
         (
             '{"id": "TC-002", "prompt": "P\\u0000", "responses": {"a": "x", "b": "y"}}',
-            "Line 2: this line cannot be read: it contains a NUL character",
+            'Line 2: this line cannot be read: the field "prompt" contains a NUL character',
         ),
         (
             '{"id": "TC-002", "prompt": "P", "responses": {"a": "x", "b\\u0000": "y"}}',
-            "Line 2: this line cannot be read: it contains a NUL character",
+            'Line 2: this line cannot be read: a field name in "responses" contains a NUL',
         ),
     ],
 )
