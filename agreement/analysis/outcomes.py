@@ -60,13 +60,15 @@ class DimensionRole:
     @property
     def rules(self) -> tuple[str, ...]:
         """The aggregation rules that fit it, the default first: a score's mean (the rule of
-        the analysis before rules could be chosen), else the majority. A category has no
+        the analysis before rules could be chosen); for a label (a preference, a yes/no
+        outcome, a category) the adjudicated answer where one exists, else the majority
+        (protocol 9 and 11; without adjudications it is the majority). A category has no
         mean; a yes/no outcome's would be its majority."""
         if self.scored:
             return (MEAN, MAJORITY, ADJUDICATED)
         if self.preference:
-            return (MAJORITY, MEAN, ADJUDICATED)
-        return (MAJORITY, ADJUDICATED) if self.aggregated else ()
+            return (ADJUDICATED, MAJORITY, MEAN)
+        return (ADJUDICATED, MAJORITY) if self.aggregated else ()
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 a rater's answers (``feedback``). Every read is importable from here. Nothing here joins
 the system of a response."""
 
+from .adjudicated_labels import adjudication_counts
 from .calibration import (
     CalibrationItem,
     CalibrationSheet,
@@ -13,7 +14,7 @@ from .calibration import (
     calibration_sheet,
 )
 from .feedback import SelfCheck, expected_answer_details, gold_feedback, self_check
-from .queue import adjudication_counts, study_adjudicators
+from .queue import study_adjudicators
 from .rating import (
     CASES_PER_PAGE,
     CasePosition,

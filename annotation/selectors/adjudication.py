@@ -89,6 +89,9 @@ class RaterAnswers:
     pseudonym: str
     confidence: str
     notes: str
+    # The rater's screen showed the pair the other way round: their notes and flag notes
+    # call this page's Response B "Response A" (their answers are shown in key order).
+    flipped: bool = False
 
 
 @dataclass
@@ -131,6 +134,7 @@ def adjudication_screen(*, adjudication: Adjudication, study: Study) -> Adjudica
             pseudonym=a.rater.pseudonym,
             confidence=a.get_confidence_display() if a.confidence else "",
             notes=a.notes,
+            flipped=a.flipped,
         )
         for a in assignments
     ]

@@ -127,8 +127,11 @@ def adjudication_queue_refresh(*, study: Study) -> int:
     its ratings changed after it was resolved: the resolution stands, as it was made on
     the ratings the adjudicator saw. A waiting case whose ratings no longer trigger leaves
     the queue, unless it was sent by hand or an adjudicator has begun it (its draft kept);
-    a case sent by hand keeps its manual trigger whatever the ratings say.
+    a case sent by hand keeps its manual trigger whatever the ratings say. Once the study
+    is unblinded, nothing changes.
     """
+    if study.is_unblinded:
+        return 0  # the analysis is final: the queue no longer changes
     rules = _rules(study)
     waiting = Adjudication.objects.filter(
         test_case__study=study, status=Adjudication.Status.WAITING

@@ -106,6 +106,7 @@ def adjudication_screen(request, slug, adjudication_uuid):
             "study": study,
             "membership": membership,
             "adjudication": adjudication,
+            "decided": adjudication.status != Adjudication.Status.WAITING,
             "test_case": test_case,
             "screen": reads.adjudication_screen(adjudication=adjudication, study=study),
             "next_step_steps": reasoning_steps(test_case.context)

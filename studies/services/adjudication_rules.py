@@ -18,6 +18,7 @@ from studies.errors import StudySetupError
 from studies.events import study_event_record
 from studies.locks import study_lock
 from studies.models import AdjudicationRule, Study, StudyEvent
+from studies.signals import analysis_inputs_announce
 
 Trigger = AdjudicationRule.Trigger
 # A spread no scale in a rubric comes near (a counted dimension's points stay far below).
@@ -131,6 +132,8 @@ def adjudication_rules_set(
         study_event_record(
             study=study, actor=actor, kind=StudyEvent.Kind.ADJUDICATION_RULES_SET, rules=after
         )
+        # A pilot's ratings are already in: the worker's next run fills the queue by them.
+        analysis_inputs_announce(study_id=study.pk, reason="adjudication rules")
     return result
 
 
@@ -187,4 +190,7 @@ def adjudication_rule_switch(
         reason=f"{dimension.name}: {reason}",
         dimension=dimension.key,
     )
+    # The queue is filled by the worker's run, which a new rating would otherwise be the
+    # first to start (and in a closed study none comes).
+    analysis_inputs_announce(study_id=study.pk, reason="adjudication switched")
     return rule

@@ -23,6 +23,15 @@ def membership_add(*, study: Study, user: User, role: str) -> Membership:
     # Joins to one study run one at a time (the study locked exclusively), so two people
     # joining at once cannot both read the same free pseudonym, and the same person added
     # twice at once (a double click, two coordinators) gets the one membership.
+    if user.is_staff and role in PSEUDONYM_PREFIXES:
+        # An administrator coordinates every study: with the case texts by system there
+        # and the responses by label on a rating or adjudication screen, they would hold
+        # the key.
+        raise StudySetupError(
+            "An administrator account sees which system wrote each response, so it cannot "
+            f"take part as {Membership.Role(role).label.lower()}; use an account without "
+            "administrator rights."
+        )
     study_lock(study.pk, exclusive=True)
     membership, created = Membership.objects.get_or_create(
         study=study, user=user, defaults={"role": role}

@@ -120,7 +120,7 @@ def test_a_preference_is_turned_to_the_systems_order_like_the_ratings():
 def test_the_plan_takes_only_rules_that_fit_and_a_minimum_within_the_design():
     study = harm_study()
     lead = study.lead
-    assert aggregation_get(study=study)["rules"] == {"harmful": "majority"}
+    assert aggregation_get(study=study)["rules"] == {"harmful": "adjudicated"}
     assert aggregation_get(study=study)["min_ratings"] == 2  # every rater rates every case
     for rules, minimum, message in [
         ({"nope": "majority"}, None, "no question"),
@@ -132,18 +132,18 @@ def test_the_plan_takes_only_rules_that_fit_and_a_minimum_within_the_design():
             aggregation_set(study=study, actor=lead, rules=rules, min_ratings=minimum)
     assert not AnalysisPlan.objects.filter(study=study).exists()
 
-    aggregation_set(study=study, actor=lead, rules={"harmful": "adjudicated"}, min_ratings=3)
+    aggregation_set(study=study, actor=lead, rules={"harmful": "majority"}, min_ratings=3)
     plan = AnalysisPlan.objects.get(study=study)
     # Only the rules that differ from the default are stored.
-    assert plan.aggregation == {"harmful": "adjudicated"} and plan.min_ratings == 3
+    assert plan.aggregation == {"harmful": "majority"} and plan.min_ratings == 3
     reasons = list(
         study.events.filter(kind=StudyEvent.Kind.SETTINGS_CHANGED).values_list("reason", flat=True)
     )
-    assert any("Harmful: adjudicated answer, else the majority" in r for r in reasons)
+    assert any("Harmful: majority" in r for r in reasons)
     assert any(r.endswith("per item: 3") for r in reasons)
     # The same again records nothing.
     count = study.events.count()
-    aggregation_set(study=study, actor=lead, rules={"harmful": "adjudicated"}, min_ratings=3)
+    aggregation_set(study=study, actor=lead, rules={"harmful": "majority"}, min_ratings=3)
     assert study.events.count() == count
 
 
@@ -176,13 +176,15 @@ def test_an_adjudicated_label_changes_the_analysis_and_the_report_but_not_the_ag
     study_open(study=study, actor=study.lead)
     study.refresh_from_db()
     client.force_login(study.lead)
-    # Before opening would be the plan; after it, the change is a recorded deviation.
-    page = client.post(
-        reverse("agreement:aggregation", args=[study.slug]),
-        {"rule-harmful": "adjudicated", "min_ratings": ""},
-        follow=True,
-    )
-    assert "The aggregation is saved" in page.content.decode()
+    # Before opening would be the plan; after it, a change is a recorded deviation: here to
+    # the plain majority and back to the default, the adjudicated answer else the majority.
+    for rule in ("majority", "adjudicated"):
+        page = client.post(
+            reverse("agreement:aggregation", args=[study.slug]),
+            {"rule-harmful": rule, "min_ratings": ""},
+            follow=True,
+        )
+        assert "The aggregation is saved" in page.content.decode()
     cases = list(study.test_cases.in_sample().order_by("position"))
     # Every rater: "yes" on case 1's A, "no" elsewhere; so the majority of case 1 A is "yes".
     for rater in study.memberships.filter(role="rater").order_by("pseudonym"):
@@ -259,9 +261,9 @@ def test_the_api_reads_and_sets_the_aggregation(client):
     url = f"studies/{study.slug}/analysis-plan/"
     body = api("GET", url).json()
     # A category with more than two values and none analysed apart takes no rule.
-    assert body["aggregation"] == {"harmful": "majority"}
+    assert body["aggregation"] == {"harmful": "adjudicated"}
     assert body["min_ratings"] == 2 and body["min_ratings_set"] is False
-    assert body["questions"][0]["rules"] == ["majority", "adjudicated"]
+    assert body["questions"][0]["rules"] == ["adjudicated", "majority"]
     changed = api("PATCH", url, {"aggregation": {"harmful": "adjudicated"}, "min_ratings": 3})
     assert changed.status_code == 200
     assert changed.json()["aggregation"]["harmful"] == "adjudicated"

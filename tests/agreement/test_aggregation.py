@@ -222,7 +222,8 @@ def test_a_yes_no_share_per_system_by_majority_with_ties_stated_and_short_items_
     (pair,) = harm["pairs"]
     assert (pair["n"], pair["first_only"], pair["second_only"], pair["p"]) == (2, 1, 1, 1.0)
     summary = _question(result, dimension_measure("harm"))
-    assert summary["rule"] == MAJORITY
+    # The default: the adjudicated answer, else the majority (none here: the majority).
+    assert summary["rule"] == ADJUDICATED
     assert (summary["excluded_items"], summary["tied_items"]) == (1, 1)
     assert result["aggregation"]["min_ratings"] == 2
 
@@ -248,7 +249,9 @@ def test_adjudicated_else_majority_uses_the_resolved_answers_and_counts_the_chan
         0,
     )
     # Under the majority the answers are counted as changes but not used.
-    plain = compare_systems(comparison(adjudicated={"harm": adjudicated}), n_resamples=50)
+    plain = compare_systems(
+        comparison(adjudicated={"harm": adjudicated}, rules={"harm": MAJORITY}), n_resamples=50
+    )
     assert _question(plain, dimension_measure("harm"))["changed_items"] == 2
     assert plain["mcnemar"][0]["systems"][0]["positive"] == 1
     assert plain["mcnemar"][0]["systems"][0]["n"] == 2
@@ -287,9 +290,9 @@ def test_the_scores_stay_the_mean_and_a_case_under_the_minimum_leaves_every_esti
 
 def test_a_rule_that_does_not_fit_the_question_falls_back_to_its_default():
     result = compare_systems(comparison(rules={"harm": MEAN, "correct": "median"}), n_resamples=50)
-    # A yes/no outcome's mean reads as its majority; an unknown rule is the default.
-    assert _question(result, dimension_measure("harm"))["rule"] == MAJORITY
-    assert _question(result, dimension_measure("correct"))["rule"] == MAJORITY
+    # A yes/no outcome has no mean and an unknown rule is none: both take the default.
+    assert _question(result, dimension_measure("harm"))["rule"] == ADJUDICATED
+    assert _question(result, dimension_measure("correct"))["rule"] == ADJUDICATED
 
 
 def test_a_preference_question_counts_its_tie_verdicts_as_the_win_rates_do():
@@ -299,5 +302,5 @@ def test_a_preference_question_counts_its_tie_verdicts_as_the_win_rates_do():
     preference = result["preferences"][0]
     summary = _question(result, dimension_measure(preference["key"]))
     ties = sum(pair["items"]["ties"] for pair in preference["pairs"])
-    assert summary["rule"] == MAJORITY and ties > 0
+    assert summary["rule"] == ADJUDICATED and ties > 0
     assert summary["tied_items"] == ties
