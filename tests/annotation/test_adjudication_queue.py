@@ -235,3 +235,25 @@ def test_the_worker_refreshes_the_queue_with_the_other_checks(world):
     rate(world, 1, [payload("yes"), payload(), payload()])
     agreement_request_recompute(study_id=world.pk)
     assert set(queue(world)) == {"TC-001"}
+
+
+def test_the_switch_fills_the_queue_without_waiting_for_another_rating(
+    world, lead, django_capture_on_commit_callbacks
+):
+    # A closed study gets no more ratings: the switch itself starts the worker's run.
+    rate(world, 1, [payload(correctness=2), payload(correctness=1), payload(correctness=2)])
+    assert queue(world) == {}
+    with django_capture_on_commit_callbacks(execute=True):
+        adjudication_rule_switch(study=world, actor=lead, dimension_key="harmful", reason="α")
+    assert queue(world) == {}  # harm is unanimous; correctness keeps its tolerance of 1
+    with django_capture_on_commit_callbacks(execute=True):
+        adjudication_rule_switch(study=world, actor=lead, dimension_key="correctness", reason="α")
+    assert queue(world) == {"TC-001": ("waiting", {"correctness": ["target_missed"]})}
+
+
+def test_after_unblinding_the_queue_no_longer_changes(world):
+    rate(world, 1, [payload("yes"), payload(), payload()])
+    Study.objects.filter(pk=world.pk).update(status=Study.Status.UNBLINDED)
+    world.refresh_from_db()
+    assert adjudication_queue_refresh(study=world) == 0
+    assert queue(world) == {}

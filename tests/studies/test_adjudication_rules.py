@@ -5,7 +5,8 @@ import json
 import pytest
 
 from studies import selectors, services
-from studies.models import AdjudicationRule, Study, StudyEvent
+from studies.errors import ApplicationError
+from studies.models import AdjudicationRule, Membership, Study, StudyEvent
 from studies.presets import CORRECTNESS_RUBRIC, HARM_RUBRIC, PAIRWISE_RUBRIC, REFERENCE_RUBRIC
 from studies.rubric import dimension_from_config
 from studies.services.adjudication_rules import (
@@ -13,8 +14,9 @@ from studies.services.adjudication_rules import (
     adjudication_rule_switch,
     adjudication_rules_set,
 )
+from studies.services.membership import membership_add
 
-from ..factories import make_study
+from ..factories import UserFactory, make_study
 
 
 def kind(rubric: dict, key: str):
@@ -287,3 +289,13 @@ def test_a_study_without_rules_keeps_its_fingerprint(lead):
     }  # fmt: skip
     opened = services.study_open(study=study, actor=lead)
     assert opened.protocol_fingerprint == fingerprint(study)
+
+
+@pytest.mark.parametrize("role", [Membership.Role.RATER, Membership.Role.ADJUDICATOR])
+def test_an_administrator_account_neither_rates_nor_adjudicates(draft, role):
+    # Administrators coordinate every study: with the texts by system on the case pages
+    # and the responses by label on a rating or adjudication screen, they would hold the key.
+    admin = UserFactory(username=f"admin-{role}", is_staff=True)
+    with pytest.raises(ApplicationError, match="administrator"):
+        membership_add(study=draft, user=admin, role=role)
+    assert not draft.memberships.filter(user=admin).exists()
