@@ -35,15 +35,16 @@ def test_embedded_default_migrates_and_loads_the_demo_twice_without_change(tmp_p
     first = run_manage("load_demo", env=env)
     assert first.returncode == 0, first.stderr
     assert "Loaded the demo study" in first.stdout
-    counts = "from studies.models import *; from annotation.models import *; print(Study.objects.count(), TestCase.objects.count(), Assignment.objects.count())"
+    counts = "from studies.models import *; from annotation.models import *; print(Study.objects.count(), TestCase.objects.count(), Assignment.objects.count(), Adjudication.objects.filter(status='done').count())"
     before = run_manage("shell", "-v", "0", "-c", counts, env=env).stdout.strip()
     second = run_manage("load_demo", env=env)
     assert second.returncode == 0
     assert "nothing changed" in second.stdout
     after = run_manage("shell", "-v", "0", "-c", counts, env=env).stdout.strip()
     assert before == after
-    studies, cases, assignments = map(int, after.split())
+    studies, cases, assignments, adjudicated = map(int, after.split())
     assert (studies, assignments) == (1, cases * 3) and cases >= 6
+    assert adjudicated == 1  # the demo shows one decided adjudication
     # Once rater1 has rated, a further run no longer calls them fresh.
     assert "rater1 (a rater with nothing rated yet" in second.stdout
     rate_one = "from annotation.models import Assignment as A; A.objects.filter(pk=A.objects.filter(rater__user__username='rater1').first().pk).update(status='submitted')"

@@ -1,6 +1,8 @@
 """Adjudication on the pages: the rules page, adjudicators' home, inviting adjudicators,
 the overview's counts, the manual send and 7.3's switch, listed in the report."""
 
+import re
+
 import pytest
 from django.urls import reverse
 from django.utils import timezone
@@ -163,7 +165,11 @@ def test_the_overview_counts_the_queue(client, rated, lead):
     Adjudication.objects.filter(pk=Adjudication.objects.first().pk).update(status="unresolvable")
     client.force_login(lead)
     page = client.get(reverse("annotation:overview", args=[rated.slug]))
-    assert f"{waiting - 1} waiting, 0 done, 1 cannot be resolved" in page.text
+    counts = re.search(r'<p id="adjudication-counts">(.*?)</p>', page.text).group(1)
+    assert f"{waiting - 1} waiting, 0 done, 1 cannot be resolved" in re.sub(r"<[^>]+>", "", counts)
+    # The decided counts open the coordinators' list of decided cases.
+    outcomes = reverse("annotation:adjudication_outcomes", args=[rated.slug])
+    assert counts.count(f'href="{outcomes}"') == 2
 
 
 def test_the_lead_sends_a_case_from_the_qc_page(client, rated, lead):

@@ -10,13 +10,16 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.demo.quality import demo_quality_items_add
-from annotation.models import Assignment
+from annotation.models import Assignment, Rating
 from annotation.selectors import rater_progress
 from annotation.services import assignments_create_all, rating_submit
+from annotation.services.adjudication import adjudication_resolve
+from annotation.services.adjudication_queue import adjudication_send
 from annotation.services.participation import consent_record
 from studies.access import COORDINATORS_GROUP
-from studies.models import BlindedLabel, Membership, Study
+from studies.models import AdjudicationRule, BlindedLabel, Membership, Study, TestCase
 from studies.services import membership_add, study_create, study_open, test_cases_add
+from studies.services.adjudication_rules import adjudication_rules_set
 
 DEMO_PASSWORD = "concord-demo"  # noqa: S105 - printed for the newcomer; demo accounts only
 DEMO_SLUG = "reference-demo"
@@ -60,13 +63,13 @@ aggregate. You may withdraw at any time without penalty.
 
 
 class Command(BaseCommand):
-    help = "Load the demo study (idempotent): reference rubric, demo cases, five accounts."
+    help = "Load the demo study (idempotent): reference rubric, demo cases, six accounts."
 
     @transaction.atomic
     def handle(self, *args, **options):
         users = {
             name: self._user(name, staff=(name == "admin"))
-            for name in ("admin", "coordinator", "rater1", "rater2", "rater3")
+            for name in ("admin", "coordinator", "rater1", "rater2", "rater3", "adjudicator")
         }
         if Study.objects.filter(slug=DEMO_SLUG).exists():
             self.stdout.write("The demo study is already loaded; nothing changed.")
@@ -87,14 +90,31 @@ class Command(BaseCommand):
             for name in ("rater1", "rater2", "rater3"):
                 rater = membership_add(study=study, user=users[name], role=Membership.Role.RATER)
                 assignments_create_all(study=study, rater=rater)
-            study_open(study=study, actor=users["coordinator"], acknowledge_warnings=True)
+            adjudicator = membership_add(
+                study=study, user=users["adjudicator"], role=Membership.Role.ADJUDICATOR
+            )
+            # Protocol 5.3's kind of rule on the reference rubric: Depth goes to an
+            # adjudicator when the raters' points differ by more than one.
+            adjudication_rules_set(
+                study=study,
+                actor=users["coordinator"],
+                rules=[
+                    {
+                        "dimension": "depth",
+                        "trigger": AdjudicationRule.Trigger.DISAGREEMENT,
+                        "tolerance": 1,
+                    }
+                ],
+            )
+            study = study_open(study=study, actor=users["coordinator"], acknowledge_warnings=True)
             for name in ("rater2", "rater3"):
                 self._rate_everything(study, study.memberships.get(user=users[name]))
+            self._adjudicate_one(study, adjudicator, lead=users["coordinator"])
             self.stdout.write(self.style.SUCCESS(f"Loaded the demo study '{study.name}'."))
         self.stdout.write(
             f"Demo sign-ins (password '{DEMO_PASSWORD}'): rater1 ({self._rater1_state(users)}), "
             "rater2 and rater3 (raters who have scored every case), coordinator (study "
-            "lead), admin (administrator)."
+            "lead), adjudicator (adjudicator, one case decided), admin (administrator)."
         )
 
     def _rater1_state(self, users) -> str:
@@ -127,16 +147,9 @@ class Command(BaseCommand):
             )
         }
         for assignment in rater.assignments.order_by("position"):
-            responses = {}
-            for label in ("A", "B"):
-                strong = stronger[assignment.test_case_id] == label
-                responses[label] = {
-                    "depth": items("factor", 6 if strong else 3),
-                    "evidence": {"checked": [True, strong, strong or wobble.random() < 0.3]},
-                    "alternatives": items("alternative", 2 if strong else 0),
-                    "structure": {"checked": [True, True, strong]},
-                    "actionability": items("recommendation", 3 if strong else 1),
-                }
+            responses = _responses(
+                stronger[assignment.test_case_id], items=items, maybe=lambda: wobble.random() < 0.3
+            )
             # The demo's raters worked on each case for a while: the service credits active
             # time only up to the time since the case was last saved.
             Assignment.objects.filter(pk=assignment.pk).update(
@@ -150,6 +163,45 @@ class Command(BaseCommand):
                 active_seconds=wobble.randint(600, 1500),
             )
 
+    def _adjudicate_one(self, study, adjudicator, *, lead):
+        """One case decided, so the demo shows a done adjudication: the first sample case
+        the two demo raters scored differently on Depth, sent by hand (rater1 has not
+        rated, so the queue takes no case yet) and resolved by the adjudicator."""
+        depth = study.rubric.dimensions.get(key="depth").scoring()
+        cases = list(study.test_cases.in_sample().order_by("position"))
+        answers: dict = {case.pk: {"A": [], "B": []} for case in cases}
+        rows = Rating.objects.filter(
+            assignment__test_case__in=cases, assignment__status=Assignment.Status.SUBMITTED
+        ).values_list("assignment__test_case_id", "label", "scores", "assignment__flipped")
+        for case_id, label, scores, flipped in rows:
+            answers[case_id][label].append(((scores or {}).get("depth"), flipped))
+        case: TestCase = next(
+            (c for c in cases if any(depth.disagree(unit) for unit in answers[c.pk].values())),
+            cases[0],
+        )
+        adjudication = adjudication_send(
+            study=study,
+            actor=lead,
+            test_case=case,
+            reason="R-02 and R-03 counted different factors under Depth of Analysis.",
+        )
+        stronger = BlindedLabel.objects.get(test_case=case, response__system__name="improved")
+
+        def items(name, count):
+            return {"items": [{"text": f"{name} {n + 1}"} for n in range(count)]}
+
+        payload = {
+            "responses": _responses(stronger.label, items=items, maybe=lambda: False),
+            "notes": "Counted the distinct factors once each; restatements are not new factors.",
+        }
+        adjudication_resolve(
+            adjudication=adjudication,
+            adjudicator=adjudicator,
+            payload=payload,
+            expected_version=adjudication.version,
+            actor=adjudicator.user,
+        )
+
     def _user(self, username, *, staff):
         user, created = get_user_model().objects.get_or_create(
             username=username, defaults={"is_staff": staff, "is_superuser": staff}
@@ -160,3 +212,20 @@ class Command(BaseCommand):
         if username == "coordinator":
             user.groups.add(Group.objects.get_or_create(name=COORDINATORS_GROUP)[0])
         return user
+
+
+def _responses(stronger: str, *, items, maybe) -> dict:
+    """Both responses' answers on the reference rubric; the stronger one (key label) gets
+    more factors, alternatives and recommendations. ``items(name, base)`` lists the items,
+    ``maybe()`` decides the weaker response's third evidence box."""
+    responses = {}
+    for label in ("A", "B"):
+        strong = stronger == label
+        responses[label] = {
+            "depth": items("factor", 6 if strong else 3),
+            "evidence": {"checked": [True, strong, strong or maybe()]},
+            "alternatives": items("alternative", 2 if strong else 0),
+            "structure": {"checked": [True, True, strong]},
+            "actionability": items("recommendation", 3 if strong else 1),
+        }
+    return responses

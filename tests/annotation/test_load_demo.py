@@ -1,0 +1,34 @@
+"""The demo study shows a decided adjudication, and loading it twice changes nothing."""
+
+import io
+import re
+
+import pytest
+from django.core.management import call_command
+
+from annotation.models import Adjudication
+from studies.models import Membership
+
+
+@pytest.mark.django_db
+def test_the_demo_has_one_adjudicated_case_and_an_adjudicator_to_sign_in(client):
+    out = io.StringIO()
+    call_command("load_demo", stdout=out)
+    assert "adjudicator (adjudicator" in out.getvalue()
+    done = Adjudication.objects.get(test_case__study__slug="reference-demo")
+    assert done.status == Adjudication.Status.DONE and done.reason
+    assert done.adjudicator.user.username == "adjudicator"
+    assert done.adjudicator.role == Membership.Role.ADJUDICATOR
+    # Sent by hand, with the lead's reason: every dimension of the case was decided.
+    assert done.sent_reason and set(done.triggers) == set(
+        done.test_case.study.rubric.dimensions.values_list("key", flat=True)
+    )
+    call_command("load_demo", stdout=io.StringIO())
+    assert Adjudication.objects.count() == 1
+    # The adjudicator signs in with the demo password and finds the decision.
+    assert client.login(username="adjudicator", password="concord-demo")
+    page = client.get("/s/reference-demo/adjudication/")
+    assert page.status_code == 200 and done.test_case.case_id in page.content.decode()
+    # The reason holds: the two demo raters' Depth answers differ on the case.
+    screen = client.get(f"/s/reference-demo/adjudication/{done.uuid}/").content.decode()
+    assert re.search(r'data-dim-row="[AB]-depth" data-differs', screen)
