@@ -82,6 +82,21 @@ def unstorable(text: str) -> str | None:
     return None
 
 
+def reason_text(value, *, limit: int, missing: str, error: type[ApplicationError]) -> str:
+    """A reason a person must give (for a decision the record keeps), stripped; ``error``
+    (the service's own) says ``missing`` when it is empty, and refuses one longer than
+    ``limit`` or not storable."""
+    reason = str(value or "").strip()
+    if not reason:
+        raise error(missing)
+    if len(reason) > limit:
+        raise error(f"Keep the reason under {limit:,} characters.")
+    problem = unstorable(reason)
+    if problem:
+        raise error(f"The reason contains {problem}; remove it.")
+    return reason
+
+
 def _field(path: tuple) -> str:
     """Where in the value a text is, as a script would write it: notes, cases[2].prompt."""
     name = ""

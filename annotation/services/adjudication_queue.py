@@ -19,6 +19,7 @@ from django.db import transaction
 
 from annotation.models import Adjudication, Assignment, Rating
 from core.errors import ApplicationError
+from core.user_input import reason_text
 from studies.bulk_rows import batches
 from studies.events import study_event_record
 from studies.models import AdjudicationRule, Membership, Study, StudyEvent, TestCase
@@ -218,14 +219,12 @@ def _write(case_ids: list[int], wanted: dict[int, dict]) -> int:
 
 
 def _clean_reason(reason: str) -> str:
-    reason = (reason or "").strip()
-    if not reason:
-        raise AdjudicationSendError("Give the reason; the adjudicator and the report see it.")
-    if len(reason) > MAX_REASON:
-        raise AdjudicationSendError(f"Keep the reason under {MAX_REASON:,} characters.")
-    if "\x00" in reason:  # PostgreSQL stores no NUL character in text
-        raise AdjudicationSendError("The reason contains a NUL character (\\x00); remove it.")
-    return reason
+    return reason_text(
+        reason,
+        limit=MAX_REASON,
+        missing="Give the reason; the adjudicator and the report see it.",
+        error=AdjudicationSendError,
+    )
 
 
 @transaction.atomic

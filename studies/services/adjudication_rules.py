@@ -14,6 +14,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from core.user_input import reason_text
 from studies.errors import StudySetupError
 from studies.events import study_event_record
 from studies.locks import study_lock
@@ -152,13 +153,12 @@ def adjudication_rule_switch(
     Whether the dimension missed its agreement target is the caller's to check (the
     agreement app's ``adjudication_switch_for_missed_target``).
     """
-    reason = (reason or "").strip()
-    if not reason:
-        raise AdjudicationRuleError("Give the reason; the report lists it with the deviation.")
-    if len(reason) > MAX_REASON:
-        raise AdjudicationRuleError(f"Keep the reason under {MAX_REASON:,} characters.")
-    if "\x00" in reason:  # PostgreSQL stores no NUL character in text
-        raise AdjudicationRuleError("The reason contains a NUL character (\\x00); remove it.")
+    reason = reason_text(
+        reason,
+        limit=MAX_REASON,
+        missing="Give the reason; the report lists it with the deviation.",
+        error=AdjudicationRuleError,
+    )
     study = study_lock(study.pk, exclusive=True)
     if not study.is_frozen:
         raise AdjudicationRuleError(
