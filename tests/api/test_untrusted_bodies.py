@@ -17,8 +17,10 @@ from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 
 from core import api as core_api
 from core.api_request import MAX_JSON_BODY_BYTES
+from studies.models import Membership
 from studies.rubric.definition import preset_definition
-from tests.factories import make_study
+from studies.services import membership_add
+from tests.factories import AdjudicationFactory, UserFactory, make_study
 from tests.urls_enumeration import schema_operations
 
 REF = "#/components/schemas/"
@@ -58,6 +60,22 @@ def json_body_operations(schema: dict) -> list[tuple[str, str, list[str]]]:
     return found
 
 
+class Callers:
+    """Who may call each endpoint, and its URL with every path parameter filled in: the
+    lead, or for an adjudicator's endpoint the study's adjudicator, with a case waiting."""
+
+    def __init__(self, study, lead_api, adjudicator_api, adjudication):
+        self.study, self.lead, self.adjudicator = study, lead_api, adjudicator_api
+        self.values = {"slug": study.slug, "adjudication_uuid": str(adjudication.uuid)}
+
+    def __call__(self, path: str):
+        api = self.adjudicator if "/adjudication/" in path else self.lead
+        for name, value in self.values.items():
+            path = path.replace("{" + name + "}", value)
+        assert "{" not in path, f"fill in the path parameter of {path}"
+        return path, api
+
+
 @pytest.fixture
 def setup(client, lead_user, api_as):
     study = make_study(lead=lead_user, slug="bodies", cases=3, status="draft")
@@ -65,6 +83,17 @@ def setup(client, lead_user, api_as):
     assert api("GET", "studies/bodies/").status_code == 200  # the token's first use is written
     schema = client.get("/api/v1/openapi.json").json()
     return study, api, schema
+
+
+@pytest.fixture
+def callers(setup, api_as) -> Callers:
+    study, api, _ = setup
+    adjudicator = UserFactory(username="bodies-adjudicator")
+    membership_add(study=study, user=adjudicator, role=Membership.Role.ADJUDICATOR)
+    adjudication = AdjudicationFactory(test_case=study.test_cases.order_by("position").first())
+    adjudicator_api = api_as(adjudicator)
+    assert adjudicator_api("GET", "studies/bodies/adjudication/").status_code == 200
+    return Callers(study, api, adjudicator_api, adjudication)
 
 
 def test_every_json_endpoint_is_enumerated(setup):
@@ -83,11 +112,11 @@ def test_every_json_endpoint_is_enumerated(setup):
 
 
 @pytest.mark.parametrize("what", UNSTORABLE)
-def test_unstorable_text_is_refused_on_every_json_endpoint_with_its_field(setup, what):
-    study, api, schema = setup
+def test_unstorable_text_is_refused_on_every_json_endpoint_with_its_field(setup, callers, what):
+    _, _, schema = setup
     before = written()
     for method, path, fields in json_body_operations(schema):
-        url = path.replace("{slug}", study.slug)
+        url, api = callers(path)
         field = fields[0]
         # json.dumps writes the surrogate as JSON's own escape, "\ud800", as a script would.
         response = api(method, url, {field: UNSTORABLE[what]})
@@ -100,11 +129,11 @@ def test_unstorable_text_is_refused_on_every_json_endpoint_with_its_field(setup,
     assert written() == before
 
 
-def test_a_nul_in_a_form_body_is_refused_on_every_endpoint_with_its_field(client, setup):
+def test_a_nul_in_a_form_body_is_refused_on_every_endpoint_with_its_field(client, setup, callers):
     """The endpoints read multipart bodies too (for a file); a form's field with a NUL is
     refused by the same rule. (A lone surrogate cannot come this way: Django decodes a form
     body with errors replaced.)"""
-    study, api, schema = setup
+    _, _, schema = setup
     before = written()
     operations = [
         (method, path, fields)
@@ -114,9 +143,10 @@ def test_a_nul_in_a_form_body_is_refused_on_every_endpoint_with_its_field(client
     assert len(operations) >= 8
     for method, path, fields in operations:
         body = encode_multipart(BOUNDARY, {fields[0]: "a\x00b"})
+        url, api = callers(path)
         response = client.generic(
             method,
-            path.replace("{slug}", study.slug),
+            url,
             body,
             MULTIPART_CONTENT,
             HTTP_AUTHORIZATION=f"Bearer {api.secret}",
