@@ -24,6 +24,22 @@ class QueueRow:
     taken_by: str  # another adjudicator's pseudonym, when one is working on it
 
 
+def adjudication_holder(*, adjudication: Adjudication, membership: Membership):
+    """The other adjudicator a case is held by (the first to save a draft of it), or None
+    when it is free for ``membership``: unheld, held by them, or a waiting case whose
+    holder is no longer active (paused, withdrawn), which another adjudicator may take
+    over, the draft kept."""
+    holder = adjudication.adjudicator
+    if holder is None or holder.pk == membership.pk:
+        return None
+    if (
+        adjudication.status == Adjudication.Status.WAITING
+        and holder.status != Membership.Status.ACTIVE
+    ):
+        return None
+    return holder
+
+
 def _not_rated_by(queryset, *, adjudicator: Membership):
     """Cases the person behind the membership did not rate (their role may have changed)."""
     rated = Assignment.objects.filter(
@@ -76,9 +92,11 @@ def adjudication_queue(*, adjudicator: Membership) -> dict[str, list[QueueRow]]:
             dimensions=[names.get(key, key) for key in adjudication.triggers or {}],
             triggers=_trigger_words(adjudication.triggers),
             mine=mine,
-            taken_by=""
-            if mine or adjudication.adjudicator is None
-            else adjudication.adjudicator.pseudonym,
+            taken_by=getattr(
+                adjudication_holder(adjudication=adjudication, membership=adjudicator),
+                "pseudonym",
+                "",
+            ),
         )
         rows["waiting" if waiting else "decided"].append(row)
     return rows

@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Adjudication, Assignment
+from annotation.selectors.adjudication import adjudication_holder
 from studies.errors import ApplicationError, StudySetupError
 from studies.events import study_event_record
 from studies.locks import membership_lock, study_lock
@@ -74,13 +75,13 @@ def _locked(*, adjudication: Adjudication, adjudicator: Membership) -> Adjudicat
         raise AdjudicationRefusedError("You do not adjudicate in this study.")
     locked = (
         Adjudication.objects.select_for_update(of=("self",), no_key=True)
-        .select_related("test_case")
+        .select_related("test_case", "adjudicator")
         .get(pk=adjudication.pk)
     )
     # An adjudicator never decides a case they rated (their role may have changed).
     if adjudicator_rated_case(adjudicator=member, test_case_id=locked.test_case_id):
         raise AdjudicationRefusedError("You rated this case, so you cannot adjudicate it.")
-    if locked.adjudicator_id not in (None, member.pk):
+    if adjudication_holder(adjudication=locked, membership=member) is not None:
         raise AdjudicationRefusedError(
             "Another adjudicator is working on this case; it is read-only for you."
         )

@@ -46,8 +46,9 @@ def _read_only_reason(*, adjudication: Adjudication, study, membership: Membersh
         return "The study has not started."
     if membership.status != Membership.Status.ACTIVE:
         return "Your part in this study is on hold."
-    if adjudication.adjudicator_id not in (None, membership.pk):
-        return f"{adjudication.adjudicator.pseudonym} is adjudicating this case."
+    holder = reads.adjudication_holder(adjudication=adjudication, membership=membership)
+    if holder is not None:
+        return f"{holder.pseudonym} is adjudicating this case."
     return ""
 
 

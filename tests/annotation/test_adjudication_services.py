@@ -176,6 +176,29 @@ def test_another_adjudicator_cannot_take_over_a_case():
         )  # fmt: skip
 
 
+def test_a_case_held_by_a_paused_adjudicator_can_be_taken_over_with_its_draft():
+    world = adjudication_world()
+    adjudication_draft_save(
+        adjudication=world.adjudication, adjudicator=world.adjudicator,
+        payload=resolved_payload(), expected_version=0,
+    )  # fmt: skip
+    Membership.objects.filter(pk=world.adjudicator.pk).update(status=Membership.Status.PAUSED)
+    second = membership_add(study=world.study, user=UserFactory(), role=Membership.Role.ADJUDICATOR)
+    done = adjudication_resolve(
+        adjudication=world.adjudication, adjudicator=second,
+        payload=resolved_payload(), expected_version=1,
+    )  # fmt: skip
+    assert (done.status, done.adjudicator) == (Adjudication.Status.DONE, second)
+    # Once decided, the case is the decider's: the first one, reinstated, cannot change it.
+    Membership.objects.filter(pk=world.adjudicator.pk).update(status=Membership.Status.ACTIVE)
+    world.adjudicator.refresh_from_db()
+    with pytest.raises(AdjudicationRefusedError, match="Another adjudicator"):
+        adjudication_resolve(
+            adjudication=done, adjudicator=world.adjudicator,
+            payload=resolved_payload(), expected_version=done.version,
+        )  # fmt: skip
+
+
 def test_a_rater_or_an_adjudicator_of_another_study_is_refused():
     world = adjudication_world()
     other = adjudication_world(slug="adj-other")
