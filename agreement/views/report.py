@@ -34,7 +34,7 @@ from agreement.services.plan import (
     stratum_shares_set,
     stratum_shares_text,
 )
-from agreement.views.statistics import _pending
+from agreement.views.statistics import analysis_pending_context
 from studies import access
 from studies.errors import ApplicationError
 
@@ -182,7 +182,7 @@ def _robustness_pending(request, study, report: dict) -> dict:
         return {}
     value = analysis_shown(analysis=robustness_analysis(study=study))
     compute_url = reverse("agreement:robustness_compute", args=[study.slug])
-    return _pending(request, study, value, compute_url)
+    return analysis_pending_context(request, study, value, compute_url)
 
 
 @login_required

@@ -319,7 +319,7 @@ def judge_calibration_page(request, slug, judge_uuid):
             "study": study,
             "judge": judge,
             "report": report,
-            **_pending(request, study, report, compute_url),
+            **analysis_pending_context(request, study, report, compute_url),
         },
     )
 
@@ -349,7 +349,11 @@ def study_ranking_page(request, slug):
     return render(
         request,
         "agreement/ranking.html",
-        {"study": study, "arena": arena, **_pending(request, study, arena, compute_url)},
+        {
+            "study": study,
+            "arena": arena,
+            **analysis_pending_context(request, study, arena, compute_url),
+        },
     )
 
 
@@ -362,7 +366,7 @@ def study_ranking_compute(request, slug):
     return redirect("agreement:ranking", study.slug)
 
 
-def _pending(request, study, value, compute_url: str) -> dict:
+def analysis_pending_context(request, study, value, compute_url: str) -> dict:
     """What a page shows while its statistics are not kept for the data as they are (the
     Compute button, or its job's progress); nothing once they are."""
     if not isinstance(value, AnalysisPending):
