@@ -40,12 +40,19 @@ def adjudication_holder(*, adjudication: Adjudication, membership: Membership):
     return holder
 
 
+def _rated_by(adjudicator: Membership, test_case_id):
+    """The assignments of the case to the person behind the membership, under any role
+    they had: an adjudicator never decides a case they rated."""
+    return Assignment.objects.filter(test_case_id=test_case_id, rater__user_id=adjudicator.user_id)
+
+
+def adjudicator_rated_case(*, adjudicator: Membership, test_case_id: int) -> bool:
+    return _rated_by(adjudicator, test_case_id).exists()
+
+
 def _not_rated_by(queryset, *, adjudicator: Membership):
     """Cases the person behind the membership did not rate (their role may have changed)."""
-    rated = Assignment.objects.filter(
-        test_case_id=OuterRef("test_case_id"), rater__user_id=adjudicator.user_id
-    )
-    return queryset.exclude(Exists(rated))
+    return queryset.exclude(Exists(_rated_by(adjudicator, OuterRef("test_case_id"))))
 
 
 def adjudications_for(*, adjudicator: Membership):

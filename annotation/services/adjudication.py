@@ -13,8 +13,8 @@ import json
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Adjudication, Assignment
-from annotation.selectors.adjudication import adjudication_holder
+from annotation.models import Adjudication
+from annotation.selectors.adjudication import adjudication_holder, adjudicator_rated_case
 from studies.errors import ApplicationError, StudySetupError
 from studies.events import study_event_record
 from studies.locks import membership_lock, study_lock
@@ -44,13 +44,6 @@ class AdjudicationInvalidError(ApplicationError):
     def __init__(self, message: str = "", *, field: str = ""):
         super().__init__(message)
         self.field = field
-
-
-def adjudicator_rated_case(*, adjudicator: Membership, test_case_id: int) -> bool:
-    """Whether the person behind this membership rated the case (under any role they had)."""
-    return Assignment.objects.filter(
-        test_case_id=test_case_id, rater__user_id=adjudicator.user_id
-    ).exists()
 
 
 def _locked(*, adjudication: Adjudication, adjudicator: Membership) -> Adjudication:
