@@ -1,0 +1,54 @@
+"""The mixed-effects robustness check: time of one fit (rater and case random intercepts,
+a system effect) by study size. Prints figures, with the load average.
+
+.venv/bin/python benchmarks/mixed.py
+"""
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+# benchmarks/agreement.py would shadow the app when this folder is first on sys.path.
+sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from agreement.stats.mixed import system_effect  # noqa: E402
+
+RUNS = 3
+
+
+def study(cases: int, raters: int, seed: int = 0):
+    """Every rater scores both systems' responses of every case."""
+    rng = np.random.default_rng(seed)
+    case, rater, system = (a.ravel() for a in np.meshgrid(
+        np.arange(cases), np.arange(raters), np.arange(2), indexing="ij"
+    ))  # fmt: skip
+    outcome = (
+        10 + 0.5 * system + rng.normal(0, 1.5, cases)[case] + rng.normal(0, 0.7, raters)[rater]
+    ) + rng.normal(0, 1.0, len(case))
+    return outcome, system, rater, case
+
+
+def main() -> None:
+    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    print("| ratings | cases | raters | fit, median of 3 (min-max) | fitted |")
+    print("|---|---|---|---|---|")
+    for cases, raters in [(50, 4), (150, 6), (300, 6), (500, 6)]:
+        outcome, system, rater, case = study(cases, raters)
+        times, result = [], {}
+        for _ in range(RUNS):
+            start = time.perf_counter()
+            result = system_effect(outcome, system, rater, case, binary=False)
+            times.append(time.perf_counter() - start)
+        times.sort()
+        print(
+            f"| {len(outcome):,} | {cases} | {raters} | {times[1]:.2f} s "
+            f"({times[0]:.2f}-{times[-1]:.2f}) | {result.get('fitted')} |"
+        )
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
