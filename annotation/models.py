@@ -13,6 +13,16 @@ class Assignment(models.Model):
         TODO = "todo", "Not started"
         DRAFT = "draft", "In progress"
         SUBMITTED = "submitted", "Submitted"
+        # The rater chose not to rate this case (protocol 3: "raters may skip any item").
+        # Not a missing rating: the case is offered to another rater where the design
+        # allows, and skips are counted apart.
+        SKIPPED = "skipped", "Skipped"
+
+    class SkipReason(models.TextChoices):
+        DISTRESSING = "distressing", "The content is distressing or offensive to me"
+        EXPERTISE = "expertise", "It is outside my expertise"
+        UNREADABLE = "unreadable", "It does not display or read properly"
+        OTHER = "other", "Another reason"
 
     class Confidence(models.TextChoices):
         LOW = "low", "Low"
@@ -47,6 +57,10 @@ class Assignment(models.Model):
     last_saved_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
+    # A skip's optional reason (blank: none given) and free text.
+    skip_reason = models.CharField(max_length=15, choices=SkipReason.choices, blank=True)
+    skip_note = models.TextField(blank=True)
+    skipped_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["position"]
@@ -418,3 +432,72 @@ class CalibrationAttendance(models.Model):
 
     def __str__(self):
         return f"{self.rater} at {self.call}"
+
+
+class ExposureDay(models.Model):
+    """A rater's active rating time on one day (their own calendar) in one stratum.
+
+    Read against the daily exposure limits (``studies.WelfareSettings.daily_minutes`` and
+    ``studies.StratumSetting.daily_minutes``); credited with each save's active time.
+    """
+
+    rater = models.ForeignKey(Membership, on_delete=models.CASCADE, related_name="exposure_days")
+    day = models.DateField()
+    stratum = models.CharField(max_length=100, blank=True)
+    seconds = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["rater", "day", "stratum"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["rater", "day", "stratum"], name="one_exposure_row_per_day_stratum"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.rater} on {self.day}: {self.seconds} s"
+
+
+class RaterProfile(models.Model):
+    """A rater's answers to the study's profile questions, under their own consent.
+
+    Kept apart from identity and from ratings: no rating export joins it, and coordinators
+    see only suppressed aggregate counts. ``answers`` maps a question key to the answer,
+    or to None for "prefer not to say".
+    """
+
+    rater = models.OneToOneField(Membership, on_delete=models.CASCADE, related_name="profile")
+    # Consent to the profile itself, separate from the study's; False: declined.
+    consented = models.BooleanField()
+    answers = models.JSONField(default=dict, blank=True)
+    # The rater agreed that an export may carry their profile beside their pseudonym.
+    share_with_pseudonym = models.BooleanField(default=False)
+    answered_at = models.DateTimeField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"Profile of {self.rater}"
+
+
+class CommentRead(models.Model):
+    """A coordinator's "read" mark on one free-text comment of the comments digest.
+
+    ``key`` names the comment by its source and row, e.g. ``note:<assignment uuid>``.
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="comment_reads")
+    reader = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="comment_reads"
+    )
+    key = models.CharField(max_length=100)
+    read_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "reader", "key"], name="one_read_mark_per_comment"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.key} read by {self.reader_id}"

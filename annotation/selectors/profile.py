@@ -1,0 +1,75 @@
+"""Reads of rater profiles for coordinators and the report: aggregate counts only.
+
+A profile is personal data kept apart from identity and ratings. Nothing here returns a
+profile with its rater: counts per answer, with every count under the study's minimum cell
+size suppressed, and a second cell suppressed where one suppressed cell could be recovered
+by subtraction from the total (complementary suppression).
+"""
+
+from statistics import median
+
+from annotation.models import RaterProfile
+from studies.models import Membership, ProfileQuestion, Study, WelfareSettings
+
+PREFER_NOT = "Prefer not to say"
+
+
+def _suppressed(rows: list[dict], *, min_cell: int) -> list[dict]:
+    """Rows of {"answer", "count"} with small counts replaced by None.
+
+    A count from 1 to ``min_cell - 1`` is suppressed. When exactly one cell is suppressed,
+    the smallest other non-zero cell is too: the total is published, so one hidden cell
+    alone could be recovered by subtraction.
+    """
+    hidden = {i for i, row in enumerate(rows) if 0 < row["count"] < min_cell}
+    if len(hidden) == 1:
+        others = [(row["count"], i) for i, row in enumerate(rows) if row["count"] and i not in hidden]
+        if others:
+            hidden.add(min(others)[1])
+    return [
+        {"answer": row["answer"], "count": None if i in hidden else row["count"]}
+        for i, row in enumerate(rows)
+    ]
+
+
+def profile_summary(*, study: Study) -> dict:
+    """The study's profile answers as suppressed counts, per question, for the report.
+
+    Returns ``{"raters", "consented", "declined", "min_cell", "questions"}``; each question
+    has ``key``, ``label``, ``kind`` and ``rows`` (answer and count, None where suppressed).
+    A number question adds ``median`` when at least ``min_cell`` raters answered it; a text
+    question gives only how many answered, never the texts.
+    """
+    welfare = WelfareSettings.objects.filter(study=study).first()
+    min_cell = welfare.profile_min_cell if welfare else WelfareSettings._meta.get_field(
+        "profile_min_cell"
+    ).default
+    raters = Membership.objects.filter(study=study, role=Membership.Role.RATER)
+    profiles = list(
+        RaterProfile.objects.filter(rater__in=raters).values_list("consented", "answers")
+    )
+    given = [answers for consented, answers in profiles if consented]
+    questions = []
+    for question in ProfileQuestion.objects.filter(study=study).order_by("position", "pk"):
+        values = [answers.get(question.key) for answers in given if isinstance(answers, dict)]
+        answered = [value for value in values if value is not None]
+        withheld = len(given) - len(answered)
+        entry = {"key": question.key, "label": question.label, "kind": question.kind}
+        if question.kind == ProfileQuestion.Kind.CHOICE:
+            choices = list(question.config.get("choices") or [])
+            rows = [{"answer": choice, "count": answered.count(choice)} for choice in choices]
+        else:
+            rows = [{"answer": "Answered", "count": len(answered)}]
+        rows.append({"answer": PREFER_NOT, "count": withheld})
+        entry["rows"] = _suppressed(rows, min_cell=min_cell)
+        if question.kind == ProfileQuestion.Kind.NUMBER:
+            numbers = [value for value in answered if isinstance(value, int | float)]
+            entry["median"] = median(numbers) if len(numbers) >= min_cell else None
+        questions.append(entry)
+    return {
+        "raters": raters.count(),
+        "consented": len(given),
+        "declined": len(profiles) - len(given),
+        "min_cell": min_cell,
+        "questions": questions,
+    }
