@@ -3,7 +3,9 @@
 **The lock order.** A write that locks more than one kind of row takes them in this order,
 skipping the kinds it does not need and never going back up:
 
-    invitation -> study -> membership -> test case -> assignment -> adjudication
+    user -> invitation -> study -> membership -> test case -> assignment -> adjudication
+
+(Only an identity erasure locks a user row: ``user_lock``.)
 
 Rows of one kind are locked in id order (e.g. a worksheet's assignments). Two writes that
 follow the order cannot wait for each other in a circle, so they cannot deadlock.
@@ -28,6 +30,7 @@ SQLite has no row locks; it lets one transaction write at a time, which serialis
 writes just the same, so there the helpers only read the row.
 """
 
+from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Model
 
@@ -61,3 +64,8 @@ def membership_lock(membership_id: int, *, exclusive: bool = False) -> Membershi
     return (
         _exclusive(Membership, membership_id) if exclusive else _shared(Membership, membership_id)
     )
+
+
+def user_lock(user_id: int):
+    """An account row, locked exclusively: one erasure of a person at a time."""
+    return _exclusive(get_user_model(), user_id)

@@ -40,6 +40,7 @@ LINKS = [
     NavLink("Studies", "studies:list", "coordinators"),
     NavLink("New study", "studies:create", "creators"),
     NavLink("Quality control", "studies:list", "admins", entries=_qc_entries),
+    NavLink("Identity erasure", "studies:erasure", "admins"),
     NavLink("Django admin", "admin:index", "admins"),
 ]
 

@@ -3,6 +3,7 @@
 from celery import shared_task
 
 from .services import case_upload_import_run
+from .services.erasure import identities_purge
 
 # A file of 100,000 cases takes about a minute to import on a small machine; the limits
 # stop a stuck import, whose transaction is then undone.
@@ -17,3 +18,9 @@ CASE_IMPORT_SOFT_LIMIT = 30 * 60
 )
 def import_case_upload(upload_id: int, actor_id: int | None = None) -> None:
     case_upload_import_run(upload_id=upload_id, actor_id=actor_id)
+
+
+@shared_task(acks_late=True, ignore_result=True, soft_time_limit=30 * 60, time_limit=31 * 60)
+def purge_identities() -> None:
+    """Beat's daily run: erase the identities whose retention period has ended."""
+    identities_purge()

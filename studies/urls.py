@@ -87,3 +87,10 @@ urlpatterns += [
     ),
     path("s/<slug:slug>/unblind/", unblinding.unblind, name="unblind"),
 ]
+
+# Administrators: the right to erasure.
+from .views import erasure  # noqa: E402
+
+urlpatterns += [
+    path("admin-tools/erasure/", erasure.erasure, name="erasure"),
+]

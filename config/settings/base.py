@@ -238,6 +238,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "agreement.tasks.sweep_stale_studies",
         "schedule": env.int("AGREEMENT_SWEEP_SECONDS", default=60),
     },
+    # Erases the identities whose retention period has ended (studies.services.erasure).
+    "purge-identities": {
+        "task": "studies.tasks.purge_identities",
+        "schedule": env.int("IDENTITY_PURGE_SECONDS", default=24 * 60 * 60),
+    },
 }
 
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_QUEUE", default="concord")
