@@ -86,6 +86,7 @@ class Rule:
 #   adjudicator  adjudicators of the study; its raters, coordinators and admins 403
 #   invitee      only the account a personal invitation names; anyone else 404
 #   admin_site   Django's admin: staff only; others are sent to the admin's sign-in
+#   staff        the project's own administrators' pages: staff only; anyone else 403
 POST_ONLY = ("POST",)
 RULES = {
     "home": Rule("signed_in"),
@@ -213,6 +214,8 @@ RULES = {
     "agreement:judge_prompts": Rule("coordinator", methods=("GET",)),
     "agreement:judge_calibration": Rule("coordinator", methods=("GET",)),
     "agreement:judge_export": Rule("coordinator", methods=("GET",)),
+    # Administrators erase an identity on request; no coordinator learns whose it was.
+    "studies:erasure": Rule("staff"),
 }
 
 # The adjudication screen (the adjudicator's queue, the screen, its autosave) and the
@@ -363,6 +366,8 @@ def _group_answer(who: str, role: str) -> str | int:
         return "ok"
     if who == "creator":
         return "ok" if role in ("lead", "coordinator", "outside_coordinator", "admin") else 403
+    if who == "staff":
+        return "ok" if role == "admin" else 403
     if who in ("assignment", "invitee"):
         owner = role in STUDY_RATERS if who == "assignment" else role == "other_rater"
         return "ok" if owner else 404
