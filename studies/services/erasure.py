@@ -133,9 +133,13 @@ def _scrub_events(pattern: re.Pattern, terms: list[str]) -> int:
 
 
 def _scrub_invitations(user: User, pattern: re.Pattern | None, terms: list[str]) -> int:
-    """The person's own invitations lose their name and note; others' notes, the mentions."""
+    """The person's own invitations lose their name and note; others' notes, the mentions.
+
+    A personal invitation keeps a (redacted) name, so it stays personal; a link the person
+    used stays a link."""
     own = Q(invitee=user) | Q(used_by=user) | Q(invitee_name__iexact=user.get_username())
-    changed = Invitation.objects.filter(own).update(invitee_name=REDACTED, note="")
+    Invitation.objects.filter(own).exclude(invitee_name="").update(invitee_name=REDACTED)
+    changed = Invitation.objects.filter(own).update(note="")
     if pattern is not None:
         for invitation in _mentions(Invitation.objects.exclude(own), ["note"], terms):
             note = _redact(invitation.note, pattern)

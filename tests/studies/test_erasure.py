@@ -72,6 +72,8 @@ def rated(db, settings):
     submit_all(study)
     close_and_unblind(study)
     other = make_study(slug="later", cases=1, status=Study.Status.DRAFT)
+    _, link = invitations.invitation_create(study=other, created_by=other.lead, note="Anna L.")
+    invitations.invitation_accept(token=link, user=anna)
     invitations.rater_invite_account(study=other, username="anna.l", actor=other.lead)
     invitations.invitation_create(study=other, created_by=other.lead, note="for Anna Lindqvist")
     _, secret = tokens.api_token_create(user=anna, name="anna's laptop")
@@ -106,14 +108,20 @@ def test_erasure_removes_the_identity_and_changes_no_number_or_file(client, rate
     assert "anna.l" not in text and "lindqvist" not in text and "example.org" not in text
     membership = rater_of(study, anna)
     assert membership.pseudonym == "R-01" and membership.assignments.exists()
-    erased = StudyEvent.objects.get(kind=StudyEvent.Kind.IDENTITY_ERASED)
+    erased = StudyEvent.objects.get(kind=StudyEvent.Kind.IDENTITY_ERASED, study=study)
+    assert StudyEvent.objects.filter(kind=StudyEvent.Kind.IDENTITY_ERASED).count() == 2
     assert erased.membership == membership and erased.detail["pseudonym"] == "R-01"
     assert erased.reason == "Request by e-mail from [erased]"
     record = IdentityErasure.objects.get(user=anna)
-    assert record.detail["pseudonyms"] == [f"R-01 in {study.slug}"] and not record.automatic
+    assert record.detail["pseudonyms"] == [f"R-01 in {study.slug}", "R-01 in later"]
+    assert not record.automatic
     dismissed = StudyEvent.objects.get(kind=StudyEvent.Kind.RATER_FLAG_DISMISSED)
     assert dismissed.reason == "Talked it over with [erased] ([erased]); fine."
     assert Invitation.objects.filter(note="for [erased]").exists()
+    # The link she used stays a link (its note gone), the personal invitation personal.
+    used = Invitation.objects.get(used_by=anna)
+    assert not used.is_personal and used.note == ""
+    assert Invitation.objects.get(invitee_name="[erased]").is_personal
 
 
 def test_a_second_erasure_does_nothing_and_says_so(rated):
