@@ -321,3 +321,27 @@ def test_two_erasures_at_once_erase_once():
     assert StudyEvent.objects.filter(kind=StudyEvent.Kind.IDENTITY_ERASED).count() == 2
     frank.refresh_from_db()
     assert frank.username == next(r.username for r in results if not r.already)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_the_commands_as_a_shell_sees_them():
+    """Help, a clear message and a non-zero exit status; a success exits 0."""
+    from tests.processes import manage
+
+    for command, says in (
+        ("erase_identity", "right to erasure"),
+        ("purge_identities", "--dry-run"),
+    ):
+        shown = manage(command, "--help")
+        assert shown.returncode == 0 and says in " ".join(shown.stdout.split())
+    unknown = manage("erase_identity", "nobody", "--reason", "request")
+    assert unknown.returncode == 1
+    assert unknown.stderr.strip() == "CommandError: There is no user 'nobody'."
+    no_reason = manage("erase_identity", "nobody")
+    assert no_reason.returncode == 2 and "--reason" in no_reason.stderr
+    UserFactory(username="gina")
+    erased = manage("erase_identity", "gina", "--reason", "request")
+    assert erased.returncode == 0 and erased.stdout.startswith("gina is now erased-")
+    again = manage("purge_identities", "--dry-run")
+    assert (again.returncode, again.stdout) == (0, "Would erase 0 identities.\n")
