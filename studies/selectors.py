@@ -525,6 +525,7 @@ SETUP_EVENTS = (
     StudyEvent.Kind.ADJUDICATION_SENT,
     StudyEvent.Kind.ADJUDICATION_SWITCHED,
     StudyEvent.Kind.UNBLINDED,
+    StudyEvent.Kind.IDENTITY_ERASED,
 )
 # Administrators' decisions about a rater: shown with the pseudonym and the reason.
 RATER_DECISIONS = (
@@ -534,6 +535,8 @@ RATER_DECISIONS = (
     StudyEvent.Kind.RATER_REINSTATED,
     StudyEvent.Kind.RATER_FLAG_DISMISSED,
 )
+# What the history says about a rater by pseudonym: those decisions and an erasure.
+RATER_HISTORY = (*RATER_DECISIONS, StudyEvent.Kind.IDENTITY_ERASED)
 
 
 # Gold items, attention checks and LLM judges: what each set-up event names.
@@ -576,15 +579,27 @@ def _describe(event: StudyEvent) -> str:
                 text += f" ({detail['level']})"
     elif event.kind in (Kind.OPENED, Kind.PILOT_STARTED) and detail.get("fingerprint"):
         text += f"; fingerprint {detail['fingerprint'][:12]}…"
-    elif event.kind in RATER_DECISIONS and event.membership is not None:
-        text = f"{event.membership.pseudonym}: {text.lower()}"
-        text += " automatically (QC rule)" if detail.get("automatic") else ""
+    elif event.kind in RATER_HISTORY and event.membership is not None:
+        # By pseudonym only: an erasure never says whose identity it was.
+        who = event.membership.pseudonym or event.membership.get_role_display()
+        text = f"{who}: {text.lower()}"
+        automatic = detail.get("automatic") and event.kind in RATER_DECISIONS
+        text += " automatically (QC rule)" if automatic else ""
         text += f" ({event.reason})" if event.reason else ""
     elif event.kind in QUALITY_ITEM_EVENTS:
         text += QUALITY_ITEM_EVENTS[event.kind](detail)
     elif event.kind == Kind.WORKSHEET_IMPORTED and event.membership is not None:
         text += f" for {event.membership.pseudonym}: {detail.get('cases', 0)} cases"
     return text
+
+
+def _automatic_actor(event: StudyEvent) -> str:
+    """Who did what no person did: a rule of the app, or the command line."""
+    if not event.detail.get("automatic"):
+        return "(command line)"
+    if event.kind == StudyEvent.Kind.IDENTITY_ERASED:
+        return "(retention period)"
+    return "(quality control)"
 
 
 def study_setup_events(*, study: Study, limit: int = 50) -> list[dict]:
@@ -597,9 +612,7 @@ def study_setup_events(*, study: Study, limit: int = 50) -> list[dict]:
     return [
         {
             "when": event.created_at,
-            "who": event.actor.get_username()
-            if event.actor
-            else ("(quality control)" if event.detail.get("automatic") else "(command line)"),
+            "who": event.actor.get_username() if event.actor else _automatic_actor(event),
             "what": _describe(event),
         }
         for event in events

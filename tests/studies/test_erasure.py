@@ -23,6 +23,7 @@ from studies.models import (
     WelfareSettings,
 )
 from studies.retention import users_due_for_erasure
+from studies.selectors import study_setup_events
 from studies.services import invitations, rater_status_change, tokens
 from studies.services.erasure import ErasureError, identities_purge, identity_erase
 from studies.tasks import purge_identities
@@ -164,6 +165,18 @@ def test_administrators_leads_and_a_missing_reason_are_refused_and_nothing_chang
             identity_erase(user=user, reason=reason)
     assert not IdentityErasure.objects.exists()
     assert User.objects.filter(username__in=["boss", "rita", study.lead.username]).count() == 3
+
+
+def test_the_studys_history_tells_its_coordinators_by_pseudonym_only(db):
+    study = make_study(slug="history", cases=1, raters=[person("hana")])
+    hana = User.objects.get(username="hana")
+    admin = UserFactory(username="admin-h", is_staff=True)
+    identity_erase(user=hana, reason="request of hana", by=admin)
+    history = [(row["who"], row["what"]) for row in study_setup_events(study=study)]
+    assert ("admin-h", "R-01: rater identity erased (request of [erased])") in history
+    automatic = make_study(slug="history-2", cases=1, raters=[UserFactory(username="ivo")])
+    identity_erase(user=User.objects.get(username="ivo"), reason="retention", automatic=True)
+    assert study_setup_events(study=automatic)[0]["who"] == "(retention period)"
 
 
 # Retention ---------------------------------------------------------------------------------
