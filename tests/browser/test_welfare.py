@@ -24,7 +24,7 @@ def test_the_lead_sets_pay_and_sees_the_check(browser, page, live_server):
     # Open: exposure limits and warnings are frozen, pay is not.
     expect(page.locator("#welfare-frozen")).to_be_visible()
     expect(page.get_by_label("Daily limit of active rating minutes per rater")).to_be_disabled()
-    page.get_by_label("Currency").fill("EURO")
+    page.get_by_label("Currency").fill("EU")
     page.get_by_role("button", name="Save welfare settings").click()
     expect(page.locator("#welfare-problems")).to_contain_text("ISO 4217")
     assert WelfareSettings.objects.get(study=study).pay_currency == "EUR"
