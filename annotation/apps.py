@@ -12,9 +12,11 @@ class AnnotationConfig(AppConfig):
 
         from .receivers import raters_need_cases_received
         from .selectors import setup_checklist_onboarding, study_rating_activity
+        from .selectors.pay import setup_checklist_pay
 
         activity_reader_register(study_rating_activity)
         checklist_reader_register(setup_checklist_onboarding)
+        checklist_reader_register(setup_checklist_pay)
         raters_need_cases.connect(
             raters_need_cases_received, dispatch_uid="annotation.raters_need_cases"
         )

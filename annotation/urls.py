@@ -1,7 +1,7 @@
 from django.urls import path
 
 from . import views
-from .views import adjudication, calibration, overview, people, preview, results
+from .views import adjudication, calibration, overview, people, preview, results, welfare
 
 app_name = "annotation"
 
@@ -92,6 +92,7 @@ urlpatterns = [
         name="assign_job_status",
     ),
     path("s/<slug:slug>/invitations/", people.invitation_create, name="invitation_create"),
+    path("s/<slug:slug>/welfare/", welfare.welfare_settings, name="welfare"),
     path("s/<slug:slug>/results/", results.results, name="results"),
     path("s/<slug:slug>/results/export/<str:fmt>/", results.export, name="export"),
     path("s/<slug:slug>/results/import/", results.worksheet_import, name="worksheet_import"),

@@ -25,9 +25,11 @@ from .models import (
     Invitation,
     Membership,
     QualitySettings,
+    StratumSetting,
     Study,
     StudyEvent,
     TestCase,
+    WelfareSettings,
 )
 from .rubric import RubricValueError
 from .setup_checklist import ChecklistItem, SetupChecklist, checklist_items_registered
@@ -241,6 +243,34 @@ def _protocol_cases_with_texts(chunk: list[tuple]) -> Iterator[dict]:
 def quality_settings_for(*, study: Study) -> QualitySettings:
     """The study's quality rules; the protocol template's defaults when none were saved."""
     return QualitySettings.objects.filter(study=study).first() or QualitySettings(study=study)
+
+
+def welfare_settings_for(*, study: Study) -> WelfareSettings:
+    """The study's rater-welfare settings; the defaults (nothing set) when none were saved."""
+    return WelfareSettings.objects.filter(study=study).first() or WelfareSettings(study=study)
+
+
+def study_strata(*, study: Study) -> list[str]:
+    """The strata of the study's test cases ("" for cases without one), in order."""
+    return sorted(set(study.test_cases.values_list("stratum", flat=True).distinct()))
+
+
+def welfare_strata_table(*, study: Study) -> list[dict]:
+    """One row per stratum of the study's cases: its content warning and daily limit, and
+    how many test cases it has."""
+    counts = dict(
+        study.test_cases.values("stratum").annotate(n=Count("pk")).values_list("stratum", "n")
+    )
+    saved = {s.stratum: s for s in StratumSetting.objects.filter(study=study)}
+    return [
+        {
+            "stratum": stratum,
+            "n_cases": counts[stratum],
+            "content_warning": saved[stratum].content_warning if stratum in saved else "",
+            "daily_minutes": saved[stratum].daily_minutes if stratum in saved else None,
+        }
+        for stratum in sorted(counts)
+    ]
 
 
 # Words in a test case id that would tell a rater the case is a quality item.

@@ -130,6 +130,8 @@ RULES = {
     "annotation:withdraw": Rule("rater"),
     # Coordinators: onboarding.
     "annotation:onboarding": Rule("coordinator"),
+    # Coordinators: rater welfare (limits, warnings, pay and its check, retention).
+    "annotation:welfare": Rule("coordinator"),
     "annotation:training_item_new": Rule("coordinator"),
     "annotation:training_item_edit": Rule("coordinator"),
     "annotation:training_item_key": Rule("coordinator"),

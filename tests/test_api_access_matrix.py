@@ -72,6 +72,7 @@ RULES = {
     "api:assign": Rule("coordinator", methods=("POST",)),
     "api:assign_job": Rule("coordinator"),
     "api:progress": Rule("coordinator"),
+    "api:welfare": Rule("coordinator", methods=("GET", "PUT")),
     "api:export": Rule("coordinator"),
     "api:agreement": Rule("coordinator"),
     "api:analysis_plan": Rule("coordinator", methods=("GET", "PATCH")),

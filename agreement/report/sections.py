@@ -9,6 +9,7 @@ from django.db.models import Count
 
 from agreement.analysis.jobs import AnalysisPending, analysis_shown, robustness_analysis
 from agreement.analysis.robustness import robustness_rows
+from agreement.report.raters import raters_item
 from agreement.selectors import agreement_is_stale, study_agreement
 from agreement.services.plan import (
     aggregation_choices,
@@ -43,7 +44,7 @@ CHECKLIST = (
     ("systems", "Systems and versions evaluated"),
     ("sampling", "Item sampling method and strata, with counts"),
     ("instructions", "Exact instructions, rubric and interface"),
-    ("raters", "Rater number, recruitment, expertise and training"),
+    ("raters", "Rater number, recruitment, expertise, training and pay"),
     ("ethics", "Ethics review and consent process"),
     ("blinding", "Blinding and randomisation procedure"),
     ("aggregation", "Ratings per item and aggregation rule"),
@@ -77,6 +78,7 @@ def study_report(*, study: Study) -> dict:
         "instructions": study.instructions,
         "rubric": _rubric(study),
         "raters": raters,
+        "raters_item": raters_item(study=study, raters=raters),
         "blinding": _blinding(study, unblinded=unblinded),
         "design": _design(study),
         "agreement": _agreement(study, agreement, result, unblinded=unblinded),
@@ -310,7 +312,7 @@ def _checklist(report: dict, study: Study) -> list[dict]:
         "systems": bool(report["systems"]),
         "sampling": bool(report["sampling"]),
         "instructions": bool(report["rubric"]) and bool(study.protocol_fingerprint),
-        "raters": bool(report["raters"]),
+        "raters": not report["raters_item"]["missing"],
         "ethics": bool(study.consent_text) and any(r["consented"] for r in report["raters"]),
         "blinding": True,
         "aggregation": True,
@@ -322,6 +324,7 @@ def _checklist(report: dict, study: Study) -> list[dict]:
     }
     why = {
         "systems": "named after unblinding",
+        "raters": "needs " + "; ".join(report["raters_item"]["missing"]),
         "instructions": "the protocol is frozen when the study opens",
         "ethics": "needs a consent text and raters' consent",
         "agreement": "needs ratings and their intervals",

@@ -2,6 +2,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
 from annotation import selectors
+from annotation.selectors.pay import pay_check
 from studies import access
 from studies.selectors import study_setup_checklist
 
@@ -21,5 +22,7 @@ def study_overview(request, slug):
             "raters": selectors.rater_progress_table(study=study),
             "cases": selectors.case_progress_page(study=study, number=request.GET.get("page")),
             "adjudication": selectors.adjudication_counts(study=study),
+            # Once main-study times come in: where the pay falls under the minimum hourly.
+            "pay_warnings": pay_check(study=study).warnings("main") if study.opened_at else [],
         },
     )

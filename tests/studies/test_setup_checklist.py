@@ -26,6 +26,7 @@ def test_a_new_draft_lists_every_step_and_the_next_one():
         "Quality items",
         "Raters",
         "Consent and training",
+        "Rater pay",
         "Analysis plan (primary question)",
         "Assignment",
     ]

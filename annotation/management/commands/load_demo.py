@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.demo.quality import demo_quality_items_add
+from annotation.demo.welfare import demo_welfare_raters, demo_welfare_settings
 from annotation.models import Assignment, Rating
 from annotation.selectors import rater_progress
 from annotation.services import assignments_create_all, rating_submit
@@ -55,7 +56,7 @@ and add notes if you wish. This demo has 8 test cases; the full study takes 6-8 
 **Content.** The prompts discuss AI policy, health care and public budgets. None contain
 offensive material.
 
-**Pay.** This is a demo; no payment is made.
+**Pay.** 6.00 EUR per case you score (demo figures: no payment is made).
 
 **Your data.** Your scores are stored under a pseudonym (R-01, R-02, ...) and reported in
 aggregate. You may withdraw at any time without penalty.
@@ -106,9 +107,12 @@ class Command(BaseCommand):
                     }
                 ],
             )
+            demo_welfare_settings(study=study, actor=users["coordinator"])
             study = study_open(study=study, actor=users["coordinator"], acknowledge_warnings=True)
-            for name in ("rater2", "rater3"):
-                self._rate_everything(study, study.memberships.get(user=users[name]))
+            rated = [study.memberships.get(user=users[name]) for name in ("rater2", "rater3")]
+            for rater in rated:
+                self._rate_everything(study, rater)
+            demo_welfare_raters(study=study, raters=rated, actor=users["coordinator"])
             self._adjudicate_one(study, adjudicator, lead=users["coordinator"])
             self.stdout.write(self.style.SUCCESS(f"Loaded the demo study '{study.name}'."))
         self.stdout.write(
