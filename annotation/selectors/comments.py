@@ -159,9 +159,7 @@ def _key(*parts):
 
 def _has_text(json_field, dimension_key: str, name: str):
     """A non-empty text at ``json_field[dimension_key][name]``."""
-    return GreaterThan(
-        KeyTextTransform(name, KeyTransform(dimension_key, json_field)), Value("")
-    )
+    return GreaterThan(KeyTextTransform(name, KeyTransform(dimension_key, json_field)), Value(""))
 
 
 def _unread(*, study: Study, reader, key, when):
@@ -226,8 +224,16 @@ class _Reading:
             .filter(_after(self.filters.after, rank, when, "uuid", _uuid_tie))
             .select_related("rater", "test_case")
             .only(
-                "uuid", "notes", "case_scores", "skip_reason", "skip_note", "skipped_at",
-                "submitted_at", "rater__pseudonym", "test_case__case_id", "test_case__stratum",
+                "uuid",
+                "notes",
+                "case_scores",
+                "skip_reason",
+                "skip_note",
+                "skipped_at",
+                "submitted_at",
+                "rater__pseudonym",
+                "test_case__case_id",
+                "test_case__stratum",
             )  # fmt: skip
             .order_by(f"-{when}", "-uuid")
         )
