@@ -29,6 +29,7 @@ holds; the unread filter and count are asked of the database.
 
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
@@ -79,6 +80,15 @@ KEY_PATTERNS = {
     ),
     CommentSource.WITHDRAWAL: re.compile(r"withdrawal:([0-9]{1,12})"),
 }
+
+
+# A skip with something said about it; a rater who withdrew and had their ratings deleted
+# took their skips with them.
+_SKIPPED = (
+    Q(skipped_at__isnull=False)
+    & (~Q(skip_note="") | ~Q(skip_reason=""))
+    & ~Q(rater__withdrawal__data=Withdrawal.Data.DELETE)
+)
 
 
 @dataclass(frozen=True, order=True)
@@ -234,7 +244,7 @@ class _Reading:
                 "rater__pseudonym",
                 "test_case__case_id",
                 "test_case__stratum",
-            )  # fmt: skip
+            )
             .order_by(f"-{when}", "-uuid")
         )
 
@@ -282,9 +292,7 @@ class _Reading:
     def skips(self) -> list[Comment]:
         if self.filters.dimension:
             return []
-        rows = self._assignments(_RANK[CommentSource.SKIP], "skipped_at").filter(
-            Q(skipped_at__isnull=False) & (~Q(skip_note="") | ~Q(skip_reason=""))
-        )
+        rows = self._assignments(_RANK[CommentSource.SKIP], "skipped_at").filter(_SKIPPED)
         if self.filters.unread:
             rows = rows.filter(
                 self.unread(_key("skip:", _hex(OuterRef("uuid"))), OuterRef("skipped_at"))
@@ -442,7 +450,7 @@ class _Reading:
         ]
 
     def read(self) -> list[Comment]:
-        readers = {
+        readers: dict[str, Callable[[], list[Comment]]] = {
             CommentSource.NOTE: self.notes,
             CommentSource.FLAG: self.flags,
             CommentSource.SKIP: self.skips,
@@ -502,8 +510,7 @@ def comments_unread_count(*, study: Study, reader) -> int:
         ),
         "skips": Count(
             "pk",
-            filter=Q(skipped_at__isnull=False)
-            & (~Q(skip_note="") | ~Q(skip_reason=""))
+            filter=_SKIPPED
             & reading.unread(_key("skip:", _hex(OuterRef("uuid"))), OuterRef("skipped_at")),
         ),
     }

@@ -354,3 +354,11 @@ def test_the_page_links_to_older_comments_and_queries_stay_flat(
     assert second.status_code == 200
     shown = [c.text for c in second.context["page"].comments]
     assert shown and not set(shown) & {c.text for c in module_page.comments}
+
+
+def test_a_rater_who_withdrew_deleting_their_ratings_leaves_no_case_comment(world):
+    study, lead = world["study"], world["lead"]
+    withdrawal_record(rater=world["raters"][world["first"]], data="delete")
+    left = _page(study, lead).comments
+    assert {c.source for c in left} == {"feedback", "withdrawal"}
+    assert comments_unread_count(study=study, reader=lead) == len(left)
