@@ -30,7 +30,7 @@ from studies.services import invitations, unblinding
 
 from . import assignment_jobs, exports
 from .export_responses import export_response
-from .forms import AddAccountForm, InvitationForm
+from .forms import AddAccountForm, CommentDigestForm, InvitationForm
 from .selectors import (
     rater_assignments,
     rater_memberships,
@@ -45,7 +45,6 @@ from .selectors.comments import (
     comments_unread_count,
 )
 from .services.comment_reads import MAX_KEYS, comments_mark_read
-from .views.comments import digest_form
 
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
 
@@ -469,7 +468,7 @@ _DIGEST_QUERY = [
 @api_view(["GET"])
 def study_comments(request, slug):
     study = _study(request, slug)
-    form = digest_form(study, request.query_params)
+    form = CommentDigestForm.for_study(study, request.query_params)
     if not form.is_valid():
         raise form_errors(form)
     try:

@@ -6,10 +6,11 @@ from django import forms
 from django.utils import timezone
 
 from studies.models import Membership, Study
+from studies.selectors import rubric_for_display
 from studies.services.invitations import MAX_DAYS
 
 from .models import OnboardingSettings, StudyFeedback, TrainingItem, Withdrawal
-from .selectors.comments import DigestCursor, DigestFilters
+from .selectors.comments import CommentSource, DigestCursor, DigestFilters, comment_strata
 
 YES_NO = [("no", "No"), ("yes", "Yes")]
 
@@ -272,6 +273,16 @@ class CommentDigestForm(forms.Form):
         self.fields["dimension"].choices = [("", "Any dimension"), *dimensions]
         self.fields["stratum"].choices = [("", "Any stratum"), *((s, s) for s in strata)]
         self.fields["source"].choices = [("", "Every source"), *sources]
+
+    @classmethod
+    def for_study(cls, study: Study, data) -> "CommentDigestForm":
+        """The form with the study's dimensions and strata; the page and the API use it."""
+        return cls(
+            data,
+            dimensions=[(d["key"], d["name"]) for d in rubric_for_display(rubric=study.rubric)],
+            strata=comment_strata(study=study),
+            sources=CommentSource.choices,
+        )
 
     def clean_after(self):
         text = self.cleaned_data.get("after") or ""

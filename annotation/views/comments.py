@@ -8,15 +8,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.selectors.comments import (
-    CommentSource,
-    comment_strata,
-    comments_digest,
-    comments_unread_count,
-)
+from annotation.selectors.comments import comments_digest, comments_unread_count
 from annotation.services.comment_reads import CommentReadError, comments_mark_read
 from studies import access
-from studies.selectors import rubric_for_display
 
 from ..forms import CommentDigestForm
 
@@ -24,22 +18,12 @@ from ..forms import CommentDigestForm
 MAX_QUERY_CHARS = 1000
 
 
-def digest_form(study, data) -> CommentDigestForm:
-    """The digest's filter form for ``study``; the API reads its query with it too."""
-    return CommentDigestForm(
-        data,
-        dimensions=[(d["key"], d["name"]) for d in rubric_for_display(rubric=study.rubric)],
-        strata=comment_strata(study=study),
-        sources=CommentSource.choices,
-    )
-
-
 @login_required
 @require_GET
 def comments_digest_page(request, slug):
     """The study's comments, newest first; coordinators read them and mark them read."""
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
-    form = digest_form(study, request.GET)
+    form = CommentDigestForm.for_study(study, request.GET)
     if not form.is_valid():
         return render(
             request,
