@@ -200,6 +200,10 @@ def _uuid_tie(value: int) -> uuid.UUID:
     return uuid.UUID(int=min(value, 2**128 - 1))
 
 
+def _id_tie(value: int) -> int:
+    return min(value, 2**63 - 1)
+
+
 def _dimensions(study: Study) -> list[tuple[str, str]]:
     return list(study.rubric.dimensions.order_by("position").values_list("key", "name"))
 
@@ -252,7 +256,7 @@ class _Reading:
         return (
             model.objects.filter(rater__study=self.study)
             .filter(_since(self.filters, when))
-            .filter(_after(self.filters.after, rank, when, "rater_id", int))
+            .filter(_after(self.filters.after, rank, when, "rater_id", _id_tie))
             .select_related("rater")
             .order_by(f"-{when}", "-rater_id")
         )

@@ -57,6 +57,10 @@ def test_bad_filters_and_keys_are_400_and_write_nothing(lead_user, api_as):
                  {"keys": ["x"] * 201}):  # fmt: skip
         assert lead("POST", "studies/api-digest/comments/read/", body).status_code == 400
     assert not CommentRead.objects.exists()
+    # A page position past any row is a page with nothing after it, never an error.
+    for after in ("1.2.ffffffffffffffffffffffffffffffff.0", "999999999999999999.5.0.0"):
+        response = lead("GET", f"studies/api-digest/comments/?after={after}")
+        assert response.status_code in (200, 400), after
 
 
 def test_a_rater_of_the_study_is_refused(lead_user, api_as):
