@@ -1,11 +1,16 @@
 """Forms of the rating side. They only check and shape input; services do the writing."""
 
+from datetime import datetime, time
+
 from django import forms
+from django.utils import timezone
 
 from studies.models import Membership, Study
+from studies.selectors import rubric_for_display
 from studies.services.invitations import MAX_DAYS
 
 from .models import OnboardingSettings, StudyFeedback, TrainingItem, Withdrawal
+from .selectors.comments import CommentSource, DigestCursor, DigestFilters, comment_strata
 
 YES_NO = [("no", "No"), ("yes", "Yes")]
 
@@ -251,3 +256,54 @@ class CalibrationCallForm(forms.Form):
     def __init__(self, *args, raters, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["attended"].queryset = raters
+
+
+class CommentDigestForm(forms.Form):
+    """The comments digest's filters (a GET form: bad values are named, nothing is read)."""
+
+    since = forms.DateField(required=False, label="Since", widget=forms.DateInput({"type": "date"}))
+    dimension = forms.ChoiceField(required=False, label="Dimension")
+    stratum = forms.ChoiceField(required=False, label="Stratum")
+    source = forms.ChoiceField(required=False, label="Source")
+    unread = forms.BooleanField(required=False, label="Unread only")
+    after = forms.CharField(required=False, max_length=80, widget=forms.HiddenInput)
+
+    def __init__(self, *args, dimensions, strata, sources, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["dimension"].choices = [("", "Any dimension"), *dimensions]
+        self.fields["stratum"].choices = [("", "Any stratum"), *((s, s) for s in strata)]
+        self.fields["source"].choices = [("", "Every source"), *sources]
+
+    @classmethod
+    def for_study(cls, study: Study, data) -> "CommentDigestForm":
+        """The form with the study's dimensions and strata; the page and the API use it."""
+        return cls(
+            data,
+            dimensions=[(d["key"], d["name"]) for d in rubric_for_display(rubric=study.rubric)],
+            strata=comment_strata(study=study),
+            sources=CommentSource.choices,
+        )
+
+    def clean_after(self):
+        text = self.cleaned_data.get("after") or ""
+        if not text:
+            return None
+        cursor = DigestCursor.decode(text)
+        if cursor is None:
+            raise forms.ValidationError("This page position cannot be read; start again.")
+        return cursor
+
+    def filters(self) -> DigestFilters:
+        """The cleaned filters; a date means from the start of that day (the site's zone)."""
+        data = self.cleaned_data
+        since = data.get("since")
+        return DigestFilters(
+            since=datetime.combine(since, time.min, tzinfo=timezone.get_current_timezone())
+            if since
+            else None,
+            dimension=data.get("dimension") or "",
+            stratum=data.get("stratum") or "",
+            source=data.get("source") or "",
+            unread=bool(data.get("unread")),
+            after=data.get("after"),
+        )

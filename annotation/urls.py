@@ -1,7 +1,16 @@
 from django.urls import path
 
 from . import views
-from .views import adjudication, calibration, overview, people, preview, results, welfare
+from .views import (
+    adjudication,
+    calibration,
+    comments,
+    overview,
+    people,
+    preview,
+    results,
+    welfare,
+)
 
 app_name = "annotation"
 
@@ -71,6 +80,9 @@ urlpatterns = [
         views.training_item_delete,
         name="training_item_delete",
     ),
+    # Coordinators: the comments digest (QC-006); each marks comments read for themselves.
+    path("s/<slug:slug>/comments/", comments.comments_digest_page, name="comments"),
+    path("s/<slug:slug>/comments/read/", comments.comments_mark_read_view, name="comments_read"),
     # Coordinators: the calibration call (protocol 4.2); only the lead records one.
     path("s/<slug:slug>/calibration-call/", calibration.calibration_call, name="calibration_call"),
     path(

@@ -136,6 +136,9 @@ RULES = {
     "annotation:training_item_edit": Rule("coordinator"),
     "annotation:training_item_key": Rule("coordinator"),
     "annotation:training_item_delete": Rule("coordinator", methods=POST_ONLY),
+    # Coordinators: the comments digest (QC-006); each coordinator marks their own reads.
+    "annotation:comments": Rule("coordinator", methods=("GET",)),
+    "annotation:comments_read": Rule("coordinator", methods=POST_ONLY),
     # Coordinators: the calibration call (protocol 4.2). Coordinators read the items to
     # discuss; only the lead records a call and who attended.
     "annotation:calibration_call": Rule("coordinator", methods=("GET",)),

@@ -73,6 +73,9 @@ RULES = {
     "api:assign_job": Rule("coordinator"),
     "api:progress": Rule("coordinator"),
     "api:welfare": Rule("coordinator", methods=("GET", "PUT")),
+    # The comments digest (QC-006): each coordinator's own read marks.
+    "api:comments": Rule("coordinator"),
+    "api:comments_read": Rule("coordinator", methods=("POST",)),
     "api:export": Rule("coordinator"),
     "api:agreement": Rule("coordinator"),
     "api:analysis_plan": Rule("coordinator", methods=("GET", "PATCH")),

@@ -39,6 +39,7 @@ from agreement.selectors import (
 )
 from agreement.services import judge_outputs_import, judge_template_save
 from annotation.selectors import adjudication_counts
+from annotation.selectors.comments import comments_unread_count
 from core.user_input import uuid_or_none
 from jobs.models import Job
 from jobs.services import job_status
@@ -128,6 +129,8 @@ def study_quality(request, slug):
             **_quality_context(study, can_act=request.user.is_staff, form_errors=form_errors),
             # The lead sends a case to adjudication from here too.
             "is_lead": request.user.pk == study.lead_id,
+            # QC-006: the comments digest, with what this coordinator has not read yet.
+            "comments_unread": comments_unread_count(study=study, reader=request.user),
         },
         status=400 if form_errors else 200,
     )

@@ -17,7 +17,15 @@ single choices ``scale``, ``categorical`` and ``pairwise`` (``choice``).
 file.
 """
 
-from .base import LEVELS, ConfigField, RubricValueError, answer_flag, cell_number, code_from
+from .base import (
+    FLAG_NOTE,
+    LEVELS,
+    ConfigField,
+    RubricValueError,
+    answer_flag,
+    cell_number,
+    code_from,
+)
 from .pairwise import pairwise_values
 from .registry import (
     KINDS,
@@ -29,6 +37,7 @@ from .registry import (
 )
 
 __all__ = [
+    "FLAG_NOTE",
     "KINDS",
     "LEVELS",
     "ConfigField",

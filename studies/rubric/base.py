@@ -79,19 +79,24 @@ class RubricValueError(ValueError):
 SCOPES = ("response", "case")
 
 
+# The field of every stored answer that holds the rater's note on the flag (read in SQL by
+# the comments digest, which cannot call ``answer_flag`` on each row).
+FLAG_NOTE = "flag_note"
+
+
 def clean_flag(raw: dict) -> dict:
     """The rater's flag and note of a raw answer, as every kind stores them."""
-    note = str(raw.get("flag_note") or "").strip()
+    note = str(raw.get(FLAG_NOTE) or "").strip()
     if len(note) > MAX_NOTE_LENGTH:
         raise RubricValueError(f"The note is longer than {MAX_NOTE_LENGTH} characters.")
-    return {"flagged": bool(raw.get("flagged")), "flag_note": note}
+    return {"flagged": bool(raw.get("flagged")), FLAG_NOTE: note}
 
 
 def answer_flag(value) -> tuple[bool, str]:
     """A stored answer's flag and note, whatever its kind: (flagged, note)."""
     if not isinstance(value, dict):
         return False, ""
-    return bool(value.get("flagged")), value.get("flag_note", "")
+    return bool(value.get("flagged")), value.get(FLAG_NOTE, "")
 
 
 def whole_number(value) -> int:
