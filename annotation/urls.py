@@ -1,7 +1,7 @@
 from django.urls import path
 
 from . import views
-from .views import adjudication, calibration, overview, people, preview, results
+from .views import adjudication, calibration, overview, people, preview, profile, results
 
 app_name = "annotation"
 
@@ -49,6 +49,8 @@ urlpatterns = [
         name="training_item",
     ),
     path("s/<slug:slug>/qualification/", views.study_qualification, name="qualification"),
+    # The rater's own profile (optional, under its own consent); only the rater sees it.
+    path("s/<slug:slug>/profile/", profile.rater_profile, name="profile"),
     # After the last item, and at any time.
     path("s/<slug:slug>/self-check/", views.study_self_check, name="self_check"),
     path("s/<slug:slug>/feedback/", views.study_feedback, name="feedback"),
