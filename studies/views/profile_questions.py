@@ -36,7 +36,8 @@ def _row(post, prefix: str) -> dict:
         lines = _field(post, f"{prefix}-choices").splitlines()
         row["choices"] = [line for line in (text.strip() for text in lines) if line]
     if kind == ProfileQuestion.Kind.NUMBER:
-        row.update(min=_field(post, f"{prefix}-min"), max=_field(post, f"{prefix}-max"))
+        row["min"] = _field(post, f"{prefix}-min")
+        row["max"] = _field(post, f"{prefix}-max")
     return row
 
 
