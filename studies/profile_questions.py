@@ -199,7 +199,7 @@ def questions_clean(raw: Any) -> list[dict]:
 
 def question_as_dict(question: ProfileQuestion) -> dict:
     """A saved question in the shape ``question_clean`` takes (the API's and the page's)."""
-    out = {"key": question.key, "label": question.label, "kind": question.kind}
+    out: dict = {"key": question.key, "label": question.label, "kind": question.kind}
     if question.kind == Kind.CHOICE:
         out["choices"] = list(question.config.get("choices") or [])
     if question.kind == Kind.NUMBER:

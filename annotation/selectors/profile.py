@@ -77,7 +77,7 @@ def profile_summary(*, study: Study) -> dict:
         # given, so that the rows always add up to the raters who gave a profile.
         answered = [value for value in values if _fits(question, value)]
         withheld = len(given) - len(answered)
-        entry = {"key": question.key, "label": question.label, "kind": question.kind}
+        entry: dict = {"key": question.key, "label": question.label, "kind": question.kind}
         if question.kind == ProfileQuestion.Kind.CHOICE:
             choices = list(question.config.get("choices") or [])
             rows = [{"answer": choice, "count": answered.count(choice)} for choice in choices]
