@@ -70,3 +70,27 @@ def test_a_rater_fills_a_profile_with_one_answer_withheld(page, live_server, scr
     assert page.get_by_label("Welsh").is_checked()
     assert region.get_by_label("Prefer not to say").is_checked()
     assert page.get_by_role("button", name="Withdraw and delete my profile").is_visible()
+
+
+@pytest.mark.parametrize("width", [1366, 375])
+def test_the_lead_sets_the_questions_from_the_preset(page, live_server, screenshot, width):
+    lead = UserFactory(username=f"questions-lead-{width}")
+    study = make_study(lead=lead, slug=f"questions-{width}", cases=2, status=Study.Status.DRAFT)
+    page.set_viewport_size({"width": width, "height": 900})
+    sign_in(page, live_server, lead.username, PASSWORD)
+    page.goto(f"{live_server.url}/s/{study.slug}/settings/")
+    page.get_by_role("list", name="Study pages").get_by_role("link", name="Rater profile").click()
+    page.get_by_role("button", name="Use the preset").click()
+    assert page.get_by_text("Profile questions saved.").is_visible()
+    assert page.locator("#q2-label").input_value() == "Region you live in"
+    screenshot(page, f"profile-questions-{width}")
+    assert_accessible(page, name="profile questions")
+    assert_fits(page, width)
+    # Moving the last question up saves the order.
+    page.get_by_role("button", name="Move up question 3").click()
+    assert page.locator("#q1-label").input_value() == "Region you live in"
+    assert list(study.profile_questions.values_list("key", flat=True).order_by("position")) == [
+        "language",
+        "region",
+        "support_years",
+    ]
