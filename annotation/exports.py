@@ -23,6 +23,7 @@ from studies.models import BlindedLabel, Membership, Study, TestCase
 from studies.rubric import answer_flag
 
 from .export_files import csv_lines, xlsx_write
+from .export_profiles import profile_rows
 from .models import Adjudication, Assignment, Rating
 from .selectors import expected_answer_details
 from .worksheets.columns import (
@@ -42,7 +43,12 @@ KEY_CSV = "key-csv"
 # Gold items' and attention checks' answers against their expected answers, in a file of
 # their own: they are not part of the sample, so the long table leaves them out.
 GOLD_CSV = "gold-csv"
-FORMATS = (WORKSHEET_CSV, WORKSHEET_XLSX, LONG_CSV, DICTIONARY_MD, KEY_CSV, GOLD_CSV)
+# Rater profiles beside pseudonyms, only of the raters who agreed to that
+# (``annotation.export_profiles``).
+PROFILES_CSV = "profiles-csv"
+FORMATS = (
+    WORKSHEET_CSV, WORKSHEET_XLSX, LONG_CSV, DICTIONARY_MD, KEY_CSV, GOLD_CSV, PROFILES_CSV,
+)  # fmt: skip
 
 
 class ExportNotAllowedError(ApplicationError):
@@ -519,6 +525,16 @@ def data_dictionary(*, study: Study) -> str:
     lines += [f"| {name} | {meaning} |" for name, meaning in long_columns]
     lines += [
         "",
+        "## Rater profiles (`rater-profiles.csv`)",
+        "",
+        "Only the raters who gave a profile under its own consent and agreed that an export "
+        "may carry it beside their pseudonym; everyone else is absent from this file, and no "
+        "other file carries a profile. Columns: Rater (the pseudonym), then one per profile "
+        "question, headed by its key; an answer the rater withheld reads "
+        '"prefer not to say".',
+    ]
+    lines += [
+        "",
         "## Conventions",
         "",
         "- In the CSV files, text cells that a spreadsheet would run as a formula (starting "
@@ -545,6 +561,7 @@ def export_filename(*, study: Study, fmt: str, rater: str | None = None) -> str:
         DICTIONARY_MD: f"{study.slug}-data-dictionary.md",
         KEY_CSV: f"{study.slug}-key.csv",
         GOLD_CSV: f"{study.slug}-gold.csv",
+        PROFILES_CSV: f"{study.slug}-rater-profiles.csv",
     }[fmt]
 
 
@@ -558,6 +575,8 @@ def export_text(*, study: Study, fmt: str, rater: str | None = None) -> Iterator
         return csv_lines(key_rows(study=study))
     if fmt == GOLD_CSV:
         return csv_lines(gold_rows(study=study))
+    if fmt == PROFILES_CSV:
+        return csv_lines(profile_rows(study=study))
     if fmt == DICTIONARY_MD:
         return iter([data_dictionary(study=study)])
     raise ValueError(f"Unknown text export {fmt!r}.")

@@ -8,6 +8,7 @@ from .views import (
     overview,
     people,
     preview,
+    profile,
     results,
     welfare,
 )
@@ -58,6 +59,8 @@ urlpatterns = [
         name="training_item",
     ),
     path("s/<slug:slug>/qualification/", views.study_qualification, name="qualification"),
+    # The rater's own profile (optional, under its own consent); only the rater sees it.
+    path("s/<slug:slug>/profile/", profile.rater_profile, name="profile"),
     # After the last item, and at any time.
     path("s/<slug:slug>/self-check/", views.study_self_check, name="self_check"),
     path("s/<slug:slug>/feedback/", views.study_feedback, name="feedback"),

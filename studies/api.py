@@ -29,11 +29,13 @@ from core.api import (
 from . import access, selectors, services
 from .forms import StudyCreateForm, StudyForm
 from .importing.cases import MAX_FILE_BYTES, file_type_for, size_problem
-from .models import AdjudicationRule, Study, TestCase
+from .models import AdjudicationRule, ProfileQuestion, Study, TestCase
 from .presets import PRESETS
+from .profile_questions import MAX_QUESTIONS, question_as_dict
 from .rubric import KINDS
 from .rubric.definition import definition_of, preset_definition
 from .services.adjudication_rules import adjudication_rules_set
+from .services.profile_questions import profile_questions_set
 
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
 
@@ -433,6 +435,60 @@ def study_adjudication_rules(request, slug):
     return Response(_rules_out(study))
 
 
+PROFILE_QUESTION_FIELDS = {
+    "key": serializers.SlugField(
+        required=False, max_length=50, help_text="empty: made from the label"
+    ),
+    "label": serializers.CharField(max_length=200),
+    "kind": serializers.ChoiceField(choices=ProfileQuestion.Kind.values),
+    "choices": serializers.ListField(
+        child=serializers.CharField(max_length=100),
+        required=False,
+        max_length=30,
+        help_text="kind choice: 2 to 30 distinct answers",
+    ),
+    "min": serializers.IntegerField(required=False, help_text="kind number: the smallest answer"),
+    "max": serializers.IntegerField(required=False, help_text="kind number: the largest answer"),
+}
+ProfileQuestionsSerializer = inline_serializer(
+    "ProfileQuestions",
+    {
+        "questions": inline_serializer(
+            "ProfileQuestion", PROFILE_QUESTION_FIELDS, many=True, max_length=MAX_QUESTIONS
+        )
+    },
+)
+
+
+def _profile_questions_out(study: Study) -> dict:
+    return {"questions": [question_as_dict(q) for q in selectors.profile_questions_of(study=study)]}
+
+
+@extend_schema(
+    methods=["GET"],
+    summary="The study's rater profile questions (never a rater's answers)",
+    responses={200: ProfileQuestionsSerializer, **ERRORS},
+)
+@extend_schema(
+    methods=["PUT"],
+    summary="Replace the rater profile questions (all or nothing; until the study opens)",
+    description="An empty list removes them all; the list's order is the order raters see.",
+    request=ProfileQuestionsSerializer,
+    responses={200: ProfileQuestionsSerializer, **ERRORS},
+)
+@api_view(["GET", "PUT"])
+def study_profile_questions(request, slug):
+    study = _study(request, slug)
+    if request.method == "PUT":
+        questions = body_object(request).get("questions")
+        if not isinstance(questions, list):
+            raise exceptions.ValidationError(
+                ['questions: send a list of {"key", "label", "kind", "choices", "min", "max"}.']
+            )
+        profile_questions_set(study=study, actor=request.user, questions=questions)
+    return Response(_profile_questions_out(study))
+
+
 urlpatterns = [
     path("studies/", study_collection, name="studies"),
     path("rubric-presets/", rubric_presets, name="rubric_presets"),
@@ -444,5 +500,10 @@ urlpatterns = [
         "studies/<slug:slug>/adjudication-rules/",
         study_adjudication_rules,
         name="adjudication_rules",
+    ),
+    path(
+        "studies/<slug:slug>/profile-questions/",
+        study_profile_questions,
+        name="profile_questions",
     ),
 ]

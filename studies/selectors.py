@@ -24,6 +24,7 @@ from .models import (
     IdentityMention,
     Invitation,
     Membership,
+    ProfileQuestion,
     QualitySettings,
     StratumSetting,
     Study,
@@ -730,3 +731,8 @@ def adjudication_rules_table(*, study: Study) -> list[dict]:
             }
         )
     return rows
+
+
+def profile_questions_of(*, study: Study) -> list[ProfileQuestion]:
+    """The study's rater profile questions, in the order raters see them."""
+    return list(ProfileQuestion.objects.filter(study=study).order_by("position", "pk"))

@@ -5,7 +5,14 @@ app_name = "studies"
 urlpatterns = []
 
 # Study set-up: create and edit, lifecycle, import of test cases, rubric builder.
-from .views import adjudication_rules, cases, quality, rubric_builder, setup  # noqa: E402
+from .views import (  # noqa: E402
+    adjudication_rules,
+    cases,
+    profile_questions,
+    quality,
+    rubric_builder,
+    setup,
+)
 
 urlpatterns += [
     path("studies/", setup.study_list, name="list"),
@@ -36,6 +43,11 @@ urlpatterns += [
         "s/<slug:slug>/adjudication-rules/",
         adjudication_rules.adjudication_rules,
         name="adjudication_rules",
+    ),
+    path(
+        "s/<slug:slug>/profile-questions/",
+        profile_questions.profile_questions,
+        name="profile_questions",
     ),
     path("s/<slug:slug>/rubric/", rubric_builder.rubric_detail, name="rubric"),
     path("s/<slug:slug>/rubric/preset/", rubric_builder.rubric_preset, name="rubric_preset"),

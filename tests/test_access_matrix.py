@@ -125,6 +125,8 @@ RULES = {
     "annotation:training": Rule("rater"),
     "annotation:training_item": Rule("rater"),
     "annotation:qualification": Rule("rater"),
+    # A rater's own profile: only they see it (never coordinators, who get 403).
+    "annotation:profile": Rule("rater"),
     "annotation:self_check": Rule("rater"),
     "annotation:feedback": Rule("rater"),
     "annotation:withdraw": Rule("rater"),
@@ -180,6 +182,8 @@ RULES = {
     "studies:case_import_status": Rule("coordinator"),
     "studies:cases_remove": Rule("coordinator", methods=POST_ONLY),
     "studies:rubric": Rule("coordinator"),
+    # The rater profile's questions; no page shows a rater's answers.
+    "studies:profile_questions": Rule("coordinator"),
     # Gold items and attention checks: never a rater's (their status would leak).
     "studies:quality": Rule("coordinator"),
     "studies:quality_item": Rule("coordinator"),

@@ -82,6 +82,8 @@ RULES = {
     "api:unblind": Rule("lead", methods=("POST",)),
     # Coordinators read the adjudication rules; the lead replaces them.
     "api:adjudication_rules": Rule("coordinator", methods=("GET", "PUT"), lead_methods=("PUT",)),
+    # The rater profile's questions (never a rater's answers): coordinators, until opening.
+    "api:profile_questions": Rule("coordinator", methods=("GET", "PUT")),
 }
 # Adjudicators: their queue and their decisions (409: a decision from an older version).
 RULES |= {

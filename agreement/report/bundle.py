@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from agreement.services.plan import primary_measure_get
 from annotation import exports
 from studies.models import Study
-from studies.selectors import study_protocol_chunks
+from studies.selectors import profile_questions_of, study_protocol_chunks
 
 README = """Concord report bundle for {name}
 
@@ -49,6 +49,9 @@ def report_bundle_chunks(*, study: Study, report: dict, report_html: str) -> Ite
     formats = [exports.WORKSHEET_CSV, exports.LONG_CSV, exports.DICTIONARY_MD]
     if unblinded:
         formats.append(exports.KEY_CSV)
+    if profile_questions_of(study=study):
+        # Only the profiles their raters agreed to have exported beside their pseudonym.
+        formats.append(exports.PROFILES_CSV)
     configuration = {
         "study": report["study"],
         "blinding": report["blinding"],

@@ -19,6 +19,7 @@ from agreement.services.plan import (
 )
 from annotation.models import ConsentRecord, QualificationAttempt, StudyFeedback
 from annotation.selectors.adjudicated_labels import adjudication_counts
+from annotation.selectors.profile import profile_summary
 from jobs.models import Job
 from studies.models import Membership, Study, StudyEvent
 from studies.selectors import rubric_for_display
@@ -79,6 +80,8 @@ def study_report(*, study: Study) -> dict:
         "rubric": _rubric(study),
         "raters": raters,
         "raters_item": raters_item(study=study, raters=raters),
+        # Protocol 4.1's characteristics: aggregate counts only, small cells suppressed.
+        "profile": profile_summary(study=study),
         "blinding": _blinding(study, unblinded=unblinded),
         "design": _design(study),
         "agreement": _agreement(study, agreement, result, unblinded=unblinded),

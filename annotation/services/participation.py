@@ -14,6 +14,7 @@ from studies.events import study_event_record
 from studies.locks import membership_lock
 from studies.models import Membership, StudyEvent
 
+from .profile import profile_delete
 from .ratings import ratings_withdraw
 
 MAX_TEXT_LENGTH = 5000
@@ -138,8 +139,8 @@ def withdrawal_record(
 ) -> Withdrawal:
     """Withdraw a rater from the study, doing with their data what the study's consent says.
 
-    When the data are deleted, the rater's submitted ratings, their revision history and
-    their drafts go; the withdrawal itself and the audit trail stay. ``actor`` is an
+    When the data are deleted, the rater's submitted ratings, their revision history, their
+    drafts and their profile go; the withdrawal itself and the audit trail stay. ``actor`` is an
     administrator recording a withdrawal the rater asked for elsewhere (by default the
     rater); ``data`` is the rater's choice, used only where the study lets them choose.
     """
@@ -160,6 +161,8 @@ def withdrawal_record(
         data = policy
     deleted = 0
     if data == Withdrawal.Data.DELETE:
+        # The profile is the rater's data too: it goes with the ratings.
+        profile_delete(rater=locked)
         # The one rating write path deletes them, as it writes them.
         deleted = ratings_withdraw(rater=locked)
     consent = ConsentRecord.objects.filter(rater=locked).order_by("-version").first()

@@ -6,6 +6,7 @@ from django.shortcuts import redirect, render
 
 from annotation import qualification as calibration
 from annotation import selectors
+from annotation.selectors.own_profile import profile_asked
 from annotation.services import participation, training
 from core.user_input import uuid_or_none
 from studies import access
@@ -41,6 +42,9 @@ def study_consent(request, slug):
             form.add_error(None, str(exc))
         else:
             messages.success(request, "Thank you. Your answers are recorded.")
+            if profile_asked(rater=membership):
+                # The profile's own, optional step: the rater may decline it or skip it.
+                return redirect("annotation:profile", slug=study.slug)
             return redirect("annotation:assignments", slug=study.slug)
     return render(
         request,

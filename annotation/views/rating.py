@@ -18,6 +18,7 @@ from ..access import get_assignment_for_rater
 from ..assignment_jobs import assignment_in_progress
 from ..models import Assignment
 from ..selectors import adjudication as adjudication_reads
+from ..selectors.own_profile import own_profile_step
 from .gate import PayloadError, blocking_redirect, parse_int, parse_payload, rater_study
 
 SESSION_EXPIRED = (
@@ -70,6 +71,7 @@ def study_assignments(request, slug):
             "all_done": progress.total and progress.done == progress.total,
             "hold": hold,
             "pause_kind": selectors.pause_kind(rater=membership),
+            "profile_step": own_profile_step(rater=membership),
         },
     )
 

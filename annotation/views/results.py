@@ -14,6 +14,7 @@ from annotation.export_responses import export_response
 from annotation.selectors import case_progress_page
 from studies import access
 from studies.models import Membership, Study
+from studies.selectors import profile_questions_of
 
 
 class WorksheetImportForm(forms.Form):
@@ -61,6 +62,7 @@ def _results_page(
             "checked_token": checked_token,
             "checked_name": checked_name,
             "unblinded": study.is_unblinded,
+            "asks_profile": bool(profile_questions_of(study=study)),
             "is_lead": request.user.pk == study.lead_id,
             "max_problems": worksheets.columns.MAX_PROBLEMS,
             "import_columns": " | ".join(worksheets.worksheet_headings(study=study)),
