@@ -3,9 +3,10 @@
 **The lock order.** A write that locks more than one kind of row takes them in this order,
 skipping the kinds it does not need and never going back up:
 
-    invitation -> study -> membership -> test case -> assignment -> adjudication
+    invitation -> study -> membership -> test case -> assignment -> exposure day -> adjudication
 
-Rows of one kind are locked in id order (e.g. a worksheet's assignments). Two writes that
+Rows of one kind are locked in id order (e.g. a worksheet's assignments; a rater's exposure
+days, written by an upsert, in day order). Two writes that
 follow the order cannot wait for each other in a circle, so they cannot deadlock.
 
 **Only the row named is locked.** ``select_for_update()`` on a query that joins other

@@ -38,7 +38,7 @@ from agreement.selectors import (
     study_agreement,
 )
 from agreement.services import judge_outputs_import, judge_template_save
-from annotation.selectors import adjudication_counts
+from annotation.selectors import adjudication_counts, raters_at_limit_today
 from core.user_input import uuid_or_none
 from jobs.models import Job
 from jobs.services import job_status
@@ -128,6 +128,8 @@ def study_quality(request, slug):
             **_quality_context(study, can_act=request.user.is_staff, form_errors=form_errors),
             # The lead sends a case to adjudication from here too.
             "is_lead": request.user.pk == study.lead_id,
+            # Raters who reached a daily exposure limit today: counts, never who.
+            "at_limit": raters_at_limit_today(study=study),
         },
         status=400 if form_errors else 200,
     )
