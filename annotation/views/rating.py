@@ -114,15 +114,20 @@ def study_next(request, slug):
     return redirect("annotation:rate", assignment_uuid=assignment.uuid)
 
 
-def _limit_reached_before_start(assignment: Assignment) -> bool:
+def _exposure_unless_held(rater: Membership) -> selectors.Exposure | None:
+    """The rater's time today against the limits; None when they cannot rate anyway (the
+    page then shows the hold, read-only)."""
+    if selectors.rating_hold(rater=rater):
+        return None
+    return selectors.exposure_today(rater=rater)
+
+
+def _limit_reached_before_start(assignment: Assignment, exposure) -> bool:
     """A case not yet started whose stratum (or the study) has reached the rater's daily
     limit is not opened today. A case already started stays open: a draft in progress
     can be finished and submitted, the limit stops new cases."""
-    if assignment.status != Assignment.Status.TODO:
+    if exposure is None or assignment.status != Assignment.Status.TODO:
         return False
-    if selectors.rating_hold(rater=assignment.rater):
-        return False  # the page shows the hold, read-only
-    exposure = selectors.exposure_today(rater=assignment.rater)
     return not exposure.allows(assignment.test_case.stratum)
 
 
@@ -147,8 +152,12 @@ def assignment_rate(request, assignment_uuid):
     stale = False
     payload = assignment.draft
     version = assignment.version
-    if request.method == "GET" and _limit_reached_before_start(assignment):
-        return redirect("annotation:assignments", slug=study.slug)  # which says until when
+    exposure = None
+    if request.method == "GET":
+        # Read once for the page: the limits and the rater's time today.
+        exposure = _exposure_unless_held(assignment.rater)
+        if _limit_reached_before_start(assignment, exposure):
+            return redirect("annotation:assignments", slug=study.slug)  # which says until when
     if request.method == "POST":
         revising = assignment.status == Assignment.Status.SUBMITTED
         try:
@@ -182,7 +191,8 @@ def assignment_rate(request, assignment_uuid):
     progress = position.progress
     dimensions = rubric_for_display(rubric=study.rubric)
     hold = selectors.rating_hold(rater=assignment.rater)
-    exposure = None if hold else selectors.exposure_today(rater=assignment.rater)
+    if exposure is None and not hold:  # a refused submit, shown again
+        exposure = selectors.exposure_today(rater=assignment.rater)
     return render(
         request,
         "annotation/rate.html",
