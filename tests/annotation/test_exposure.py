@@ -374,3 +374,22 @@ def test_a_rater_in_another_study_is_not_held_by_this_ones_limits(rater, study):
     study_limit(study, 1)
     spent(study.memberships.get(user=rater), "policy", 5)
     assert selectors.next_unrated(rater=mine) is not None
+
+
+def test_the_submit_form_reports_the_time_zone_too(client, rater, membership):
+    case = case_in(membership, "operations")
+    worked(case, 20)
+    client.force_login(rater)
+    client.post(
+        reverse("annotation:rate", args=[case.uuid]),
+        {
+            "payload": json.dumps(full_marks_payload()),
+            "version": "0",
+            "active_seconds": "15",
+            "time_zone": "America/Sao_Paulo",
+        },
+    )
+    membership.refresh_from_db()
+    assert membership.time_zone == "America/Sao_Paulo"
+    row = ExposureDay.objects.get(rater=membership)
+    assert (row.day, row.seconds) == (today_in("America/Sao_Paulo"), 15)
