@@ -58,6 +58,13 @@ def study_assignments(request, slug):
     if not progress.total and not hold and not state.blocking_step:
         awaiting = "assigning" if assignment_in_progress(study=study) else "none"
     limit = None if hold or state.blocking_step else _limit_notice(membership)
+    assignments = list(selectors.rater_assignments(rater=membership))
+    if limit:
+        # A case not started that the limit holds back says so instead of "Rate".
+        exposure = limit["exposure"]
+        for assignment in assignments:
+            started = assignment.status != Assignment.Status.TODO
+            assignment.waits = not started and not exposure.allows(assignment.test_case.stratum)
     return render(
         request,
         "annotation/assignments.html",
@@ -66,7 +73,7 @@ def study_assignments(request, slug):
             "study": study,
             "membership": membership,
             "state": state,
-            "assignments": selectors.rater_assignments(rater=membership),
+            "assignments": assignments,
             "progress": progress,
             "all_done": progress.total and progress.done == progress.total,
             "hold": hold,

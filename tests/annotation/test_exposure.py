@@ -194,6 +194,8 @@ def test_a_stratum_over_its_limit_is_not_served_and_the_others_still_are(
     assert "today's limit of 30 minutes on cases in “policy”" in page
     assert "tomorrow at 00:00 (Europe/Berlin)" in page
     assert "continue with the next one" in page
+    # The case list says when the two cases of "policy" open again, instead of "Rate".
+    assert page.count("Tomorrow at 00:00 (Europe/Berlin)") == 2
 
 
 def test_a_stratum_just_under_its_limit_is_still_served(rater, berlin, study):
