@@ -33,6 +33,9 @@ from . import assignment_jobs, exports
 from .export_responses import export_response
 from .forms import AddAccountForm, CommentDigestForm, InvitationForm
 from .selectors import (
+    exposure_today,
+    held_back,
+    pending_cases,
     rater_assignments,
     rater_memberships,
     rater_progress_table,
@@ -498,6 +501,17 @@ def study_unblind(request, slug):
     return Response({"status": study.status, "unblinded_at": study.unblinded_at})
 
 
+def _limit_until(rater: Membership):
+    """When the daily exposure limit holding some of the rater's cases back lifts, or None:
+    the rating pages' rule (``selectors.exposure``)."""
+    exposure = exposure_today(rater=rater)
+    return (
+        exposure.resume_at
+        if held_back(pending=pending_cases(rater=rater), exposure=exposure)
+        else None
+    )
+
+
 @extend_schema(
     summary="Your own assignments as a rater (rating itself is in the browser)",
     responses={
@@ -516,6 +530,12 @@ def study_unblind(request, slug):
                         ),
                         "done": serializers.IntegerField(),
                         "total": serializers.IntegerField(),
+                        "limit_until": serializers.DateTimeField(
+                            allow_null=True,
+                            help_text="When a daily exposure limit holds some of your cases "
+                            "back today, when it lifts (your next midnight, in your time zone); "
+                            "else null.",
+                        ),
                         "assignments": inline_serializer(
                             "MyAssignment",
                             {
@@ -545,6 +565,7 @@ def my_assignments(request):
                 "hold": hold,
                 "done": progress.done,
                 "total": progress.total,
+                "limit_until": _limit_until(membership) if hold is None else None,
                 "assignments": [
                     {
                         "position": a.position,

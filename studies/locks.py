@@ -3,11 +3,13 @@
 **The lock order.** A write that locks more than one kind of row takes them in this order,
 skipping the kinds it does not need and never going back up:
 
-    user -> invitation -> study -> membership -> test case -> assignment -> adjudication
+    user -> invitation -> study -> membership -> test case -> assignment -> exposure day
+    -> adjudication
 
 (Only an identity erasure locks a user row: ``user_lock``.)
 
-Rows of one kind are locked in id order (e.g. a worksheet's assignments). Two writes that
+Rows of one kind are locked in id order (e.g. a worksheet's assignments; a rater's exposure
+days, written by an upsert, in day order). Two writes that
 follow the order cannot wait for each other in a circle, so they cannot deadlock.
 
 **Only the row named is locked.** ``select_for_update()`` on a query that joins other

@@ -28,6 +28,10 @@ coordinator pages offer), so it can be proven what raters were shown. The docume
   ``trigger`` (``"values"`` or ``"disagreement"``), ``values`` (stored values, in the
   kind's order) and ``tolerance`` (points). 7.3's switch to every disagreement, taken
   while the study runs, is not part of the plan: it is a deviation the report lists.
+- ``exposure``: present only when the study limits raters' daily active time (so that a
+  study without limits keeps the fingerprint it had before limits existed):
+  ``daily_minutes`` (the whole study's limit, or null) and ``strata``, each stratum that
+  sets a limit with ``stratum`` and ``daily_minutes``, sorted by stratum.
 
 Not included, on purpose: the study's name and description, the consent text and the
 disclosure question (they can be amended while the study runs; a consent change bumps

@@ -13,6 +13,7 @@ from django.utils import timezone
 from . import protocol
 from .activity import rating_activity
 from .bulk_rows import batches
+from .exposure import exposure_limits
 from .importing.cases import ParsedCases, parse_cases
 from .importing.identity_check import MAX_LISTED, Mention, find_identity_mentions
 from .importing.tabular import Source
@@ -187,6 +188,10 @@ def study_protocol_chunks(*, study: Study) -> Iterator[bytes]:
     # (and the fingerprint) it had before adjudication existed.
     if adjudication:
         head["adjudication"] = adjudication
+    # Likewise the daily exposure limits, only when the study sets one.
+    limits = exposure_limits(study=study)
+    if limits:
+        head["exposure"] = limits.document()
     return protocol.canonical_json_chunks(
         head, last="test_cases", items=_protocol_test_cases(study)
     )

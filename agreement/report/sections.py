@@ -21,6 +21,7 @@ from annotation.models import ConsentRecord, QualificationAttempt, StudyFeedback
 from annotation.selectors.adjudicated_labels import adjudication_counts
 from annotation.selectors.profile import profile_summary
 from jobs.models import Job
+from studies.exposure import exposure_limits
 from studies.models import Membership, Study, StudyEvent
 from studies.selectors import rubric_for_display
 
@@ -97,6 +98,7 @@ def study_report(*, study: Study) -> dict:
             study=study, case_ids=list(study.test_cases.in_sample().values_list("pk", flat=True))
         ),
         "feedback": _feedback(study),
+        "exposure": _exposure(study),
     }
     report["checklist"] = _checklist(report, study)
     return report
@@ -125,6 +127,13 @@ def _sampling(study: Study) -> list[dict]:
         {"purpose": row["purpose"], "stratum": row["stratum"], "n_cases": row["n"]}
         for row in strata
     ]
+
+
+def _exposure(study: Study) -> dict | None:
+    """The daily exposure limits raters were held to, as the protocol states them; None
+    when the study set none."""
+    limits = exposure_limits(study=study)
+    return limits.document() if limits else None
 
 
 def _rubric(study: Study) -> list[dict]:

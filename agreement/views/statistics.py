@@ -38,7 +38,7 @@ from agreement.selectors import (
     study_agreement,
 )
 from agreement.services import judge_outputs_import, judge_template_save
-from annotation.selectors import adjudication_counts
+from annotation.selectors import adjudication_counts, raters_at_limit_today
 from annotation.selectors.comments import comments_unread_count
 from core.user_input import uuid_or_none
 from jobs.models import Job
@@ -131,6 +131,8 @@ def study_quality(request, slug):
             "is_lead": request.user.pk == study.lead_id,
             # QC-006: the comments digest, with what this coordinator has not read yet.
             "comments_unread": comments_unread_count(study=study, reader=request.user),
+            # Raters who reached a daily exposure limit today: counts, never who.
+            "at_limit": raters_at_limit_today(study=study),
         },
         status=400 if form_errors else 200,
     )

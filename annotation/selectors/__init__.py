@@ -1,7 +1,7 @@
 """Reads for the rating side, by concept: progress, the rating screen and onboarding
-(``rating``); the calibration call's items and attendance (``calibration``); feedback on
-a rater's answers (``feedback``). Every read is importable from here. Nothing here joins
-the system of a response."""
+(``rating``); the daily exposure limits (``exposure``); the calibration call's items and
+attendance (``calibration``); feedback on a rater's answers (``feedback``). Every read is
+importable from here. Nothing here joins the system of a response."""
 
 from .adjudicated_labels import adjudication_counts
 from .calibration import (
@@ -13,6 +13,7 @@ from .calibration import (
     calibration_calls,
     calibration_sheet,
 )
+from .exposure import Exposure, LimitCounts, exposure_today, held_back, raters_at_limit_today
 from .feedback import SelfCheck, expected_answer_details, gold_feedback, self_check
 from .queue import study_adjudicators
 from .rating import (
@@ -32,6 +33,7 @@ from .rating import (
     onboarding_settings,
     onboarding_state,
     pause_kind,
+    pending_cases,
     practice_case,
     qualification_next_item,
     qualification_open_attempt,
@@ -50,6 +52,12 @@ from .rating import (
 )
 
 __all__ = [
+    "Exposure",
+    "LimitCounts",
+    "exposure_today",
+    "held_back",
+    "pending_cases",
+    "raters_at_limit_today",
     "adjudication_counts",
     "study_adjudicators",
     "CASES_PER_PAGE",

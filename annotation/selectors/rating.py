@@ -26,6 +26,8 @@ from studies.blinding import LABELS
 from studies.models import BlindedLabel, Membership, Study, StudyEvent, TestCase
 from studies.setup_checklist import ChecklistItem
 
+from .exposure import exposure_today, servable
+
 
 def rater_progress_table(*, study: Study):
     """Per rater pseudonym: cases submitted and assigned. No real names."""
@@ -166,13 +168,20 @@ def pause_kind(*, rater: Membership) -> str:
     return "automatic" if (detail or {}).get("automatic") else "administrator"
 
 
+def pending_cases(*, rater: Membership):
+    """The rater's cases not yet submitted."""
+    return rater.assignments.exclude(status=Assignment.Status.SUBMITTED)
+
+
 def rater_assignments(*, rater: Membership):
     return rater.assignments.select_related("test_case").order_by("position")
 
 
 def next_unrated(*, rater: Membership, after: Assignment | None = None) -> Assignment | None:
-    """The next case not yet submitted in the rater's own order, wrapping around."""
-    pending = rater.assignments.exclude(status=Assignment.Status.SUBMITTED).order_by("position")
+    """The next case not yet submitted in the rater's own order, wrapping around, that the
+    daily exposure limits allow serving now (``exposure.servable``)."""
+    pending = servable(pending=pending_cases(rater=rater), exposure=exposure_today(rater=rater))
+    pending = pending.order_by("position")
     if after is not None:
         later = pending.filter(position__gt=after.position).first()
         if later is not None:

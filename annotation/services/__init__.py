@@ -8,6 +8,7 @@ assignment designs and the Assign action). The rating names below are the public
 ``ratings``: import them from here; the other modules are used as modules.
 """
 
+from .exposure import rater_time_zone_report
 from .ratings import (
     DRAFT_TOO_LARGE,
     MAX_DRAFT_BYTES,
@@ -38,6 +39,7 @@ __all__ = [
     "assignments_create_all",
     "design_room_check",
     "draft_save",
+    "rater_time_zone_report",
     "rating_submit",
     "ratings_import",
     "ratings_withdraw",

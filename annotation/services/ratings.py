@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from annotation.models import Assignment, Rating, RatingRevision
 from annotation.selectors import screen_labels
+from annotation.services.exposure import exposure_credit
 from studies.blinding import seeded_permutation
 from studies.bulk_rows import rows_insert
 from studies.errors import ApplicationError
@@ -201,13 +202,16 @@ def _saved(assignment: Assignment, *, claimed_seconds, now) -> None:
     """Count a save on a locked assignment: its version and its active time.
 
     The row stays locked until the transaction ends, so the values read with it are the
-    stored ones: they are incremented here, and nothing needs to be read back.
+    stored ones: they are incremented here, and nothing needs to be read back. The active
+    time also counts toward the rater's daily exposure, in the same transaction.
     """
-    assignment.active_seconds += _active_seconds_credit(
-        assignment=assignment, claimed=claimed_seconds, now=now
-    )
+    credit = _active_seconds_credit(assignment=assignment, claimed=claimed_seconds, now=now)
+    assignment.active_seconds += credit
     assignment.version += 1
     assignment.last_saved_at = now
+    exposure_credit(
+        rater=assignment.rater, stratum=assignment.test_case.stratum, seconds=credit, end=now
+    )
 
 
 def _answers_known(dimensions, raw) -> dict:

@@ -58,6 +58,14 @@ def study_assignments(request, slug):
     awaiting = ""
     if not progress.total and not hold and not state.blocking_step:
         awaiting = "assigning" if assignment_in_progress(study=study) else "none"
+    limit = None if hold or state.blocking_step else _limit_notice(membership)
+    assignments = list(selectors.rater_assignments(rater=membership))
+    if limit:
+        # A case not started that the limit holds back says so instead of "Rate".
+        exposure = limit["exposure"]
+        for assignment in assignments:
+            started = assignment.status != Assignment.Status.TODO
+            assignment.waits = not started and not exposure.allows(assignment.test_case.stratum)
     return render(
         request,
         "annotation/assignments.html",
@@ -66,14 +74,29 @@ def study_assignments(request, slug):
             "study": study,
             "membership": membership,
             "state": state,
-            "assignments": selectors.rater_assignments(rater=membership),
+            "assignments": assignments,
             "progress": progress,
             "all_done": progress.total and progress.done == progress.total,
             "hold": hold,
             "pause_kind": selectors.pause_kind(rater=membership),
             "profile_step": own_profile_step(rater=membership),
+            "limit": limit,
         },
     )
+
+
+def _limit_notice(rater: Membership) -> dict | None:
+    """What the rater's pages say when a daily exposure limit holds cases back today:
+    the limit reached, when it lifts, and whether other cases can still be rated."""
+    exposure = selectors.exposure_today(rater=rater)
+    held = selectors.held_back(pending=selectors.pending_cases(rater=rater), exposure=exposure)
+    if not held:
+        return None
+    return {
+        "exposure": exposure,
+        "held": held,
+        "others": selectors.next_unrated(rater=rater) is not None,
+    }
 
 
 def _on_hold(request, membership: Membership):
@@ -92,10 +115,29 @@ def study_next(request, slug):
     assignment = selectors.next_unrated(rater=membership)
     if assignment is None and not selectors.rater_progress(rater=membership).total:
         return redirect("annotation:assignments", slug=study.slug)  # which says why
+    if assignment is None and _limit_notice(membership):
+        return redirect("annotation:assignments", slug=study.slug)  # which says until when
     if assignment is None:
         messages.success(request, "You have submitted every case in this study.")
         return redirect("annotation:self_check", slug=study.slug)
     return redirect("annotation:rate", assignment_uuid=assignment.uuid)
+
+
+def _exposure_unless_held(rater: Membership) -> selectors.Exposure | None:
+    """The rater's time today against the limits; None when they cannot rate anyway (the
+    page then shows the hold, read-only)."""
+    if selectors.rating_hold(rater=rater):
+        return None
+    return selectors.exposure_today(rater=rater)
+
+
+def _limit_reached_before_start(assignment: Assignment, exposure) -> bool:
+    """A case not yet started whose stratum (or the study) has reached the rater's daily
+    limit is not opened today. A case already started stays open: a draft in progress
+    can be finished and submitted, the limit stops new cases."""
+    if exposure is None or assignment.status != Assignment.Status.TODO:
+        return False
+    return not exposure.allows(assignment.test_case.stratum)
 
 
 def rating_context(*, dimensions) -> dict:
@@ -119,9 +161,18 @@ def assignment_rate(request, assignment_uuid):
     stale = False
     payload = assignment.draft
     version = assignment.version
+    exposure = None
+    if request.method == "GET":
+        # Read once for the page: the limits and the rater's time today.
+        exposure = _exposure_unless_held(assignment.rater)
+        if _limit_reached_before_start(assignment, exposure):
+            return redirect("annotation:assignments", slug=study.slug)  # which says until when
     if request.method == "POST":
         revising = assignment.status == Assignment.Status.SUBMITTED
         try:
+            services.rater_time_zone_report(
+                rater=assignment.rater, reported=request.POST.get("time_zone")
+            )
             payload = parse_payload(request.POST.get("payload"))
             version = parse_int(request.POST.get("version"))
             assignment = services.rating_submit(
@@ -144,33 +195,13 @@ def assignment_rate(request, assignment_uuid):
             error_field = getattr(exc, "field", "")
             version = assignment.version
         else:
-            label = assignment.rater_label
-            feedback = selectors.gold_feedback(assignment=assignment)
-            if feedback:
-                messages.info(request, f"About {label}: {feedback}")
-            # The worker may have paused the rater on this very submission (QC-001).
-            assignment.rater.refresh_from_db(fields=["status"])
-            if assignment.rater.status != Membership.Status.ACTIVE:
-                messages.success(request, f"{label} submitted.")
-                return _on_hold(request, assignment.rater)
-            following = selectors.next_unrated(rater=assignment.rater, after=assignment)
-            if revising:
-                messages.success(request, f"Your revision of {label} is saved.")
-                if following is None:
-                    return redirect("annotation:assignments", slug=study.slug)
-                return redirect("annotation:rate", assignment_uuid=following.uuid)
-            messages.success(request, f"{label} submitted.")
-            if following is None:
-                messages.info(
-                    request,
-                    "That was the last case. Thank you! Please look over your scores here.",
-                )
-                return redirect("annotation:self_check", slug=study.slug)
-            return redirect("annotation:rate", assignment_uuid=following.uuid)
+            return _submitted(request, assignment=assignment, revising=revising)
     position = selectors.case_position(assignment=assignment)
     progress = position.progress
     dimensions = rubric_for_display(rubric=study.rubric)
     hold = selectors.rating_hold(rater=assignment.rater)
+    if exposure is None and not hold:  # a refused submit, shown again
+        exposure = selectors.exposure_today(rater=assignment.rater)
     return render(
         request,
         "annotation/rate.html",
@@ -195,11 +226,46 @@ def assignment_rate(request, assignment_uuid):
             "hold": hold,
             "pause_kind": selectors.pause_kind(rater=assignment.rater),
             "readonly": hold is not None,
+            # A case started before a daily limit was reached: finish it, then stop.
+            "limit_here": exposure
+            if exposure and not exposure.allows(assignment.test_case.stratum)
+            else None,
             "local_key": f"rate:{assignment.uuid}",
             "footer_note": f"{assignment.rater_label} · {progress.done} of {progress.total} done",
         },
         status=409 if stale else (400 if error else 200),
     )
+
+
+def _submitted(request, *, assignment: Assignment, revising: bool):
+    """Where a submit leads: the next case served, or the study page or the self-check."""
+    study = assignment.test_case.study
+    label = assignment.rater_label
+    feedback = selectors.gold_feedback(assignment=assignment)
+    if feedback:
+        messages.info(request, f"About {label}: {feedback}")
+    # The worker may have paused the rater on this very submission (QC-001).
+    assignment.rater.refresh_from_db(fields=["status"])
+    if assignment.rater.status != Membership.Status.ACTIVE:
+        messages.success(request, f"{label} submitted.")
+        return _on_hold(request, assignment.rater)
+    following = selectors.next_unrated(rater=assignment.rater, after=assignment)
+    if revising:
+        messages.success(request, f"Your revision of {label} is saved.")
+        if following is None:
+            return redirect("annotation:assignments", slug=study.slug)
+        return redirect("annotation:rate", assignment_uuid=following.uuid)
+    messages.success(request, f"{label} submitted.")
+    if following is None and _limit_notice(assignment.rater):
+        # A daily limit holds the rest back: the study page says until when.
+        return redirect("annotation:assignments", slug=study.slug)
+    if following is None:
+        messages.info(
+            request,
+            "That was the last case. Thank you! Please look over your scores here.",
+        )
+        return redirect("annotation:self_check", slug=study.slug)
+    return redirect("annotation:rate", assignment_uuid=following.uuid)
 
 
 @require_http_methods(["POST"])
@@ -226,6 +292,9 @@ def assignment_draft(request, assignment_uuid):
         body = parse_payload(request.body.decode("utf-8", "replace"))
     except PayloadError as error:
         return JsonResponse({"error": str(error)}, status=400)
+    # Before the save: its active time counts on the rater's day in this zone. A draft
+    # is saved even over a daily limit: typed work is never lost.
+    services.rater_time_zone_report(rater=assignment.rater, reported=body.get("time_zone"))
     try:
         assignment = services.draft_save(
             assignment=assignment,

@@ -25,6 +25,13 @@
   const byKey = Object.fromEntries(rubric.map((d) => [d.key, d]));
   const kinds = window.ConcordKinds;
   const IDLE_MS = 5 * 60 * 1000;
+  // The rater's IANA time zone, sent with every save: a daily exposure limit resets at
+  // their own midnight and says when in their own time.
+  const timeZone = (function () {
+    try { return Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (err) { return ""; }
+  })();
+  const timeZoneInput = document.getElementById("time-zone");
+  if (timeZoneInput) timeZoneInput.value = timeZone;
 
   // ---- Reading, restoring and scoring -------------------------------------------------
 
@@ -244,7 +251,7 @@
         credentials: "same-origin",
         keepalive: !!options.keepalive,
         headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
-        body: JSON.stringify({ payload: payload, version: currentVersion(), active_seconds: seconds }),
+        body: JSON.stringify({ payload: payload, version: currentVersion(), active_seconds: seconds, time_zone: timeZone }),
       });
       const body = await response.json().catch(() => null);
       if (response.ok && body && typeof body.version === "number") {

@@ -1,6 +1,9 @@
 """Raters and invitations over the API: the pages' rules, and what a rater may read."""
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from studies import selectors
 from studies.models import Membership
@@ -69,3 +72,21 @@ def test_a_rater_reads_their_own_assignments_and_nothing_of_the_systems(lead_use
     assert [a["status"] for a in study["assignments"]] == ["todo"] * 3
     assert not any(system in mine.content.decode() for system in SYSTEMS)
     assert api_as(rater)("GET", "studies/own/progress/").status_code == 403
+
+
+def test_a_rater_reads_when_a_daily_limit_lifts_in_their_own_time_zone(lead_user, api_as):
+    from annotation.models import ExposureDay
+    from studies.exposure import local_day, zone_of
+    from studies.models import WelfareSettings
+
+    rater = UserFactory(username="api-limited-rater")
+    study = make_study(lead=lead_user, slug="limited", cases=3, raters=[rater], systems=SYSTEMS)
+    me = api_as(rater)
+    assert me("GET", "me/assignments/").json()["studies"][0]["limit_until"] is None
+    membership = study.memberships.get(user=rater)
+    Membership.objects.filter(pk=membership.pk).update(time_zone="Asia/Tokyo")
+    WelfareSettings.objects.create(study=study, daily_minutes=30)
+    today = local_day(moment=timezone.now(), zone=zone_of("Asia/Tokyo"))
+    ExposureDay.objects.create(rater=membership, day=today, stratum="policy", seconds=1800)
+    until = me("GET", "me/assignments/").json()["studies"][0]["limit_until"]
+    assert until == f"{today + timedelta(days=1)}T00:00:00+09:00"
