@@ -247,10 +247,13 @@ CELERY_BROKER_TRANSPORT = (
 # Redis kept nothing.
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 # Celery beat recomputes studies left stale, e.g. because the broker was down at submit time.
+# Queued every interval, the sweep also shows whether a worker consumes: /healthz reports a
+# worker "stalled" when work is queued and none began a task for longer than this.
+AGREEMENT_SWEEP_SECONDS = env.int("AGREEMENT_SWEEP_SECONDS", default=60)
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-agreement": {
         "task": "agreement.tasks.sweep_stale_studies",
-        "schedule": env.int("AGREEMENT_SWEEP_SECONDS", default=60),
+        "schedule": AGREEMENT_SWEEP_SECONDS,
     },
 }
 

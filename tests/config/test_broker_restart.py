@@ -14,8 +14,10 @@ import uuid
 from pathlib import Path
 
 import pytest
+import redis
 from celery import Celery
 
+from config.worker_health import CONSUMED_KEY
 from tests.processes import ROOT
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
@@ -141,3 +143,5 @@ def test_the_worker_consumes_again_after_redis_died_under_an_unacknowledged_task
     )
     assert worker.poll() is None, "the worker exited:\n" + Path(worker.log).read_text()[-4000:]
     assert after.exists()
+    # The worker's heartbeat (for /healthz) is in the broker it came back to.
+    assert redis.Redis.from_url(worker.url).exists(CONSUMED_KEY)
