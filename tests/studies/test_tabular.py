@@ -8,7 +8,13 @@ import pytest
 from openpyxl import Workbook
 
 from studies.errors import ApplicationError
-from studies.importing.tabular import TableError, TableProblem, column_letter, read_table
+from studies.importing.tabular import (
+    TableError,
+    TableProblem,
+    TableRow,
+    column_letter,
+    read_table,
+)
 
 
 def rows_of(filename: str, data: bytes, **bounds) -> list[tuple[int, list[str]]]:
@@ -35,14 +41,15 @@ def xlsx(sheets: dict[str, list[list]]) -> bytes:
     return buffer.getvalue()
 
 
-def with_sheet_xml(data: bytes, rewrite) -> bytes:
-    """The workbook with its first sheet's XML passed through ``rewrite``."""
+def with_sheet_xml(data: bytes, rewrite, part: str = "xl/worksheets/sheet1.xml") -> bytes:
+    """The workbook with its first sheet's XML (or another ``part``) passed through
+    ``rewrite``."""
     source = zipfile.ZipFile(io.BytesIO(data))
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as target:
         for entry in source.infolist():
             content = source.read(entry)
-            if entry.filename == "xl/worksheets/sheet1.xml":
+            if entry.filename == part:
                 content = rewrite(content.decode()).encode()
             target.writestr(entry.filename, content)
     return buffer.getvalue()
@@ -303,6 +310,35 @@ def test_a_zip_bomb_is_refused_from_the_zip_directory():
     )
     assert len(data) < 1024 * 1024
     assert refusal("w.xlsx", data).message.startswith("The workbook unpacks to more than 64 MB")
+
+
+def test_one_huge_shared_text_shown_by_every_row_is_refused_before_any_row_is_read():
+    # 150,000 rows that each show one shared text of 4 million characters: a small file
+    # whose rows, read one by one, would each copy the text before being refused.
+    data = xlsx({"S": [["shared"]]})
+    data = with_sheet_xml(
+        data, lambda xml: xml.replace("shared", "x" * 4_000_000), part="xl/sharedStrings.xml"
+    )
+    row = '<row><c t="s"><v>0</v></c></row>'
+    data = with_sheet_xml(
+        data, lambda xml: xml.replace("</sheetData>", row * 150_000 + "</sheetData>")
+    )
+    assert len(data) < 2 * 1024 * 1024
+    problem = refusal("w.xlsx", data)
+    # The archive's check, not a row's bound (the first row, or row 20,001), refused it.
+    assert (problem.row, problem.column) == (None, None)
+    assert problem.message.startswith("The workbook holds a text of more than 200,000 characters")
+
+
+def test_a_shared_text_a_cell_may_hold_is_read():
+    data = xlsx({"S": [["shared", "shared"]]})
+    data = with_sheet_xml(
+        data, lambda xml: xml.replace("shared", "x" * 1_000), part="xl/sharedStrings.xml"
+    )
+    assert read_table(filename="w.xlsx", data=data, max_cell_chars=1_000) == [
+        TableRow(number=1, line=1, cells=["x" * 1_000, "x" * 1_000])
+    ]
+    assert "more than 999 characters" in refusal("w.xlsx", data, max_cell_chars=999).message
 
 
 def test_a_row_wider_than_excel_allows_is_refused_before_it_is_built():
