@@ -44,9 +44,17 @@ def _problem(message: str) -> worksheets.WorksheetError:
 
 
 def worksheet_job_start(
-    *, study: Study, actor, pseudonym: str, filename: str, data: bytes, dry_run: bool
+    *,
+    study: Study,
+    actor,
+    pseudonym: str,
+    filename: str,
+    data: bytes,
+    dry_run: bool,
+    checked_by: Job | None = None,
 ) -> Job:
-    """Start checking (``dry_run``) or importing the file for the rater, as a job.
+    """Start checking (``dry_run``) or importing the file for the rater, as a job; an
+    import of the file that ``checked_by`` checked uses that check's file up once done.
 
     Raises ``WorksheetError`` when the study runs such a job already or the job cannot be
     started; nothing is then kept.
@@ -59,6 +67,8 @@ def worksheet_job_start(
         what = "A worksheet check" if dry_run else "A worksheet import"
         raise _problem(f"{what} of this study is running; try again once it has finished.")
     kept = {"rater": pseudonym, "filename": filename, "data": data}
+    if checked_by is not None:
+        kept["checked"] = str(checked_by.uuid)
     try:
         cache.set(_file_key(job.uuid), kept, CHECKED_SECONDS)
     except Exception:  # the cache (Redis) is down: so is the broker; keep nothing
@@ -78,24 +88,28 @@ def worksheet_job_start(
 
 
 def worksheet_checked_import_start(*, study: Study, actor, token: str) -> Job:
-    """"Import now": import the file a check job of this person checked, checked again in
-    full; the check's file is then used up."""
+    """ "Import now": import the file a check job of this person passed, checked again in
+    full; the check's file is used up once the import is done."""
     check = worksheet_job_of(study=study, job_uuid=token)
     kept = None
-    if check is not None and check.name == CHECK and check.requested_by_id == actor.pk:
+    if (
+        check is not None
+        and check.name == CHECK
+        and check.state == Job.State.DONE
+        and check.requested_by_id == actor.pk
+    ):
         kept = cache.get(_file_key(check.uuid))
     if kept is None:
         raise _problem(NOT_KEPT)
-    job = worksheet_job_start(
+    return worksheet_job_start(
         study=study,
         actor=actor,
         pseudonym=kept["rater"],
         filename=kept["filename"],
         data=kept["data"],
         dry_run=False,
+        checked_by=check,
     )
-    cache.delete(_file_key(check.uuid))
-    return job
 
 
 def worksheet_job_of(*, study: Study, job_uuid) -> Job | None:
@@ -141,13 +155,19 @@ def worksheet_job_run(*, job_id: int) -> None:
             "skipped": result.skipped,
             "dry_run": result.dry_run,
             "filename": kept["filename"],
+            "checked": kept.get("checked", ""),
         }
 
+    checked = None
     try:
-        job_execute(job_id=job.pk, work=work)
+        ended = job_execute(job_id=job.pk, work=work)
+        if ended is not None and ended.state == Job.State.DONE:
+            checked = ended.result.get("checked")
     finally:
         if job.name != CHECK:
-            cache.delete(key)  # imported or not, this file is used up
+            cache.delete(key)  # imported or not, this copy is used up
+    if checked:
+        cache.delete(_file_key(checked))  # "Import now" imports a checked file once
 
 
 def _problem_dict(row, column, message) -> dict:
