@@ -107,8 +107,9 @@ def test_only_the_person_who_checked_is_offered_import_now(client, study):
     assert "Import this file now" not in page.text
 
 
-# About a minute and a half of one core (most of it building the 9,999-case study): slow,
-# so a local `-m "not slow"` leaves it out; CI runs it.
+# Over 60 s of one core (about 90 s of CPU in the test's process, building the 9,999-case
+# study included, besides PostgreSQL's): slow, so a local `-m "not slow"` leaves it out;
+# CI runs it.
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_a_worksheet_one_row_short_of_the_limit_is_imported_by_its_job(client):
