@@ -3,6 +3,7 @@
 from celery import shared_task
 
 from .assignment_jobs import assignment_job_run
+from .worksheet_jobs import worksheet_job_run
 
 # Assign at 10,000 cases takes a few seconds; the limits stop a stuck run, whose
 # transaction is then undone.
@@ -17,3 +18,17 @@ ASSIGN_SOFT_LIMIT = 15 * 60
 )
 def assign_study(job_id: int) -> None:
     assignment_job_run(job_id=job_id)
+
+
+# A worksheet at the 20,000-row limit is checked and recorded in well under a minute.
+WORKSHEET_SOFT_LIMIT = 10 * 60
+
+
+@shared_task(
+    acks_late=True,
+    ignore_result=True,
+    soft_time_limit=WORKSHEET_SOFT_LIMIT,
+    time_limit=WORKSHEET_SOFT_LIMIT + 60,
+)
+def import_worksheet(job_id: int) -> None:
+    worksheet_job_run(job_id=job_id)

@@ -111,4 +111,14 @@ urlpatterns = [
     path("s/<slug:slug>/results/", results.results, name="results"),
     path("s/<slug:slug>/results/export/<str:fmt>/", results.export, name="export"),
     path("s/<slug:slug>/results/import/", results.worksheet_import, name="worksheet_import"),
+    path(
+        "s/<slug:slug>/results/import/<uuid:job_uuid>/",
+        results.worksheet_job,
+        name="worksheet_job",
+    ),
+    path(
+        "s/<slug:slug>/results/import/<uuid:job_uuid>/status/",
+        results.worksheet_job_status,
+        name="worksheet_job_status",
+    ),
 ]

@@ -1,7 +1,7 @@
 import os
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import task_prerun, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
@@ -19,3 +19,12 @@ def _yield_to_the_web(**kwargs):
 
     if settings.WORKER_NICENESS:
         os.nice(settings.WORKER_NICENESS)
+
+
+@task_prerun.connect
+def _heartbeat(**kwargs):
+    """A worker began a task: /healthz reads this to tell a consuming worker from a stalled
+    one (config/worker_health.py)."""
+    from config.worker_health import worker_consumed
+
+    worker_consumed()

@@ -17,6 +17,7 @@ class Job(models.Model):
         CASE_IMPORT = "case_import", "Case import"
         ASSIGN = "assign", "Assign"
         ANALYSIS = "analysis", "Analysis"
+        WORKSHEET_IMPORT = "worksheet_import", "Worksheet import"
 
     class State(models.TextChoices):
         RUNNING = "running", "Running"

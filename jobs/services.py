@@ -54,11 +54,18 @@ STOPPED: dict[str, str] = {
         "The assignment stopped before it finished; nothing was assigned. Press Assign again."
     ),
     Job.Kind.ANALYSIS: "The analysis stopped before it finished. Press Compute again.",
+    Job.Kind.WORKSHEET_IMPORT: (
+        "The worksheet import stopped before it finished; nothing was imported. Choose the "
+        "file again."
+    ),
 }
 SERVER_ERROR: dict[str, str] = {
     Job.Kind.CASE_IMPORT: "The import stopped on an error of the server; nothing was imported.",
     Job.Kind.ASSIGN: "The assignment stopped on an error of the server; nothing was assigned.",
     Job.Kind.ANALYSIS: "The analysis stopped on an error of the server.",
+    Job.Kind.WORKSHEET_IMPORT: (
+        "The worksheet import stopped on an error of the server; nothing was imported."
+    ),
 }
 
 

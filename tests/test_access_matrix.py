@@ -161,6 +161,8 @@ RULES = {
     "annotation:results": Rule("coordinator"),
     "annotation:export": Rule("coordinator"),
     "annotation:worksheet_import": Rule("coordinator", methods=POST_ONLY),
+    "annotation:worksheet_job": Rule("coordinator", methods=("GET",)),
+    "annotation:worksheet_job_status": Rule("coordinator", methods=("GET",)),
     # Adjudication: coordinators read the rules, the lead changes them (until opening);
     # the lead sends a case by hand and takes 7.3's switch.
     "studies:adjudication_rules": Rule(
@@ -306,6 +308,14 @@ def world(db):
     job = Job.objects.create(
         kind=Job.Kind.ASSIGN, study_id=study.pk, requested_by=people["lead"], state=Job.State.DONE
     )
+    worksheet = Job.objects.create(
+        kind=Job.Kind.WORKSHEET_IMPORT,
+        study_id=study.pk,
+        name="import",
+        requested_by=people["lead"],
+        state=Job.State.FAILED,
+        error="Row 2, column Total: the total is off.",
+    )
     analysis = Job.objects.create(
         kind=Job.Kind.ANALYSIS, study_id=study.pk, name="ranking@0", state=Job.State.DONE
     )
@@ -326,6 +336,7 @@ def world(db):
             for role in STUDY_RATERS
         },
         "analysis_job": analysis,
+        "worksheet_job": worksheet,
         "args": {
             "slug": study.slug,
             "item_uuid": item.uuid,
@@ -361,6 +372,8 @@ def _kwargs(world, name, pattern, role) -> dict:
             kwargs[arg] = world["token_hashes"][name]
         elif arg == "job_uuid" and name == "agreement:analysis_status":
             kwargs[arg] = world["analysis_job"].uuid  # its status answers for analyses only
+        elif arg == "job_uuid" and name.startswith("annotation:worksheet_job"):
+            kwargs[arg] = world["worksheet_job"].uuid  # worksheet jobs' pages answer for them
         else:
             kwargs[arg] = world["args"][arg]
     return kwargs

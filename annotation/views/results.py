@@ -1,17 +1,17 @@
 """Results: progress per test case, exports and the import of offline worksheets."""
 
-import secrets
-
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.cache import cache
+from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
 
-from annotation import worksheets
+from annotation import worksheet_jobs, worksheets
 from annotation.export_responses import export_response
 from annotation.selectors import case_progress_page
+from jobs.models import Job
 from studies import access
 from studies.models import Membership, Study
 from studies.selectors import profile_questions_of
@@ -83,66 +83,93 @@ def export(request, slug, fmt):
     return export_response(study=study, fmt=fmt, rater=request.GET.get("rater") or None)
 
 
-# A checked worksheet is kept on the server this long, for "Import now" after "Check only".
-CHECKED_SECONDS = 30 * 60
-
-
-def _checked_key(study: Study, user, token: str) -> str:
-    return f"worksheet-checked:{study.pk}:{user.pk}:{token}"
-
-
 @login_required
 @require_POST
 def worksheet_import(request, slug):
+    """Check or import an uploaded worksheet, or import a checked one ("Import now"), as a
+    job (``annotation.worksheet_jobs``); the job's page shows its progress, then how it
+    ended."""
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     pseudonyms = _pseudonyms(study)
     token = request.POST.get("checked", "")
-    if token:
-        # "Import now" after a check: the file the server kept, checked again in full.
-        kept = cache.get(_checked_key(study, request.user, token[:64]))
-        form = WorksheetImportForm(pseudonyms=pseudonyms)
-        if kept is None:
-            problems = [
-                worksheets.WorksheetProblem(
-                    None, None, "The checked file is no longer kept; choose it again."
-                )
-            ]
-            return _results_page(request, study, form=form, problems=problems, status=400)
-        pseudonym, filename, data = kept["rater"], kept["filename"], kept["data"]
-        dry_run = False
-    else:
-        form = WorksheetImportForm(request.POST, request.FILES, pseudonyms=pseudonyms)
-        if not form.is_valid():
-            return _results_page(request, study, form=form, status=400)
-        upload = form.cleaned_data["file"]
-        if upload.size > worksheets.MAX_BYTES:
-            problems = [worksheets.WorksheetProblem(None, None, "The file is larger than 5 MB.")]
-            return _results_page(request, study, form=form, problems=problems, status=400)
-        pseudonym, filename, data = form.cleaned_data["rater"], upload.name, upload.read()
-        dry_run = request.POST.get("action") == "check"
     try:
-        result = worksheets.worksheet_import(
-            study=study,
-            pseudonym=pseudonym,
-            filename=filename,
-            data=data,
-            actor=request.user,
-            dry_run=dry_run,
-        )
+        if token:
+            form = WorksheetImportForm(pseudonyms=pseudonyms)
+            job = worksheet_jobs.worksheet_checked_import_start(
+                study=study, actor=request.user, token=token[:64]
+            )
+        else:
+            form = WorksheetImportForm(request.POST, request.FILES, pseudonyms=pseudonyms)
+            if not form.is_valid():
+                return _results_page(request, study, form=form, status=400)
+            upload = form.cleaned_data["file"]
+            if upload.size > worksheets.MAX_BYTES:
+                raise worksheets.WorksheetError(
+                    [worksheets.WorksheetProblem(None, None, "The file is larger than 5 MB.")]
+                )
+            job = worksheet_jobs.worksheet_job_start(
+                study=study,
+                actor=request.user,
+                pseudonym=form.cleaned_data["rater"],
+                filename=upload.name,
+                data=upload.read(),
+                dry_run=request.POST.get("action") == "check",
+            )
     except worksheets.WorksheetError as error:
         return _results_page(request, study, form=form, problems=error.problems, status=400)
-    if dry_run:
-        token = secrets.token_urlsafe(16)
-        kept = {"rater": pseudonym, "filename": filename, "data": data}
-        cache.set(_checked_key(study, request.user, token), kept, CHECKED_SECONDS)
-        return _results_page(
-            request, study, form=form, checked=result, checked_token=token, checked_name=filename
+    return redirect("annotation:worksheet_job", slug=study.slug, job_uuid=job.uuid)
+
+
+def _worksheet_job(request, slug, job_uuid):
+    """The study (its coordinators only) and its worksheet job; 404 for another study's."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    job = worksheet_jobs.worksheet_job_of(study=study, job_uuid=job_uuid)
+    if job is None:
+        raise Http404
+    return study, job
+
+
+@login_required
+@require_GET
+def worksheet_job(request, slug, job_uuid):
+    """A running check or import's progress; once it has ended, the results page with what
+    was checked (and "Import now"), what was imported, or the problems."""
+    study, job = _worksheet_job(request, slug, job_uuid)
+    status, result, problems = worksheet_jobs.worksheet_job_outcome(job=job)
+    if status["state"] == Job.State.RUNNING:
+        return render(
+            request,
+            "studies/results/worksheet_progress.html",
+            {
+                "study": study,
+                "job": job,
+                "status": status,
+                "status_url": reverse("annotation:worksheet_job_status", args=[slug, job.uuid]),
+                "page_url": reverse("annotation:worksheet_job", args=[slug, job.uuid]),
+            },
         )
-    if token:
-        cache.delete(_checked_key(study, request.user, token[:64]))
+    if result is None:
+        return _results_page(request, study, problems=problems)
+    if result.dry_run:
+        mine = job.requested_by_id == request.user.pk
+        return _results_page(
+            request,
+            study,
+            checked=result,
+            checked_token=str(job.uuid) if mine else "",
+            checked_name=status["result"].get("filename", ""),
+        )
     messages.success(
         request,
         f"Imported {result.cases} test case{'s' if result.cases != 1 else ''} for "
         f"{result.rater} ({result.created} newly assigned, {result.updated} replaced).",
     )
     return redirect("annotation:results", slug=study.slug)
+
+
+@login_required
+@require_GET
+def worksheet_job_status(request, slug, job_uuid):
+    """The job's progress as JSON, for the page's script."""
+    _, job = _worksheet_job(request, slug, job_uuid)
+    return JsonResponse(worksheet_jobs.worksheet_job_status(job=job))

@@ -6,6 +6,7 @@ nothing. Offline raters read the responses in key order, so each rating's shown 
 key label and the assignment is recorded as not flipped.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from django.db import transaction
@@ -67,10 +68,21 @@ def worksheet_import(
     data: bytes,
     actor=None,
     dry_run: bool = False,
+    progress: Callable[[str, int, int, str], None] | None = None,
 ) -> ImportResult:
-    """Check a worksheet and, unless ``dry_run``, record it for the rater; all or nothing."""
+    """Check a worksheet and, unless ``dry_run``, record it for the rater; all or nothing.
+
+    ``progress(stage, done, total, message)`` is told when the check and the writing begin.
+    """
+    report = progress or (lambda stage, done, total, message: None)
     rater = _rater(study, pseudonym)
+    report("checking", 0, 1, "Checking the worksheet")
     cases, skipped = worksheet_parse(study=study, rater=rater, filename=filename, data=data)
+    plural = "s" if len(cases) != 1 else ""
+    if dry_run:
+        report("checking", 1, 1, f"Checked {len(cases)} test case{plural}; checking the design")
+    else:
+        report("writing", 0, len(cases), f"Recording {len(cases)} test case{plural}")
     assigned = set(
         rater.assignments.filter(test_case_id__in=[c.test_case_id for c in cases]).values_list(
             "test_case_id", flat=True

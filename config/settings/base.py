@@ -231,12 +231,29 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": 60 * 60,
 }
 CELERY_TASK_PUBLISH_RETRY = False
+# A worker outlives its broker: it waits for Redis at start-up and after losing it, however
+# long that takes (Celery's default gives up after 100 tries), and the Redis transport closes
+# a channel cleanly when Redis dies under an unacknowledged task (config/broker_transport.py).
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_BROKER_TRANSPORT = (
+    "config.broker_transport:Transport"
+    if CELERY_BROKER_URL.startswith(("redis://", "rediss://"))
+    else None
+)
+# A task that is running when the connection is lost runs to its end (its work is saved;
+# every task is idempotent): its message, if Redis kept it, comes back after the visibility
+# timeout and finds the work done. Cancelling it would lose the work of a long import when
+# Redis kept nothing.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 # Celery beat recomputes studies left stale, e.g. because the broker was down at submit time.
+# Queued every interval, the sweep also shows whether a worker consumes: /healthz reports a
+# worker "stalled" when work is queued and none began a task for longer than this.
+AGREEMENT_SWEEP_SECONDS = env.int("AGREEMENT_SWEEP_SECONDS", default=60)
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-agreement": {
         "task": "agreement.tasks.sweep_stale_studies",
-        "schedule": env.int("AGREEMENT_SWEEP_SECONDS", default=60),
+        "schedule": AGREEMENT_SWEEP_SECONDS,
     },
     # Erases the identities whose retention period has ended (studies.services.erasure).
     "purge-identities": {

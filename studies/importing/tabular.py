@@ -187,7 +187,7 @@ def iter_table(
     bounds = _Bounds(max_rows, max_columns, max_cell_chars)
     if kind == "text":
         return _read_text(data, bounds)
-    _check_archive(data, max_unpacked_bytes)
+    _check_archive(data, max_unpacked_bytes, max_cell_chars)
     return _read_excel(data, bounds, sheet_names)
 
 
@@ -475,12 +475,15 @@ def _sheet(workbook, preferred: Sequence[str]):
     return sheets[0]
 
 
-def _check_archive(data: Source, max_unpacked: int) -> None:
-    """Refuse a zip bomb from its directory, and any row too wide to be a spreadsheet's.
+def _check_archive(data: Source, max_unpacked: int, max_cell_chars: int) -> None:
+    """Refuse a zip bomb from its directory, any row too wide to be a spreadsheet's, and a
+    shared text longer than a cell may hold.
 
     zipfile stops reading an entry at the size its directory gives, so the directory bounds
     the work; each part is then streamed through expat once, without building a tree,
-    because openpyxl builds each row whole in memory before it hands it over.
+    because openpyxl builds each row whole in memory before it hands it over. A shared text
+    is stored once and may be shown by every cell: one of megabytes in a small file would be
+    copied into each row read before the row's bound refused it.
     """
     try:
         with source_open(data) as stream, zipfile.ZipFile(stream) as archive:
@@ -495,39 +498,75 @@ def _check_archive(data: Source, max_unpacked: int) -> None:
                 )
             for entry in entries:
                 with archive.open(entry) as part:
-                    _scan_part(part)
+                    _scan_part(part, max_cell_chars)
     except _UNREADABLE:
         _refuse(None, None, NOT_A_WORKBOOK)
+    except _SharedTextTooLong:
+        _refuse(
+            None,
+            None,
+            f"The workbook holds a text of more than {max_cell_chars:,} characters, more "
+            "than a cell may hold.",
+        )
 
 
 class _Impossible(Exception):
     """A part no spreadsheet program writes: a row past Excel's last, too wide, a DTD."""
 
 
-def _scan_part(part) -> None:
-    """Stream one part: no DTD (entity tricks), rows and columns within Excel's limits."""
-    parser = expat.ParserCreate(namespace_separator="}")
-    cells = 0
+class _SharedTextTooLong(Exception):
+    """A shared string (``<si>`` of sharedStrings.xml) longer than a cell may hold."""
 
-    def start(name, attributes):
-        nonlocal cells
+
+class _PartScan:
+    """expat's handlers for one part: no DTD (entity tricks), rows and columns within
+    Excel's limits, no shared text (``<si>``) longer than a cell may hold."""
+
+    def __init__(self, max_cell_chars: int):
+        self.max_cell_chars = max_cell_chars
+        self.cells = 0
+        self.shared: int | None = None  # characters of the shared text being read, if in one
+
+    def start(self, name, attributes):
         local = name.rpartition("}")[2]
-        if local == "row":
-            cells = 0
+        if local == "si":
+            self.shared = 0
+        elif local == "row":
+            self.cells = 0
             # openpyxl fills the gap up to a row's number with blank rows, one by one.
             number = attributes.get("r", "")
             if number.isdigit() and int(number) > EXCEL_ROWS:
                 raise _Impossible
         elif local == "c":
-            cells += 1
-            if cells > EXCEL_COLUMNS:
+            self.cells += 1
+            if self.cells > EXCEL_COLUMNS:
                 raise _Impossible
 
+    def end(self, name):
+        if name.rpartition("}")[2] == "si":
+            self.shared = None
+
+    def text(self, data):
+        if self.shared is not None:
+            self.shared += len(data)
+            if self.shared > self.max_cell_chars:
+                raise _SharedTextTooLong
+
+    @staticmethod
     def doctype(*_args):
         raise _Impossible
 
-    parser.StartElementHandler = start
-    parser.StartDoctypeDeclHandler = doctype
+
+def _scan_part(part, max_cell_chars: int) -> None:
+    """Stream one part through ``_PartScan``; refuse the workbook if it finds what no
+    spreadsheet program writes."""
+    parser = expat.ParserCreate(namespace_separator="}")
+    parser.buffer_text = True  # a long text comes in few pieces
+    scan = _PartScan(max_cell_chars)
+    parser.StartElementHandler = scan.start
+    parser.EndElementHandler = scan.end
+    parser.CharacterDataHandler = scan.text
+    parser.StartDoctypeDeclHandler = scan.doctype
     try:
         while chunk := part.read(64 * 1024):
             parser.Parse(chunk, False)

@@ -417,28 +417,38 @@ def test_import_page_permissions(client, study, lead, rater, stranger):
     assert Rating.objects.filter(assignment__rater__pseudonym="R-01").count() == 2
 
 
+def job_page(client, response):
+    """The page of the job a POST started (it ran inside the request: ``JOBS_RUN`` inline)."""
+    assert response.status_code == 302, response.status_code
+    assert "/results/import/" in response["Location"]
+    return client.get(response["Location"])
+
+
 def test_import_page_lists_problems_and_checks_before_importing(client, study, lead):
     client.force_login(lead)
-    response = upload(client, study, BAD_FILES["total off"][0])
-    assert response.status_code == 400
-    assert "Nothing was imported." in response.text
-    assert "Row 2, column Total: The total is 16 but the scores add up to 15." in response.text
-    response = upload(client, study, csv_bytes(HEADER, GOOD_A, GOOD_B), action="check")
-    assert response.status_code == 200
-    assert "is fine: 1 test case for R-01" in response.text
+    page = job_page(client, upload(client, study, BAD_FILES["total off"][0]))
+    assert page.status_code == 200
+    assert "Nothing was imported." in page.text
+    assert "Row 2, column Total: The total is 16 but the scores add up to 15." in page.text
+    page = job_page(
+        client, upload(client, study, csv_bytes(HEADER, GOOD_A, GOOD_B), action="check")
+    )
+    assert page.status_code == 200
+    assert "is fine: 1 test case for R-01" in page.text
     assert not Rating.objects.exists()
-    response = upload(client, study, csv_bytes(HEADER, GOOD_A, GOOD_B))
-    assert response.status_code == 302
-    page = client.get(response["Location"])
-    assert "Imported 1 test case for R-01" in page.text
+    page = job_page(client, upload(client, study, csv_bytes(HEADER, GOOD_A, GOOD_B)))
+    assert page.status_code == 302
+    assert "Imported 1 test case for R-01" in client.get(page["Location"]).text
 
 
 def test_check_only_keeps_the_file_for_import_now_which_checks_it_again(client, study, lead):
     client.force_login(lead)
-    response = upload(client, study, csv_bytes(HEADER, GOOD_A, GOOD_B), action="check")
-    token = response.context["checked_token"]
-    assert token and f'name="checked" value="{token}"' in response.text
-    assert "Import this file now for R-01" in response.text and not Rating.objects.exists()
+    page = job_page(
+        client, upload(client, study, csv_bytes(HEADER, GOOD_A, GOOD_B), action="check")
+    )
+    token = page.context["checked_token"]
+    assert token and f'name="checked" value="{token}"' in page.text
+    assert "Import this file now for R-01" in page.text and not Rating.objects.exists()
     url = reverse("annotation:worksheet_import", args=[study.slug])
     # Another coordinator cannot use the token; nor can a made-up one.
     other = coordinator_of(study)
@@ -450,12 +460,11 @@ def test_check_only_keeps_the_file_for_import_now_which_checks_it_again(client, 
     assert response.status_code == 400 and "no longer kept" in response.text
     # Checked again on import: a rater paused since the check is refused.
     Membership.objects.filter(study=study, pseudonym="R-01").update(status="paused")
-    response = client.post(url, {"checked": token})
-    assert response.status_code == 400 and "R-01 is paused" in response.text
+    page = job_page(client, client.post(url, {"checked": token}))
+    assert "Nothing was imported." in page.text and "R-01 is paused" in page.text
     assert not Rating.objects.exists()
     Membership.objects.filter(study=study, pseudonym="R-01").update(status="active")
-    response = client.post(url, {"checked": token})
-    assert response.status_code == 302
+    assert job_page(client, client.post(url, {"checked": token})).status_code == 302
     assert Rating.objects.filter(assignment__rater__pseudonym="R-01").count() == 2
     assert client.post(url, {"checked": token}).status_code == 400  # used once
 

@@ -1,22 +1,37 @@
 """Health checks: /healthz/live answers whenever the process does; /healthz/ready (and its
-alias /healthz) is 200 when the database answers and 503 when not, the broker only reported."""
+alias /healthz) is 200 when the database answers and 503 when not, the broker and the workers
+only reported."""
 
 import json
 import os
 import subprocess
 import sys
+import uuid
 from unittest import mock
 
 import pytest
+import redis
 from django.db import OperationalError, connections
 from django.urls import reverse
 
+from config.worker_health import CONSUMED_KEY, worker_consumed
 from tests.processes import ROOT, manage, subprocess_database_url
 
 from ..factories import UserFactory
 
 CLOSED_PORT = "127.0.0.1:1"
-READY = {"database": "ok", "broker": "ok"}
+READY = {"database": "ok", "broker": "ok", "worker": "ok"}
+
+
+@pytest.fixture(autouse=True)
+def queue(settings):
+    """A queue of the test's own, and no worker heartbeat yet: what other tests queued or
+    consumed does not count here."""
+    settings.CELERY_TASK_DEFAULT_QUEUE = f"concord-health-{uuid.uuid4().hex[:8]}"
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    client.delete(CONSUMED_KEY)
+    yield client, settings.CELERY_TASK_DEFAULT_QUEUE
+    client.delete(CONSUMED_KEY, settings.CELERY_TASK_DEFAULT_QUEUE)
 
 
 @pytest.fixture
@@ -64,12 +79,42 @@ def test_only_reads(client, db, name):
 @pytest.mark.parametrize("name", ["healthz_ready", "healthz"])
 def test_database_down_is_not_ready(client, db, database_down, name):
     response = client.get(reverse(name))
-    assert (response.status_code, response.json()) == (503, {"database": "down", "broker": "ok"})
+    assert (response.status_code, response.json()) == (
+        503,
+        {"database": "down", "broker": "ok", "worker": "ok"},
+    )
 
 
 def test_broker_down_is_reported_but_still_ready(client, db, broker_down):
     response = client.get(reverse("healthz_ready"))
-    assert (response.status_code, response.json()) == (200, {"database": "ok", "broker": "down"})
+    assert (response.status_code, response.json()) == (
+        200,
+        {"database": "ok", "broker": "down", "worker": "unknown"},
+    )
+
+
+def test_queued_work_that_no_worker_began_is_a_stalled_worker_but_still_ready(client, db, queue):
+    redis_client, name = queue
+    redis_client.rpush(name, "{}")  # a message no worker took
+    response = client.get(reverse("healthz_ready"))
+    assert (response.status_code, response.json()) == (200, READY | {"worker": "stalled"})
+
+
+def test_queued_work_is_fine_while_a_worker_began_a_task_within_the_sweep_interval(
+    client, db, queue, settings
+):
+    redis_client, name = queue
+    redis_client.rpush(name, "{}")
+    worker_consumed()
+    assert client.get(reverse("healthz_ready")).json() == READY
+    # The heartbeat lives one sweep interval, on Redis's clock.
+    assert 0 < redis_client.ttl(CONSUMED_KEY) <= settings.AGREEMENT_SWEEP_SECONDS
+
+
+def test_an_idle_worker_with_nothing_queued_is_fine(client, db, queue):
+    redis_client, _ = queue
+    assert not redis_client.exists(CONSUMED_KEY)
+    assert client.get(reverse("healthz_ready")).json() == READY
 
 
 def probe(path, **variables):
@@ -78,6 +123,7 @@ def probe(path, **variables):
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
         "DATABASE_URL": subprocess_database_url(),
+        "CELERY_QUEUE": f"concord-health-{uuid.uuid4().hex[:8]}",
         **variables,
     }
     script = (
@@ -93,7 +139,10 @@ def probe(path, **variables):
 @pytest.mark.django_db
 def test_a_really_unreachable_database_is_not_ready_but_live():
     unreachable = {"DATABASE_URL": f"postgres://postgres:postgres@{CLOSED_PORT}/none"}
-    assert probe("/healthz/ready", **unreachable) == (503, {"database": "down", "broker": "ok"})
+    assert probe("/healthz/ready", **unreachable) == (
+        503,
+        {"database": "down", "broker": "ok", "worker": "ok"},
+    )
     assert probe("/healthz/live", **unreachable) == (200, {"status": "ok"})
 
 

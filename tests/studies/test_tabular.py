@@ -8,7 +8,13 @@ import pytest
 from openpyxl import Workbook
 
 from studies.errors import ApplicationError
-from studies.importing.tabular import TableError, TableProblem, column_letter, read_table
+from studies.importing.tabular import (
+    TableError,
+    TableProblem,
+    TableRow,
+    column_letter,
+    read_table,
+)
 
 
 def rows_of(filename: str, data: bytes, **bounds) -> list[tuple[int, list[str]]]:
@@ -35,14 +41,15 @@ def xlsx(sheets: dict[str, list[list]]) -> bytes:
     return buffer.getvalue()
 
 
-def with_sheet_xml(data: bytes, rewrite) -> bytes:
-    """The workbook with its first sheet's XML passed through ``rewrite``."""
+def with_sheet_xml(data: bytes, rewrite, part: str = "xl/worksheets/sheet1.xml") -> bytes:
+    """The workbook with its first sheet's XML (or another ``part``) passed through
+    ``rewrite``."""
     source = zipfile.ZipFile(io.BytesIO(data))
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as target:
         for entry in source.infolist():
             content = source.read(entry)
-            if entry.filename == "xl/worksheets/sheet1.xml":
+            if entry.filename == part:
                 content = rewrite(content.decode()).encode()
             target.writestr(entry.filename, content)
     return buffer.getvalue()
@@ -303,6 +310,65 @@ def test_a_zip_bomb_is_refused_from_the_zip_directory():
     )
     assert len(data) < 1024 * 1024
     assert refusal("w.xlsx", data).message.startswith("The workbook unpacks to more than 64 MB")
+
+
+def with_shared_text(text: str, rows: int) -> bytes:
+    """A workbook whose sheet has ``rows`` rows, each one cell showing one shared ``text``
+    (as Excel stores text; openpyxl writes it inline)."""
+    sst = (
+        '<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="1" '
+        f'uniqueCount="1"><si><t>{text}</t></si></sst>'
+    )
+    parts = {
+        "xl/sharedStrings.xml": lambda xml: sst,
+        "xl/worksheets/sheet1.xml": lambda xml: xml.replace(
+            "</sheetData>",
+            "".join(
+                f'<row r="{n}"><c r="A{n}" t="s"><v>0</v></c></row>' for n in range(1, rows + 1)
+            )
+            + "</sheetData>",
+        ),
+        "[Content_Types].xml": lambda xml: xml.replace(
+            "</Types>",
+            '<Override PartName="/xl/sharedStrings.xml" ContentType="application/'
+            'vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>',
+        ),
+        "xl/_rels/workbook.xml.rels": lambda xml: xml.replace(
+            "</Relationships>",
+            '<Relationship Id="rIdShared" Type="http://schemas.openxmlformats.org/'
+            'officeDocument/2006/relationships/sharedStrings" Target="sharedStrings.xml"/>'
+            "</Relationships>",
+        ),
+    }
+    source = zipfile.ZipFile(io.BytesIO(xlsx({"S": []})))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as target:
+        for entry in source.infolist():
+            content = source.read(entry).decode()
+            target.writestr(entry.filename, parts.pop(entry.filename, lambda xml: xml)(content))
+        for name, rewrite in parts.items():
+            target.writestr(name, rewrite(""))
+    return buffer.getvalue()
+
+
+def test_one_huge_shared_text_shown_by_every_row_is_refused_before_any_row_is_read():
+    # 150,000 rows that each show one shared text of 4 million characters: a small file
+    # whose rows, read one by one, would each copy the text before being refused.
+    data = with_shared_text("x" * 4_000_000, rows=150_000)
+    assert len(data) < 3 * 1024 * 1024
+    problem = refusal("w.xlsx", data)
+    # The archive's check, not a row's bound (the first row, or row 20,001), refused it.
+    assert (problem.row, problem.column) == (None, None)
+    assert problem.message.startswith("The workbook holds a text of more than 200,000 characters")
+
+
+def test_a_shared_text_a_cell_may_hold_is_read():
+    data = with_shared_text("x" * 1_000, rows=2)
+    assert read_table(filename="w.xlsx", data=data, max_cell_chars=1_000) == [
+        TableRow(number=1, line=1, cells=["x" * 1_000]),
+        TableRow(number=2, line=2, cells=["x" * 1_000]),
+    ]
+    assert "more than 999 characters" in refusal("w.xlsx", data, max_cell_chars=999).message
 
 
 def test_a_row_wider_than_excel_allows_is_refused_before_it_is_built():
