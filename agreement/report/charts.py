@@ -290,24 +290,32 @@ def alpha_chart(result: dict, *, layout: str = "wide") -> dict:
     }
 
 
-SPARK_WIDTH = 220
-SPARK_HEIGHT = 60
-SPARK_PAD = 6
+SPARK_WIDTH = 260
+SPARK_HEIGHT = 140
+SPARK_PAD = 8
+# Room for the y-axis labels on the left and the x-axis labels underneath.
+SPARK_AXIS = 34
+SPARK_FOOT = 18
 
 
 def accuracy_chart(series: list, *, threshold: float) -> dict | None:
     """A rater's running gold accuracy after each gold item, with the pass line, as
-    coordinates for a small inline SVG (0% at the bottom, 100% at the top)."""
+    coordinates for a small inline SVG: a y-axis from 0% at the bottom to 100% at the top,
+    labelled, and the gold items numbered along the x-axis."""
     points = [value for value in series if value is not None]
     if not points:
         return None
-    inner_w, inner_h = SPARK_WIDTH - 2 * SPARK_PAD, SPARK_HEIGHT - 2 * SPARK_PAD
-    step = inner_w / max(len(points) - 1, 1)
+    left, right = SPARK_AXIS, SPARK_WIDTH - SPARK_PAD
+    top, bottom = SPARK_PAD, SPARK_HEIGHT - SPARK_FOOT
+    step = (right - left) / max(len(points) - 1, 1)
 
     def y(value: float) -> float:
-        return round(SPARK_PAD + (1 - value) * inner_h, 1)
+        return round(top + (1 - value) * (bottom - top), 1)
 
-    coords = [(round(SPARK_PAD + i * step, 1), y(v)) for i, v in enumerate(points)]
+    coords = [(round(left + i * step, 1), y(v)) for i, v in enumerate(points)]
+    # The first and the last gold item numbered, and a few between when there is room.
+    every = max(1, math.ceil(len(points) / 6))
+    numbered = sorted({*range(0, len(points), every), len(points) - 1})
     return {
         "width": SPARK_WIDTH,
         "height": SPARK_HEIGHT,
@@ -316,33 +324,57 @@ def accuracy_chart(series: list, *, threshold: float) -> dict | None:
             {"x": px, "y": py, "value": v} for (px, py), v in zip(coords, points, strict=True)
         ],
         "threshold_y": y(threshold),
-        "left": SPARK_PAD,
-        "right": SPARK_WIDTH - SPARK_PAD,
+        "left": left,
+        "right": right,
+        "top": top,
+        "bottom": bottom,
+        "y_ticks": [{"label": f"{share}%", "y": y(share / 100)} for share in (0, 50, 100)],
+        "x_ticks": [{"label": i + 1, "x": coords[i][0]} for i in numbered],
+        "label_x": left - 4,
+        "label_y": SPARK_HEIGHT - 4,
         "last": points[-1],
     }
 
 
 def time_chart(bins: list[int], *, edges, threshold: float) -> dict | None:
     """Bars of a rater's timed cases per band of seconds (the last band open-ended), the
-    bands under the time threshold marked, for a small inline SVG."""
+    bands under the time threshold marked, each bar with its count, for a small inline SVG
+    with a y-axis of cases."""
     if not bins or not sum(bins):
         return None
-    inner_h = SPARK_HEIGHT - 2 * SPARK_PAD - 12
-    width = (SPARK_WIDTH - 2 * SPARK_PAD) / len(bins)
+    left, right = SPARK_AXIS, SPARK_WIDTH - SPARK_PAD
+    # Room above the tallest bar for its count.
+    top, bottom = SPARK_PAD + 12, SPARK_HEIGHT - SPARK_FOOT
+    width = (right - left) / len(bins)
     tallest = max(bins)
     bars = []
     for index, count in enumerate(bins):
-        height = round(inner_h * count / tallest, 1)
+        height = round((bottom - top) * count / tallest, 1)
         bars.append(
             {
-                "x": round(SPARK_PAD + index * width + 1, 1),
-                "y": round(SPARK_PAD + inner_h - height, 1),
+                "x": round(left + index * width + 1, 1),
+                "y": round(bottom - height, 1),
                 "width": round(width - 2, 1),
                 "height": height,
                 "count": count,
+                "count_y": round(bottom - height - 3, 1),
                 "label": f"{edges[index]}+" if index == len(bins) - 1 else f"{edges[index]}",
-                "label_x": round(SPARK_PAD + index * width + width / 2, 1),
+                "label_x": round(left + index * width + width / 2, 1),
                 "fast": edges[index] < threshold,
             }
         )
-    return {"width": SPARK_WIDTH, "height": SPARK_HEIGHT, "bars": bars, "label_y": SPARK_HEIGHT - 2}
+    return {
+        "width": SPARK_WIDTH,
+        "height": SPARK_HEIGHT,
+        "bars": bars,
+        "left": left,
+        "right": right,
+        "top": top,
+        "bottom": bottom,
+        "y_ticks": [
+            {"label": value, "y": round(bottom - (bottom - top) * value / tallest, 1)}
+            for value in sorted({0, tallest})
+        ],
+        "label_x": left - 4,
+        "label_y": SPARK_HEIGHT - 4,
+    }
