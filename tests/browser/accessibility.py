@@ -8,16 +8,17 @@ _axe = Axe()
 BLOCKING = {"serious", "critical"}
 
 
-def assert_accessible(page, *, name: str = ""):
+def assert_accessible(page, *, name: str = "", every_impact: bool = False):
+    """No serious or critical axe violation; with ``every_impact``, none at all."""
     results = _axe.run(page, options={"resultTypes": ["violations"]})
     violations = results.response["violations"]
-    blocking = [v for v in violations if v.get("impact") in BLOCKING]
+    blocking = [v for v in violations if every_impact or v.get("impact") in BLOCKING]
     detail = "\n".join(
         f"{v['id']} ({v['impact']}): {v['help']} — "
         + "; ".join(f"{node['target']} {node['html'][:120]}" for node in v["nodes"][:5])
         for v in blocking
     )
-    assert not blocking, f"axe found serious violations on {name or page.url}:\n{detail}"
+    assert not blocking, f"axe found violations on {name or page.url}:\n{detail}"
 
 
 def assert_fits(page, width: int = 375):
