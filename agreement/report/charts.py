@@ -134,20 +134,86 @@ def grouped_bars(groups: list[str], series: list[dict], *, label: str) -> str:
     return _svg(height, label, body)
 
 
-def histogram(values: list[float], *, label: str, bins: int = 15, unit: str = "") -> str:
-    """A histogram of per-case values with a dashed line at 0."""
+def _nice_step(raw: float) -> float:
+    """The smallest of 1, 2, 2.5 and 5 times a power of ten that is at least ``raw``."""
+    magnitude = 10 ** math.floor(math.log10(raw))
+    return next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw - 1e-12)
+
+
+def histogram_bins(values: list[float], *, max_bins: int = 15) -> dict:
+    """Bins of round width over the values' own range: the edges are multiples of the width,
+    the axis starts near the smallest value (not at 0 unless 0 is in range), and a value on
+    an edge falls in the bin that starts there. Bins are never finer than the values' own
+    resolution (whole or half points), so no empty bin sits between two possible values."""
+    low, high = min(values), max(values)
+    step = _nice_step((high - low) / max_bins) if high > low else 1.0
+    for resolution in (1.0, 0.5):
+        if all(float(v / resolution).is_integer() for v in values):
+            step = max(step, resolution)
+            break
+    first = math.floor(low / step + 1e-9) * step
+    count = max(1, math.floor((high - first) / step + 1e-9) + 1)
+    edges = [round(first + i * step, 10) for i in range(count + 1)]
+    counts = [0] * count
+    for v in values:
+        counts[min(max(math.floor((v - first) / step + 1e-9), 0), count - 1)] += 1
+    return {"edges": edges, "counts": counts, "step": step}
+
+
+def histogram(values: list[float], *, label: str, x_label: str = "") -> str:
+    """A histogram of per-case values over their own range, the bin edges labelled with
+    round numbers, a count axis, and a dashed line at 0 when 0 is within the range."""
     values = [v for v in values if v is not None]
     if not values:
         return _svg(60, label, ['<text x="10" y="30">No paired cases yet.</text>'])
-    low, high = min(values + [0.0]), max(values + [0.0])
-    if high == low:
-        high = low + 1
-    width = (high - low) / bins
-    counts = [0] * bins
-    for v in values:
-        counts[min(int((v - low) / width), bins - 1)] += 1
-    groups = [_fmt(round(low + width * (i + 0.5), 2)) for i in range(bins)]
-    return grouped_bars(groups, [{"name": f"cases{unit}", "counts": counts}], label=label)
+    bins = histogram_bins(values)
+    edges, counts = bins["edges"], bins["counts"]
+    left, plot_height = 50, 150
+    height = TOP + plot_height + BOTTOM + (16 if x_label else 0)
+    plot = WIDTH - left - RIGHT
+    base = TOP + plot_height
+    low, high = edges[0], edges[-1]
+    peak = max(counts)
+
+    def x(v: float) -> float:
+        return round(left + (v - low) / (high - low) * plot, 1)
+
+    body = [f'<line x1="{left}" x2="{WIDTH - RIGHT}" y1="{base}" y2="{base}" stroke="#999"/>']
+    for tick in _ticks(0, peak, 4):
+        if tick != int(tick):
+            continue
+        y = round(base - tick / peak * plot_height, 1)
+        body.append(
+            f'<line x1="{left}" x2="{WIDTH - RIGHT}" y1="{y}" y2="{y}" stroke="#eee"/>'
+            f'<text x="{left - 6}" y="{y + 4}" text-anchor="end">{_fmt(tick)}</text>'
+        )
+    for index, count in enumerate(counts):
+        h = round(count / peak * plot_height, 1)
+        a, b = edges[index], edges[index + 1]
+        body.append(
+            f'<rect x="{x(a) + 1}" y="{round(base - h, 1)}" width="{round(x(b) - x(a) - 2, 1)}" '
+            f'height="{h}" fill="{PALETTE[0]}"><title>[{_fmt(a)}, {_fmt(b)}): '
+            f"{count} case{'' if count == 1 else 's'}</title></rect>"
+        )
+    # Every edge labelled while they fit (about 36 px apart), else every other one.
+    every = 1 if plot / max(len(counts), 1) >= 36 else 2
+    for index, edge in enumerate(edges):
+        if index % every == 0 or index == len(edges) - 1:
+            body.append(
+                f'<text x="{x(edge)}" y="{base + 14}" text-anchor="middle">{_fmt(edge)}</text>'
+            )
+    if low <= 0 <= high:
+        body.append(
+            f'<line x1="{x(0)}" x2="{x(0)}" y1="{TOP - 6}" y2="{base}" stroke="#b03a2e" '
+            f'stroke-dasharray="4 3" data-zero/>'
+            f'<text x="{x(0)}" y="{TOP - 9}" text-anchor="middle" fill="#b03a2e">0</text>'
+        )
+    if x_label:
+        body.append(
+            f'<text x="{left + plot / 2}" y="{base + 32}" text-anchor="middle">'
+            f"{escape(x_label)}</text>"
+        )
+    return _svg(height, label, body)
 
 
 def scatter(
@@ -290,24 +356,32 @@ def alpha_chart(result: dict, *, layout: str = "wide") -> dict:
     }
 
 
-SPARK_WIDTH = 220
-SPARK_HEIGHT = 60
-SPARK_PAD = 6
+SPARK_WIDTH = 260
+SPARK_HEIGHT = 140
+SPARK_PAD = 8
+# Room for the y-axis labels on the left and the x-axis labels underneath.
+SPARK_AXIS = 34
+SPARK_FOOT = 18
 
 
 def accuracy_chart(series: list, *, threshold: float) -> dict | None:
     """A rater's running gold accuracy after each gold item, with the pass line, as
-    coordinates for a small inline SVG (0% at the bottom, 100% at the top)."""
+    coordinates for a small inline SVG: a y-axis from 0% at the bottom to 100% at the top,
+    labelled, and the gold items numbered along the x-axis."""
     points = [value for value in series if value is not None]
     if not points:
         return None
-    inner_w, inner_h = SPARK_WIDTH - 2 * SPARK_PAD, SPARK_HEIGHT - 2 * SPARK_PAD
-    step = inner_w / max(len(points) - 1, 1)
+    left, right = SPARK_AXIS, SPARK_WIDTH - SPARK_PAD
+    top, bottom = SPARK_PAD, SPARK_HEIGHT - SPARK_FOOT
+    step = (right - left) / max(len(points) - 1, 1)
 
     def y(value: float) -> float:
-        return round(SPARK_PAD + (1 - value) * inner_h, 1)
+        return round(top + (1 - value) * (bottom - top), 1)
 
-    coords = [(round(SPARK_PAD + i * step, 1), y(v)) for i, v in enumerate(points)]
+    coords = [(round(left + i * step, 1), y(v)) for i, v in enumerate(points)]
+    # The first and the last gold item numbered, and a few between when there is room.
+    every = max(1, math.ceil(len(points) / 6))
+    numbered = sorted({*range(0, len(points), every), len(points) - 1})
     return {
         "width": SPARK_WIDTH,
         "height": SPARK_HEIGHT,
@@ -316,33 +390,57 @@ def accuracy_chart(series: list, *, threshold: float) -> dict | None:
             {"x": px, "y": py, "value": v} for (px, py), v in zip(coords, points, strict=True)
         ],
         "threshold_y": y(threshold),
-        "left": SPARK_PAD,
-        "right": SPARK_WIDTH - SPARK_PAD,
+        "left": left,
+        "right": right,
+        "top": top,
+        "bottom": bottom,
+        "y_ticks": [{"label": f"{share}%", "y": y(share / 100)} for share in (0, 50, 100)],
+        "x_ticks": [{"label": i + 1, "x": coords[i][0]} for i in numbered],
+        "label_x": left - 4,
+        "label_y": SPARK_HEIGHT - 4,
         "last": points[-1],
     }
 
 
 def time_chart(bins: list[int], *, edges, threshold: float) -> dict | None:
     """Bars of a rater's timed cases per band of seconds (the last band open-ended), the
-    bands under the time threshold marked, for a small inline SVG."""
+    bands under the time threshold marked, each bar with its count, for a small inline SVG
+    with a y-axis of cases."""
     if not bins or not sum(bins):
         return None
-    inner_h = SPARK_HEIGHT - 2 * SPARK_PAD - 12
-    width = (SPARK_WIDTH - 2 * SPARK_PAD) / len(bins)
+    left, right = SPARK_AXIS, SPARK_WIDTH - SPARK_PAD
+    # Room above the tallest bar for its count.
+    top, bottom = SPARK_PAD + 12, SPARK_HEIGHT - SPARK_FOOT
+    width = (right - left) / len(bins)
     tallest = max(bins)
     bars = []
     for index, count in enumerate(bins):
-        height = round(inner_h * count / tallest, 1)
+        height = round((bottom - top) * count / tallest, 1)
         bars.append(
             {
-                "x": round(SPARK_PAD + index * width + 1, 1),
-                "y": round(SPARK_PAD + inner_h - height, 1),
+                "x": round(left + index * width + 1, 1),
+                "y": round(bottom - height, 1),
                 "width": round(width - 2, 1),
                 "height": height,
                 "count": count,
+                "count_y": round(bottom - height - 3, 1),
                 "label": f"{edges[index]}+" if index == len(bins) - 1 else f"{edges[index]}",
-                "label_x": round(SPARK_PAD + index * width + width / 2, 1),
+                "label_x": round(left + index * width + width / 2, 1),
                 "fast": edges[index] < threshold,
             }
         )
-    return {"width": SPARK_WIDTH, "height": SPARK_HEIGHT, "bars": bars, "label_y": SPARK_HEIGHT - 2}
+    return {
+        "width": SPARK_WIDTH,
+        "height": SPARK_HEIGHT,
+        "bars": bars,
+        "left": left,
+        "right": right,
+        "top": top,
+        "bottom": bottom,
+        "y_ticks": [
+            {"label": value, "y": round(bottom - (bottom - top) * value / tallest, 1)}
+            for value in sorted({0, tallest})
+        ],
+        "label_x": left - 4,
+        "label_y": SPARK_HEIGHT - 4,
+    }

@@ -97,6 +97,7 @@ def _differences_chart(comparison: dict) -> str | None:
     return histogram(
         first["differences"],
         label=f"Per test case: total of {first['second']} minus total of {first['first']}",
+        x_label=f"total of {first['second']} minus total of {first['first']} (points)",
     )
 
 

@@ -47,7 +47,12 @@ from studies import access
 from studies.errors import ApplicationError
 from studies.models import Membership
 from studies.selectors import adjudication_rules_table
-from studies.services import RATER_ACTIONS, rater_status_change
+from studies.services import (
+    RATER_ACTION_LABELS,
+    RATER_ACTIONS,
+    rater_actions_available,
+    rater_status_change,
+)
 
 
 @login_required
@@ -199,11 +204,19 @@ def _quality_context(study, *, can_act: bool, form_errors: dict[str, str]) -> di
 def _rater_row(membership, check, dismissed: set[str], *, rules, error) -> dict:
     """One rater's checks, open and dismissed flags and evidence charts."""
     quality = (check or {}).get("quality")
+    open_flags = _open_flags(check or {}, dismissed)
     return {
         "membership": membership,
+        # Only what would change something: no "Pause" for a rater already paused.
+        "actions": [
+            (action, RATER_ACTION_LABELS[action])
+            for action in rater_actions_available(
+                status=membership.status, has_open_flags=bool(open_flags)
+            )
+        ],
         "excluded": membership.status == Membership.Status.EXCLUDED,
         "check": check,
-        "open_flags": _open_flags(check or {}, dismissed),
+        "open_flags": open_flags,
         "dismissed": [f for f in (check or {}).get("flags", []) if f in dismissed],
         "quality": quality,
         "chart": accuracy_chart(quality["gold"]["series"], threshold=rules.gold_pass_share)

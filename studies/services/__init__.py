@@ -31,8 +31,10 @@ from .lifecycle import (
     transitions_available,
 )
 from .membership import (
+    RATER_ACTION_LABELS,
     RATER_ACTIONS,
     membership_add,
+    rater_actions_available,
     rater_add,
     rater_pause_automatic,
     rater_status_change,
@@ -63,6 +65,7 @@ __all__ = [
     "ASSIGNMENT_FIELDS",
     "PROTOCOL_FIELDS",
     "PROTOCOL_FIELD_LABELS",
+    "RATER_ACTION_LABELS",
     "RATER_ACTIONS",
     "rater_pause_automatic",
     "RUBRIC_FROZEN",
@@ -83,6 +86,7 @@ __all__ = [
     "dimension_save",
     "membership_add",
     "rater_add",
+    "rater_actions_available",
     "rater_status_change",
     "rubric_copy",
     "rubric_create_from_preset",

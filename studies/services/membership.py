@@ -60,6 +60,25 @@ RATER_ACTIONS = {
     # Reviewed and found fine: the rater's status stays; the flags dismissed are recorded.
     "dismiss": (None, StudyEvent.Kind.RATER_FLAG_DISMISSED),
 }
+RATER_ACTION_LABELS = {
+    "pause": "Pause",
+    "retrain": "Send to retraining",
+    "exclude": "Exclude from analysis",
+    "reinstate": "Reinstate",
+    "dismiss": "Dismiss the open flags",
+}
+
+
+def rater_actions_available(*, status: str, has_open_flags: bool) -> list[str]:
+    """The actions that would change something for a rater in this status: a paused rater
+    can be reinstated but not paused again; flags can be dismissed only while some are open."""
+    if status == Membership.Status.WITHDRAWN:
+        return []
+    return [
+        action
+        for action, (target, _) in RATER_ACTIONS.items()
+        if (has_open_flags if target is None else target != status or action == "retrain")
+    ]
 
 
 @transaction.atomic
@@ -77,7 +96,7 @@ def rater_status_change(
     is announced as a change of the analysis' inputs.
     """
     if action not in RATER_ACTIONS:
-        raise StudySetupError("Choose pause, retrain, exclude, reinstate or dismiss.")
+        raise StudySetupError("Choose an action: pause, retrain, exclude, reinstate or dismiss.")
     reason = (reason or "").strip()
     if not reason:
         raise StudySetupError("Give the reason; it is kept in the study's history.")
@@ -104,7 +123,7 @@ def rater_status_change(
         )
         return locked
     # Sending a paused rater to retraining says something new; the others would not.
-    if locked.status == status and action != "retrain":
+    if action not in rater_actions_available(status=locked.status, has_open_flags=True):
         raise StudySetupError(
             f"{locked.pseudonym} is already {locked.get_status_display().lower()}; "
             "nothing was changed."

@@ -113,7 +113,11 @@ def quality_items(request, slug):
                     count = quality.expected_answers_import(
                         study=study, filename=upload.name, data=upload.read(), actor=request.user
                     )
-                    messages.success(request, f"{count} gold item(s) imported.")
+                    messages.success(
+                        request,
+                        f"Imported the expected answers of {count} gold "
+                        f"item{'s' if count != 1 else ''} from {upload.name}.",
+                    )
                     return redirect("studies:quality", slug=study.slug)
             elif which == "attention":
                 attention_form = AttentionForm(request.POST)

@@ -127,3 +127,57 @@ def test_decisions_about_raters_appear_in_the_studys_history(client, rated_study
     page = client.get(reverse("studies:edit", args=[study.slug])).text
     assert "R-02: excluded from the analysis (Careless)" in page
     assert "R-02: reinstated (Retrained)" in page
+
+
+def _action_options(page: str, pseudonym: str) -> list[str]:
+    """The option values of a rater's Action menu, in order."""
+    import re
+
+    select = re.search(rf'<select[^>]*id="action-{pseudonym}"[^>]*>(.*?)</select>', page, re.S)
+    assert select, f"no Action menu for {pseudonym}"
+    return re.findall(r'<option value="([^"]*)"', select.group(1))
+
+
+def test_the_action_menu_has_no_default_and_offers_only_what_changes_something(client, rated_study):
+    study, _ = rated_study
+    client.force_login(UserFactory(is_staff=True))
+    page = client.get(url(study)).text
+    # A placeholder first, selected: nothing destructive is pre-selected.
+    assert _action_options(page, "R-01")[0] == ""
+    assert 'value="" selected disabled>Choose an action' in page
+    assert "pause" in _action_options(page, "R-01")
+    assert "reinstate" not in _action_options(page, "R-01")
+    paused = client.post(url(study), {"rater": "R-01", "action": "pause", "reason": "Too fast"})
+    assert paused.status_code == 302
+    options = _action_options(client.get(url(study)).text, "R-01")
+    assert "reinstate" in options and "pause" not in options
+    # The menu's rule is the service's rule: pausing again is refused and changes nothing.
+    again = client.post(url(study), {"rater": "R-01", "action": "pause", "reason": "Again"})
+    assert again.status_code == 400 and "already paused" in again.text
+    assert StudyEvent.objects.filter(study=study, kind="rater_paused").count() == 1
+    # Submitting the placeholder changes nothing either.
+    empty = client.post(url(study), {"rater": "R-02", "action": "", "reason": "x"})
+    assert empty.status_code == 400 and "Choose an action" in empty.text
+    assert Membership.objects.get(study=study, pseudonym="R-02").status == "active"
+
+
+def test_the_evidence_charts_have_labelled_axes(client, rated_study):
+    study, _ = rated_study
+    client.force_login(UserFactory(is_staff=True))
+    page = client.get(url(study)).text
+    chart = page[page.index("data-time-chart") :]
+    chart = chart[: chart.index("</svg>")]
+    # A readable height, a count axis and a count above each non-empty bar.
+    assert 'height="140"' in chart
+    assert 'text-anchor="end"' in chart and ">3</text>" in chart
+
+
+def test_the_gold_chart_has_a_percentage_axis():
+    from agreement.report.charts import accuracy_chart
+
+    chart = accuracy_chart([1.0, 0.5, 2 / 3, 0.75], threshold=0.8)
+    assert [tick["label"] for tick in chart["y_ticks"]] == ["0%", "50%", "100%"]
+    zero, half, full = (tick["y"] for tick in chart["y_ticks"])
+    assert zero == chart["bottom"] and full == chart["top"] and zero > half > full
+    assert [tick["label"] for tick in chart["x_ticks"]] == [1, 2, 3, 4]
+    assert chart["threshold_y"] == round(chart["top"] + 0.2 * (chart["bottom"] - chart["top"]), 1)

@@ -64,6 +64,10 @@ def test_after_unblinding_the_report_has_the_estimates_and_the_bundle_every_numb
     assert "No primary question was named in the analysis plan" in html
     assert html.count("<svg") >= 4
     assert 'data-checklist="estimates" data-done="yes"' in html
+    # The histogram of paired differences names the two systems once they are known.
+    caption = html[html.index('id="differences-caption"') :].split("</figcaption>")[0]
+    first, second = sorted(SYSTEMS)
+    assert f"the total of {second} minus the total of {first}" in caption
     bundle = client.get(reverse("agreement:report_bundle", args=[rated_study.slug]))
     assert bundle["Content-Type"] == "application/zip"
     assert bundle["Content-Disposition"] == f'attachment; filename="{rated_study.slug}-report.zip"'

@@ -256,3 +256,23 @@ def test_a_garbled_qualification_answer_gets_a_message_not_an_error(client, rate
     response = client.post(url, {"item": "not-a-uuid", "payload": "{}"})
     assert response.status_code in (200, 400)
     assert "not part of the test" in response.text
+
+
+@pytest.mark.django_db
+def test_self_check_folds_long_lists_of_counted_items(client):
+    from annotation.services import rating_submit
+
+    from .support import consent_all
+
+    user = UserFactory()
+    study = make_study(slug="long-self-check", cases=6, raters=[user])
+    consent_all(study)
+    membership = Membership.objects.get(study=study, user=user)
+    for assignment in membership.assignments.order_by("position"):
+        rating_submit(assignment=assignment, payload=full_marks_payload(), expected_version=0)
+    client.force_login(user)
+    page = client.get(reverse("annotation:self_check", args=[study.slug])).text
+    # Six cases: each dimension's counted items folded, with the number of cases shown.
+    assert page.count('<details class="counted-details">') == 3
+    assert "(6 cases; show or hide)" in page
+    assert 'class="counted-details" open' not in page

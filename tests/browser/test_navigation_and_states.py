@@ -3,6 +3,8 @@ study from the navigation alone, a paused rater's message, a submit after every 
 lost that keeps the answers and leads back, and the phone rating screen saying which
 response is being scored. Screenshots at 1366 and 375 px go to artifacts/screenshots/."""
 
+import re
+
 import pytest
 from django.contrib.auth.models import Group
 from playwright.sync_api import expect
@@ -65,12 +67,27 @@ def test_navigation_and_study_tabs_on_a_phone(browser, live_server, screenshot):
     context, page = phone_page(browser)
     sign_in(page, live_server, admin.username, PASSWORD)
     page.goto(f"{live_server.url}/s/phone-tabs/")
-    tabs = page.get_by_role("list", name="Study pages").get_by_role("link")
-    # Every tab is on screen, none hidden in a strip that scrolls sideways.
-    for index in range(tabs.count()):
-        expect(tabs.nth(index)).to_be_in_viewport()
+    strip = page.get_by_role("list", name="Study pages")
+    tabs = strip.get_by_role("link")
+    # One row of tabs, not four before any content: the strip is about one tab tall.
+    tab_height = tabs.first.bounding_box()["height"]
+    assert strip.bounding_box()["height"] < 2 * tab_height
+    assert tabs.count() >= 10
     assert_fits(page)
     screenshot(page, "study-tabs-phone")
+    # The tabs beyond the edge are reached by scrolling the strip (or by Tab, which scrolls
+    # the focused one into view); a fade marks the edge where more wait.
+    expect(strip).to_have_class(re.compile("more-right"))
+    last = tabs.nth(tabs.count() - 1)
+    last.focus()
+    expect(last).to_be_in_viewport()
+    # On another tab's page that tab is brought into view at once.
+    last.click()
+    strip = page.get_by_role("list", name="Study pages")
+    expect(strip.locator(".nav-link.active")).to_be_in_viewport()
+    assert strip.bounding_box()["height"] < 2 * tab_height
+    assert_fits(page)
+    page.goto(f"{live_server.url}/s/phone-tabs/")
     page.get_by_role("button", name="Menu").click()
     page.wait_for_selector("#main-nav.show")  # the menu has finished opening
     nav = page.get_by_role("navigation", name="Main")

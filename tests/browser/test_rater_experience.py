@@ -306,6 +306,8 @@ def test_the_self_check_lists_the_raters_counted_items(page, live_server, setup,
     page.get_by_role("link", name="Self-check").click()
     expect(page.get_by_role("heading", name="Self-check")).to_be_visible()
     depth = page.locator('table[data-counted="depth"]')
+    # Three cases: the lists are open; a longer study folds them (test_views_steps).
+    expect(depth).to_be_visible()
     expect(depth).to_contain_text("Misuse risk")
     expect(depth.locator("tbody tr")).to_have_count(3)
     expect(page.locator('[data-finding="weight"]')).to_contain_text("half weight")

@@ -109,6 +109,9 @@ def test_a_gold_file_is_imported_all_or_nothing(client, draft):
     )
     response = client.post(url, {"form": "gold_file", "file": gold_file(good)})
     assert response.status_code == 302
+    # A confirmation with the count and the file's name.
+    page = client.get(response["Location"]).content.decode()
+    assert "Imported the expected answers of 2 gold items from gold.csv" in page
     marked = dict(study.test_cases.exclude(purpose="sample").values_list("case_id", "purpose"))
     assert marked == {"TC-001": "gold", "TC-003": "gold"}
     assert ExpectedAnswer.objects.get(test_case__case_id="TC-001").explanation == "Listed four"

@@ -4,6 +4,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 from django.db import transaction
@@ -65,9 +66,14 @@ aggregate. You may withdraw at any time without penalty.
 
 class Command(BaseCommand):
     help = "Load the demo study (idempotent): reference rubric, demo cases, six accounts."
+    # `make run` migrates first, which runs the checks; running them again costs seconds.
+    requires_system_checks: list[str] = []
 
     @transaction.atomic
     def handle(self, *args, **options):
+        # Hashing is deliberately slow (about a second each on a busy machine); the six demo
+        # accounts share one password, so it is hashed once.
+        self._password = make_password(DEMO_PASSWORD)
         users = {
             name: self._user(name, staff=(name == "admin"))
             for name in ("admin", "coordinator", "rater1", "rater2", "rater3", "adjudicator")
@@ -211,7 +217,7 @@ class Command(BaseCommand):
             username=username, defaults={"is_staff": staff, "is_superuser": staff}
         )
         if created:
-            user.set_password(DEMO_PASSWORD)
+            user.password = self._password
             user.save(update_fields=["password"])
         if username == "coordinator":
             user.groups.add(Group.objects.get_or_create(name=COORDINATORS_GROUP)[0])
