@@ -103,7 +103,7 @@ class TestCaseSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = TestCase
-        fields = ["id", "position", "prompt", "context", "stratum", "purpose"]
+        fields = ["id", "position", "prompt", "context", "stratum", "content_warning", "purpose"]
 
 
 CasesInSerializer = inline_serializer(
@@ -112,7 +112,9 @@ CasesInSerializer = inline_serializer(
         "cases": serializers.ListField(
             child=serializers.DictField(),
             help_text='Objects as lines of a JSONL file: {"id", "prompt", "context", '
-            '"stratum", "responses": {system: text}}.',
+            '"stratum", "content_warning", "responses": {system: text}}; "context", '
+            '"stratum" and "content_warning" (read by the rater before the responses) are '
+            "optional.",
         ),
     },
 )
