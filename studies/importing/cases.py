@@ -21,7 +21,8 @@ The formats (also in docs/coordinator.md and on the test cases page):
 - **JSONL** (``.jsonl``, UTF-8): one JSON object per line,
   ``{"id": "TC-001", "prompt": "...", "context": "...", "stratum": "...",
   "responses": {"baseline": "...", "improved": "..."}}``; ``context`` and ``stratum`` may
-  be left out, as may ``content_warning``; ``responses`` holds exactly the case's systems. Blank lines are skipped.
+  be left out, as may ``content_warning``; ``responses`` holds exactly the case's
+  systems. Blank lines are skipped.
 
 The study's systems are the union of the cases' systems. An empty response is a system's
 real output: it is imported, with a warning naming its row, never refused.
