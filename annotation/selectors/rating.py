@@ -27,13 +27,18 @@ from studies.models import BlindedLabel, Membership, Study, StudyEvent, TestCase
 from studies.setup_checklist import ChecklistItem
 
 
+# A case is done for its rater once submitted or skipped: it has left their queue.
+HANDLED = (Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED)
+
+
 def rater_progress_table(*, study: Study):
-    """Per rater pseudonym: cases submitted and assigned. No real names."""
+    """Per rater pseudonym: cases submitted, skipped and assigned. No real names."""
     return (
         study.memberships.filter(role=Membership.Role.RATER)
         .annotate(
             total=Count("assignments"),
             done=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)),
+            skipped=Count("assignments", filter=Q(assignments__status=Assignment.Status.SKIPPED)),
         )
         .order_by("pseudonym")
     )
@@ -69,6 +74,7 @@ def case_progress_table(*, study: Study):
     return study.test_cases.annotate(
         assigned=Count("assignments"),
         done=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)),
+        skipped=Count("assignments", filter=Q(assignments__status=Assignment.Status.SKIPPED)),
     ).order_by("position")
 
 
@@ -102,8 +108,9 @@ def study_rating_counts(*, study: Study) -> dict[str, int]:
 
 @dataclass(frozen=True)
 class Progress:
-    done: int
+    done: int  # submitted or skipped
     total: int
+    skipped: int = 0
 
     @property
     def percent(self) -> int:
@@ -117,18 +124,24 @@ def rater_memberships(*, user) -> list[tuple[Membership, Progress, str | None]]:
         .select_related("study")
         .annotate(
             total=Count("assignments"),
-            done=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)),
+            done=Count("assignments", filter=Q(assignments__status__in=HANDLED)),
+            skipped=Count("assignments", filter=Q(assignments__status=Assignment.Status.SKIPPED)),
         )
         .order_by("study__name")
     )
-    return [(m, Progress(done=m.done, total=m.total), rating_hold(rater=m)) for m in memberships]
+    return [
+        (m, Progress(done=m.done, total=m.total, skipped=m.skipped), rating_hold(rater=m))
+        for m in memberships
+    ]
 
 
 def rater_progress(*, rater: Membership) -> Progress:
     counts = rater.assignments.aggregate(
-        total=Count("id"), done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED))
+        total=Count("id"),
+        done=Count("id", filter=Q(status__in=HANDLED)),
+        skipped=Count("id", filter=Q(status=Assignment.Status.SKIPPED)),
     )
-    return Progress(done=counts["done"], total=counts["total"])
+    return Progress(done=counts["done"], total=counts["total"], skipped=counts["skipped"])
 
 
 def rating_hold(*, rater: Membership) -> str | None:
@@ -171,8 +184,8 @@ def rater_assignments(*, rater: Membership):
 
 
 def next_unrated(*, rater: Membership, after: Assignment | None = None) -> Assignment | None:
-    """The next case not yet submitted in the rater's own order, wrapping around."""
-    pending = rater.assignments.exclude(status=Assignment.Status.SUBMITTED).order_by("position")
+    """The next case neither submitted nor skipped in the rater's own order, wrapping around."""
+    pending = rater.assignments.exclude(status__in=HANDLED).order_by("position")
     if after is not None:
         later = pending.filter(position__gt=after.position).first()
         if later is not None:
@@ -227,7 +240,8 @@ def case_position(*, assignment: Assignment) -> CasePosition:
     here = assignment.position
     counts = cases.aggregate(
         total=Count("id"),
-        done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
+        done=Count("id", filter=Q(status__in=HANDLED)),
+        skipped=Count("id", filter=Q(status=Assignment.Status.SKIPPED)),
         before=Count("id", filter=Q(position__lt=here)),
         previous=Max("position", filter=Q(position__lt=here)),
         next=Min("position", filter=Q(position__gt=here)),
@@ -240,7 +254,7 @@ def case_position(*, assignment: Assignment) -> CasePosition:
         number=counts["before"] + 1,
         previous=near.get(counts["previous"]),
         next=near.get(counts["next"]),
-        progress=Progress(done=counts["done"], total=counts["total"]),
+        progress=Progress(done=counts["done"], total=counts["total"], skipped=counts["skipped"]),
     )
 
 
