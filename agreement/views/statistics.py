@@ -38,7 +38,7 @@ from agreement.selectors import (
     study_agreement,
 )
 from agreement.services import judge_outputs_import, judge_template_save
-from annotation.selectors import adjudication_counts
+from annotation.selectors import adjudication_counts, study_skip_summary
 from core.user_input import uuid_or_none
 from jobs.models import Job
 from jobs.services import job_status
@@ -180,6 +180,7 @@ def _quality_context(study, *, can_act: bool, form_errors: dict[str, str]) -> di
         "agreement": agreement,
         "rows": rows,
         "events": rater_decisions(study=study, kinds=RATER_DECISIONS),
+        "skips": study_skip_summary(study=study),
         "can_act": can_act,
         "rules": rules,
         "thresholds": {

@@ -48,8 +48,11 @@ from .rating import (
     training_answers,
     training_items,
 )
+from .skips import SkipSummary, study_skip_summary
 
 __all__ = [
+    "SkipSummary",
+    "study_skip_summary",
     "adjudication_counts",
     "study_adjudicators",
     "CASES_PER_PAGE",

@@ -26,7 +26,6 @@ from studies.blinding import LABELS
 from studies.models import BlindedLabel, Membership, Study, StudyEvent, TestCase
 from studies.setup_checklist import ChecklistItem
 
-
 # A case is done for its rater once submitted or skipped: it has left their queue.
 HANDLED = (Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED)
 

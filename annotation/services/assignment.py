@@ -54,6 +54,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from annotation.models import Assignment
+from annotation.selectors.skips import KEEPS_CASES
 from studies.errors import ApplicationError
 from studies.events import study_event_record
 from studies.locks import study_lock
@@ -413,11 +414,6 @@ def quality_cases_pick(
         order.shuffle(fresh)
         picked.extend(fresh[: max(0, missing)])
     return picked
-
-
-# Raters whose assignments count towards a case's k: active ones, and paused ones (who may
-# be reinstated). Withdrawn and excluded raters' cases are given to others.
-KEEPS_CASES = (Membership.Status.ACTIVE, Membership.Status.PAUSED)
 
 
 def cases_beyond_design(*, study: Study, rater: Membership, test_case_ids) -> list[str]:

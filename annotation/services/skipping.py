@@ -17,6 +17,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.models import Assignment
+from annotation.selectors.skips import case_places_taken
 from core.user_input import unstorable
 from studies.blinding import seeded_permutation
 from studies.errors import ApplicationError
@@ -24,7 +25,6 @@ from studies.events import study_event_record
 from studies.locks import membership_lock, study_lock
 from studies.models import Membership, Study, StudyEvent, TestCase
 
-from .assignment import KEEPS_CASES
 from .ratings import RatingClosedError, assignments_create
 
 MAX_SKIP_NOTE_LENGTH = 1000
@@ -66,27 +66,13 @@ def skip_input_clean(*, reason, note) -> tuple[str, str]:
     return reason, note
 
 
-def _kept_raters(*, test_case_id: int, besides: int) -> int:
-    """Raters who keep the case towards its k (active or paused, not skipped), but ``besides``."""
-    return (
-        Assignment.objects.filter(
-            test_case_id=test_case_id,
-            rater__role=Membership.Role.RATER,
-            rater__status__in=KEEPS_CASES,
-        )
-        .exclude(status=Assignment.Status.SKIPPED)
-        .exclude(rater_id=besides)
-        .count()
-    )
-
-
 def _needs_rater(*, study: Study, test_case: TestCase, skipper_id: int) -> bool:
     """Whether, without the skipper, the case is short of the design's raters."""
     if test_case.purpose != TestCase.Purpose.SAMPLE:
         return False
     if not study.raters_per_item:
         return True  # every rater rates every case: one fewer is one short
-    return _kept_raters(test_case_id=test_case.pk, besides=skipper_id) < study.raters_per_item
+    return case_places_taken(test_case_id=test_case.pk, besides=skipper_id) < study.raters_per_item
 
 
 def _replacement_pick(*, study: Study, test_case: TestCase, skipper_id: int) -> Membership | None:
@@ -236,7 +222,7 @@ def skip_undo(*, assignment: Assignment, actor=None) -> Assignment:
     if (
         k
         and test_case.purpose == TestCase.Purpose.SAMPLE
-        and _kept_raters(test_case_id=test_case.pk, besides=rater.pk) >= k
+        and case_places_taken(test_case_id=test_case.pk, besides=rater.pk) >= k
     ):
         raise SkipError(
             "This case has been given to another rater since you skipped it, so it stays skipped."

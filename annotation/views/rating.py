@@ -19,11 +19,11 @@ from studies.selectors import (
 )
 
 from .. import selectors, services
-from ..services import skipping
 from ..access import get_assignment_for_rater
 from ..assignment_jobs import assignment_in_progress
 from ..models import Assignment
 from ..selectors import adjudication as adjudication_reads
+from ..services import skipping
 from .gate import PayloadError, blocking_redirect, parse_int, parse_payload, rater_study
 
 SESSION_EXPIRED = (

@@ -176,3 +176,23 @@ def test_a_worksheet_import_cannot_give_a_rater_a_case_whose_places_are_taken_bu
         status=Assignment.Status.SKIPPED
     )
     assert not design.cases_beyond_design(study=study, rater=outsider, test_case_ids=[case.pk])
+
+
+@pytest.mark.django_db
+def test_skips_are_counted_per_case_rater_and_stratum_with_the_cases_left_short():
+    from annotation.selectors import study_skip_summary
+
+    study = balanced(raters=2, cases=4, k=2)  # nobody to hand a skip to
+    study.test_cases.update(stratum="harm")
+    rater = study.memberships.get(pseudonym="R-01")
+    for assignment in rater.assignments.select_related("test_case").order_by("position")[:3]:
+        case_skip(assignment=assignment, reason="distressing")
+    summary = study_skip_summary(study=study)
+    assert summary.total == 3 and summary.k_unmet == 3
+    assert summary.per_rater == [("R-01", 3)] and summary.per_stratum == [("harm", 3)]
+    assert len(summary.per_case) == 3 and all(n == 1 for _, _, n in summary.per_case)
+    (heavy,) = summary.heavy
+    assert (heavy.rater, heavy.stratum, heavy.skipped, heavy.assigned) == ("R-01", "harm", 3, 4)
+    # Pointed out, never paused.
+    rater.refresh_from_db()
+    assert rater.status == Membership.Status.ACTIVE
