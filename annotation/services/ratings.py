@@ -525,6 +525,11 @@ def ratings_import(
     )
     cleaned = {}
     for assignment in assignments:
+        if assignment.status == Assignment.Status.SKIPPED:
+            raise RatingInvalidError(
+                f"{assignment.test_case.case_id}: {rater.pseudonym} skipped this case; undo "
+                "the skip on the rating screen before importing an answer for it."
+            )
         assignment.rater = rater
         assignment.test_case.study = study
         responses = dict(assignment.test_case.labels.values_list("label", "response_id"))

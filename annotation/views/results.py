@@ -141,6 +141,8 @@ def worksheet_import(request, slug):
     messages.success(
         request,
         f"Imported {result.cases} test case{'s' if result.cases != 1 else ''} for "
-        f"{result.rater} ({result.created} newly assigned, {result.updated} replaced).",
+        f"{result.rater} ({result.created} newly assigned, {result.updated} replaced"
+        + (f"; {result.skips} marked skipped" if result.skips else "")
+        + ").",
     )
     return redirect("annotation:results", slug=study.slug)
