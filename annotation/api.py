@@ -36,6 +36,7 @@ from .selectors import (
     rater_memberships,
     rater_progress_table,
     study_rating_counts,
+    study_skip_summary,
 )
 
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
@@ -49,12 +50,13 @@ def _study(request, slug, role=access.COORDINATOR):
 class RaterSerializer(serializers.ModelSerializer):
     """A rater as coordinators see them: by pseudonym only."""
 
-    done = serializers.IntegerField()
+    done = serializers.IntegerField(help_text="Cases submitted.")
+    skipped = serializers.IntegerField(help_text="Cases skipped: counted apart, never a rating.")
     total = serializers.IntegerField()
 
     class Meta:
         model = Membership
-        fields = ["pseudonym", "status", "done", "total"]
+        fields = ["pseudonym", "status", "done", "skipped", "total"]
 
 
 class InvitationSerializer(serializers.ModelSerializer):
@@ -266,6 +268,17 @@ def _assign_job_body(request, study, job) -> dict:
                 "assigned": serializers.IntegerField(),
                 "started": serializers.IntegerField(),
                 "submitted": serializers.IntegerField(),
+                "skips": inline_serializer(
+                    "SkipCounts",
+                    {
+                        "total": serializers.IntegerField(),
+                        "k_unmet": serializers.IntegerField(
+                            help_text="Sample cases left short of the design's raters by skips."
+                        ),
+                        "per_stratum": serializers.DictField(child=serializers.IntegerField()),
+                        "per_rater": serializers.DictField(child=serializers.IntegerField()),
+                    },
+                ),
                 "raters": RaterSerializer(many=True),
             },
         ),
@@ -278,6 +291,7 @@ def study_progress(request, slug):
     summary = selectors.study_case_summary(study=study)
     counts = study_rating_counts(study=study)
     raters = list(rater_progress_table(study=study))
+    skips = study_skip_summary(study=study)
     return Response(
         {
             "status": study.status,
@@ -286,6 +300,12 @@ def study_progress(request, slug):
             "assigned": counts["assigned"],
             "started": counts["started"],
             "submitted": sum(r.done for r in raters),
+            "skips": {
+                "total": skips.total,
+                "k_unmet": skips.k_unmet,
+                "per_stratum": dict(skips.per_stratum),
+                "per_rater": dict(skips.per_rater),
+            },
             "raters": RaterSerializer(raters, many=True).data,
         }
     )
@@ -358,13 +378,16 @@ def study_unblind(request, slug):
                             allow_null=True,
                             help_text="Why you cannot rate now (paused, closed, ...), or null.",
                         ),
-                        "done": serializers.IntegerField(),
+                        "done": serializers.IntegerField(help_text="Cases submitted or skipped."),
+                        "skipped": serializers.IntegerField(),
                         "total": serializers.IntegerField(),
                         "assignments": inline_serializer(
                             "MyAssignment",
                             {
                                 "position": serializers.IntegerField(),
-                                "status": serializers.CharField(),
+                                "status": serializers.CharField(
+                                    help_text="todo, draft, submitted or skipped."
+                                ),
                                 "url": serializers.CharField(),
                             },
                             many=True,
@@ -388,6 +411,7 @@ def my_assignments(request):
                 "status": membership.status,
                 "hold": hold,
                 "done": progress.done,
+                "skipped": progress.skipped,
                 "total": progress.total,
                 "assignments": [
                     {
