@@ -59,13 +59,18 @@ def worksheet_header(
 ) -> list[str]:
     """The instructions' columns first and in their order, then Rater (and System, once
     unblinded): a rater's file reads as the template they were given. One rater's
-    worksheet ends with the Skipped column, where they can mark a case they skip."""
+    worksheet has a Skipped column before Rater, where they can mark a case they skip."""
     columns = columns if columns is not None else dimension_columns(study=study)
-    header = [*WORKSHEET_FIXED[:2], *[c.header for c in columns], *WORKSHEET_FIXED[2:], "Rater"]
+    skipped = [SKIPPED_HEADING] if one_rater else []
+    header = [
+        *WORKSHEET_FIXED[:2],
+        *[c.header for c in columns],
+        *WORKSHEET_FIXED[2:],
+        *skipped,
+        "Rater",
+    ]
     if study.is_unblinded:
         header.append("System")
-    if one_rater:
-        header.append(SKIPPED_HEADING)
     return header
 
 
@@ -182,7 +187,7 @@ def worksheet_rows(*, study: Study, rater: str | None = None) -> Iterator[list]:
     label, the same for every rater. Confidence and notes (per test case) repeat on each row.
 
     Skipped cases are not ratings: the whole study's worksheet leaves them out (the skips
-    file lists them); one rater's worksheet marks them in its last column, Skipped.
+    file lists them); one rater's worksheet marks them in its Skipped column.
     """
     columns = dimension_columns(study=study)
     yield worksheet_header(study=study, columns=columns, one_rater=rater is not None)
@@ -207,11 +212,11 @@ def worksheet_rows(*, study: Study, rater: str | None = None) -> Iterator[list]:
                 row += ["", "", ""]
             else:
                 row += [rating.total, assignment.confidence_shown, assignment.notes]
+            if rater is not None:
+                row.append("yes" if skipped else "")
             row.append(assignment.rater)
             if systems is not None:
                 row.append(systems.get((assignment.test_case_id, label), ""))
-            if rater is not None:
-                row.append("yes" if skipped else "")
             yield row
 
 
@@ -565,8 +570,8 @@ def data_dictionary(*, study: Study) -> str:
         "its rows; dimensions rated once per test case repeat likewise. The same layout "
         "(with or without the Rater column, in any column order: columns are read by their "
         "heading) can be filled in offline and imported. Skipped cases are left out; one "
-        f"rater's worksheet ends with a `{SKIPPED_HEADING}` column, `yes` on the rows of a "
-        "case they skipped, which they can fill in offline (`yes`, or a reason: "
+        f"rater's worksheet has a `{SKIPPED_HEADING}` column before Rater, `yes` on the rows "
+        "of a case they skipped, which they can fill in offline (`yes`, or a reason: "
         f"{', '.join(Assignment.SkipReason.values)}) to skip a case; its Notes are the "
         "skip's note.",
         "",

@@ -48,12 +48,12 @@ def test_a_rater_worksheet_marks_skips_and_a_row_marked_skipped_is_imported_as_a
     first, second = rater.assignments.select_related("test_case").order_by("position")[:2]
     sheet = rows(export_bytes(study, exports.WORKSHEET_CSV, rater="R-01"))
     header = sheet[0]
-    assert header[-1] == exports.SKIPPED_HEADING
-    marked = [
-        [*row[:-1], "expertise"] if row[0] == first.test_case.case_id else row for row in sheet
-    ]
+    mark = header.index(exports.SKIPPED_HEADING)
+    assert header[mark + 1] == "Rater"
+    marked = [list(row) for row in sheet]
     for row in marked:
         if row[0] == first.test_case.case_id:
+            row[mark] = "expertise"
             row[header.index("Notes")] = "Beyond me."
     out = io.StringIO()
     csv.writer(out).writerows(marked)
@@ -66,7 +66,7 @@ def test_a_rater_worksheet_marks_skips_and_a_row_marked_skipped_is_imported_as_a
     assert second.status == Assignment.Status.TODO  # left blank: untouched
     assert first.test_case.assignments.exclude(status="skipped").count() == 2  # handed on
     again = rows(export_bytes(study, exports.WORKSHEET_CSV, rater="R-01"))
-    assert {r[-1] for r in again[1:] if r[0] == first.test_case.case_id} == {"yes"}
+    assert {r[mark] for r in again[1:] if r[0] == first.test_case.case_id} == {"yes"}
     # The same file again changes nothing: the case is skipped already.
     before = snapshot()
     run_import(study, out.getvalue().encode())
@@ -80,11 +80,12 @@ def test_a_row_marked_skipped_with_scores_or_an_unknown_mark_imports_nothing():
     case_id = case_id.test_case.case_id
     sheet = rows(export_bytes(study, exports.WORKSHEET_CSV, rater="R-01"))
     header = sheet[0]
+    column = header.index(exports.SKIPPED_HEADING)
     for mark, scored in (("yes", True), ("maybe", False)):
         edited = [list(row) for row in sheet]
         for row in edited[1:]:
             if row[0] == case_id:
-                row[-1] = mark
+                row[column] = mark
                 if scored:
                     row[header.index("Confidence")] = "High"
         out = io.StringIO()

@@ -7,7 +7,7 @@ import pytest
 from studies.importing.cases import parse_cases
 from studies.models import StratumSetting
 from studies.selectors import case_content_warnings
-from studies.services import test_cases_add
+from studies.services import test_cases_add as cases_add
 
 from ..factories import UserFactory, make_study
 
@@ -36,12 +36,12 @@ def test_a_case_has_its_own_warning_and_its_stratums_each_once():
     study = make_study(lead=UserFactory(), cases=0, status="draft")
     cases = [
         {"id": "TC-1", "prompt": "P", "stratum": "harm", "content_warning": "Slurs.",
-         "responses": {"a": "x", "b": "y"}},
+         "responses": {"baseline": "x", "improved": "y"}},
         {"id": "TC-2", "prompt": "P", "stratum": "harm", "content_warning": "Harm probe.",
-         "responses": {"a": "x", "b": "y"}},
-        {"id": "TC-3", "prompt": "P", "responses": {"a": "x", "b": "y"}},
+         "responses": {"baseline": "x", "improved": "y"}},
+        {"id": "TC-3", "prompt": "P", "responses": {"baseline": "x", "improved": "y"}},
     ]  # fmt: skip
-    test_cases_add(study=study, systems=["a", "b"], cases=cases)
+    cases_add(study=study, systems=["baseline", "improved"], cases=cases)
     StratumSetting.objects.create(study=study, stratum="harm", content_warning="Harm probe.")
     warned, same, plain = study.test_cases.order_by("position")
     assert case_content_warnings(test_case=warned) == ["Harm probe.", "Slurs."]
