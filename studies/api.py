@@ -124,6 +124,9 @@ CasesOutSerializer = inline_serializer(
         "imported": serializers.IntegerField(),
         "systems": serializers.ListField(child=serializers.CharField()),
         "strata": serializers.DictField(child=serializers.IntegerField()),
+        "content_warnings": serializers.IntegerField(
+            help_text="Cases imported with a content warning of their own."
+        ),
         "identity_mentions": inline_serializer(
             "IdentityMentions",
             {
@@ -289,6 +292,7 @@ def study_cases(request, slug):
             "imported": parsed.case_count,
             "systems": parsed.systems,
             "strata": dict(parsed.strata),
+            "content_warnings": parsed.warned_cases,
             # Every passage that may say which system or model wrote a response (at most
             # MAX_LISTED listed, with the total), by case and system, never by label.
             "identity_mentions": {

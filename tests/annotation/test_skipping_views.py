@@ -80,3 +80,18 @@ def test_another_rater_cannot_skip_my_case(client, other_rater, assignment):
     assert response.status_code == 404
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.TODO
+
+
+def test_the_qc_page_and_the_report_count_skips_and_the_cases_left_short(
+    client, lead, rater, study, assignment
+):
+    from agreement.report.sections import study_report
+    from annotation.services.skipping import case_skip
+
+    case_skip(assignment=assignment, reason="distressing")  # full design: nobody to take it
+    client.force_login(lead)
+    page = client.get(reverse("agreement:qc", args=[study.slug])).text
+    assert "1 skip." in page and "k not met for 1 case after skips" in page
+    assert "The content is distressing or offensive to me" in page
+    skips = study_report(study=study)["quality"]["skips"]
+    assert (skips["total"], skips["k_unmet"], skips["per_rater"]) == (1, 1, {"R-01": 1})
