@@ -18,7 +18,7 @@ def test_csv_and_jsonl_read_a_warning_and_count_the_warned_cases():
     data = f"{HEADER}\nTC-1,P,harm,Graphic violence.,a,b\nTC-2,P,,,a,b\n".encode()
     parsed = parse_cases(filename="cases.csv", data=data)
     assert parsed.ok and parsed.warned_cases == 1
-    assert [c["content_warning"] for c in parsed.cases] == ["Graphic violence.", ""]
+    assert [c.get("content_warning", "") for c in parsed.cases] == ["Graphic violence.", ""]
     line = {"id": "TC-1", "prompt": "P", "content_warning": "Slurs.", "responses": {"a": "x"}}
     parsed = parse_cases(filename="cases.jsonl", data=json.dumps(line).encode())
     assert parsed.ok and parsed.cases[0]["content_warning"] == "Slurs."
