@@ -40,6 +40,7 @@ from .selectors import (
     rater_memberships,
     rater_progress_table,
     study_rating_counts,
+    study_skip_summary,
 )
 from .selectors.comments import (
     MAX_PAGE_SIZE,
@@ -62,12 +63,13 @@ def _study(request, slug, role=access.COORDINATOR):
 class RaterSerializer(serializers.ModelSerializer):
     """A rater as coordinators see them: by pseudonym only."""
 
-    done = serializers.IntegerField()
+    done = serializers.IntegerField(help_text="Cases submitted.")
+    skipped = serializers.IntegerField(help_text="Cases skipped: counted apart, never a rating.")
     total = serializers.IntegerField()
 
     class Meta:
         model = Membership
-        fields = ["pseudonym", "status", "done", "total"]
+        fields = ["pseudonym", "status", "done", "skipped", "total"]
 
 
 class InvitationSerializer(serializers.ModelSerializer):
@@ -279,6 +281,17 @@ def _assign_job_body(request, study, job) -> dict:
                 "assigned": serializers.IntegerField(),
                 "started": serializers.IntegerField(),
                 "submitted": serializers.IntegerField(),
+                "skips": inline_serializer(
+                    "SkipCounts",
+                    {
+                        "total": serializers.IntegerField(),
+                        "k_unmet": serializers.IntegerField(
+                            help_text="Sample cases left short of the design's raters by skips."
+                        ),
+                        "per_stratum": serializers.DictField(child=serializers.IntegerField()),
+                        "per_rater": serializers.DictField(child=serializers.IntegerField()),
+                    },
+                ),
                 "raters": RaterSerializer(many=True),
             },
         ),
@@ -291,6 +304,7 @@ def study_progress(request, slug):
     summary = selectors.study_case_summary(study=study)
     counts = study_rating_counts(study=study)
     raters = list(rater_progress_table(study=study))
+    skips = study_skip_summary(study=study)
     return Response(
         {
             "status": study.status,
@@ -299,6 +313,12 @@ def study_progress(request, slug):
             "assigned": counts["assigned"],
             "started": counts["started"],
             "submitted": sum(r.done for r in raters),
+            "skips": {
+                "total": skips.total,
+                "k_unmet": skips.k_unmet,
+                "per_stratum": dict(skips.per_stratum),
+                "per_rater": dict(skips.per_rater),
+            },
             "raters": RaterSerializer(raters, many=True).data,
         }
     )
@@ -528,7 +548,8 @@ def _limit_until(rater: Membership):
                             allow_null=True,
                             help_text="Why you cannot rate now (paused, closed, ...), or null.",
                         ),
-                        "done": serializers.IntegerField(),
+                        "done": serializers.IntegerField(help_text="Cases submitted or skipped."),
+                        "skipped": serializers.IntegerField(),
                         "total": serializers.IntegerField(),
                         "limit_until": serializers.DateTimeField(
                             allow_null=True,
@@ -540,7 +561,9 @@ def _limit_until(rater: Membership):
                             "MyAssignment",
                             {
                                 "position": serializers.IntegerField(),
-                                "status": serializers.CharField(),
+                                "status": serializers.CharField(
+                                    help_text="todo, draft, submitted or skipped."
+                                ),
                                 "url": serializers.CharField(),
                             },
                             many=True,
@@ -564,6 +587,7 @@ def my_assignments(request):
                 "status": membership.status,
                 "hold": hold,
                 "done": progress.done,
+                "skipped": progress.skipped,
                 "total": progress.total,
                 "limit_until": _limit_until(membership) if hold is None else None,
                 "assignments": [

@@ -21,6 +21,7 @@ CONTENT_TYPES = {
     exports.KEY_CSV: "text/csv; charset=utf-8",
     exports.GOLD_CSV: "text/csv; charset=utf-8",
     exports.PROFILES_CSV: "text/csv; charset=utf-8",
+    exports.SKIPS_CSV: "text/csv; charset=utf-8",
     exports.DICTIONARY_MD: "text/markdown; charset=utf-8",
     exports.WORKSHEET_XLSX: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
 }

@@ -46,20 +46,36 @@ GOLD_CSV = "gold-csv"
 # Rater profiles beside pseudonyms, only of the raters who agreed to that
 # (``annotation.export_profiles``).
 PROFILES_CSV = "profiles-csv"
+# Skipped cases, one row per skip: a skip is never a rating, so it is in no other file.
+SKIPS_CSV = "skips-csv"
 FORMATS = (
     WORKSHEET_CSV, WORKSHEET_XLSX, LONG_CSV, DICTIONARY_MD, KEY_CSV, GOLD_CSV, PROFILES_CSV,
+    SKIPS_CSV,
 )  # fmt: skip
+# The column of a rater's own worksheet where they mark a case they skip ("yes", or one of
+# the reasons ``Assignment.SkipReason``); read back by ``worksheets.validation``.
+SKIPPED_HEADING = "Skipped"
 
 
 class ExportNotAllowedError(ApplicationError):
     """The export would reveal the blinding key before the study is unblinded."""
 
 
-def worksheet_header(*, study: Study, columns: list[DimensionColumn] | None = None) -> list[str]:
+def worksheet_header(
+    *, study: Study, columns: list[DimensionColumn] | None = None, one_rater: bool = False
+) -> list[str]:
     """The instructions' columns first and in their order, then Rater (and System, once
-    unblinded): a rater's file reads as the template they were given."""
+    unblinded): a rater's file reads as the template they were given. One rater's
+    worksheet has a Skipped column before Rater, where they can mark a case they skip."""
     columns = columns if columns is not None else dimension_columns(study=study)
-    header = [*WORKSHEET_FIXED[:2], *[c.header for c in columns], *WORKSHEET_FIXED[2:], "Rater"]
+    skipped = [SKIPPED_HEADING] if one_rater else []
+    header = [
+        *WORKSHEET_FIXED[:2],
+        *[c.header for c in columns],
+        *WORKSHEET_FIXED[2:],
+        *skipped,
+        "Rater",
+    ]
     if study.is_unblinded:
         header.append("System")
     return header
@@ -176,12 +192,18 @@ def worksheet_rows(*, study: Study, rater: str | None = None) -> Iterator[list]:
     case assigned to them, quality items included, unmarked: it doubles as their offline
     worksheet, where cases not yet submitted have empty score cells. ``Response`` is the key
     label, the same for every rater. Confidence and notes (per test case) repeat on each row.
+
+    Skipped cases are not ratings: the whole study's worksheet leaves them out (the skips
+    file lists them); one rater's worksheet marks them in its Skipped column.
     """
     columns = dimension_columns(study=study)
-    yield worksheet_header(study=study, columns=columns)
+    yield worksheet_header(study=study, columns=columns, one_rater=rater is not None)
     labels = _labels_by_case(study)
     systems = _systems(study)
     for assignment in _assignments(study, rater=rater, sample_only=rater is None):
+        skipped = assignment.status == Assignment.Status.SKIPPED
+        if skipped and rater is None:
+            continue
         submitted = assignment.status == Assignment.Status.SUBMITTED
         ratings = {r.label: r for r in assignment.ratings} if submitted else {}
         for label in labels.get(assignment.test_case_id, []):
@@ -197,10 +219,52 @@ def worksheet_rows(*, study: Study, rater: str | None = None) -> Iterator[list]:
                 row += ["", "", ""]
             else:
                 row += [rating.total, assignment.confidence_shown, assignment.notes]
+            if rater is not None:
+                row.append("yes" if skipped else "")
             row.append(assignment.rater)
             if systems is not None:
                 row.append(systems.get((assignment.test_case_id, label), ""))
             yield row
+
+
+SKIPS_COLUMNS = (
+    ("rater", "The rater's pseudonym."),
+    ("rater_status", "The rater's participation now: active, paused, withdrawn or excluded."),
+    ("test_case", "The test case id."),
+    ("stratum", "The test case's stratum (empty: none)."),
+    ("purpose", "sample, gold or attention: gold items and attention checks are not handed on."),
+    ("reason", "The reason the rater chose (empty: none given): "
+     + ", ".join(f"{value} ({label.lower()})" for value, label in Assignment.SkipReason.choices)
+     + "."),
+    ("note", "What the rater wrote, if anything."),
+    ("skipped_at", "When the case was skipped (ISO 8601, UTC)."),
+)  # fmt: skip
+
+
+def skips_rows(*, study: Study) -> Iterator[list]:
+    """One row per skipped case, by rater and case order: counted apart, never a rating.
+    Nothing in it names a response or a system."""
+    yield [name for name, _ in SKIPS_COLUMNS]
+    skips = (
+        Assignment.objects.filter(
+            test_case__study=study,
+            rater__role=Membership.Role.RATER,
+            status=Assignment.Status.SKIPPED,
+        )
+        .order_by("rater__pseudonym", "test_case__position")
+        .values_list(
+            "rater__pseudonym",
+            "rater__status",
+            "test_case__case_id",
+            "test_case__stratum",
+            "test_case__purpose",
+            "skip_reason",
+            "skip_note",
+            "skipped_at",
+        )
+    )
+    for *fields, skipped_at in skips.iterator(chunk_size=CHUNK):
+        yield [*fields, _timestamp(skipped_at)]
 
 
 LONG_COLUMNS = [
@@ -512,7 +576,20 @@ def data_dictionary(*, study: Study) -> str:
         " dimensions. Confidence and Notes belong to the test case and repeat on each of "
         "its rows; dimensions rated once per test case repeat likewise. The same layout "
         "(with or without the Rater column, in any column order: columns are read by their "
-        "heading) can be filled in offline and imported.",
+        "heading) can be filled in offline and imported. Skipped cases are left out; one "
+        f"rater's worksheet has a `{SKIPPED_HEADING}` column before Rater, `yes` on the rows "
+        "of a case they skipped, which they can fill in offline (`yes`, or a reason: "
+        f"{', '.join(Assignment.SkipReason.values)}) to skip a case; its Notes are the "
+        "skip's note.",
+        "",
+        "## Skips (`skips.csv`)",
+        "",
+        "One row per skipped case. A skip is not a rating: no other file and no statistic "
+        "counts it, and the case is offered to another rater where the design allows.",
+        "",
+        "| column | meaning |",
+        "| --- | --- |",
+        *[f"| {name} | {meaning} |" for name, meaning in SKIPS_COLUMNS],
         "",
         "## Long table (`long.csv`)",
         "",
@@ -562,6 +639,7 @@ def export_filename(*, study: Study, fmt: str, rater: str | None = None) -> str:
         KEY_CSV: f"{study.slug}-key.csv",
         GOLD_CSV: f"{study.slug}-gold.csv",
         PROFILES_CSV: f"{study.slug}-rater-profiles.csv",
+        SKIPS_CSV: f"{study.slug}-skips.csv",
     }[fmt]
 
 
@@ -577,6 +655,8 @@ def export_text(*, study: Study, fmt: str, rater: str | None = None) -> Iterator
         return csv_lines(gold_rows(study=study))
     if fmt == PROFILES_CSV:
         return csv_lines(profile_rows(study=study))
+    if fmt == SKIPS_CSV:
+        return csv_lines(skips_rows(study=study))
     if fmt == DICTIONARY_MD:
         return iter([data_dictionary(study=study)])
     raise ValueError(f"Unknown text export {fmt!r}.")

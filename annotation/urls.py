@@ -21,6 +21,8 @@ urlpatterns = [
     path("s/<slug:slug>/next/", views.study_next, name="next"),
     path("rate/<uuid:assignment_uuid>/", views.assignment_rate, name="rate"),
     path("rate/<uuid:assignment_uuid>/draft/", views.assignment_draft, name="draft"),
+    path("rate/<uuid:assignment_uuid>/skip/", views.assignment_skip, name="skip"),
+    path("rate/<uuid:assignment_uuid>/unskip/", views.assignment_unskip, name="unskip"),
     path("signed-in/", views.session_restored, name="session_restored"),
     # Adjudicators: the queue and the adjudication screen.
     path(

@@ -105,7 +105,7 @@ class TestCaseSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = TestCase
-        fields = ["id", "position", "prompt", "context", "stratum", "purpose"]
+        fields = ["id", "position", "prompt", "context", "stratum", "content_warning", "purpose"]
 
 
 CasesInSerializer = inline_serializer(
@@ -114,7 +114,9 @@ CasesInSerializer = inline_serializer(
         "cases": serializers.ListField(
             child=serializers.DictField(),
             help_text='Objects as lines of a JSONL file: {"id", "prompt", "context", '
-            '"stratum", "responses": {system: text}}.',
+            '"stratum", "content_warning", "responses": {system: text}}; "context", '
+            '"stratum" and "content_warning" (read by the rater before the responses) are '
+            "optional.",
         ),
     },
 )
@@ -124,6 +126,9 @@ CasesOutSerializer = inline_serializer(
         "imported": serializers.IntegerField(),
         "systems": serializers.ListField(child=serializers.CharField()),
         "strata": serializers.DictField(child=serializers.IntegerField()),
+        "content_warnings": serializers.IntegerField(
+            help_text="Cases imported with a content warning of their own."
+        ),
         "identity_mentions": inline_serializer(
             "IdentityMentions",
             {
@@ -289,6 +294,7 @@ def study_cases(request, slug):
             "imported": parsed.case_count,
             "systems": parsed.systems,
             "strata": dict(parsed.strata),
+            "content_warnings": parsed.warned_cases,
             # Every passage that may say which system or model wrote a response (at most
             # MAX_LISTED listed, with the total), by case and system, never by label.
             "identity_mentions": {

@@ -385,6 +385,12 @@ validators have submitted and the agreement analysis is complete.
 
 **Compensation.** $500-800 upon submission, paid within 30 days of submission.
 
+**Content warnings and skipping.** Some responses may contain offensive or distressing \
+text, for example answers to adversarial prompts. Where a case may, you are shown a warning \
+before its prompt and responses, and you choose whether to see them. You may skip any case, \
+with or without giving a reason: a skip is never held against you, and the case is offered \
+to another validator.
+
 **Your rights.** Taking part is voluntary. You may stop at any time; tell the coordinator \
 if you wish to withdraw. If you detect quality issues with the evaluation design, please \
 flag them: negative findings are as valuable as positive confirmation.

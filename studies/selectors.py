@@ -78,6 +78,22 @@ def rubric_for_display(*, rubric) -> list[dict]:
 # --- Study set-up ------------------------------------------------------------------------
 
 
+def case_content_warnings(*, test_case: TestCase) -> list[str]:
+    """The warnings a rater reads before this case's prompt and responses: its stratum's
+    (``StratumSetting``), then its own, each once. The one place this rule lives.
+
+    A warning belongs to the case, never to one of its responses: it says nothing about
+    which system wrote what.
+    """
+    stratum_warning = (
+        StratumSetting.objects.filter(study_id=test_case.study_id, stratum=test_case.stratum)
+        .values_list("content_warning", flat=True)
+        .first()
+    )
+    warnings = [(stratum_warning or "").strip(), test_case.content_warning.strip()]
+    return list(dict.fromkeys(w for w in warnings if w))
+
+
 def study_rating_started(*, study: Study) -> bool:
     """Whether a rater has started (a saved draft) or submitted a test case."""
     return rating_activity(study=study).started

@@ -119,6 +119,11 @@ RULES = {
         # A draft for a rater who may not rate is refused with a message for the page.
         allowed={"POST": frozenset({200, 400, 403, 409})},
     ),
+    # Skipping a case and undoing it: the rater's own; refused (nothing written) on hold.
+    "annotation:skip": Rule("assignment", methods=POST_ONLY, read_only_for=("withdrawn", "paused")),
+    "annotation:unskip": Rule(
+        "assignment", methods=POST_ONLY, read_only_for=("withdrawn", "paused")
+    ),
     "annotation:session_restored": Rule("signed_in"),
     "annotation:consent": Rule("rater"),
     "annotation:practice": Rule("rater"),

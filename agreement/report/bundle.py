@@ -46,7 +46,8 @@ def report_bundle_chunks(*, study: Study, report: dict, report_html: str) -> Ite
     with the study; the download starts at once and memory stays flat). The unblinding key
     goes in only once the study is unblinded."""
     unblinded = study.is_unblinded
-    formats = [exports.WORKSHEET_CSV, exports.LONG_CSV, exports.DICTIONARY_MD]
+    # Skips apart from the ratings, in a file of their own.
+    formats = [exports.WORKSHEET_CSV, exports.LONG_CSV, exports.SKIPS_CSV, exports.DICTIONARY_MD]
     if unblinded:
         formats.append(exports.KEY_CSV)
     if profile_questions_of(study=study):

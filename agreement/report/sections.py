@@ -20,6 +20,7 @@ from agreement.services.plan import (
 from annotation.models import ConsentRecord, QualificationAttempt, StudyFeedback
 from annotation.selectors.adjudicated_labels import adjudication_counts
 from annotation.selectors.profile import profile_summary
+from annotation.selectors.skips import study_skip_summary
 from jobs.models import Job
 from studies.exposure import exposure_limits
 from studies.models import Membership, Study, StudyEvent
@@ -86,7 +87,11 @@ def study_report(*, study: Study) -> dict:
         "blinding": _blinding(study, unblinded=unblinded),
         "design": _design(study),
         "agreement": _agreement(study, agreement, result, unblinded=unblinded),
-        "quality": {"flags": result.get("qc", {}), "decisions": _exclusions(study)},
+        "quality": {
+            "flags": result.get("qc", {}),
+            "decisions": _exclusions(study),
+            "skips": _skips(study),
+        },
         "summary": result.get("summary"),
         "comparison": result.get("comparison") if unblinded else None,
         "comparison_failed": bool(result.get("comparison_failed")) and unblinded,
@@ -276,6 +281,24 @@ def _deviations(study: Study, result: dict, *, withdrawn: list[str]) -> list[dic
     if withdrawn:
         deviations.append({"when": None, "what": "Raters withdrew", "reason": ", ".join(withdrawn)})
     return deviations
+
+
+def _skips(study: Study) -> dict:
+    """Skipped cases (protocol 3), counted apart from ratings: per rater, stratum and
+    reason, the cases left short of k, and raters who skip much of a stratum."""
+    summary = study_skip_summary(study=study)
+    return {
+        "total": summary.total,
+        "cases": len(summary.per_case),
+        "k_unmet": summary.k_unmet,
+        "per_rater": dict(summary.per_rater),
+        "per_stratum": dict(summary.per_stratum),
+        "reasons": dict(summary.reasons),
+        "heavy": [
+            {"rater": h.rater, "stratum": h.stratum, "skipped": h.skipped, "assigned": h.assigned}
+            for h in summary.heavy
+        ],
+    }
 
 
 def _exclusions(study: Study) -> list[dict]:

@@ -38,7 +38,11 @@ from agreement.selectors import (
     study_agreement,
 )
 from agreement.services import judge_outputs_import, judge_template_save
-from annotation.selectors import adjudication_counts, raters_at_limit_today
+from annotation.selectors import (
+    adjudication_counts,
+    raters_at_limit_today,
+    study_skip_summary,
+)
 from annotation.selectors.comments import comments_unread_count
 from core.user_input import uuid_or_none
 from jobs.models import Job
@@ -190,6 +194,7 @@ def _quality_context(study, *, can_act: bool, form_errors: dict[str, str]) -> di
         "agreement": agreement,
         "rows": rows,
         "events": rater_decisions(study=study, kinds=RATER_DECISIONS),
+        "skips": study_skip_summary(study=study),
         "can_act": can_act,
         "rules": rules,
         "thresholds": {

@@ -50,6 +50,7 @@ from .rating import (
     training_answers,
     training_items,
 )
+from .skips import SkipSummary, study_skip_summary
 
 __all__ = [
     "Exposure",
@@ -58,6 +59,8 @@ __all__ = [
     "held_back",
     "pending_cases",
     "raters_at_limit_today",
+    "SkipSummary",
+    "study_skip_summary",
     "adjudication_counts",
     "study_adjudicators",
     "CASES_PER_PAGE",

@@ -71,6 +71,8 @@ def self_check(*, rater: Membership) -> SelfCheck:
     rows, flags, entries, pending = [], [], [], []
     labels: set[str] = set()
     for assignment in assignments:
+        if assignment.status == Assignment.Status.SKIPPED:
+            continue  # not theirs to rate, nor to look over
         if assignment.status != Assignment.Status.SUBMITTED:
             pending.append(assignment)
             continue

@@ -28,14 +28,18 @@ from studies.setup_checklist import ChecklistItem
 
 from .exposure import exposure_today, servable
 
+# A case is done for its rater once submitted or skipped: it has left their queue.
+HANDLED = (Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED)
+
 
 def rater_progress_table(*, study: Study):
-    """Per rater pseudonym: cases submitted and assigned. No real names."""
+    """Per rater pseudonym: cases submitted, skipped and assigned. No real names."""
     return (
         study.memberships.filter(role=Membership.Role.RATER)
         .annotate(
             total=Count("assignments"),
             done=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)),
+            skipped=Count("assignments", filter=Q(assignments__status=Assignment.Status.SKIPPED)),
         )
         .order_by("pseudonym")
     )
@@ -71,6 +75,7 @@ def case_progress_table(*, study: Study):
     return study.test_cases.annotate(
         assigned=Count("assignments"),
         done=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)),
+        skipped=Count("assignments", filter=Q(assignments__status=Assignment.Status.SKIPPED)),
     ).order_by("position")
 
 
@@ -104,8 +109,9 @@ def study_rating_counts(*, study: Study) -> dict[str, int]:
 
 @dataclass(frozen=True)
 class Progress:
-    done: int
+    done: int  # submitted or skipped
     total: int
+    skipped: int = 0
 
     @property
     def percent(self) -> int:
@@ -119,18 +125,24 @@ def rater_memberships(*, user) -> list[tuple[Membership, Progress, str | None]]:
         .select_related("study")
         .annotate(
             total=Count("assignments"),
-            done=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)),
+            done=Count("assignments", filter=Q(assignments__status__in=HANDLED)),
+            skipped=Count("assignments", filter=Q(assignments__status=Assignment.Status.SKIPPED)),
         )
         .order_by("study__name")
     )
-    return [(m, Progress(done=m.done, total=m.total), rating_hold(rater=m)) for m in memberships]
+    return [
+        (m, Progress(done=m.done, total=m.total, skipped=m.skipped), rating_hold(rater=m))
+        for m in memberships
+    ]
 
 
 def rater_progress(*, rater: Membership) -> Progress:
     counts = rater.assignments.aggregate(
-        total=Count("id"), done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED))
+        total=Count("id"),
+        done=Count("id", filter=Q(status__in=HANDLED)),
+        skipped=Count("id", filter=Q(status=Assignment.Status.SKIPPED)),
     )
-    return Progress(done=counts["done"], total=counts["total"])
+    return Progress(done=counts["done"], total=counts["total"], skipped=counts["skipped"])
 
 
 def rating_hold(*, rater: Membership) -> str | None:
@@ -169,8 +181,8 @@ def pause_kind(*, rater: Membership) -> str:
 
 
 def pending_cases(*, rater: Membership):
-    """The rater's cases not yet submitted."""
-    return rater.assignments.exclude(status=Assignment.Status.SUBMITTED)
+    """The rater's cases neither submitted nor skipped: still in their queue."""
+    return rater.assignments.exclude(status__in=HANDLED)
 
 
 def rater_assignments(*, rater: Membership):
@@ -178,8 +190,8 @@ def rater_assignments(*, rater: Membership):
 
 
 def next_unrated(*, rater: Membership, after: Assignment | None = None) -> Assignment | None:
-    """The next case not yet submitted in the rater's own order, wrapping around, that the
-    daily exposure limits allow serving now (``exposure.servable``)."""
+    """The next case neither submitted nor skipped in the rater's own order, wrapping around,
+    that the daily exposure limits allow serving now (``exposure.servable``)."""
     pending = servable(pending=pending_cases(rater=rater), exposure=exposure_today(rater=rater))
     pending = pending.order_by("position")
     if after is not None:
@@ -236,7 +248,8 @@ def case_position(*, assignment: Assignment) -> CasePosition:
     here = assignment.position
     counts = cases.aggregate(
         total=Count("id"),
-        done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
+        done=Count("id", filter=Q(status__in=HANDLED)),
+        skipped=Count("id", filter=Q(status=Assignment.Status.SKIPPED)),
         before=Count("id", filter=Q(position__lt=here)),
         previous=Max("position", filter=Q(position__lt=here)),
         next=Min("position", filter=Q(position__gt=here)),
@@ -249,7 +262,7 @@ def case_position(*, assignment: Assignment) -> CasePosition:
         number=counts["before"] + 1,
         previous=near.get(counts["previous"]),
         next=near.get(counts["next"]),
-        progress=Progress(done=counts["done"], total=counts["total"]),
+        progress=Progress(done=counts["done"], total=counts["total"], skipped=counts["skipped"]),
     )
 
 

@@ -51,8 +51,10 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from itertools import combinations
 
 from django.db import transaction
+from django.db.models import Q
 
 from annotation.models import Assignment
+from annotation.selectors.skips import KEEPS_CASES
 from studies.errors import ApplicationError
 from studies.events import study_event_record
 from studies.locks import study_lock
@@ -102,11 +104,14 @@ def plan_balanced(
     seed: int,
     existing: Mapping[str, Collection[str]] | None = None,
     progress: Callable[[int], None] | None = None,
+    skipped: Mapping[str, Collection[str]] | None = None,
 ) -> dict[str, list[str]]:
     """New cases for each rater so that every case has k raters; see the module docstring.
 
     ``existing`` maps raters (including ones not in ``raters``, e.g. paused raters who get
     nothing new) to the cases they already have; those assignments are never moved.
+    ``skipped`` maps raters to the cases they skipped: never given to them again, and not
+    counted towards the case's k.
     ``progress`` is told the cases planned so far by the first greedy pass (a large study
     makes only that one).
     """
@@ -126,7 +131,7 @@ def plan_balanced(
     best: _Plan | None = None
     for attempt in range(attempts):
         rng = random.Random(f"{seed}:design:{attempt}")
-        plan = _Plan(raters=raters, cases=cases, existing=existing)
+        plan = _Plan(raters=raters, cases=cases, existing=existing, skipped=skipped or {})
         plan.fill(k=k, rng=rng, progress=progress if attempt == 0 else None)
         plan.improve(rng=rng, steps=min(MAX_STEPS, WORK_BUDGET // attempts))
         if best is None or plan.quality() > best.quality():
@@ -140,7 +145,14 @@ def plan_balanced(
 class _Plan:
     """Mutable planning state: who is on each case, loads, and pair overlaps."""
 
-    def __init__(self, *, raters: list[str], cases: Sequence[str], existing: dict):
+    def __init__(
+        self,
+        *,
+        raters: list[str],
+        cases: Sequence[str],
+        existing: dict,
+        skipped: Mapping[str, Collection[str]] | None = None,
+    ):
         self.raters = raters
         self.cases = list(cases)
         self.index = {r: i for i, r in enumerate(raters)}
@@ -158,6 +170,10 @@ class _Plan:
                     self.taken[case].add(rater)
                     if rater in self.index:
                         self.fixed_members[case].append(self.index[rater])
+        for rater, their_cases in (skipped or {}).items():
+            for case in their_cases:
+                if case in self.taken:
+                    self.taken[case].add(rater)
         for members in self.fixed_members.values():
             for a, b in combinations(members, 2):
                 self._pair(a, b, 1)
@@ -400,11 +416,6 @@ def quality_cases_pick(
     return picked
 
 
-# Raters whose assignments count towards a case's k: active ones, and paused ones (who may
-# be reinstated). Withdrawn and excluded raters' cases are given to others.
-KEEPS_CASES = (Membership.Status.ACTIVE, Membership.Status.PAUSED)
-
-
 def cases_beyond_design(*, study: Study, rater: Membership, test_case_ids) -> list[str]:
     """The case ids, of the test cases named, that already have their k raters besides ``rater``.
 
@@ -427,6 +438,7 @@ def cases_beyond_design(*, study: Study, rater: Membership, test_case_ids) -> li
             rater__status__in=KEEPS_CASES,
         )
         .exclude(rater=rater)
+        .exclude(status=Assignment.Status.SKIPPED)  # a skip leaves its place free
         .values_list("test_case_id", flat=True)
     )
     return sorted(case.case_id for case in cases if taken[case.pk] >= k)
@@ -438,13 +450,16 @@ def design_summary(*, study: Study) -> str:
     return "Every rater rates every test case"
 
 
-def assigned_case_sets(*, study: Study) -> dict[str, set[str]]:
-    """Each rater's assigned case ids, keyed by pseudonym."""
+def assigned_case_sets(*, study: Study, skipped: bool | None = None) -> dict[str, set[str]]:
+    """Each rater's assigned case ids, keyed by pseudonym; only the skipped ones
+    (``skipped=True``) or only the others (``False``)."""
     sets: dict[str, set[str]] = {}
-    rows = Assignment.objects.filter(
-        test_case__study=study, rater__role=Membership.Role.RATER
-    ).values_list("rater__pseudonym", "test_case__case_id")
-    for pseudonym, case_id in rows.iterator():
+    rows = Assignment.objects.filter(test_case__study=study, rater__role=Membership.Role.RATER)
+    if skipped is not None:
+        is_skipped = Q(status=Assignment.Status.SKIPPED)
+        rows = rows.filter(is_skipped if skipped else ~is_skipped)
+    pairs = rows.values_list("rater__pseudonym", "test_case__case_id")
+    for pseudonym, case_id in pairs.iterator():
         sets.setdefault(pseudonym, set()).add(case_id)
     return sets
 
@@ -485,7 +500,14 @@ def study_assign(
         raise AssignmentDesignError("The study has no test cases yet.")
     in_study = {m.pseudonym for m in memberships}
     assigned = assigned_case_sets(study=study)
-    existing = {p: {c for c in have if c in cases} for p, have in assigned.items() if p in in_study}
+    # A skipped case is not the rater's to rate: it does not count towards its k, and it
+    # is never given back to them.
+    skipped = assigned_case_sets(study=study, skipped=True)
+    existing = {
+        p: {c for c in have if c in cases and c not in skipped.get(p, ())}
+        for p, have in assigned.items()
+        if p in in_study
+    }
     names = [m.pseudonym for m in active]
     tell("planning", 0, len(cases))
     if study.raters_per_item:
@@ -495,6 +517,7 @@ def study_assign(
             k=study.raters_per_item,
             seed=study.blinding_seed,
             existing=existing,
+            skipped=skipped,
             progress=lambda done: tell("planning", done, len(cases)),
         )
     else:

@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import prefetch_related_objects
+from django.db.models import Q, prefetch_related_objects
 from django.utils import timezone
 
 from annotation.models import Assignment, Rating, RatingRevision
@@ -166,6 +166,10 @@ DRAFT_TOO_LARGE = (
     "are kept in this tab."
 )
 
+SKIPPED_MESSAGE = (
+    "You skipped this case, so it was not saved. Undo the skip on the case's page to rate it."
+)
+
 STALE_MESSAGE = (
     "This case was saved from another tab or device after you opened it. "
     "Reload to see the newer version; your unsaved answers are kept in this tab."
@@ -191,6 +195,8 @@ def _locked(assignment: Assignment) -> Assignment:
         .select_related("test_case")
         .get(pk=assignment.pk)
     )
+    if locked.status == Assignment.Status.SKIPPED:
+        raise RatingInvalidError(SKIPPED_MESSAGE)
     locked.rater = rater
     locked.test_case.study = study
     # Scoring reads the rubric's dimensions several times: one query for the whole write.
@@ -445,10 +451,13 @@ def ratings_withdraw(*, rater: Membership) -> int:
     assignments = Assignment.objects.filter(rater=rater)
     deleted, _ = Rating.objects.filter(assignment__in=assignments).delete()
     RatingRevision.objects.filter(assignment__in=assignments).delete()
-    assignments.update(
+    skipped = Q(status=Assignment.Status.SKIPPED)
+    assignments.exclude(skipped).update(
         draft={}, case_scores={}, confidence="", notes="", status=Assignment.Status.TODO,
         submitted_at=None,
     )  # fmt: skip
+    # A skip stays a skip (the case went to someone else); the rater's words go.
+    assignments.filter(skipped).update(draft={}, skip_note="")
     if deleted:
         analysis_inputs_announce(study_id=rater.study_id, reason="withdrawal")
     return deleted
@@ -520,6 +529,11 @@ def ratings_import(
     )
     cleaned = {}
     for assignment in assignments:
+        if assignment.status == Assignment.Status.SKIPPED:
+            raise RatingInvalidError(
+                f"{assignment.test_case.case_id}: {rater.pseudonym} skipped this case; undo "
+                "the skip on the rating screen before importing an answer for it."
+            )
         assignment.rater = rater
         assignment.test_case.study = study
         responses = dict(assignment.test_case.labels.values_list("label", "response_id"))

@@ -17,6 +17,8 @@ from .onboarding import (
 from .rating import (
     assignment_draft,
     assignment_rate,
+    assignment_skip,
+    assignment_unskip,
     home,
     session_restored,
     study_assignments,
@@ -27,6 +29,8 @@ from .wrapup import study_feedback, study_self_check, study_withdraw
 __all__ = [
     "assignment_draft",
     "assignment_rate",
+    "assignment_skip",
+    "assignment_unskip",
     "home",
     "onboarding_setup",
     "session_restored",

@@ -6,12 +6,17 @@ from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
 from studies.errors import ApplicationError
 from studies.models import Membership
 from studies.rendering import reasoning_steps
-from studies.selectors import coordinated_studies, invitations_for_user, rubric_for_display
+from studies.selectors import (
+    case_content_warnings,
+    coordinated_studies,
+    invitations_for_user,
+    rubric_for_display,
+)
 
 from .. import selectors, services
 from ..access import get_assignment_for_rater
@@ -19,6 +24,7 @@ from ..assignment_jobs import assignment_in_progress
 from ..models import Assignment
 from ..selectors import adjudication as adjudication_reads
 from ..selectors.own_profile import own_profile_step
+from ..services import skipping
 from .gate import PayloadError, blocking_redirect, parse_int, parse_payload, rater_study
 
 SESSION_EXPIRED = (
@@ -118,7 +124,7 @@ def study_next(request, slug):
     if assignment is None and _limit_notice(membership):
         return redirect("annotation:assignments", slug=study.slug)  # which says until when
     if assignment is None:
-        messages.success(request, "You have submitted every case in this study.")
+        messages.success(request, "You have submitted or skipped every case in this study.")
         return redirect("annotation:self_check", slug=study.slug)
     return redirect("annotation:rate", assignment_uuid=assignment.uuid)
 
@@ -202,11 +208,23 @@ def assignment_rate(request, assignment_uuid):
     hold = selectors.rating_hold(rater=assignment.rater)
     if exposure is None and not hold:  # a refused submit, shown again
         exposure = selectors.exposure_today(rater=assignment.rater)
+    warnings = case_content_warnings(test_case=assignment.test_case)
+    skipped = assignment.status == Assignment.Status.SKIPPED
+    # A warned case shows neither its prompt nor its responses until the rater chooses to
+    # see them ("?show=1", a plain link: no script needed) or skips it. Once they have
+    # saved something, they have seen it.
+    gated = bool(warnings) and not skipped and request.method == "GET"
+    gated = gated and assignment.status == Assignment.Status.TODO and not request.GET.get("show")
     return render(
         request,
         "annotation/rate.html",
         {
             **rating_context(dimensions=dimensions),
+            "warnings": warnings,
+            "gated": gated,
+            "skipped": skipped,
+            "skip_reasons": Assignment.SkipReason.choices,
+            "skip_note_max": skipping.MAX_SKIP_NOTE_LENGTH,
             "study": study,
             "assignment": assignment,
             "responses": selectors.blinded_responses(assignment=assignment),
@@ -231,7 +249,8 @@ def assignment_rate(request, assignment_uuid):
             if exposure and not exposure.allows(assignment.test_case.stratum)
             else None,
             "local_key": f"rate:{assignment.uuid}",
-            "footer_note": f"{assignment.rater_label} · {progress.done} of {progress.total} done",
+            "footer_note": f"{assignment.rater_label} · {progress.done} of {progress.total} done"
+            + (f" ({progress.skipped} skipped)" if progress.skipped else ""),
         },
         status=409 if stale else (400 if error else 200),
     )
@@ -329,3 +348,49 @@ def assignment_draft(request, assignment_uuid):
     return JsonResponse(
         {"version": assignment.version, "saved_at": assignment.updated_at.isoformat()}
     )
+
+
+@login_required
+@require_POST
+def assignment_skip(request, assignment_uuid):
+    """Skip the case, with an optional reason and note; on to the rater's next case."""
+    assignment = get_assignment_for_rater(request.user, assignment_uuid)
+    blocked = blocking_redirect(request, rater=assignment.rater)
+    if blocked:
+        return blocked
+    try:
+        skipping.case_skip(
+            assignment=assignment,
+            reason=request.POST.get("skip_reason", ""),
+            note=request.POST.get("skip_note", ""),
+            actor=request.user,
+        )
+    except ApplicationError as exc:
+        messages.error(request, f"Not skipped. {exc}")
+        return redirect("annotation:rate", assignment_uuid=assignment.uuid)
+    messages.success(
+        request,
+        f"{assignment.rater_label} skipped. It is no longer in your list; you can undo "
+        "this from its page while the study is open.",
+    )
+    following = selectors.next_unrated(rater=assignment.rater, after=assignment)
+    if following is None:
+        return redirect("annotation:assignments", slug=assignment.rater.study.slug)
+    return redirect("annotation:rate", assignment_uuid=following.uuid)
+
+
+@login_required
+@require_POST
+def assignment_unskip(request, assignment_uuid):
+    """Undo a skip: the case is back in the rater's list, if the design has room for them."""
+    assignment = get_assignment_for_rater(request.user, assignment_uuid)
+    blocked = blocking_redirect(request, rater=assignment.rater)
+    if blocked:
+        return blocked
+    try:
+        skipping.skip_undo(assignment=assignment, actor=request.user)
+    except ApplicationError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"{assignment.rater_label} is back in your list.")
+    return redirect("annotation:rate", assignment_uuid=assignment.uuid)

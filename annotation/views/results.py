@@ -162,7 +162,9 @@ def worksheet_job(request, slug, job_uuid):
     messages.success(
         request,
         f"Imported {result.cases} test case{'s' if result.cases != 1 else ''} for "
-        f"{result.rater} ({result.created} newly assigned, {result.updated} replaced).",
+        f"{result.rater} ({result.created} newly assigned, {result.updated} replaced"
+        + (f"; {result.skips} marked skipped" if result.skips else "")
+        + ").",
     )
     return redirect("annotation:results", slug=study.slug)
 

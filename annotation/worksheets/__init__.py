@@ -13,11 +13,12 @@ from django.db import transaction
 
 from annotation.models import Assignment
 from annotation.services import (
-    RatingClosedError,
     RatingInvalidError,
     design_room_check,
     ratings_import,
 )
+from annotation.services.skipping import case_skip
+from studies.errors import ApplicationError
 from studies.models import Study
 
 from .columns import (
@@ -56,8 +57,9 @@ class ImportResult:
     cases: int
     created: int
     updated: int
-    skipped: list[str]
+    skipped: list[str]  # the ids of cases left blank
     dry_run: bool
+    skips: int = 0  # cases the rater marked skipped (the Skipped column)
 
 
 def worksheet_import(
@@ -77,7 +79,9 @@ def worksheet_import(
     report = progress or (lambda stage, done, total, message: None)
     rater = _rater(study, pseudonym)
     report("checking", 0, 1, "Checking the worksheet")
-    cases, skipped = worksheet_parse(study=study, rater=rater, filename=filename, data=data)
+    parsed, skipped = worksheet_parse(study=study, rater=rater, filename=filename, data=data)
+    cases = [case for case in parsed if not case.skip]
+    skips = _skips_check(rater=rater, marked=[case for case in parsed if case.skip])
     plural = "s" if len(cases) != 1 else ""
     if dry_run:
         report("checking", 1, 1, f"Checked {len(cases)} test case{plural}; checking the design")
@@ -102,6 +106,7 @@ def worksheet_import(
         updated=updated,
         skipped=skipped,
         dry_run=dry_run,
+        skips=len(skips),
     )
     if dry_run:
         _design_check(study=study, rater=rater, cases=cases, assigned=assigned)
@@ -116,12 +121,56 @@ def worksheet_import(
             for case in cases
         }
         try:
-            counts = ratings_import(rater=rater, answers=answers, actor=actor, source_name=filename)
-        except (RatingClosedError, RatingInvalidError) as error:
+            if answers:
+                counts = ratings_import(
+                    rater=rater, answers=answers, actor=actor, source_name=filename
+                )
+                # What the import did under its locks (a second import at once finds the
+                # first done).
+                result = replace(result, created=counts.created, updated=counts.updated)
+            # Each skip on its own, as on the screen: the case goes to another rater.
+            for assignment, case in skips:
+                case_skip(
+                    assignment=assignment, reason=case.skip_reason, note=case.notes, actor=actor
+                )
+        except ApplicationError as error:
             raise WorksheetError([WorksheetProblem(None, None, str(error))]) from error
-        # What the import did under its locks (a second import at once finds the first done).
-        result = replace(result, created=counts.created, updated=counts.updated)
     return result
+
+
+def _skips_check(*, rater, marked) -> list[tuple[Assignment, object]]:
+    """The rater's assignments for the cases marked skipped; a case not theirs, or already
+    submitted, is a problem (nothing is imported)."""
+    if not marked:
+        return []
+    assignments = {
+        a.test_case_id: a
+        for a in rater.assignments.select_related("test_case").filter(
+            test_case_id__in=[case.test_case_id for case in marked]
+        )
+    }
+    problems, skips = [], []
+    for case in marked:
+        assignment = assignments.get(case.test_case_id)
+        if assignment is None:
+            problems.append(
+                WorksheetProblem(
+                    None, "Skipped", f"{case.case_id} is not assigned to {rater.pseudonym}, "
+                    "so it cannot be skipped."
+                )
+            )  # fmt: skip
+        elif assignment.status == Assignment.Status.SUBMITTED:
+            problems.append(
+                WorksheetProblem(
+                    None, "Skipped", f"{case.case_id} was submitted already, so it cannot be "
+                    "skipped; leave Skipped empty to keep the rating."
+                )
+            )  # fmt: skip
+        elif assignment.status != Assignment.Status.SKIPPED:
+            skips.append((assignment, case))
+    if problems:
+        raise WorksheetError(problems)
+    return skips
 
 
 def _design_check(*, study: Study, rater, cases, assigned: set) -> None:

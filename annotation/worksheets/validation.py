@@ -6,7 +6,9 @@ A file with any problem imports nothing, and every problem names its file row an
 import re
 from dataclasses import dataclass, field
 
+from annotation.models import Assignment
 from annotation.services import MAX_NOTES_LENGTH
+from annotation.services.skipping import MAX_SKIP_NOTE_LENGTH
 from studies.models import BlindedLabel, Membership, Study
 from studies.rubric import cell_number, total_points
 
@@ -31,6 +33,14 @@ class CaseScores:
     case_scores: dict[str, dict] = field(default_factory=dict)
     confidence: str = ""
     notes: str = ""
+    # The rater marked the case skipped (the Skipped column): no scores, the reason if
+    # they wrote one, and the notes as the skip's note.
+    skip: bool = False
+    skip_reason: str = ""
+
+
+# What the Skipped column may hold for a skip without a reason (or one of the reasons).
+SKIP_MARKS = ("yes", "y", "x", "true", "1", "skipped", "skip")
 
 
 def _rater(study: Study, pseudonym: str) -> Membership:
@@ -79,6 +89,8 @@ def _header_map(columns: list[DimensionColumn]) -> dict[str, tuple[str, str]]:
         "confidence": ("confidence", "Confidence"),
         "notes": ("notes", "Notes"),
         "note": ("notes", "Notes"),
+        "skipped": ("skipped", "Skipped"),
+        "skip": ("skipped", "Skipped"),
     }
     for column in columns:
         for alias in (column.header, column.key, column.name):
@@ -177,6 +189,12 @@ def _check_rows(study, rater, columns, body):
     scored_fields = [f"dim:{c.key}" for c in columns] + ["total", "confidence"]
     checked, skipped = [], []
     for case_id, rows in grouped.items():
+        marks = [(number, values["skipped"]) for number, values in rows if values.get("skipped")]
+        if marks:
+            checked.append(
+                _check_skip(case_id, cases[case_id].pk, rows, marks, scored_fields, problems)
+            )
+            continue
         if not any(values.get(f) for _, values in rows for f in scored_fields):
             if any(values.get("notes") for _, values in rows):
                 problems.append(
@@ -197,6 +215,53 @@ def _check_rows(study, rater, columns, body):
             )  # fmt: skip
         )
     return checked, skipped, problems
+
+
+def _check_skip(case_id, test_case_id, rows, marks, scored_fields, problems) -> CaseScores:
+    """A case the rater marked skipped: no scores, one reason at most, the notes as the
+    skip's note."""
+    reasons = set()
+    for number, mark in marks:
+        text = mark.strip().lower()
+        if text in Assignment.SkipReason.values:
+            reasons.add(text)
+        elif text not in SKIP_MARKS:
+            problems.append(
+                WorksheetProblem(
+                    number,
+                    "Skipped",
+                    f"Write yes to skip {case_id}, or one of the reasons: "
+                    f"{', '.join(Assignment.SkipReason.values)}; leave it empty to rate it.",
+                )
+            )
+    if len(reasons) > 1:
+        problems.append(
+            WorksheetProblem(marks[0][0], "Skipped", f"{case_id} has different reasons.")
+        )
+    if any(values.get(f) for _, values in rows for f in scored_fields):
+        problems.append(
+            WorksheetProblem(
+                rows[0][0],
+                "Skipped",
+                f"{case_id} is marked skipped but has scores; clear one or the other.",
+            )
+        )
+    notes = "\n".join(dict.fromkeys(v["notes"] for _, v in rows if v.get("notes")))
+    if len(notes) > MAX_SKIP_NOTE_LENGTH:
+        problems.append(
+            WorksheetProblem(
+                rows[0][0],
+                "Notes",
+                f"The note of a skip is limited to {MAX_SKIP_NOTE_LENGTH} characters.",
+            )
+        )
+    return CaseScores(
+        case_id=case_id,
+        test_case_id=test_case_id,
+        notes=notes,
+        skip=True,
+        skip_reason=next(iter(reasons)) if len(reasons) == 1 else "",
+    )
 
 
 def _group_rows(body, *, rater, cases, labels, problems) -> dict[str, list[tuple[int, dict]]]:

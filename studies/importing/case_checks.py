@@ -19,6 +19,10 @@ MAX_ID_CHARS = 50
 MAX_STRATUM_CHARS = 100
 
 
+# A content warning is read before the responses (protocol 3): a sentence or two.
+MAX_WARNING_CHARS = 500
+
+
 MAX_REPORTED_PROBLEMS = 200
 
 
@@ -270,6 +274,10 @@ def _check_text(
 def _check_fields(where: str, fields: dict, columns, problems: _Collector) -> dict:
     case = {name: (fields.get(name) or "").strip() for name in ("id", "prompt", "context")}
     case["stratum"] = (fields.get("stratum") or "").strip()
+    # Only a case that has a warning carries the key: the others read as they always did.
+    warning = (fields.get("content_warning") or "").strip()
+    if warning:
+        case["content_warning"] = warning
     if not case["id"]:
         problems.add(where, "the id is missing.", _column_name(columns, "id"))
     elif len(case["id"]) > MAX_ID_CHARS or "\n" in case["id"]:
@@ -288,5 +296,11 @@ def _check_fields(where: str, fields: dict, columns, problems: _Collector) -> di
             where,
             f"a stratum is limited to {MAX_STRATUM_CHARS} characters.",
             _column_name(columns, "stratum"),
+        )
+    if len(warning) > MAX_WARNING_CHARS:
+        problems.add(
+            where,
+            f"a content warning is limited to {MAX_WARNING_CHARS} characters.",
+            _column_name(columns, "content_warning"),
         )
     return case

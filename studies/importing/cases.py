@@ -11,7 +11,8 @@ The formats (also in docs/coordinator.md and on the test cases page):
   row names the columns) and **Excel** (``.xlsx``, first worksheet, first row names the
   columns), both read by ``importing.tabular`` as the worksheet import reads them. Columns,
   in any order:
-  ``id`` and ``prompt`` (required), ``context`` and ``stratum`` (optional), and one
+  ``id`` and ``prompt`` (required), ``context``, ``stratum`` and ``content_warning``
+  (optional; a warning the rater reads before the responses), and one
   ``response:<system>`` column per system, e.g. ``response:baseline``. Every system is in
   every case, unless an optional ``systems`` column names each case's systems separated by
   ``;`` (at least two, arena-style studies): then the row's other responses must be blank.
@@ -20,7 +21,8 @@ The formats (also in docs/coordinator.md and on the test cases page):
 - **JSONL** (``.jsonl``, UTF-8): one JSON object per line,
   ``{"id": "TC-001", "prompt": "...", "context": "...", "stratum": "...",
   "responses": {"baseline": "...", "improved": "..."}}``; ``context`` and ``stratum`` may
-  be left out; ``responses`` holds exactly the case's systems. Blank lines are skipped.
+  be left out, as may ``content_warning``; ``responses`` holds exactly the case's
+  systems. Blank lines are skipped.
 
 The study's systems are the union of the cases' systems. An empty response is a system's
 real output: it is imported, with a warning naming its row, never refused.
@@ -55,10 +57,11 @@ MAX_SYSTEM_CHARS = 100
 
 FILE_TYPES = {".csv": "CSV", ".jsonl": "JSONL", ".xlsx": "Excel"}
 REQUIRED_COLUMNS = ("id", "prompt")
-OPTIONAL_COLUMNS = ("context", "stratum", "systems")
-JSONL_FIELDS = ("id", "prompt", "context", "stratum", "responses")
+OPTIONAL_COLUMNS = ("context", "stratum", "content_warning", "systems")
+JSONL_FIELDS = ("id", "prompt", "context", "stratum", "content_warning", "responses")
 COLUMN_HINT = (
-    "Use id, prompt, context, stratum, systems, or response:<system name> for each system."
+    "Use id, prompt, context, stratum, content_warning, systems, or response:<system name> "
+    "for each system."
 )
 
 
@@ -77,6 +80,8 @@ class ParsedCases:
     case_count: int = 0
     first_cases: list[dict] = field(default_factory=list)
     stratum_counts: Counter = field(default_factory=Counter)
+    # Cases that carry their own content warning.
+    warned_cases: int = 0
     _keep: bool = field(default=True, repr=False)
 
     @property
@@ -88,6 +93,8 @@ class ParsedCases:
         self.case_count += 1
         if case["stratum"]:
             self.stratum_counts[case["stratum"]] += 1
+        if case.get("content_warning"):
+            self.warned_cases += 1
         if len(self.first_cases) < PREVIEW_CASES:
             self.first_cases.append(case)
         if self._keep:
@@ -367,7 +374,7 @@ def _jsonl_fields(where: str, record: dict, problems: _Collector) -> dict:
         if key not in JSONL_FIELDS:
             problems.add(
                 where,
-                "unknown field. Use id, prompt, context, stratum and responses.",
+                "unknown field. Use id, prompt, context, stratum, content_warning and responses.",
                 f"field '{key}'",
             )
         elif key == "responses":

@@ -109,6 +109,7 @@ class CaseWriter:
                     "prompt": case["prompt"],
                     "context": case.get("context", ""),
                     "stratum": case.get("stratum", ""),
+                    "content_warning": case.get("content_warning", ""),
                 }
                 for offset, case in enumerate(cases)
             ],
@@ -146,7 +147,8 @@ class CaseWriter:
 def test_cases_add(*, study: Study, systems: Sequence[str], cases: Iterable[dict]) -> int:
     """Add test cases with one response per system, blinded from the study seed.
 
-    Each case is ``{"id", "prompt", "context", "stratum", "responses": {system: text}}``;
+    Each case is ``{"id", "prompt", "context", "stratum", "content_warning", "responses":
+    {system: text}}`` (``content_warning`` optional);
     its responses are its systems (every system, or a few of them in an arena-style study);
     ``systems`` is their union. Input is assumed validated (the importer reports problems
     before calling this). Returns the number of cases added.

@@ -177,7 +177,7 @@ def test_round_trip_of_a_pairwise_rubric_on_flipped_screens():
     assert rater.assignments.filter(flipped=True).exists()
     data = export_bytes(original, "worksheet-csv", rater="R-01")
     header = data.decode("utf-8-sig").splitlines()[0]
-    assert header == "TC-ID,Response,Preference,Total,Confidence,Notes,Rater"
+    assert header == "TC-ID,Response,Preference,Total,Confidence,Notes,Skipped,Rater"
     run_import(twin, data)
     assert export_bytes(twin, "worksheet-csv", rater="R-01") == data
     imported = Assignment.objects.filter(test_case__study=twin, rater__pseudonym="R-01")

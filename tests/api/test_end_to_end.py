@@ -119,6 +119,7 @@ def test_cases_can_be_uploaded_as_a_file(lead_user, api_as):
         "imported": 1,
         "systems": ["one", "two"],
         "strata": {},
+        "content_warnings": 0,
         "identity_mentions": {"count": 0, "listed": []},
     }
 

@@ -197,7 +197,7 @@ def test_systems_are_checked_against_the_study():
             "cases.csv",
             csv_file("TC-1,P,,,a,b", header=HEADER + ",score"),
             "Row 1, column G 'score': unknown column. Use id, prompt, context, stratum, "
-            "systems, or response:<system name> for each system.",
+            "content_warning, systems, or response:<system name> for each system.",
         ),
         (
             "cases.csv",
@@ -298,7 +298,8 @@ def test_systems_are_checked_against_the_study():
         (
             "cases.jsonl",
             jsonl_file(case(), case("TC-2", score=3)),
-            "Line 2, field 'score': unknown field. Use id, prompt, context, stratum and responses.",
+            "Line 2, field 'score': unknown field. Use id, prompt, context, stratum, "
+            "content_warning and responses.",
         ),
         (
             "cases.jsonl",
@@ -363,7 +364,7 @@ def test_every_problem_is_listed_in_file_order():
     data = csv_file("TC-1,,,,a,b", ",P,,,a,b", "TC-1,P,,,,b", header=HEADER + ",notes")
     assert problems("x.csv", data) == [
         "Row 1, column G 'notes': unknown column. Use id, prompt, context, stratum, "
-        "systems, or response:<system name> for each system.",
+        "content_warning, systems, or response:<system name> for each system.",
         "Row 2, column B 'prompt': the prompt is empty.",
         "Row 3, column A 'id': the id is missing.",
         "Row 4, column A 'id': the id 'TC-1' is used twice (also row 2).",

@@ -48,6 +48,8 @@ class Command(BaseCommand):
             raise CommandError("\n".join(lines)) from None
         verb = "Checked" if check else "Imported"
         skipped = f"; {len(result.skipped)} blank test cases skipped" if result.skipped else ""
+        if result.skips:
+            skipped += f"; {result.skips} marked skipped by the rater"
         self.stdout.write(
             f"{verb} {result.cases} test cases for {result.rater} in '{target.slug}' "
             f"({result.created} newly assigned, {result.updated} replaced{skipped})."
