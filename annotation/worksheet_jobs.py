@@ -68,7 +68,7 @@ def worksheet_job_start(
         raise _problem(f"{what} of this study is running; try again once it has finished.")
     kept = {"rater": pseudonym, "filename": filename, "data": data}
     if checked_by is not None:
-        kept["checked"] = str(checked_by.uuid)
+        kept["check_job"] = str(checked_by.uuid)
     try:
         cache.set(_file_key(job.uuid), kept, CHECKED_SECONDS)
     except Exception:  # the cache (Redis) is down: so is the broker; keep nothing
@@ -153,16 +153,17 @@ def worksheet_job_run(*, job_id: int) -> None:
             "created": result.created,
             "updated": result.updated,
             "skipped": result.skipped,
+            "skips": result.skips,
             "dry_run": result.dry_run,
             "filename": kept["filename"],
-            "checked": kept.get("checked", ""),
+            "check_job": kept.get("check_job", ""),
         }
 
     checked = None
     try:
         ended = job_execute(job_id=job.pk, work=work)
         if ended is not None and ended.state == Job.State.DONE:
-            checked = ended.result.get("checked")
+            checked = ended.result.get("check_job")
     finally:
         if job.name != CHECK:
             cache.delete(key)  # imported or not, this copy is used up
@@ -198,5 +199,6 @@ def worksheet_job_outcome(*, job: Job) -> tuple[dict, worksheets.ImportResult | 
             updated=done["updated"],
             skipped=done["skipped"],
             dry_run=done["dry_run"],
+            skips=done.get("skips", 0),
         )
     return status, result, problems

@@ -6,9 +6,10 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from annotation.models import RaterProfile
 from annotation.services.calibration_call import calibration_call_record
+from annotation.services.profile import profile_save
 from studies.models import ProfileQuestion, Study
+from studies.services.profile_questions import profile_questions_set
 from studies.services.welfare import welfare_settings_update
 
 RECRUITMENT = (
@@ -30,13 +31,14 @@ QUESTIONS = [
         "key": "language",
         "label": "First language",
         "kind": ProfileQuestion.Kind.CHOICE,
-        "config": {"choices": ["English", "German", "Another language"]},
+        "choices": ["English", "German", "Another language"],
     },
     {
         "key": "policy_years",
         "label": "Years of policy analysis experience",
         "kind": ProfileQuestion.Kind.NUMBER,
-        "config": {"min": 0, "max": 60},
+        "min": 0,
+        "max": 60,
     },
 ]
 ANSWERS = {"R-02": {"language": "English", "policy_years": 6}, "R-03": {"language": None}}
@@ -45,10 +47,7 @@ ANSWERS = {"R-02": {"language": "English", "policy_years": 6}, "R-03": {"languag
 def demo_welfare_settings(*, study: Study, actor) -> None:
     """The settings and the profile questions, set before the study opens."""
     welfare_settings_update(study=study, actor=actor, values=WELFARE)
-    for position, question in enumerate(QUESTIONS):
-        ProfileQuestion.objects.get_or_create(
-            study=study, key=question["key"], defaults={**question, "position": position}
-        )
+    profile_questions_set(study=study, actor=actor, questions=QUESTIONS)
 
 
 def demo_welfare_raters(*, study: Study, raters: list, actor) -> None:
@@ -56,14 +55,8 @@ def demo_welfare_raters(*, study: Study, raters: list, actor) -> None:
     calibration call."""
     now = timezone.now()
     for rater in raters:
-        RaterProfile.objects.update_or_create(
-            rater=rater,
-            defaults={
-                "consented": True,
-                "answers": ANSWERS.get(rater.pseudonym, {}),
-                "answered_at": now,
-            },
-        )
+        answers = ANSWERS.get(rater.pseudonym, {})
+        profile_save(rater=rater, consented=True, answers=answers, share_with_pseudonym=False)
     calibration_call_record(
         study=study,
         actor=actor,

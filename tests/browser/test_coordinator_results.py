@@ -86,11 +86,12 @@ def test_invite_assign_export_import_and_unblind(browser, page, live_server, lea
         page.get_by_role("button", name="Download (Excel)").click()
     download = download_info.value
     assert download.suggested_filename == "people-worksheet-R-01.xlsx"
-    # The columns of the validator instructions' worksheet, in their order, then the rater.
+    # The columns of the validator instructions' worksheet, in their order, then where the
+    # rater marks a skip, then the rater.
     instructions = ["TC-ID", "Response", "Depth", "Evidence", "Alternatives", "Structure",
                     "Actionability", "Total", "Confidence", "Notes"]  # fmt: skip
     sheet = load_workbook(io.BytesIO(Path(download.path()).read_bytes())).active
-    assert [cell.value for cell in sheet[1]] == [*instructions, "Rater"]
+    assert [cell.value for cell in sheet[1]] == [*instructions, "Skipped", "Rater"]
     assert sheet.freeze_panes == "A2"
     with page.expect_download() as csv_info:
         page.get_by_role("link", name="Worksheet (CSV)").click()

@@ -4,6 +4,7 @@ remembered in this browser for this rater, and counted items being typed stay in
 below the pinned panels."""
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 from annotation.models import Assignment
@@ -44,17 +45,25 @@ def _open(browser, live_server, rater, assignment, size):
 
 def _typing_stays_below_the_panel(page, label="A"):
     """Scroll the rubric under the pinned panel, type a counted item, and say whether the
-    field being typed in is below the panel (not under or over it)."""
+    field being typed in ends below the panel (not under or over it)."""
     card = page.locator(f'.response-card[data-label="{label}"]')
     card.locator(f"#{label}-depth [data-add-item]").click()
     page.keyboard.type("first factor")
-    page.mouse.wheel(0, 450)
-    page.wait_for_timeout(200)
+    # An instant scroll (a wheel scrolls smoothly, and would race the typing below).
+    page.evaluate("window.scrollBy({top: 450, behavior: 'instant'})")
     page.keyboard.type(" and more")
     field = card.locator(f"#{label}-depth [data-item-text]").first
     expect(field).to_be_focused()
-    head = card.locator(".response-head").bounding_box()
-    return field.bounding_box()["y"] >= head["y"] + head["height"] - 1
+    try:
+        page.wait_for_function(
+            """([field, head]) => field.getBoundingClientRect().top
+                >= head.getBoundingClientRect().bottom - 1""",
+            arg=[field.element_handle(), card.locator(".response-head").element_handle()],
+            timeout=5_000,
+        )
+    except PlaywrightTimeoutError:
+        return False
+    return True
 
 
 def test_the_rater_chooses_the_room_the_responses_take_and_it_is_remembered(

@@ -35,6 +35,7 @@ def test_each_role_gets_its_navigation(client):
         "Studies",
         "New study",
         "Quality control",
+        "Identity erasure",
         "Django admin",
     ]
     page = client.get(reverse("home")).text

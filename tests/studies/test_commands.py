@@ -110,7 +110,7 @@ def test_import_cases_lists_every_problem_and_writes_nothing(lead, tmp_path):
         call_command("import_cases", "cli", str(bad))
     assert str(raised.value).splitlines() == [
         "Row 1, column G 'notes': unknown column. Use id, prompt, context, stratum, "
-        "systems, or response:<system name> for each system.",
+        "content_warning, systems, or response:<system name> for each system.",
         "Row 2, column A 'id': the study already has a test case with the id 'TC-001'.",
         "Row 3, column B 'prompt': the prompt is empty.",
         "The file has 3 problems; nothing was imported.",
