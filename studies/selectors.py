@@ -94,6 +94,44 @@ def case_content_warnings(*, test_case: TestCase) -> list[str]:
     return list(dict.fromkeys(w for w in warnings if w))
 
 
+def information_sheet_additions(*, study: Study) -> list[str]:
+    """What the information sheet says on the study's behalf about content and welfare
+    (protocol 3), as the rater reads it before consenting, and as their consent records it.
+
+    The content warnings of the strata (their texts, never the strata's names), that some
+    cases carry a warning of their own, the right to skip any case, and the daily limits.
+    """
+    additions = []
+    warnings = (
+        StratumSetting.objects.filter(study=study)
+        .exclude(content_warning="")
+        .order_by("stratum")
+        .values_list("content_warning", flat=True)
+    )
+    for warning in dict.fromkeys(w.strip() for w in warnings if w.strip()):
+        additions.append(f"Some cases come with this content warning, shown before them: {warning}")
+    if study.test_cases.exclude(content_warning="").exists():
+        additions.append("Some cases carry a content warning of their own, shown before them.")
+    additions.append(
+        "You may skip any case, with or without a reason, before or after reading it; a "
+        "skipped case is offered to another rater, and skipping never counts against you."
+    )
+    limits = exposure_limits(study=study)
+    if limits.daily_minutes is not None:
+        additions.append(
+            f"You rate for at most {limits.daily_minutes} minutes of active time a day in "
+            "this study; the app tells you when you can go on."
+        )
+    if limits.strata:
+        least = min(limits.strata.values())
+        additions.append(
+            f"Some kinds of cases are limited to {least} minutes of active time a day or "
+            "fewer; once you reach a limit, the app offers you other cases or tells you when "
+            "you can go on."
+        )
+    return additions
+
+
 def study_rating_started(*, study: Study) -> bool:
     """Whether a rater has started (a saved draft) or submitted a test case."""
     return rating_activity(study=study).started

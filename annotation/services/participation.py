@@ -13,6 +13,7 @@ from studies.errors import ApplicationError
 from studies.events import study_event_record
 from studies.locks import membership_lock
 from studies.models import Membership, StudyEvent
+from studies.selectors import information_sheet_additions
 
 from .profile import profile_delete
 from .ratings import ratings_withdraw
@@ -77,10 +78,13 @@ def consent_record(
     existing = ConsentRecord.objects.filter(rater=rater, version=study.consent_version).first()
     if existing is not None:
         return existing
+    # What the rater read: the sheet, and what the study's welfare settings add to it.
+    additions = information_sheet_additions(study=study)
+    sheet = "\n\n".join([study.consent_text.strip(), *(f"- {line}" for line in additions)])
     record = ConsentRecord.objects.create(
         rater=rater,
         version=study.consent_version,
-        consent_text=study.consent_text,
+        consent_text=sheet.strip(),
         disclosure_question=study.disclosure_question,
         prior_knowledge=prior_knowledge,
         disclosure=disclosure if prior_knowledge else "",

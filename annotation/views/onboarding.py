@@ -11,7 +11,7 @@ from annotation.services import participation, training
 from core.user_input import uuid_or_none
 from studies import access
 from studies.errors import ApplicationError
-from studies.selectors import rubric_for_display
+from studies.selectors import information_sheet_additions, rubric_for_display
 
 from ..access import get_training_item_for_user
 from ..forms import ConsentForm
@@ -49,7 +49,12 @@ def study_consent(request, slug):
     return render(
         request,
         "annotation/consent.html",
-        {"study": study, "form": form, "state": state},
+        {
+            "study": study,
+            "form": form,
+            "state": state,
+            "additions": information_sheet_additions(study=study),
+        },
         status=400 if form.errors else 200,
     )
 

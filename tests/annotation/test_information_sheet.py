@@ -1,0 +1,54 @@
+"""The information sheet a rater consents to states the study's content warnings, the right
+to skip and the daily limits (protocol 3), and their consent records what they read."""
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import ConsentRecord
+from studies.models import StratumSetting, TestCase, WelfareSettings
+
+from ..factories import UserFactory, make_study
+
+WARNING = "Responses may describe self-harm in detail."
+
+
+@pytest.fixture
+def study_and_rater(db):
+    user = UserFactory(username="sheet-rater")
+    study = make_study(slug="sheet-study", cases=3, raters=[user])
+    study.consent_text = "**Purpose.** Compare responses."
+    study.consent_version = 2  # a version no rater has agreed to, whatever the factory did
+    study.save()
+    TestCase.objects.filter(study=study).update(stratum="harm-probes-secret-name")
+    return study, user
+
+
+def test_the_sheet_names_warnings_skipping_and_limits_but_no_stratum(client, study_and_rater):
+    study, user = study_and_rater
+    StratumSetting.objects.create(
+        study=study, stratum="harm-probes-secret-name", content_warning=WARNING, daily_minutes=45
+    )
+    WelfareSettings.objects.create(study=study, daily_minutes=120)
+    client.force_login(user)
+    url = reverse("annotation:consent", args=[study.slug])
+    page = client.get(url).text
+    assert WARNING in page
+    assert "You may skip any case" in page
+    assert "at most 120 minutes" in page and "45 minutes" in page
+    assert "harm-probes-secret-name" not in page
+    assert client.post(url, {"agree": "on", "prior_knowledge": "no"}).status_code == 302
+    record = ConsentRecord.objects.get(rater__user=user, version=2)
+    # What the rater read is what their consent holds.
+    assert record.consent_text.startswith("**Purpose.** Compare responses.")
+    assert WARNING in record.consent_text and "You may skip any case" in record.consent_text
+
+
+def test_a_case_of_its_own_warning_is_announced_without_a_count(client, study_and_rater):
+    study, user = study_and_rater
+    TestCase.objects.filter(study=study).update(content_warning="Graphic violence.")
+    client.force_login(user)
+    page = client.get(reverse("annotation:consent", args=[study.slug])).text
+    assert "Some cases carry a content warning of their own" in page
+    # The case's own text is read before that case, not listed in the sheet.
+    assert "Graphic violence." not in page
+    assert "minutes of active time" not in page  # no limit set, none stated
