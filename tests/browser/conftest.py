@@ -106,3 +106,10 @@ def sign_in(page, live_server, username, password):
     page.click("button[type=submit]")
     # Wait until signed in, so the next navigation cannot race the login's redirect.
     page.wait_for_url(lambda url: "/accounts/login/" not in url)
+
+
+def open_phone_menu(page):
+    """Unfold the navigation behind the menu button and wait until it has finished opening,
+    so a click on an entry cannot land while the menu is still sliding open."""
+    page.get_by_role("button", name="Menu").click()
+    page.wait_for_selector("#main-nav.show")

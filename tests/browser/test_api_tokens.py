@@ -12,7 +12,7 @@ from studies.models import ApiToken
 
 from ..factories import PASSWORD, UserFactory, make_study
 from .accessibility import assert_accessible, assert_fits
-from .conftest import sign_in
+from .conftest import open_phone_menu, sign_in
 from .test_content_security_policy import watched as watched  # shared fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -39,7 +39,7 @@ def test_a_token_from_the_page_drives_the_api_until_revoked(
     page.set_viewport_size({"width": width, "height": 800})
     sign_in(page, live_server, lead.username, PASSWORD)
     if width < 768:  # the navigation folds into the menu button on phones
-        page.get_by_role("button", name="Menu").click()
+        open_phone_menu(page)
     page.locator("#user-menu").click()
     page.get_by_role("link", name="API tokens").click()
     page.get_by_label("Name").fill("nightly pipeline")

@@ -12,7 +12,7 @@ from tests.studies.erasure_support import differences, explain, study_outputs
 
 from ..factories import PASSWORD, UserFactory
 from .accessibility import assert_accessible, assert_fits
-from .conftest import sign_in
+from .conftest import open_phone_menu, sign_in
 from .test_content_security_policy import watched as watched  # shared fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -37,7 +37,7 @@ def test_an_administrator_erases_a_rater_and_no_number_changes(
     page.set_viewport_size({"width": width, "height": 800})
     sign_in(page, live_server, admin.username, PASSWORD)
     if width < 768:  # the navigation folds into the menu button on phones
-        page.get_by_role("button", name="Menu").click()
+        open_phone_menu(page)
     page.get_by_role("link", name="Identity erasure").click()
     expect(page.get_by_role("heading", name="Identity erasure")).to_be_visible()
     page.get_by_label("Account").fill(rita.email)

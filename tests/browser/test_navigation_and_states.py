@@ -16,7 +16,7 @@ from studies.models import Membership, Study
 from ..annotation.support import consent_all
 from ..factories import PASSWORD, UserFactory, make_study
 from .accessibility import assert_accessible, assert_fits
-from .conftest import sign_in
+from .conftest import open_phone_menu, sign_in
 from .test_rating_flow import fill_response
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -88,8 +88,7 @@ def test_navigation_and_study_tabs_on_a_phone(browser, live_server, screenshot):
     assert strip.bounding_box()["height"] < 2 * tab_height
     assert_fits(page)
     page.goto(f"{live_server.url}/s/phone-tabs/")
-    page.get_by_role("button", name="Menu").click()
-    page.wait_for_selector("#main-nav.show")  # the menu has finished opening
+    open_phone_menu(page)
     nav = page.get_by_role("navigation", name="Main")
     expect(nav.get_by_role("link", name="Django admin")).to_be_in_viewport()
     nav.get_by_role("button", name="Quality control").click()
