@@ -32,6 +32,8 @@ class Assignment(models.Model):
     class Source(models.TextChoices):
         SCREEN = "screen", "Rating screen"
         WORKSHEET = "worksheet", "Imported worksheet"
+        # Made outside Concord and imported by system name (never blinded by Concord).
+        IMPORTED = "imported", "Imported from elsewhere"
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     rater = models.ForeignKey(Membership, on_delete=models.CASCADE, related_name="assignments")

@@ -221,6 +221,9 @@ class Membership(models.Model):
     role = models.CharField(max_length=20, choices=Role.choices)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
     pseudonym = models.CharField(max_length=20, blank=True)
+    # A rater whose ratings were made outside Concord and imported by system: the name the
+    # imported file gave them. Such a rater has no usable account; identity erasure clears it.
+    external_name = models.CharField(max_length=200, blank=True)
     # The IANA time zone the rater's browser reported (e.g. "Europe/Berlin"): a daily
     # exposure limit resets at their midnight, and its message speaks their local time.
     time_zone = models.CharField(max_length=64, blank=True)
@@ -700,6 +703,13 @@ class StudyEvent(models.Model):
         PROFILE_QUESTIONS_SET = "profile_questions_set", "Rater profile questions set"
         CASE_SKIPPED = "case_skipped", "Case skipped by a rater"
         IDENTITY_ERASED = "identity_erased", "Rater identity erased"
+        # Pipelines (issue 26): ratings made outside Concord, webhooks for study events,
+        # and an account made for a rater through the API.
+        RATINGS_IMPORTED = "ratings_imported", "Ratings imported from elsewhere"
+        WEBHOOK_ADDED = "webhook_added", "Webhook added"
+        WEBHOOK_REMOVED = "webhook_removed", "Webhook removed"
+        WEBHOOK_REPLAYED = "webhook_replayed", "Webhook delivery replayed"
+        RATER_ACCOUNT_CREATED = "rater_account_created", "Rater account created"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="events")
     actor = models.ForeignKey(

@@ -218,6 +218,12 @@ def identity_erase(
 
     # The full name, not a first name alone: another "Anna" in the trail is someone else.
     terms = [user.get_username(), user.email, user.get_full_name()]
+    # A rater imported from elsewhere is known by the name their file gave them.
+    terms += list(
+        Membership.objects.filter(user=user)
+        .exclude(external_name="")
+        .values_list("external_name", flat=True)
+    )
     terms = [t for t in terms if len(t.strip()) >= MIN_MENTION_CHARS]
     pattern = _mention_pattern(terms)
     # The reason is kept: it must not name the person it is about either.
@@ -232,6 +238,9 @@ def identity_erase(
         "invitations": _scrub_invitations(user, pattern, terms),
         "audit trail entries": _scrub_events(pattern, terms) if pattern else 0,
         "admin log entries": _scrub_admin_log(user, pattern, new_name),
+        "imported names": Membership.objects.filter(user=user)
+        .exclude(external_name="")
+        .update(external_name=""),
     }
     ApiToken.objects.filter(user=user).update(name=REDACTED)
     user.username = new_name
