@@ -51,6 +51,13 @@ def pytest_configure(config):
     celery_app.conf.broker_url = broker_url
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """The slow tests first, in their order: a parallel run hands them out before the short
+    ones, so its end is not one process finishing a long test while the others wait."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture
 def jobs_in_threads(settings):
     """Jobs run in a thread after commit, as in the embedded default; each has ended (with

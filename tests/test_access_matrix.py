@@ -570,6 +570,8 @@ def _is_refusal(status) -> bool:
 
 # Every URL as ten kinds of person, with GET and POST, each in a rolled-back savepoint:
 # longer than the default limit on a loaded machine.
+# Slow (every URL, every role): started first in a parallel run (tests/conftest.py).
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_every_url_as_every_role(client, world):
     """The matrix: each cell's status matches the rule, and every refusal wrote nothing."""

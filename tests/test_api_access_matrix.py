@@ -169,6 +169,8 @@ def call(client, method, url, *, secret=None, body=None):
     )
 
 
+# Slow (every URL, every role): started first in a parallel run (tests/conftest.py).
+@pytest.mark.slow
 def test_every_api_url_with_every_token(client, api_world):
     world = api_world
     tables = _tables()

@@ -100,6 +100,8 @@ def get_writes(client, world, scheduled, *, only=None) -> list[str]:
     return problems
 
 
+# Slow (every URL, every role): started first in a parallel run (tests/conftest.py).
+@pytest.mark.slow
 def test_no_page_get_writes_or_schedules_a_job(client, world, scheduled):
     jobs_before = set(Job.objects.values_list("pk", flat=True))
     problems = get_writes(client, world, scheduled)
@@ -107,6 +109,8 @@ def test_no_page_get_writes_or_schedules_a_job(client, world, scheduled):
     assert set(Job.objects.values_list("pk", flat=True)) == jobs_before
 
 
+# Slow (every URL, every role): started first in a parallel run (tests/conftest.py).
+@pytest.mark.slow
 def test_no_api_get_writes_or_schedules_a_job(client, api_world, scheduled):
     tables = _project_tables()
     problems = []

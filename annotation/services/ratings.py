@@ -20,7 +20,7 @@ from studies.bulk_rows import rows_insert
 from studies.errors import ApplicationError
 from studies.events import study_event_record
 from studies.locks import membership_lock, study_lock
-from studies.models import Membership, Study, StudyEvent, TestCase
+from studies.models import BlindedLabel, Membership, Study, StudyEvent, TestCase
 from studies.rubric import RubricValueError, score_form, total_points
 from studies.signals import analysis_inputs_announce
 
@@ -302,18 +302,29 @@ def _submitted_now(assignment: Assignment, ratings: list[Rating]) -> dict:
     }
 
 
-def _revision_keep(*, assignment: Assignment, replacing: dict, now) -> RatingRevision | None:
-    """Keep what was submitted before as history, if the new submission changes it."""
-    ratings = list(assignment.ratings.all())
-    previous = _submitted_now(assignment, ratings)
-    if previous == replacing or not ratings:
-        return None
-    return RatingRevision.objects.create(
-        assignment=assignment,
-        submitted={**previous, "totals": {rating.label: rating.total for rating in ratings}},
-        submitted_at=assignment.submitted_at or now,
-        replaced_at=now,
-    )
+def _revisions_keep(*, replacing: list["Submission"], now) -> None:
+    """Keep what was submitted before as history, for each answer that changes it: one
+    read of the earlier ratings and one insert, however many answers are replaced."""
+    if not replacing:
+        return
+    earlier: dict[int, list[Rating]] = {s.assignment.pk: [] for s in replacing}
+    for rating in Rating.objects.filter(assignment_id__in=list(earlier)).order_by("pk"):
+        earlier[rating.assignment_id].append(rating)
+    revisions = []
+    for submission in replacing:
+        assignment, ratings = submission.assignment, earlier[submission.assignment.pk]
+        previous = _submitted_now(assignment, ratings)
+        if previous == submission.submitted or not ratings:
+            continue
+        revisions.append(
+            RatingRevision(
+                assignment=assignment,
+                submitted={**previous, "totals": {r.label: r.total for r in ratings}},
+                submitted_at=assignment.submitted_at or now,
+                replaced_at=now,
+            )
+        )
+    RatingRevision.objects.bulk_create(revisions, batch_size=STORE_BATCH)
 
 
 def submission_check(
@@ -350,52 +361,76 @@ def _refuse_verdict_without_explanation(*, study: Study, case_scored: dict) -> N
             raise RatingInvalidError(EXPLANATION_FIRST_MESSAGE, field="notes")
 
 
-def _submission_store(
-    *,
-    assignment: Assignment,
-    submitted: dict,
-    shown: dict,
-    responses: dict,
-    source: str,
-    now,
-    active_seconds: int,
-) -> None:
-    """Record a cleaned answer on a locked assignment: the one write of submitted ratings.
+@dataclass(frozen=True)
+class Submission:
+    """A cleaned answer (``submission_check``) for a locked assignment, with what each key
+    label stands for: the label on screen (``shown``) and the response (``responses``)."""
 
-    ``shown`` and ``responses`` map each key label to the label on screen and to the
-    response it stands for.
+    assignment: Assignment
+    submitted: dict
+    shown: dict
+    responses: dict
+    active_seconds: int = 0
+
+
+# Rows per statement when a worksheet writes thousands of cases at once.
+STORE_BATCH = 1000
+# What a submission changes on its assignment (``bulk_update`` writes only these; the
+# update time is set here, as ``auto_now`` is not applied by a bulk update).
+_STORED_FIELDS = [
+    "draft", "case_scores", "confidence", "notes", "source", "status", "submitted_at",
+    "active_seconds", "version", "last_saved_at", "flipped", "updated_at",
+]  # fmt: skip
+
+
+def _submissions_store(*, submissions: list[Submission], source: str, now) -> None:
+    """Record cleaned answers on locked assignments: the one write of submitted ratings,
+    for one case from the screen or a whole worksheet at once, in a few statements
+    however many cases (a statement per case made a 10,000-case worksheet take minutes).
     """
-    if assignment.status == Assignment.Status.SUBMITTED:
-        _revision_keep(assignment=assignment, replacing=submitted, now=now)
-    # One statement for all the responses: a new rating per label, or the earlier one
-    # replaced in place (same row, same id), as a revision does.
+    if not submissions:
+        return
+    _revisions_keep(
+        replacing=[s for s in submissions if s.assignment.status == Assignment.Status.SUBMITTED],
+        now=now,
+    )
+    # A new rating per label, or the earlier one replaced in place (same row, same id), as
+    # a revision does.
     Rating.objects.bulk_create(
         [
             Rating(
-                assignment=assignment,
+                assignment=submission.assignment,
                 label=label,
-                response_id=responses[label],
-                shown_label=shown[label],
+                response_id=submission.responses[label],
+                shown_label=submission.shown[label],
                 scores=scores,
                 total=total_points(scores),
                 submitted_at=now,
             )
-            for label, scores in submitted["responses"].items()
+            for submission in submissions
+            for label, scores in submission.submitted["responses"].items()
         ],
         update_conflicts=True,
         unique_fields=["assignment", "label"],
         update_fields=["response", "shown_label", "scores", "total", "submitted_at"],
+        batch_size=STORE_BATCH,
     )
-    assignment.draft = submitted
-    assignment.case_scores = submitted["case"]
-    assignment.confidence = submitted["confidence"]
-    assignment.notes = submitted["notes"]
-    assignment.source = source
-    assignment.status = Assignment.Status.SUBMITTED
-    assignment.submitted_at = now
-    _saved(assignment, claimed_seconds=active_seconds, now=now)
-    assignment.save()
-    analysis_inputs_announce(study_id=assignment.test_case.study_id, reason="rating")
+    for submission in submissions:
+        assignment, submitted = submission.assignment, submission.submitted
+        assignment.draft = submitted
+        assignment.case_scores = submitted["case"]
+        assignment.confidence = submitted["confidence"]
+        assignment.notes = submitted["notes"]
+        assignment.source = source
+        assignment.status = Assignment.Status.SUBMITTED
+        assignment.submitted_at = now
+        _saved(assignment, claimed_seconds=submission.active_seconds, now=now)
+        assignment.updated_at = now
+    Assignment.objects.bulk_update(
+        [s.assignment for s in submissions], _STORED_FIELDS, batch_size=STORE_BATCH
+    )
+    for study_id in sorted({s.assignment.test_case.study_id for s in submissions}):
+        analysis_inputs_announce(study_id=study_id, reason="rating")
 
 
 @transaction.atomic
@@ -428,14 +463,15 @@ def rating_submit(
         if locked.status == Assignment.Status.SUBMITTED and locked.draft == submitted:
             return locked
         raise StaleVersionError(STALE_MESSAGE)
-    _submission_store(
+    submission = Submission(
         assignment=locked,
         submitted=submitted,
         shown={label: shown for shown, label, _ in labels},
         responses={label: response_id for _, label, response_id in labels},
-        source=Assignment.Source.SCREEN,
-        now=timezone.now(),
         active_seconds=active_seconds,
+    )
+    _submissions_store(
+        submissions=[submission], source=Assignment.Source.SCREEN, now=timezone.now()
     )
     return locked
 
@@ -527,7 +563,14 @@ def ratings_import(
         .filter(rater=rater, test_case_id__in=wanted)
         .order_by("pk")
     )
-    cleaned = {}
+    # What each key label stands for, for every case at once (a query per case was most of
+    # a large worksheet's time).
+    responses_of: dict[int, dict] = {case_id: {} for case_id in wanted}
+    key = BlindedLabel.objects.filter(test_case_id__in=wanted).order_by("test_case_id", "label")
+    for test_case_id, label, response_id in key.values_list("test_case_id", "label", "response_id"):
+        responses_of[test_case_id][label] = response_id
+    submissions = []
+    updated = 0
     for assignment in assignments:
         if assignment.status == Assignment.Status.SKIPPED:
             raise RatingInvalidError(
@@ -536,35 +579,31 @@ def ratings_import(
             )
         assignment.rater = rater
         assignment.test_case.study = study
-        responses = dict(assignment.test_case.labels.values_list("label", "response_id"))
+        responses = responses_of[assignment.test_case_id]
         try:
-            cleaned[assignment.pk] = (
-                assignment,
-                responses,
-                submission_check(
-                    study=study,
-                    labels=list(responses),
-                    payload=answers[assignment.test_case_id],
-                    confidence_required=not study.imported_optional,
-                ),
+            submitted = submission_check(
+                study=study,
+                labels=list(responses),
+                payload=answers[assignment.test_case_id],
+                confidence_required=not study.imported_optional,
             )
         except RatingInvalidError as error:
             raise RatingInvalidError(f"{assignment.test_case.case_id}: {error}") from error
-    now = timezone.now()
-    updated = 0
-    for assignment, responses, submitted in cleaned.values():
         if assignment.status == Assignment.Status.SUBMITTED:
             updated += 1
         assignment.flipped = False
-        _submission_store(
-            assignment=assignment,
-            submitted=submitted,
-            shown={label: label for label in submitted["responses"]},
-            responses=responses,
-            source=Assignment.Source.WORKSHEET,
-            now=now,
-            active_seconds=0,
+        submissions.append(
+            Submission(
+                assignment=assignment,
+                submitted=submitted,
+                # Offline raters read the responses in key order.
+                shown={label: label for label in submitted["responses"]},
+                responses=responses,
+            )
         )
+    _submissions_store(
+        submissions=submissions, source=Assignment.Source.WORKSHEET, now=timezone.now()
+    )
     study_event_record(
         study=study,
         actor=actor,

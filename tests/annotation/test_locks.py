@@ -82,7 +82,7 @@ def busy_study():
 def held_import(monkeypatch):
     """Makes a worksheet import stop after its first case until ``release`` is set."""
     held, release = threading.Event(), threading.Event()
-    store = services._submission_store
+    store = services._submissions_store
 
     def slow_store(**kwargs):
         result = store(**kwargs)
@@ -91,7 +91,7 @@ def held_import(monkeypatch):
             release.wait(timeout=JOIN)
         return result
 
-    monkeypatch.setattr(services, "_submission_store", slow_store)
+    monkeypatch.setattr(services, "_submissions_store", slow_store)
     return held, release
 
 

@@ -98,3 +98,28 @@ def test_the_rating_requests_cost_the_same_queries_late_in_a_raters_history(clie
     # A revision keeps the earlier answer: one read of the ratings, one insert.
     assert revised["page"] == early["page"] and revised["autosave"] == early["autosave"]
     assert revised["submit"] == early["submit"] + 2
+
+
+def _import_queries(cases: int) -> tuple[int, int]:
+    """Queries of a rater's worksheet import of ``cases`` answers, then of its re-import
+    with every answer changed (each case's earlier answer kept as a revision)."""
+    from annotation.services import ratings_import
+
+    study = make_study(slug=f"sheet-{cases}", cases=cases, raters=[UserFactory()])
+    rater = study.memberships.get(pseudonym="R-01")
+    assignments = list(Assignment.objects.filter(rater=rater).order_by("pk"))
+    counts = []
+    for offset in (0, 1):
+        answers = {a.test_case_id: payload_for(n + offset) for n, a in enumerate(assignments)}
+        with CaptureQueriesContext(connection) as imported:
+            ratings_import(rater=rater, answers=answers, actor=study.lead, source_name="w.csv")
+        counts.append(len(imported))
+    assert rater.assignments.filter(status="submitted").count() == cases
+    assert rater.assignments.filter(revisions__isnull=False).distinct().count() == cases
+    return counts[0], counts[1]
+
+
+@pytest.mark.django_db
+def test_a_worksheet_import_costs_as_many_queries_for_forty_cases_as_for_three():
+    """The import writes every case in a few statements: no query per case."""
+    assert _import_queries(40) == _import_queries(3)

@@ -52,6 +52,8 @@ def _both_builds(**collect):
     return fetched
 
 
+# Slow (every URL, every role): started first in a parallel run (tests/conftest.py).
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_no_output_depends_on_the_key():
     first, second = _both_builds()
@@ -110,6 +112,8 @@ urlpatterns = [
 ]
 
 
+# Slow (every URL, every role): started first in a parallel run (tests/conftest.py).
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 @override_settings(ROOT_URLCONF=__name__)
 def test_a_page_that_shows_the_key_is_caught():
