@@ -1,5 +1,8 @@
 """The HTTP API's sample-size calculator: the page's forms and formulas, as JSON."""
 
+from collections.abc import Callable
+
+from django import forms
 from django.urls import path
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import exceptions, serializers
@@ -15,7 +18,7 @@ from .stats.estimates import mean_difference_sample_size, win_rate_sample_size
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
 
 # Which question, its form and its formula: the page's pair (``views/sample_size.py``).
-CALCULATORS = {
+CALCULATORS: dict[str, tuple[type[forms.Form], Callable[..., int]]] = {
     "win": (WinRateForm, win_rate_sample_size),
     "mean": (MeanDifferenceForm, mean_difference_sample_size),
 }

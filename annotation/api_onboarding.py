@@ -14,6 +14,7 @@ from rest_framework.response import Response
 
 from core.api import ErrorResponseSerializer, body_object, form_errors, scalar_fields
 from studies import access
+from studies.models import Membership, Study
 from studies.selectors import information_sheet_additions
 
 from . import selectors
@@ -76,6 +77,14 @@ OnboardingSerializer = inline_serializer(
 )
 
 
+def _rater_study(request, slug) -> tuple[Study, Membership]:
+    """The study and the token owner's own rater membership (others: 403, outsiders 404)."""
+    study, rater = access.get_study_for_user(request.user, slug, role=access.RATER)
+    if rater is None:  # never: the rater role is a membership's (said for the type checker)
+        raise exceptions.NotFound("Not found.")
+    return study, rater
+
+
 def _onboarding(request, study, rater) -> dict:
     state = selectors.onboarding_state(rater=rater)
     profile = own_profile_step(rater=rater)
@@ -120,7 +129,7 @@ def _onboarding(request, study, rater) -> dict:
 )
 @api_view(["GET"])
 def onboarding(request, slug):
-    study, rater = access.get_study_for_user(request.user, slug, role=access.RATER)
+    study, rater = _rater_study(request, slug)
     return Response(_onboarding(request, study, rater))
 
 
@@ -144,7 +153,7 @@ def onboarding(request, slug):
 )
 @api_view(["POST"])
 def consent(request, slug):
-    study, rater = access.get_study_for_user(request.user, slug, role=access.RATER)
+    study, rater = _rater_study(request, slug)
     data = scalar_fields(body_object(request), ["agree", "prior_knowledge", "disclosure"])
     if study.is_draft:
         raise participation.ParticipationError(NOT_STARTED)
