@@ -94,8 +94,9 @@ OWNED_ELSEWHERE_UNTIL_MERGE = {
     "agreement:judge_prompts": ops("GET api:judge_prompts"),
     "agreement:judge_calibration": ops("GET api:judge_calibration"),
     "agreement:judge_calibration_compute": ops("GET api:judge_calibration"),
-    # Not in the contract: the judges' outputs as CSV. Whoever owns judges decides at merge.
-    "agreement:judge_export": ops("GET api:judges"),
+    # Not in the contract: the judges' outputs as CSV. A name no endpoint has yet, so that
+    # the gap shows at merge (an endpoint, or a BROWSER_ONLY reason).
+    "agreement:judge_export": ops("GET api:judge_outputs"),
 }
 
 # Pages with no endpoint, and why. "On purpose" are decisions; "not yet" are gaps that
