@@ -1,13 +1,15 @@
 """The HTTP API's agreement: the stored result of a study, with its freshness."""
 
+from django.db import transaction
 from django.urls import path
 from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import serializers
+from rest_framework import exceptions, serializers
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
 from core.api import ErrorResponseSerializer, body_object
 from studies import access
+from studies.locks import study_lock
 
 from .selectors import agreement_is_stale, study_agreement
 from .services.plan import (
@@ -15,7 +17,10 @@ from .services.plan import (
     aggregation_choices,
     aggregation_get,
     aggregation_set,
+    primary_measure_choices,
     primary_measure_get,
+    primary_measure_set,
+    stratum_shares_set,
     stratum_shares_text,
 )
 
@@ -64,8 +69,12 @@ def study_agreement_result(request, slug):
 AnalysisPlanSerializer = inline_serializer(
     "AnalysisPlan",
     {
-        "primary_measure": serializers.CharField(),
-        "stratum_shares": serializers.CharField(),
+        "primary_measure": serializers.CharField(allow_blank=True),
+        "primary_measures": serializers.DictField(
+            child=serializers.CharField(),
+            help_text="the measures a primary question can name: {measure: its question}",
+        ),
+        "stratum_shares": serializers.CharField(allow_blank=True),
         "aggregation": serializers.DictField(child=serializers.CharField()),
         "min_ratings": serializers.IntegerField(),
         "min_ratings_set": serializers.BooleanField(),
@@ -79,6 +88,7 @@ def _plan(study) -> dict:
     aggregation = aggregation_get(study=study)
     return {
         "primary_measure": primary_measure_get(study=study),
+        "primary_measures": dict(primary_measure_choices(study=study)),
         "stratum_shares": stratum_shares_text(study=study),
         "aggregation": aggregation["rules"],
         "min_ratings": aggregation["min_ratings"],
@@ -104,38 +114,61 @@ def _plan(study) -> dict:
 )
 @extend_schema(
     methods=["PATCH"],
-    summary="Set the aggregation rule per question and the minimum of valid ratings per item",
+    summary="Change the analysis plan: primary question, stratum shares, aggregation",
     description=(
-        "`aggregation`: {dimension key: rule} (a question left out of it takes its default; "
-        "without `aggregation` the rules stay); `min_ratings`: a whole number, or null for "
-        "the default (left out: it stays). Before unblinding only; a change after opening "
-        "is recorded as a deviation."
+        'Each field left out stays. `primary_measure`: one of `primary_measures`, or "" '
+        'for the default rule (until unblinding); `stratum_shares`: "stratum: share" per '
+        'line as on the report page (every stratum of the sample, adding up to 100%; "" '
+        "removes them); `aggregation`: {dimension key: rule} (a question left out of it "
+        "takes its default); `min_ratings`: a whole number, or null for the default. "
+        "All or nothing; a change after opening is recorded as a deviation."
     ),
     request=inline_serializer(
-        "AggregationIn",
+        "AnalysisPlanIn",
         {
-            "aggregation": serializers.DictField(child=serializers.CharField()),
-            "min_ratings": serializers.IntegerField(allow_null=True),
+            "primary_measure": serializers.CharField(allow_blank=True, required=False),
+            "stratum_shares": serializers.CharField(allow_blank=True, required=False),
+            "aggregation": serializers.DictField(child=serializers.CharField(), required=False),
+            "min_ratings": serializers.IntegerField(allow_null=True, required=False),
         },
     ),
-    responses={200: AnalysisPlanSerializer, **ERRORS},
+    responses={200: AnalysisPlanSerializer, 400: ErrorResponseSerializer, **ERRORS},
 )
 @api_view(["GET", "PATCH"])
 def study_analysis_plan(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     if request.method == "PATCH":
-        body, current = body_object(request), aggregation_get(study=study)
-        # What the body leaves out stays as it is.
-        rules = body.get("aggregation", current["rules"])
-        if not isinstance(rules, dict) or not all(isinstance(v, str) for v in rules.values()):
-            raise AnalysisPlanError("`aggregation` maps each dimension key to a rule's name.")
-        kept = current["min_ratings"] if current["min_ratings_set"] else None
-        aggregation_set(
-            study=study,
-            actor=request.user,
-            rules=rules,
-            min_ratings=body.get("min_ratings", kept),
-        )
+        body = body_object(request)
+        for name in ("primary_measure", "stratum_shares"):
+            if name in body and not isinstance(body[name], str):
+                raise exceptions.ValidationError([f"{name}: send a text."])
+        # One transaction, the study locked first (the project's lock order, as each
+        # service below locks it): the plan changes in full or not at all.
+        with transaction.atomic():
+            study_lock(study.pk)
+            if "primary_measure" in body:
+                primary_measure_set(
+                    study=study, actor=request.user, measure=body["primary_measure"][:64]
+                )
+            if "aggregation" in body or "min_ratings" in body:
+                # What the body leaves out stays as it is.
+                current = aggregation_get(study=study)
+                rules = body.get("aggregation", current["rules"])
+                if not isinstance(rules, dict) or not all(
+                    isinstance(v, str) for v in rules.values()
+                ):
+                    raise AnalysisPlanError(
+                        "`aggregation` maps each dimension key to a rule's name."
+                    )
+                kept = current["min_ratings"] if current["min_ratings_set"] else None
+                aggregation_set(
+                    study=study,
+                    actor=request.user,
+                    rules=rules,
+                    min_ratings=body.get("min_ratings", kept),
+                )
+            if "stratum_shares" in body:
+                stratum_shares_set(study=study, actor=request.user, text=body["stratum_shares"])
     return Response(_plan(study))
 
 

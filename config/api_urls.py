@@ -4,9 +4,13 @@ from django.urls import path, re_path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerSplitView
 
 import agreement.api
+import agreement.api_qc
+import agreement.api_sample_size
 import annotation.api
 import annotation.api_adjudication
+import annotation.api_onboarding
 import studies.api
+import studies.api_accounts
 from core import api
 
 app_name = "api"
@@ -16,6 +20,10 @@ urlpatterns = [
     *annotation.api.urlpatterns,
     *annotation.api_adjudication.urlpatterns,
     *agreement.api.urlpatterns,
+    *studies.api_accounts.urlpatterns,
+    *annotation.api_onboarding.urlpatterns,
+    *agreement.api_qc.urlpatterns,
+    *agreement.api_sample_size.urlpatterns,
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:openapi"), name="docs"),
     re_path(r"^(?P<rest>.*)$", api.not_found, name="not_found"),

@@ -50,11 +50,14 @@ class Rule:
     allowed: dict = field(default_factory=dict)
     # Methods only the study lead may use (others of ``who`` 403).
     lead_methods: tuple[str, ...] = ()
+    # Methods only administrators may use (others of ``who`` 403).
+    staff_methods: tuple[str, ...] = ()
 
 
 # Groups: public (no token needed), signed_in (any valid token), coordinator (the lead,
 # coordinator members, admins; raters of the study 403; outsiders 404), lead (the study
-# lead only), creator (GET for any token, POST for those who may create studies).
+# lead only), creator (GET for any token, POST for those who may create studies), staff
+# (administrators only; others 403), rater (raters of the study, with their own token).
 RULES = {
     "api:openapi": Rule("public"),
     "api:docs": Rule("public"),
@@ -84,6 +87,24 @@ RULES = {
     "api:adjudication_rules": Rule("coordinator", methods=("GET", "PUT"), lead_methods=("PUT",)),
     # The rater profile's questions (never a rater's answers): coordinators, until opening.
     "api:profile_questions": Rule("coordinator", methods=("GET", "PUT")),
+}
+# Issue 26's people and plan side. Administrators make raters' accounts; anyone signed in
+# may use an invitation link (someone already in the study, or an administrator, is
+# refused: 400); a rater reads their own steps and consents; administrators decide about
+# raters after the QC flags, which coordinators read.
+RULES |= {
+    "api:accounts": Rule("staff", methods=("POST",)),
+    "api:invitation_accept": Rule("signed_in", methods=("POST",)),
+    "api:onboarding": Rule("rater"),
+    "api:consent": Rule("rater", methods=("POST",)),
+    "api:sample_size": Rule("coordinator", methods=("GET", "POST")),
+    "api:qc_flags": Rule("coordinator"),
+    "api:qc_decisions": Rule(
+        "coordinator",
+        methods=("POST",),
+        staff_methods=("POST",),
+        allowed={"POST": WRITE_OK | {404}},
+    ),
 }
 # Adjudicators: their queue and their decisions (409: a decision from an older version).
 RULES |= {
@@ -115,15 +136,20 @@ def expected(name: str, rule: Rule, role: str, method: str) -> frozenset:
         return allowed
     if rule.who == "creator":
         return allowed if method == "GET" or role in CREATORS else frozenset({403})
+    if rule.who == "staff":
+        return allowed if role == "admin" else frozenset({403})
     if role in OUTSIDERS:
         return frozenset({404})
     members = {
         "coordinator": ("lead", "coordinator", "admin"),
         "lead": ("lead",),
         "adjudicator": ("adjudicator",),
+        "rater": ("rater",),
     }[rule.who]
     if method in rule.lead_methods:
         members = ("lead",)
+    if method in rule.staff_methods:
+        members = ("admin",)
     return allowed if role in members else frozenset({403})
 
 

@@ -61,7 +61,10 @@ def served(client, lead_user, api_as):
 
 
 # Endpoints that answer another role than the lead's, and the fixture whose token asks them.
-OTHER_ROLE_PATHS = {"/api/v1/studies/{slug}/adjudication/": "adjudicator"}
+OTHER_ROLE_PATHS = {
+    "/api/v1/studies/{slug}/adjudication/": "adjudicator",
+    "/api/v1/studies/{slug}/onboarding/": "rater",
+}
 
 
 @pytest.fixture
@@ -90,9 +93,19 @@ def json_get_paths(schema: dict) -> list[str]:
     )
 
 
-def test_every_get_endpoint_answers_as_its_schema_says(served, adjudicator_api):
+@pytest.fixture
+def rater_api(served, api_as):
+    """A rater of the served study (who consented), with their own token."""
+    from studies.models import Membership, Study
+
+    study = Study.objects.get(slug=served[2]["slug"])
+    rater = study.memberships.filter(role=Membership.Role.RATER).order_by("pseudonym").first()
+    return api_as(rater.user)
+
+
+def test_every_get_endpoint_answers_as_its_schema_says(served, adjudicator_api, rater_api):
     schema, lead_api, values = served
-    apis = {"lead": lead_api, "adjudicator": adjudicator_api}
+    apis = {"lead": lead_api, "adjudicator": adjudicator_api, "rater": rater_api}
     paths = json_get_paths(schema)
     # The endpoints the brief of this check names, at least: a study, its cases, its
     # agreement, its raters and progress.

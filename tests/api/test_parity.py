@@ -1,0 +1,349 @@
+"""API parity: every page a coordinator, lead or administrator uses has its endpoints.
+
+The pages come from the URL resolver; who uses each comes from its rule in
+``tests/test_access_matrix.py`` (which fails on a page without one). Every page of the
+coordinators' groups (its POST actions, its downloads and results, its reads) is either
+mapped in ``PARITY`` to operations of the served OpenAPI schema, or listed in
+``BROWSER_ONLY`` with the reason. A new page with neither fails here, and so does a
+mapping to an operation the schema does not have, or an endpoint that lets in someone
+the page refuses (or refuses someone the page lets in). Each check shows its power on a
+planted page, a planted schema and a planted rule below.
+"""
+
+import re
+
+import pytest
+from django.test import override_settings
+from django.urls import path
+
+import config.urls
+from tests import test_access_matrix as pages
+from tests import test_api_access_matrix as api
+from tests.urls_enumeration import ADMIN_NAMESPACE, API_NAMESPACE, api_urls, project_urls
+
+# The access matrices' groups whose pages are coordinators', leads' or administrators'.
+SCOPE = {"coordinator", "lead", "creator", "staff"}
+# Django's admin is one entry for all its URLs (one per registered model and action).
+ADMIN_SITE = f"{ADMIN_NAMESPACE}:*"
+
+
+def ops(*pairs: str) -> tuple[tuple[str, str], ...]:
+    """("GET api:study", ...) -> (("GET", "api:study"), ...)."""
+    return tuple(tuple(pair.split(" ", 1)) for pair in pairs)  # type: ignore[misc]
+
+
+RUBRIC = ops("GET api:rubric", "PUT api:rubric")
+
+# Page -> the API operations that do what it does (METHOD, URL name of the endpoint).
+PARITY = {
+    # Study set-up.
+    "studies:create": ops("POST api:studies"),
+    "studies:edit": ops("GET api:study", "PATCH api:study"),
+    "studies:status": ops("POST api:status"),
+    "studies:cases": ops("GET api:cases", "POST api:cases"),
+    # The page uploads, checks, then imports as a job; the API imports in the request.
+    "studies:case_import": ops("POST api:cases"),
+    "studies:case_import_status": ops("POST api:cases"),
+    # The rubric builder edits one dimension at a time; the API replaces the definition.
+    "studies:rubric": RUBRIC,
+    "studies:rubric_preset": ops("PUT api:rubric"),
+    "studies:dimension_add": RUBRIC,
+    "studies:dimension_edit": RUBRIC,
+    "studies:dimension_delete": RUBRIC,
+    "studies:dimension_move": RUBRIC,
+    "studies:dimension_level": RUBRIC,
+    "studies:profile_questions": ops("GET api:profile_questions", "PUT api:profile_questions"),
+    "studies:adjudication_rules": ops("GET api:adjudication_rules", "PUT api:adjudication_rules"),
+    "studies:unblind": ops("POST api:unblind"),
+    # People.
+    "annotation:overview": ops("GET api:study", "GET api:progress"),
+    "annotation:raters": ops("GET api:raters", "GET api:invitations"),
+    "annotation:rater_add": ops("POST api:raters"),
+    "annotation:invitation_create": ops("POST api:invitations"),
+    "studies:invitation_revoke": ops("POST api:invitation_revoke"),
+    "annotation:assign": ops("POST api:assign"),
+    "annotation:assign_job": ops("GET api:assign_job"),
+    "annotation:assign_job_status": ops("GET api:assign_job"),
+    "annotation:welfare": ops("GET api:welfare", "PUT api:welfare"),
+    "annotation:comments": ops("GET api:comments"),
+    "annotation:comments_read": ops("POST api:comments_read"),
+    # Results.
+    "annotation:results": ops("GET api:progress", "GET api:export"),
+    "annotation:export": ops("GET api:export"),
+    "agreement:study": ops("GET api:agreement"),
+    "agreement:status": ops("GET api:agreement"),
+    "agreement:qc": ops("GET api:qc_flags", "POST api:qc_decisions"),
+    "agreement:sample_size": ops("GET api:sample_size", "POST api:sample_size"),
+    "agreement:primary_measure": ops("PATCH api:analysis_plan"),
+    "agreement:stratum_shares": ops("PATCH api:analysis_plan"),
+    "agreement:aggregation": ops("PATCH api:analysis_plan"),
+}
+
+# Pages whose endpoints other helpers of issue 26 build (docs/api.md's contract names).
+# Tolerated while the endpoint does not exist; once it does, it is checked as PARITY is.
+# Deleted at merge: then each page here needs its endpoint or a BROWSER_ONLY reason.
+OWNED_ELSEWHERE_UNTIL_MERGE = {
+    "agreement:ranking": ops("GET api:ranking"),
+    "agreement:ranking_compute": ops("POST api:ranking"),
+    "agreement:analysis_status": ops("GET api:ranking"),
+    "agreement:report": ops("GET api:report"),
+    "agreement:report_bundle": ops("GET api:report_bundle"),
+    "agreement:judges": ops(
+        "GET api:judges", "POST api:judges", "GET api:judge_template", "PUT api:judge_template"
+    ),
+    "agreement:judge_prompts": ops("GET api:judge_prompts"),
+    "agreement:judge_calibration": ops("GET api:judge_calibration"),
+    "agreement:judge_calibration_compute": ops("GET api:judge_calibration"),
+    # Not in the contract: the judges' outputs as CSV. A name no endpoint has yet, so that
+    # the gap shows at merge (an endpoint, or a BROWSER_ONLY reason).
+    "agreement:judge_export": ops("GET api:judge_outputs"),
+}
+
+# Pages with no endpoint, and why. "On purpose" are decisions; "not yet" are gaps that
+# docs/api.md lists, each open to an endpoint later.
+BROWSER_ONLY = {
+    ADMIN_SITE: "On purpose: Django's admin is the operators' console, read-only where the "
+    "services own a model; what a pipeline needs from it has endpoints (accounts/, "
+    "qc/decisions/).",
+    "studies:erasure": "On purpose: erasing a person's identity is irreversible and done by "
+    "an administrator by hand (this page or manage.py erase_identity), never by a script.",
+    "annotation:rubric_preview": "On purpose: it shows how the rating screen looks; the "
+    "rubric itself is GET studies/{slug}/rubric/.",
+    "studies:protocol": "Not yet: the protocol document (protocol.json, after unblinding); "
+    "its fingerprint is in GET studies/{slug}/.",
+    "studies:cases_remove": "Not yet: removing every test case of a draft study.",
+    "studies:quality": "Not yet: gold items and attention checks (their expected answers).",
+    "studies:quality_item": "Not yet: gold items and attention checks (their expected answers).",
+    "annotation:onboarding": "Not yet: the onboarding settings (practice, pass mark, "
+    "attempts, the calibration call's requirement).",
+    "annotation:training_item_new": "Not yet: training and qualification items.",
+    "annotation:training_item_edit": "Not yet: training and qualification items.",
+    "annotation:training_item_key": "Not yet: training and qualification items.",
+    "annotation:training_item_delete": "Not yet: training and qualification items.",
+    "annotation:calibration_call": "Not yet: the calibration call's items to discuss.",
+    "annotation:calibration_call_record": "Not yet: recording a calibration call's attendance.",
+    "annotation:worksheet_import": "Not yet: the offline worksheet's import (by key label); "
+    "ratings made elsewhere come in by system through the ratings import.",
+    "annotation:worksheet_job": "Not yet: the offline worksheet's import job.",
+    "annotation:worksheet_job_status": "Not yet: the offline worksheet's import job.",
+    "annotation:adjudication_outcomes": "Not yet: the decided adjudications' list.",
+    "annotation:adjudication_make_gold": "Not yet: making a decided case a gold item.",
+    "agreement:adjudication_send": "Not yet: sending a case to adjudication by hand.",
+    "agreement:adjudication_switch": "Not yet: switching a dimension to every "
+    "disagreement (protocol 7.3).",
+    "agreement:robustness_compute": "Not yet: starting the report's robustness check "
+    "(not in issue 26's contract).",
+}
+
+
+# The checks, as functions of what they read, so that the planted cases run them too.
+
+
+def schema_path(pattern) -> str:
+    """An API URL pattern's path in the OpenAPI schema: /api/v1/studies/{slug}/..."""
+    return "/api/v1/" + re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", str(pattern.pattern))
+
+
+def page_scope(urls, page_rules) -> set[str]:
+    """The pages of coordinators, leads and administrators: their rule's group is one of
+    SCOPE; a page with no rule yet counts (the access matrix fails on it as well)."""
+    names = set()
+    for name, _ in urls:
+        if not name or name.startswith(f"{API_NAMESPACE}:"):
+            continue
+        if name.startswith(f"{ADMIN_NAMESPACE}:"):
+            names.add(ADMIN_SITE)
+        elif name not in page_rules or page_rules[name].who in SCOPE:
+            names.add(name)
+    return names
+
+
+def page_roles(rule, methods) -> set[str]:
+    """The roles (of the API matrix's people) a page lets use ``methods``."""
+    refused = {"login", 403, 404, 405}
+    return {
+        role
+        for role in api.ROLES
+        if role not in ("anonymous", "revoked")
+        for method in methods
+        if not set(pages.expected(rule, role, method)) <= refused
+    }
+
+
+def api_roles(name, rule, method) -> set[str]:
+    refused = {401, 403, 404, 405}
+    return {
+        role
+        for role in api.ROLES
+        if role not in ("anonymous", "revoked")
+        and not set(api.expected(name, rule, role, method)) <= refused
+    }
+
+
+def parity_problems(*, urls, page_rules, api_rules, schema, owned_elsewhere) -> list[str]:
+    problems = []
+    scope = page_scope(urls, page_rules)
+    listed = [PARITY, BROWSER_ONLY, owned_elsewhere]
+    for name in sorted(scope):
+        homes = sum(name in table for table in listed)
+        if homes == 0:
+            problems.append(f"{name}: a page action with no endpoint and no browser-only reason")
+        elif homes > 1:
+            problems.append(f"{name}: listed more than once")
+    for table in listed:
+        problems += [f"{name}: listed, but no such page" for name in sorted(set(table) - scope)]
+    problems += [
+        f"{name}: give the reason it stays in the browser"
+        for name, reason in BROWSER_ONLY.items()
+        if len(reason.strip()) < 20
+    ]
+    endpoints = {name: pattern for name, pattern in api_urls_of(urls)}
+    for tables, missing_ok in ((PARITY, False), (owned_elsewhere, True)):
+        for page, operations in sorted(tables.items()):
+            if page not in scope:
+                continue
+            for method, endpoint in operations:
+                if endpoint not in endpoints:
+                    if not missing_ok:
+                        problems.append(f"{page}: {method} {endpoint} is no endpoint")
+                    continue
+                where = schema["paths"].get(schema_path(endpoints[endpoint]), {})
+                if method.lower() not in where:
+                    problems.append(f"{page}: {method} {endpoint} is not in the schema")
+                    continue
+                problems += _same_people(page, page_rules.get(page), endpoint, method, api_rules)
+    return problems
+
+
+def _same_people(page, page_rule, endpoint, method, api_rules) -> list[str]:
+    """The endpoint lets in the same people as the page: for a read, those who may open
+    the page; for a write, those who may send it a POST."""
+    rule = api_rules.get(endpoint)
+    if page_rule is None or rule is None:
+        return []  # the access matrices fail on a page or endpoint with no rule
+    if method == "GET":
+        # A read answers what the page shows; pages that only take POST show it too.
+        shown = page_roles(page_rule, page_rule.methods)
+    else:
+        shown = page_roles(page_rule, ["POST"])
+    allowed = api_roles(endpoint, rule, method)
+    problems = []
+    if allowed - shown:
+        problems.append(
+            f"{page}: {method} {endpoint} lets in {sorted(allowed - shown)}, whom the page refuses"
+        )
+    if shown - allowed:
+        problems.append(
+            f"{page}: {method} {endpoint} refuses {sorted(shown - allowed)}, whom the page lets in"
+        )
+    return problems
+
+
+def api_urls_of(urls):
+    return [(n, p) for n, p in urls if n and n.startswith(f"{API_NAMESPACE}:")]
+
+
+@pytest.fixture
+def schema(client):
+    return client.get("/api/v1/openapi.json").json()
+
+
+def _problems(schema, **changes) -> list[str]:
+    arguments = {
+        "urls": project_urls(),
+        "page_rules": pages.RULES,
+        "api_rules": api.RULES,
+        "schema": schema,
+        "owned_elsewhere": OWNED_ELSEWHERE_UNTIL_MERGE,
+    }
+    return parity_problems(**{**arguments, **changes})
+
+
+def test_every_page_action_has_an_endpoint_or_a_reason(schema):
+    assert _problems(schema) == []
+
+
+def test_the_lists_cover_what_the_issue_names():
+    # Issue 26's list, by the pages that do it: accounts and invitations, the analysis
+    # plan, the sample size, QC; judges, ranking and report through the contract.
+    for page in (
+        "annotation:invitation_create",
+        "agreement:primary_measure",
+        "agreement:stratum_shares",
+        "agreement:sample_size",
+        "agreement:qc",
+    ):
+        assert page in PARITY
+    for page in ("agreement:ranking", "agreement:report", "agreement:report_bundle"):
+        assert page in PARITY or page in OWNED_ELSEWHERE_UNTIL_MERGE
+    assert api_urls() and any(name == "api:accounts" for name, _ in api_urls())
+
+
+# Power -----------------------------------------------------------------------------------
+
+
+def planted_view(request, slug):
+    """A coordinators' download with no endpoint: what the parity check must catch."""
+
+
+urlpatterns = [
+    *config.urls.urlpatterns,
+    path("s/<slug:slug>/planted.csv", planted_view, name="planted_download"),
+]
+
+
+def test_a_planted_page_action_with_no_endpoint_fails(schema):
+    rules = {**pages.RULES, "planted_download": pages.Rule("coordinator", methods=("GET",))}
+    with override_settings(ROOT_URLCONF=__name__):
+        problems = _problems(schema, urls=project_urls(), page_rules=rules)
+    assert problems == [
+        "planted_download: a page action with no endpoint and no browser-only reason"
+    ]
+
+
+def test_a_planted_page_with_no_access_rule_counts_as_a_coordinators(schema):
+    with override_settings(ROOT_URLCONF=__name__):
+        problems = _problems(schema, urls=project_urls())
+    assert "planted_download: a page action with no endpoint and no browser-only reason" in (
+        problems
+    )
+
+
+def test_a_mapping_to_an_operation_the_schema_lacks_fails(schema):
+    planted = {**schema, "paths": dict(schema["paths"])}
+    del planted["paths"]["/api/v1/studies/{slug}/sample-size/"]
+    problems = _problems(planted)
+    assert "agreement:sample_size: GET api:sample_size is not in the schema" in problems
+    assert "agreement:sample_size: POST api:sample_size is not in the schema" in problems
+
+
+def test_an_endpoint_looser_or_stricter_than_its_page_fails(schema):
+    # The QC decisions opened to every coordinator, and the plan closed to all but the lead.
+    rules = {
+        **api.RULES,
+        "api:qc_decisions": api.Rule("coordinator", methods=("POST",)),
+        "api:analysis_plan": api.Rule(
+            "coordinator", methods=("GET", "PATCH"), lead_methods=("PATCH",)
+        ),
+    }
+    problems = _problems(schema, api_rules=rules)
+    assert (
+        "agreement:qc: POST api:qc_decisions lets in ['coordinator', 'lead'], whom the page "
+        "refuses" in problems
+    )
+    assert (
+        "agreement:primary_measure: PATCH api:analysis_plan refuses ['admin', 'coordinator'], "
+        "whom the page lets in" in problems
+    )
+
+
+def test_an_owned_elsewhere_endpoint_is_tolerated_only_while_it_is_missing(schema):
+    # Without the list, the contract's pages with no endpoint yet fail by name.
+    problems = _problems(schema, owned_elsewhere={})
+    assert "agreement:report_bundle: a page action with no endpoint and no browser-only reason" in (
+        problems
+    )
+    # An owned-elsewhere name that exists is held to the schema like any other.
+    planted = {"agreement:ranking": ops("DELETE api:study")}
+    problems = _problems(schema, owned_elsewhere={**OWNED_ELSEWHERE_UNTIL_MERGE, **planted})
+    assert "agreement:ranking: DELETE api:study is not in the schema" in problems
