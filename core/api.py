@@ -154,7 +154,11 @@ def exception_handler(exc, context):
     elif isinstance(exc, Http404):
         exc = exceptions.NotFound("Not found.")
     elif isinstance(exc, PermissionDenied):
-        exc = exceptions.PermissionDenied("Your role in this study does not allow this.")
+        # A refusal that says why (the blinding, say) keeps its reason; a bare one is the
+        # role's.
+        exc = exceptions.PermissionDenied(
+            str(exc) or "Your role in this study does not allow this."
+        )
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

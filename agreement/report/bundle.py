@@ -15,7 +15,8 @@ README = """Concord report bundle for {name}
 report.html          the study report as shown in Concord (open it in a browser)
 results.json         every number on the report
 configuration.json   the study's settings, blinding seed and protocol fingerprint, and the
-                     primary question's measure ("" = the default rule)
+                     primary question's measure ("" = none named: every question
+                     is corrected with Holm's method)
 {files}
 The data dictionary explains every column of the exports. After unblinding, the protocol
 file is the frozen protocol document: its SHA-256 (sha256sum) is the protocol fingerprint.
@@ -57,7 +58,7 @@ def report_bundle_chunks(*, study: Study, report: dict, report_html: str) -> Ite
         "study": report["study"],
         "blinding": report["blinding"],
         "design": report["design"],
-        # "" = the default rule: the first preference, or else the total score.
+        # "" = none named: no primary question, every question corrected (Holm).
         "primary_measure": primary_measure_get(study=study),
         # Each question's aggregation rule and the minimum of valid ratings per item.
         "aggregation": report["aggregation"],

@@ -71,7 +71,9 @@ def report_charts(report: dict) -> dict:
     return charts
 
 
-def _means_chart(comparison: dict) -> str:
+def _means_chart(comparison: dict) -> str | None:
+    if not comparison["per_system"]:  # a rubric without points has no score to chart
+        return None
     return forest(
         [
             {
@@ -120,17 +122,18 @@ def _win_rate_chart(comparison: dict) -> str | None:
 
 
 def _length_charts(length: dict) -> dict[str, str]:
-    """Length against the score difference, and against the preference where there is one."""
+    """Length against the score difference where there is a score, and against the
+    preference where there is one."""
     fit = length["score"]
-    charts = {
-        "length_score": scatter(
+    charts = {}
+    if fit is not None:
+        charts["length_score"] = scatter(
             [(p["length"], p["score"]) for p in length["points"]],
             label="Length difference against total score difference, per test case",
             x_label="length difference (characters, second minus first system)",
             y_label="score difference",
             line=(fit["intercept"], fit["slope"] / 100.0) if fit["slope"] is not None else None,
         )
-    }
     preference = length.get("preference")
     if preference and preference["points"]:
         curve = None
