@@ -146,8 +146,8 @@ def primary_measure_get(*, study: Study) -> str:
 @transaction.atomic
 def primary_measure_set(*, study: Study, actor: User, measure: str) -> AnalysisPlan:
     """Name the primary question's measure ("" = none: every question corrected), record it
-    in the study's history and ask for a recompute. Refused once the study is unblinded: the results are
-    known by then, and a primary question chosen after them is not one."""
+    in the study's history and ask for a recompute. Refused once the study is unblinded:
+    the results are known by then, and a primary question chosen after them is not one."""
     study = study_lock(study.pk)  # shared: unblinding waits for this, raters do not
     if study.is_unblinded:
         raise AnalysisPlanError(
