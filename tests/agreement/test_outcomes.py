@@ -165,3 +165,31 @@ def test_the_summary_before_unblinding_reveals_nothing_about_systems():
     assert "'x'" not in text and "'y'" not in text and "system" not in text
     preference = next(row for row in summary["dimensions"] if row["key"] == "preference")
     assert preference["mean"] is None  # its sign would follow the key's orientation
+
+
+def test_a_rubric_without_points_has_no_score_measure():
+    """Issue 26: a preference-only study's total is 0 for every response; it was reported
+    as a measure (means of 0, paired rows with interval [0, 0], Holm questions with p null).
+    The mixed-effects check fits no total either."""
+    from agreement.analysis.robustness import robustness_check
+
+    data = simulated_study(n_cases=40, effect=0.5, seed=7)
+    preference_only = replace(
+        data,
+        roles=data.roles[1:],
+        dimensions=data.dimensions[1:],
+        totals=np.where(np.isnan(data.totals), np.nan, 0.0),
+    )
+    result = compare_systems(preference_only, n_resamples=200)
+    assert result["per_system"] == [] and result["paired"] == []
+    assert result["cases_plot"] == [] and result["length"]["score"] is None
+    assert result["length"]["preference"] is not None
+    assert [q["measure"] for q in result["questions"]] == [dimension_measure("preference")]
+    assert all(q["p"] is not None for q in result["questions"])
+    assert [q["measure"] for q in result["aggregation"]["questions"]] == [
+        dimension_measure("preference")
+    ]
+    # The same preference, the same verdict, as in the study with points.
+    assert result["preferences"] == compare_systems(data, n_resamples=200)["preferences"]
+    fits = robustness_check(preference_only)["fits"]
+    assert fits and {fit["measure"] for fit in fits} == {dimension_measure("preference")}

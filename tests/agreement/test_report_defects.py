@@ -160,3 +160,21 @@ def test_the_key_before_unblinding_is_refused_for_the_blinding(client, arena):
     assert page.status_code == 403
     text = page.content.decode()
     assert "break the blinding" in text and "does not include this page" not in text
+
+
+def test_every_ranking_the_app_computes_takes_the_one_resample_count():
+    """Read from the code: each call of ``bradley_terry`` outside the statistics passes
+    ``n_resamples=RANKING_RESAMPLES``, so a third place that ranks cannot drift either."""
+    import ast
+    from pathlib import Path
+
+    calls = []
+    for path in sorted(Path("agreement").rglob("*.py")):
+        if path.parts[1] == "stats":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "bradley_terry":
+                count = next((k.value for k in node.keywords if k.arg == "n_resamples"), None)
+                calls.append((str(path), getattr(count, "id", ast.dump(count) if count else None)))
+    assert len(calls) >= 2  # the ranking page's and the report's
+    assert all(count == "RANKING_RESAMPLES" for _, count in calls), calls
