@@ -13,7 +13,7 @@ from rest_framework import serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from core.api import ErrorResponseSerializer
+from core.api import ErrorResponseSerializer, file_download
 from jobs.models import Job
 from studies import access
 from studies.errors import ApplicationError
@@ -201,6 +201,7 @@ def study_report_json(request, slug):
     responses={(200, "application/zip"): OpenApiTypes.BINARY, **ERRORS},
 )
 @api_view(["GET"])
+@file_download
 def study_report_bundle(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     return report_bundle_response(study=study)

@@ -72,7 +72,8 @@ def test_the_ranking_the_report_and_the_bundle_through_the_api(client, arena, ap
     report = api("GET", report_url).json()
     assert report == _as_json(study_report(study=study))
     assert report["comparison"]["preferences"][0]["ranking"]["n_resamples"] == RANKING_RESAMPLES
-    files = _zip(api("GET", bundle_url))
+    # A client generated from the schema asks for the zip by its type.
+    files = _zip(api("GET", bundle_url, HTTP_ACCEPT="application/zip"))
     assert json.loads(files["results.json"]) == report
     assert any(name.endswith("-key.csv") for name in files)
     page_bundle = client.get(reverse("agreement:report_bundle", args=[study.slug]))
@@ -86,3 +87,17 @@ def test_the_key_before_unblinding_is_refused_for_the_blinding(arena, api_as):
     assert response.status_code == 403
     message = response.json()["error"]["message"]
     assert "break the blinding" in message and "role" not in message
+
+
+def test_a_refused_bundle_is_json_whatever_the_client_accepts(arena, api_as):
+    """Asked for by its type, the zip is still refused in the API's shape: an outsider 404,
+    a rater of the study 403."""
+    from tests.factories import UserFactory
+
+    study, raters = arena
+    url = f"studies/{study.slug}/report/bundle/"
+    for user, code in ((UserFactory(), 404), (raters[0], 403)):
+        response = api_as(user)("GET", url, HTTP_ACCEPT="application/zip")
+        assert response.status_code == code
+        assert response["Content-Type"] == "application/json"
+        assert response.json()["error"]["status"] == code
