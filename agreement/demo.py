@@ -20,6 +20,7 @@ from studies.models import Membership, Study
 from studies.services import membership_add, study_create, study_open, test_cases_import
 
 from .services import judge_outputs_import
+from .services.plan import primary_measure_choices, primary_measure_set
 
 DEMO_SLUG = "next-step-demo"
 SYSTEMS = {"model-w": 0.9, "model-x": 0.6, "model-y": 0.4, "model-z": 0.1}  # how often right
@@ -101,6 +102,10 @@ def pairwise_demo_load() -> str:
     for name in ("rater1", "rater2", "rater3"):
         rater = membership_add(study=study, user=users[name], role=Membership.Role.RATER)
         assignments_create_all(study=study, rater=rater)
+    # As the protocol's analysis plan asks, the primary question is named before opening:
+    # the preference's win rate.
+    preference, _ = primary_measure_choices(study=study)[0]
+    primary_measure_set(study=study, actor=users["coordinator"], measure=preference)
     study_open(study=study, actor=users["coordinator"], acknowledge_warnings=True)
     for name in ("rater2", "rater3"):
         _rate(study.memberships.get(user=users[name]), rng)

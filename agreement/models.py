@@ -117,7 +117,7 @@ class AnalysisPlan(models.Model):
     # {stratum: share}, shares summing to 1; {} = the sample's own shares (unweighted).
     stratum_shares = models.JSONField(default=dict, blank=True)
     # The measure of the primary question: "total" or a dimension's key (see
-    # ``agreement.services.plan.primary_measure_choices``); "" = the default rule.
+    # ``agreement.services.plan.primary_measure_choices``); "" = none named (no primary question).
     primary_measure = models.CharField(max_length=64, blank=True)
     # {dimension key: rule} for the dimensions whose rule is not their default (see
     # ``agreement.analysis.aggregation.RULES`` and ``DimensionRole.rules``).

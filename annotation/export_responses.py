@@ -15,6 +15,11 @@ from studies.models import Membership, Study
 
 from . import export_files, exports
 
+KEY_BLINDED = (
+    "The key is released once the study is unblinded: before that it would tell which "
+    "system wrote each response, and break the blinding. The lead unblinds the study after "
+    "closing it."
+)
 CONTENT_TYPES = {
     exports.WORKSHEET_CSV: "text/csv; charset=utf-8",
     exports.LONG_CSV: "text/csv; charset=utf-8",
@@ -38,7 +43,8 @@ def export_response(*, study: Study, fmt: str, rater: str | None) -> HttpRespons
     ):
         raise Http404
     if fmt == exports.KEY_CSV and not study.is_unblinded:
-        raise PermissionDenied
+        # The refusal says why: the blinding, not the asker's role (the lead asks too).
+        raise PermissionDenied(KEY_BLINDED)
     filename = exports.export_filename(study=study, fmt=fmt, rater=rater)
     if fmt == exports.WORKSHEET_XLSX:
         # Written to a temporary file in openpyxl's write-only mode, then streamed from disk.

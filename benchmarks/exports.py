@@ -39,8 +39,8 @@ def _bundle(study):
     from django.template.loader import render_to_string
 
     from agreement.report.bundle import report_bundle_chunks
+    from agreement.report.figures import report_charts
     from agreement.report.sections import study_report
-    from agreement.views.report import report_charts
 
     def write(file):
         report = study_report(study=study)

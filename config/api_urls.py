@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerSpli
 import agreement.api
 import agreement.api_qc
 import agreement.api_sample_size
+import agreement.api_results
 import annotation.api
 import annotation.api_adjudication
 import annotation.api_onboarding
@@ -24,6 +25,7 @@ urlpatterns = [
     *annotation.api_onboarding.urlpatterns,
     *agreement.api_qc.urlpatterns,
     *agreement.api_sample_size.urlpatterns,
+    *agreement.api_results.urlpatterns,
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:openapi"), name="docs"),
     re_path(r"^(?P<rest>.*)$", api.not_found, name="not_found"),

@@ -20,6 +20,7 @@ from django.views import defaults
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import exceptions, serializers
 from rest_framework.decorators import api_view, authentication_classes, permission_classes
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -37,6 +38,7 @@ __all__ = [
     "bad_request",
     "error_body",
     "exception_handler",
+    "file_download",
     "form_errors",
     "page_not_found",
     "paginated",
@@ -77,6 +79,22 @@ def body_object(request) -> dict:
     if not isinstance(data, dict):
         raise exceptions.ParseError("The body must be a JSON object.")
     return data
+
+
+class _AnyAccept(DefaultContentNegotiation):
+    """A file's negotiation: the file is the view's own response, whatever the client
+    accepts (``Accept: application/zip`` from a client generated from the schema); a
+    refusal is JSON, in the API's shape."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+def file_download(view):
+    """Mark a function view (under ``api_view``) that answers with a file: any ``Accept``
+    is served (DRF would refuse one naming the file's type with 406)."""
+    view.content_negotiation_class = _AnyAccept
+    return view
 
 
 def form_errors(form) -> exceptions.ValidationError:
@@ -154,7 +172,11 @@ def exception_handler(exc, context):
     elif isinstance(exc, Http404):
         exc = exceptions.NotFound("Not found.")
     elif isinstance(exc, PermissionDenied):
-        exc = exceptions.PermissionDenied("Your role in this study does not allow this.")
+        # A refusal that says why (the blinding, say) keeps its reason; a bare one is the
+        # role's.
+        exc = exceptions.PermissionDenied(
+            str(exc) or "Your role in this study does not allow this."
+        )
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

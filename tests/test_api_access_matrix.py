@@ -83,6 +83,10 @@ RULES = {
     "api:agreement": Rule("coordinator"),
     "api:analysis_plan": Rule("coordinator", methods=("GET", "PATCH")),
     "api:unblind": Rule("lead", methods=("POST",)),
+    # The results, as their pages show them: the ranking's POST starts its job.
+    "api:ranking": Rule("coordinator", methods=("GET", "POST")),
+    "api:report": Rule("coordinator"),
+    "api:report_bundle": Rule("coordinator"),
     # Coordinators read the adjudication rules; the lead replaces them.
     "api:adjudication_rules": Rule("coordinator", methods=("GET", "PUT"), lead_methods=("PUT",)),
     # The rater profile's questions (never a rater's answers): coordinators, until opening.

@@ -11,10 +11,8 @@ import numpy as np
 
 from agreement.judges.calibration import pairwise_dimension
 from agreement.selectors import study_ratings
-from agreement.stats.ranking import bradley_terry, win_matrix
+from agreement.stats.ranking import RANKING_RESAMPLES, bradley_terry, win_matrix
 from studies.models import BlindedLabel, Study, TestCase
-
-N_RESAMPLES = 1000
 
 
 def ranking_unavailable(*, study: Study) -> dict | None:
@@ -52,7 +50,7 @@ def study_ranking(*, study: Study) -> dict:
             outcome,
             len(systems),
             items=items,
-            n_resamples=N_RESAMPLES,
+            n_resamples=RANKING_RESAMPLES,
             seed=study.blinding_seed,
         )
     except ValueError as error:
@@ -67,7 +65,7 @@ def study_ranking(*, study: Study) -> dict:
         "problem": problem,
         "ranking": None if ranking is None else _ranking_rows(ranking, systems),
         "n_degenerate": 0 if ranking is None else ranking.n_degenerate,
-        "n_resamples": N_RESAMPLES,
+        "n_resamples": RANKING_RESAMPLES,
     }
 
 
@@ -103,7 +101,9 @@ def _comparisons(study: Study, dimension, pairs, number) -> tuple[list, list, li
             second.append(number[labels["B"]])
             # Negative prefers the key's A (the first system), positive its B.
             outcome.append(1.0 if value < 0 else 0.0 if value > 0 else 0.5)
-            items.append(case_pk)
+            # The case's column, as the report's ranking numbers its items: the same
+            # resamples draw the same cases, so both show one interval.
+            items.append(column)
     return first, second, outcome, items
 
 

@@ -32,7 +32,7 @@ from agreement.stats.estimates import (
     paired_difference,
     percentile_interval,
 )
-from agreement.stats.ranking import bradley_terry, win_matrix
+from agreement.stats.ranking import RANKING_RESAMPLES, bradley_terry, win_matrix
 
 CONFIDENCE_NAMES = {1: "low", 2: "medium", 3: "high"}
 MAX_PLOT_POINTS = 2_000
@@ -111,6 +111,12 @@ TOTAL_MEASURE = "total"
 
 def dimension_measure(key: str) -> str:
     return f"dimension:{key}"
+
+
+def has_score(roles: list[DimensionRole]) -> bool:
+    """Whether a rubric gives points, and so a total score to compare: a preference-only
+    study's total is 0 for every response, a measure of nothing."""
+    return any(role.max_points > 0 for role in roles)
 
 
 def _plain(value):
@@ -192,7 +198,9 @@ def compare_systems(data: ComparisonData, *, n_resamples: int = 10_000, seed: in
         _by_system(per_label, data.case_systems, len(data.systems)) for *_, per_label in measures
     ]
     means = (
-        bootstrap_means(np.hstack(scores), n_resamples=n_resamples, seed=seed) if n_cases else None
+        bootstrap_means(np.hstack(scores), n_resamples=n_resamples, seed=seed)
+        if n_cases and scores
+        else None
     )
     boot = _Draws(n_resamples=n_resamples, seed=seed, means=means)
     groups = [("overall", np.arange(n_cases))] + [
@@ -244,7 +252,7 @@ def compare_systems(data: ComparisonData, *, n_resamples: int = 10_000, seed: in
         "mcnemar": mcnemar,
         "apart": [_apart(data, role, outcomes[role.key]) for role in data.roles if role.apart],
         "questions": _questions(preferences, paired, mcnemar, primary=data.primary_measure),
-        "length": _length(data, measures[0][2], verdicts, n_cases),
+        "length": _length(data, measures[0][2] if measures else None, verdicts, n_cases),
         "confidence": _confidence(data),
         "distributions": _distributions(data, n_cases, n_labels),
         "bootstrap": {"n_resamples": n_resamples, "seed": seed, "method": "percentile"},
@@ -328,7 +336,7 @@ def _aggregation_summary(data: ComparisonData, labelled: dict, outcomes: dict) -
     minimum of valid ratings), tied, adjudicated, and changed by adjudication."""
     rows = []
     total = labelled[TOTAL_MEASURE][1]
-    entries = [(TOTAL_MEASURE, "Total score", total)]
+    entries = [(TOTAL_MEASURE, "Total score", total)] if has_score(data.roles) else []
     for role in data.roles:
         how = labelled.get(dimension_measure(role.key), (None, None))[1]
         if how is None and role.key in outcomes:
@@ -363,7 +371,10 @@ class _Draws:
 
 
 def _measures(data: ComparisonData, labelled: dict) -> list[tuple]:
-    """(key, name, label per case and key label) of the total and of each scored dimension."""
+    """(key, name, label per case and key label) of the total and of each scored dimension;
+    none for a rubric without points."""
+    if not has_score(data.roles):
+        return []
     measures = [("total", "Total score", labelled[TOTAL_MEASURE][0])]
     for role in data.roles:
         if role.scored:
@@ -376,7 +387,7 @@ def _group_differences(scores, pairs, cases, boot: _Draws, *, weights):
     of every pair's mean difference on every measure."""
     columns = np.column_stack(
         [m[cases, b] - m[cases, a] for m in scores for a, b in pairs]
-    ) if pairs and cases.size else np.empty((cases.size, 0))  # fmt: skip
+    ) if scores and pairs and cases.size else np.empty((cases.size, 0))  # fmt: skip
     draws = (
         bootstrap_means(columns, n_resamples=boot.n_resamples, seed=boot.seed, weights=weights)
         if columns.size
@@ -503,12 +514,13 @@ def _preference(data, dim, role, pairs, verdicts, *, n_resamples, seed) -> dict:
                 "judgments": judgments,
             }
         )
-    result["ranking"] = _ranking(data, matrix, first, second, valid, n_resamples, seed)
+    result["ranking"] = _ranking(data, matrix, first, second, valid, seed)
     return result
 
 
-def _ranking(data, matrix, first, second, valid, n_resamples, seed) -> dict | None:
-    """Win matrix and Bradley-Terry ranking, for more than two systems."""
+def _ranking(data, matrix, first, second, valid, seed) -> dict | None:
+    """Win matrix and Bradley-Terry ranking, for more than two systems: each case one item,
+    ``RANKING_RESAMPLES`` resamples, as the ranking page computes it."""
     if len(data.systems) <= 2:
         return None
     raters, cases = np.nonzero(~np.isnan(matrix) & valid[None, :])
@@ -524,12 +536,13 @@ def _ranking(data, matrix, first, second, valid, n_resamples, seed) -> dict | No
     try:
         ranking = bradley_terry(
             first[cases], second[cases], outcome, n, items=cases,
-            n_resamples=min(n_resamples, 2_000), seed=seed,
+            n_resamples=RANKING_RESAMPLES, seed=seed,
         )  # fmt: skip
     except ValueError as error:
         return {**result, "note": str(error), "order": []}
     return {
         **result,
+        "n_resamples": RANKING_RESAMPLES,
         "order": [
             {
                 "system": data.systems[s],
@@ -624,8 +637,10 @@ def _apart(data, role: DimensionRole, how: _Labels) -> dict:
 def _questions(preferences, paired, mcnemar, *, primary: str = "") -> list[dict]:
     """The study's questions: the primary one uncorrected, every other one corrected with
     Holm's method. The primary question is the first pair's question on the measure the
-    analysis plan names (``primary``), or by the default rule the first preference's win
-    rate, or else the first pair's total score. Each question names its ``measure``."""
+    analysis plan names (``primary``). With none named (or one no longer asked) there is
+    no primary question: every question is corrected, none is reported uncorrected (a
+    default chosen by the software would be a primary question nobody planned). Each
+    question names its ``measure``."""
     questions = []
     for preference in preferences:
         for pair in preference["pairs"]:
@@ -659,28 +674,34 @@ def _questions(preferences, paired, mcnemar, *, primary: str = "") -> list[dict]
             )
     if not questions:
         return []
-    chosen = [i for i, question in enumerate(questions) if question["measure"] == primary]
+    chosen = [
+        i for i, question in enumerate(questions) if primary and question["measure"] == primary
+    ]
     if chosen:
         questions.insert(0, questions.pop(chosen[0]))
-    secondary = holm([np.nan if q["p"] is None else q["p"] for q in questions[1:]])
-    questions[0].update(primary=True, chosen=bool(chosen), p_holm=questions[0]["p"])
-    for question, adjusted in zip(questions[1:], secondary, strict=True):
-        question.update(primary=False, chosen=False, p_holm=_plain(adjusted))
+        questions[0].update(primary=True, p_holm=questions[0]["p"])
+    corrected = questions[1:] if chosen else questions
+    adjusted = holm([np.nan if q["p"] is None else q["p"] for q in corrected])
+    for question, p_holm in zip(corrected, adjusted, strict=True):
+        question.update(primary=False, p_holm=_plain(p_holm))
     return questions
 
 
 def _length(data, totals_per_label, verdicts: dict, n_cases) -> dict:
     """Length difference (second minus first system of each case's pair, in characters)
-    against the total score difference and the preference verdict."""
+    against the total score difference (None without a score) and the preference verdict."""
     first, second, valid = _case_pairs(data)
     lengths = _by_system(np.asarray(data.lengths, float), data.case_systems, len(data.systems))
-    totals = _by_system(totals_per_label, data.case_systems, len(data.systems))
     cases = np.flatnonzero(valid)
     length_gap = lengths[cases, second[cases]] - lengths[cases, first[cases]]
-    score_gap = totals[cases, second[cases]] - totals[cases, first[cases]]
+    scored = totals_per_label is not None
+    score_gap = length_gap * np.nan
+    if scored:
+        totals = _by_system(totals_per_label, data.case_systems, len(data.systems))
+        score_gap = totals[cases, second[cases]] - totals[cases, first[cases]]
     result = {
         "per_100_characters": True,
-        "score": linear_fit(length_gap / 100.0, score_gap),
+        "score": linear_fit(length_gap / 100.0, score_gap) if scored else None,
         "mean_length": [
             {"system": s, "mean": _plain(np.nanmean(lengths[:, i]))}
             for i, s in enumerate(data.systems)
@@ -689,7 +710,9 @@ def _length(data, totals_per_label, verdicts: dict, n_cases) -> dict:
         "points": [
             {"length": _plain(x), "score": _plain(y)}
             for x, y in list(zip(length_gap, score_gap, strict=True))[:MAX_PLOT_POINTS]
-        ],
+        ]
+        if scored
+        else [],
         "preference": None,
     }
     for role in data.roles:

@@ -13,7 +13,12 @@ import itertools
 
 import numpy as np
 
-from agreement.analysis.outcomes import TOTAL_MEASURE, ComparisonData, dimension_measure
+from agreement.analysis.outcomes import (
+    TOTAL_MEASURE,
+    ComparisonData,
+    dimension_measure,
+    has_score,
+)
 from agreement.stats.mixed import system_effect
 
 # The significance level of the decision "does the conclusion hold" (two-sided).
@@ -25,7 +30,9 @@ def robustness_check(data: ComparisonData) -> dict:
     **system_effect}]} for every outcome and pair of systems. JSON-ready."""
     n_cases, n_labels = data.case_systems.shape
     pairs = list(itertools.combinations(range(len(data.systems)), 2))
-    outcomes = [(TOTAL_MEASURE, "Total score", "score", np.asarray(data.totals, dtype=float))]
+    outcomes = []
+    if has_score(data.roles):  # a rubric without points has no total to fit
+        outcomes.append((TOTAL_MEASURE, "Total score", "score", np.asarray(data.totals, float)))
     for role, dim in zip(data.roles, data.dimensions, strict=True):
         if role.scored:
             outcomes.append((dimension_measure(role.key), role.name, "score", dim.matrix))

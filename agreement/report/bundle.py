@@ -4,7 +4,15 @@ configuration (seeds, fingerprint), the report as HTML and every number as resul
 import json
 import zipfile
 from collections.abc import Iterator
+from pathlib import Path
 
+from django.contrib.staticfiles import finders
+from django.http import StreamingHttpResponse
+from django.template.loader import render_to_string
+from django.utils.http import content_disposition_header
+
+from agreement.report.figures import report_charts
+from agreement.report.sections import study_report
 from agreement.services.plan import primary_measure_get
 from annotation import exports
 from studies.models import Study
@@ -15,7 +23,8 @@ README = """Concord report bundle for {name}
 report.html          the study report as shown in Concord (open it in a browser)
 results.json         every number on the report
 configuration.json   the study's settings, blinding seed and protocol fingerprint, and the
-                     primary question's measure ("" = the default rule)
+                     primary question's measure ("" = none named: every question
+                     is corrected with Holm's method)
 {files}
 The data dictionary explains every column of the exports. After unblinding, the protocol
 file is the frozen protocol document: its SHA-256 (sha256sum) is the protocol fingerprint.
@@ -57,7 +66,7 @@ def report_bundle_chunks(*, study: Study, report: dict, report_html: str) -> Ite
         "study": report["study"],
         "blinding": report["blinding"],
         "design": report["design"],
-        # "" = the default rule: the first preference, or else the total score.
+        # "" = none named: no primary question, every question corrected (Holm).
         "primary_measure": primary_measure_get(study=study),
         # Each question's aggregation rule and the minimum of valid ratings per item.
         "aggregation": report["aggregation"],
@@ -88,3 +97,22 @@ def report_bundle_chunks(*, study: Study, report: dict, report_html: str) -> Ite
         listing = "".join(f"{name}\n" for name in names)
         bundle.writestr("README.txt", README.format(name=study.name, files=listing))
     yield pipe.take()
+
+
+def report_bundle_response(*, study: Study) -> StreamingHttpResponse:
+    """The bundle as an HTTP response: the one answer of the report page and the API alike.
+    The caller has checked who may download it (a coordinator of the study)."""
+    report = study_report(study=study)
+    css = Path(finders.find("css/report.css")).read_text(encoding="utf-8")
+    html = render_to_string(
+        "agreement/report_file.html",
+        {"study": study, "report": report, "charts": report_charts(report), "css": css},
+    )
+    # Streamed while it is written: the exports in it grow with the study.
+    response = StreamingHttpResponse(
+        report_bundle_chunks(study=study, report=report, report_html=html),
+        content_type="application/zip",
+    )
+    response["Content-Disposition"] = content_disposition_header(True, f"{study.slug}-report.zip")
+    response["Cache-Control"] = "no-store"  # ratings, and after unblinding the key
+    return response

@@ -15,6 +15,7 @@ from agreement.services.plan import (
     aggregation_choices,
     aggregation_get,
     plan_setting_named,
+    primary_measure_get,
     primary_measure_named,
 )
 from annotation.models import ConsentRecord, QualificationAttempt, StudyFeedback
@@ -98,6 +99,7 @@ def study_report(*, study: Study) -> dict:
         "robustness": _robustness(study, result.get("comparison")) if unblinded else None,
         "deviations": _deviations(study, result, withdrawn=withdrawn),
         "primary_named": primary_measure_named(study=study),
+        "primary": _primary(study, result.get("comparison") if unblinded else None),
         "aggregation": _aggregation(study),
         "adjudication": adjudication_counts(
             study=study, case_ids=list(study.test_cases.in_sample().values_list("pk", flat=True))
@@ -216,9 +218,28 @@ def _aggregation(study: Study) -> dict:
     }
 
 
-def _design(study: Study) -> dict:
+def _primary(study: Study, comparison: dict | None) -> dict:
+    """The analysis plan's primary question: its measure ("" = none named) and whether the
+    estimates ask it (a measure no longer in the rubric is not asked: no question is then
+    reported uncorrected)."""
+    questions = (comparison or {}).get("questions") or []
     return {
-        "raters_per_item": study.raters_per_item,
+        "measure": primary_measure_get(study=study),
+        "asked": any(question.get("primary") for question in questions),
+    }
+
+
+def _design(study: Study) -> dict:
+    k = study.raters_per_item
+    return {
+        "raters_per_item": k,
+        # The design as it is: a fixed k balanced over the raters, or every rater on every
+        # case (no fixed k).
+        "raters_per_item_text": (
+            f"{k} rater{'s' if k != 1 else ''} per test case, assigned balanced"
+            if k
+            else "Every rater rates every test case (no fixed number of raters per case)"
+        ),
         "aggregation": "per test case and system, each question's rule (below; the total "
         "score is always the mean of the raters' totals); items with fewer valid ratings "
         "than the minimum are excluded and counted",

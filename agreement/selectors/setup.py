@@ -18,8 +18,9 @@ def setup_checklist_analysis_plan(*, study: Study) -> list[ChecklistItem]:
             detail=(
                 "The primary question is chosen."
                 if chosen
-                else "Not chosen yet: until it is, the default rule applies (the first "
-                "preference, or else the total score). Choose it before the ratings come in."
+                else "Not named yet: the protocol's analysis plan names it before the ratings "
+                "come in. Without one the report has no primary question and corrects every "
+                "question with Holm's method."
             ),
             url_name="agreement:report",
             anchor="#primary-question",

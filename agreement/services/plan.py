@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from agreement.analysis.aggregation import RULES, default_min_ratings
-from agreement.analysis.outcomes import TOTAL_MEASURE, dimension_measure
+from agreement.analysis.outcomes import TOTAL_MEASURE, dimension_measure, has_score
 from agreement.models import AnalysisPlan
 from agreement.selectors import dimension_role, study_min_ratings
 from studies.errors import ApplicationError
@@ -20,6 +20,7 @@ from studies.signals import analysis_inputs_announce
 MAX_TEXT = 5_000
 MAX_STRATA = 100
 NO_STRATUM = "(none)"  # how the cases without a stratum are named here
+NO_PRIMARY = "none named (every question is corrected with Holm's method)"
 
 
 class AnalysisPlanError(ApplicationError):
@@ -111,14 +112,18 @@ def stratum_shares_text(*, study: Study) -> str:
 def primary_measure_choices(*, study: Study) -> list[tuple[str, str]]:
     """The measures a primary question can be on, as (key, what its question tests), in the
     order the report asks them (``outcomes._questions``): each preference's win rate, the
-    total score, each scored dimension, each yes/no dimension."""
+    total score (when the rubric gives points), each scored dimension, each yes/no
+    dimension."""
     roles = [dimension_role(d) for d in study.rubric.dimensions.order_by("position")]
     choices = [
         (dimension_measure(r.key), f"{r.name}: win rate (exact binomial test)")
         for r in roles
         if r.preference
     ]
-    choices.append((TOTAL_MEASURE, "Total score: paired difference (Wilcoxon signed-rank test)"))
+    if has_score(roles):
+        choices.append(
+            (TOTAL_MEASURE, "Total score: paired difference (Wilcoxon signed-rank test)")
+        )
     choices += [
         (dimension_measure(r.key), f"{r.name}: paired difference (Wilcoxon signed-rank test)")
         for r in roles
@@ -133,16 +138,16 @@ def primary_measure_choices(*, study: Study) -> list[tuple[str, str]]:
 
 
 def primary_measure_get(*, study: Study) -> str:
-    """The measure the analysis plan names for the primary question; "" = the rule."""
+    """The measure the analysis plan names for the primary question; "" = none named."""
     plan = AnalysisPlan.objects.filter(study=study).values_list("primary_measure", flat=True)
     return plan.first() or ""
 
 
 @transaction.atomic
 def primary_measure_set(*, study: Study, actor: User, measure: str) -> AnalysisPlan:
-    """Name the primary question's measure ("" = the default rule), record it in the study's
-    history and ask for a recompute. Refused once the study is unblinded: the results are
-    known by then, and a primary question chosen after them is not one."""
+    """Name the primary question's measure ("" = none: every question corrected), record it
+    in the study's history and ask for a recompute. Refused once the study is unblinded:
+    the results are known by then, and a primary question chosen after them is not one."""
     study = study_lock(study.pk)  # shared: unblinding waits for this, raters do not
     if study.is_unblinded:
         raise AnalysisPlanError(
@@ -152,13 +157,12 @@ def primary_measure_set(*, study: Study, actor: User, measure: str) -> AnalysisP
     choices = dict(primary_measure_choices(study=study))
     if measure and measure not in choices:
         raise AnalysisPlanError("Choose one of the measures listed for the primary question.")
-    rule = "by the default rule (the first preference, or else the total score)"
     return _plan_update(
         study=study,
         actor=actor,
         field="primary_measure",
         value=measure,
-        reason=f"Primary question: {choices[measure] if measure else rule}",
+        reason=f"Primary question: {choices[measure] if measure else NO_PRIMARY}",
     )
 
 

@@ -18,6 +18,9 @@ MAX_COMPARISONS = 5_000_000
 TOLERANCE = 1e-10
 MAX_ITERATIONS = 100_000
 BLOCK = 2_000_000  # resamples x systems x systems cells evaluated at once in the bootstrap
+# The resamples of every ranking interval a study shows: the ranking page, the report and its
+# bundle ask this one number, so that one study never shows two intervals for one system.
+RANKING_RESAMPLES = 2_000
 
 
 @dataclass(frozen=True)

@@ -131,7 +131,10 @@ def study_protocol(request, slug):
     """
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     if not study.is_unblinded:
-        raise PermissionDenied
+        raise PermissionDenied(
+            "The protocol document is released once the study is unblinded: it holds the "
+            "blinding secret, and before that it would break the blinding."
+        )
     response = StreamingHttpResponse(
         selectors.study_protocol_chunks(study=study), content_type="application/json; charset=utf-8"
     )

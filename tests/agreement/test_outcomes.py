@@ -29,39 +29,51 @@ def test_a_built_in_effect_is_found_with_the_right_sign_and_a_covering_interval(
     pair = result["preferences"][0]["pairs"][0]
     assert pair["items"]["rate"] > 0.5 and pair["items"]["p_value"] < 0.05
     assert pair["items"]["boot_low"] > 0.5
-    primary = result["questions"][0]
-    assert primary["primary"] and "win rate" in primary["question"]
+    # No primary question named: none is reported uncorrected.
+    assert not any(q["primary"] for q in result["questions"])
     assert all(q["p_holm"] >= q["p"] for q in result["questions"] if q["p"] is not None)
     assert {row["stratum"] for row in result["paired"]} == {"overall", "s1", "s2"}
 
 
 def test_the_chosen_primary_question_is_uncorrected_and_the_others_holm_corrected():
     """The analysis plan's measure leads; Holm's correction (checked against statsmodels)
-    covers every other question, the rule's former primary among them."""
+    covers every other question."""
     from statsmodels.stats.multitest import multipletests
 
     data = simulated_study(n_cases=80, effect=0.3, seed=5)
-    by_rule = compare_systems(data, n_resamples=200)["questions"]
-    assert by_rule[0]["measure"] == dimension_measure("preference")
-    assert not by_rule[0]["chosen"]
+    unnamed = compare_systems(data, n_resamples=200)["questions"]
     chosen = compare_systems(
         data.__class__(**{**data.__dict__, "primary_measure": dimension_measure("quality")}),
         n_resamples=200,
     )["questions"]
-    assert chosen[0]["primary"] and chosen[0]["chosen"]
+    assert chosen[0]["primary"]
     assert chosen[0]["question"].startswith("Quality:") and "Wilcoxon" in chosen[0]["question"]
     assert chosen[0]["p_holm"] == chosen[0]["p"]
     # The same questions, the chosen one moved to the front.
-    assert sorted(q["question"] for q in chosen) == sorted(q["question"] for q in by_rule)
+    assert sorted(q["question"] for q in chosen) == sorted(q["question"] for q in unnamed)
     rest = chosen[1:]
     expected = multipletests([q["p"] for q in rest], method="holm")[1]
     assert [q["p_holm"] for q in rest] == pytest.approx(list(expected), abs=1e-12)
     assert not any(q["primary"] for q in rest)
-    # A measure the study does not have leaves the rule's choice.
+    # A measure the study does not have names no primary question either.
     unknown = compare_systems(
         data.__class__(**{**data.__dict__, "primary_measure": "no-such"}), n_resamples=200
     )["questions"]
-    assert unknown[0]["question"] == by_rule[0]["question"] and not unknown[0]["chosen"]
+    assert unknown == unnamed
+
+
+def test_with_no_primary_question_named_every_question_is_holm_corrected():
+    """No silent default: with no measure named (issue 26: the alphabetically first pair's
+    total was reported uncorrected), no question is primary and Holm's correction, checked
+    against statsmodels, covers them all."""
+    from statsmodels.stats.multitest import multipletests
+
+    data = simulated_study(n_cases=80, effect=0.3, seed=5)
+    questions = compare_systems(data, n_resamples=200)["questions"]
+    assert len(questions) > 1
+    assert not any(q["primary"] for q in questions)
+    expected = multipletests([q["p"] for q in questions], method="holm")[1]
+    assert [q["p_holm"] for q in questions] == pytest.approx(list(expected), abs=1e-12)
 
 
 def test_a_dimension_keyed_total_is_not_taken_for_the_total_score():
@@ -77,7 +89,7 @@ def test_a_dimension_keyed_total_is_not_taken_for_the_total_score():
     for measure, start in ((dimension_measure("total"), "Quality:"), (TOTAL_MEASURE, "Total")):
         chosen = replace(renamed, primary_measure=measure)
         question = compare_systems(chosen, n_resamples=100)["questions"][0]
-        assert question["chosen"] and question["question"].startswith(start), question
+        assert question["primary"] and question["question"].startswith(start), question
 
 
 def test_stratum_shares_weight_the_overall_difference():
@@ -153,3 +165,31 @@ def test_the_summary_before_unblinding_reveals_nothing_about_systems():
     assert "'x'" not in text and "'y'" not in text and "system" not in text
     preference = next(row for row in summary["dimensions"] if row["key"] == "preference")
     assert preference["mean"] is None  # its sign would follow the key's orientation
+
+
+def test_a_rubric_without_points_has_no_score_measure():
+    """Issue 26: a preference-only study's total is 0 for every response; it was reported
+    as a measure (means of 0, paired rows with interval [0, 0], Holm questions with p null).
+    The mixed-effects check fits no total either."""
+    from agreement.analysis.robustness import robustness_check
+
+    data = simulated_study(n_cases=40, effect=0.5, seed=7)
+    preference_only = replace(
+        data,
+        roles=data.roles[1:],
+        dimensions=data.dimensions[1:],
+        totals=np.where(np.isnan(data.totals), np.nan, 0.0),
+    )
+    result = compare_systems(preference_only, n_resamples=200)
+    assert result["per_system"] == [] and result["paired"] == []
+    assert result["cases_plot"] == [] and result["length"]["score"] is None
+    assert result["length"]["preference"] is not None
+    assert [q["measure"] for q in result["questions"]] == [dimension_measure("preference")]
+    assert all(q["p"] is not None for q in result["questions"])
+    assert [q["measure"] for q in result["aggregation"]["questions"]] == [
+        dimension_measure("preference")
+    ]
+    # The same preference, the same verdict, as in the study with points.
+    assert result["preferences"] == compare_systems(data, n_resamples=200)["preferences"]
+    fits = robustness_check(preference_only)["fits"]
+    assert fits and {fit["measure"] for fit in fits} == {dimension_measure("preference")}

@@ -60,8 +60,10 @@ def test_after_unblinding_the_report_has_the_estimates_and_the_bundle_every_numb
     client.force_login(rated_study.lead)
     html = client.get(reverse("agreement:report", args=[rated_study.slug])).content.decode()
     assert all(system in html for system in SYSTEMS)
-    assert "Primary (by the default rule):" in html and "Holm-adjusted p" in html
+    # No primary question named: none uncorrected, the report says so.
+    assert "<strong>Primary:" not in html and "Holm-adjusted p" in html
     assert "No primary question was named in the analysis plan" in html
+    assert "every question above is corrected with Holm" in html
     assert html.count("<svg") >= 4
     assert 'data-checklist="estimates" data-done="yes"' in html
     # The histogram of paired differences names the two systems once they are known.
@@ -114,7 +116,7 @@ def test_the_coordinator_names_the_primary_question_before_unblinding(client, ra
     choices = dict(primary_measure_choices(study=study))
     assert "total" in choices and "dimension:depth" in choices
     page = client.get(report_url).content.decode()
-    assert 'name="measure"' in page and "By the default rule" in page
+    assert 'name="measure"' in page and "None named: every question corrected" in page
 
     # A measure the study does not have: refused, nothing stored.
     response = client.post(choose_url, {"measure": "no-such-dimension"}, follow=True)
@@ -130,7 +132,7 @@ def test_the_coordinator_names_the_primary_question_before_unblinding(client, ra
     close_and_unblind(study)
     html = client.get(report_url).content.decode()
     questions = StudyAgreement.objects.get(study=study).result["comparison"]["questions"]
-    assert questions[0]["measure"] == "dimension:depth" and questions[0]["chosen"]
+    assert questions[0]["measure"] == "dimension:depth" and questions[0]["primary"]
     assert "<strong>Primary:</strong> Depth" in html
     day = study.events.get(reason__startswith="Primary question").created_at.date()
     assert f"named in the analysis plan on {day.isoformat()}, before the study opened" in html

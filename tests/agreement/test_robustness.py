@@ -197,7 +197,7 @@ def test_after_unblinding_compute_fits_and_the_report_shows_it(client, rated_stu
     assert total["fitted"], total["reason"]
     assert total["primary_label"] == "paired difference"
     assert total["holds"] in (True, False)
-    assert total["is_primary"]  # the default rule's primary question: the total score
+    assert not total["is_primary"]  # no primary question was named
     # Pressed again for the same data: nothing new runs.
     client.post(compute)
     assert _jobs(rated_study).count() == 1

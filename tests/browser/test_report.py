@@ -32,7 +32,8 @@ def test_the_demo_report_after_unblinding_is_complete_and_prints(browser, page, 
     expect(rows).to_have_count(12)
     missing = page.locator('tr[data-checklist][data-done="no"]')
     assert missing.count() == 0, missing.all_inner_texts()
-    expect(page.locator("#section-estimates")).to_contain_text("Primary (by the default rule):")
+    # The demo names no primary question: every question is corrected, and the report says so.
+    expect(page.locator("#primary-named")).to_contain_text("No primary question was named")
     # Unblinded: the primary question is shown, no longer offered for change.
     expect(page.locator("#id_measure")).to_be_disabled()
     expect(page.locator("#section-estimates svg.report-chart").first).to_be_visible()
