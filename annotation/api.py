@@ -18,6 +18,7 @@ from core.api import (
     ErrorResponseSerializer,
     Pagination,
     body_object,
+    file_download,
     form_errors,
     paginated,
     scalar_fields,
@@ -483,6 +484,7 @@ def study_welfare(request, slug):
     responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **ERRORS},
 )
 @api_view(["GET"])
+@file_download
 def study_export(request, slug, fmt):
     # The results page's own response: its rules, file names and streaming.
     study = _study(request, slug)
