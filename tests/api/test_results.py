@@ -101,3 +101,14 @@ def test_a_refused_bundle_is_json_whatever_the_client_accepts(arena, api_as):
         assert response.status_code == code
         assert response["Content-Type"] == "application/json"
         assert response.json()["error"]["status"] == code
+
+
+@pytest.mark.parametrize("accept", ["text/csv", "application/octet-stream", "*/*"])
+def test_an_export_is_served_whatever_type_the_client_names(arena, api_as, accept):
+    """A client made from the schema names the file's type; it used to get 406."""
+    study, _ = arena
+    response = api_as(study.lead)(
+        "GET", f"studies/{study.slug}/exports/long-csv/", HTTP_ACCEPT=accept
+    )
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
