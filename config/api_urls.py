@@ -4,6 +4,7 @@ from django.urls import path, re_path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerSplitView
 
 import agreement.api
+import agreement.api_judges
 import annotation.api
 import annotation.api_adjudication
 import studies.api
@@ -16,6 +17,7 @@ urlpatterns = [
     *annotation.api.urlpatterns,
     *annotation.api_adjudication.urlpatterns,
     *agreement.api.urlpatterns,
+    *agreement.api_judges.urlpatterns,
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:openapi"), name="docs"),
     re_path(r"^(?P<rest>.*)$", api.not_found, name="not_found"),

@@ -84,6 +84,11 @@ RULES = {
     "api:adjudication_rules": Rule("coordinator", methods=("GET", "PUT"), lead_methods=("PUT",)),
     # The rater profile's questions (never a rater's answers): coordinators, until opening.
     "api:profile_questions": Rule("coordinator", methods=("GET", "PUT")),
+    # LLM judges, as on the judges page: coordinators'. POST on a calibration starts its job.
+    "api:judges": Rule("coordinator", methods=("GET", "POST")),
+    "api:judge_template": Rule("coordinator", methods=("GET", "PUT")),
+    "api:judge_prompts": Rule("coordinator"),
+    "api:judge_calibration": Rule("coordinator", methods=("GET", "POST")),
 }
 # Adjudicators: their queue and their decisions (409: a decision from an older version).
 RULES |= {
