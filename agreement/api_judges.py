@@ -1,5 +1,5 @@
-"""The HTTP API's LLM judges: prompt templates, the prompt export, output import, the judges
-and their calibration.
+"""The HTTP API's LLM judges: prompt templates, the prompt export, output import and export,
+the judges and their calibration.
 
 The judges page's own services and reads (``agreement.services.judges``,
 ``agreement.judges.calibration``) behind the same access rule (coordinators of the study),
@@ -33,6 +33,7 @@ from .analysis.jobs import AnalysisPending, analysis_job_start, analysis_shown
 from .judges import verdicts
 from .judges.calibration import (
     judge_calibration_analysis,
+    judge_outputs_csv,
     judge_prompts_jsonl,
     judge_template_chosen,
     pairwise_dimension,
@@ -209,6 +210,28 @@ def judge_prompts(request, slug):
     )
     response["Content-Disposition"] = content_disposition_header(
         True, f"{study.slug}-judge-prompts.jsonl"
+    )
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@extend_schema(
+    summary="Every imported judge output as CSV (the judges page's export; no system names)",
+    description=(
+        "One row per output: judge, case_id, order, verdict_as_shown (A, B, tie or empty "
+        "when unparseable), preferred_key_label (A, B or tie once the study is unblinded; "
+        "empty before, since with the prompts it would tell the key), problem, output."
+    ),
+    responses={(200, "text/csv"): OpenApiTypes.STR, **ERRORS},
+)
+@api_view(["GET"])
+def judge_outputs(request, slug):
+    study = _study(request, slug)
+    response = StreamingHttpResponse(
+        judge_outputs_csv(study=study), content_type="text/csv; charset=utf-8"
+    )
+    response["Content-Disposition"] = content_disposition_header(
+        True, f"{study.slug}-judge-outputs.csv"
     )
     response["Cache-Control"] = "no-store"
     return response
@@ -487,6 +510,7 @@ urlpatterns = [
     path("studies/<slug:slug>/judges/", judges, name="judges"),
     path("studies/<slug:slug>/judges/template/", judge_templates, name="judge_template"),
     path("studies/<slug:slug>/judges/prompts/", judge_prompts, name="judge_prompts"),
+    path("studies/<slug:slug>/judges/outputs/", judge_outputs, name="judge_outputs"),
     path(
         "studies/<slug:slug>/judges/<uuid:judge_uuid>/calibration/",
         judge_calibration,

@@ -88,6 +88,7 @@ RULES = {
     "api:judges": Rule("coordinator", methods=("GET", "POST")),
     "api:judge_template": Rule("coordinator", methods=("GET", "PUT")),
     "api:judge_prompts": Rule("coordinator"),
+    "api:judge_outputs": Rule("coordinator"),
     "api:judge_calibration": Rule("coordinator", methods=("GET", "POST")),
 }
 # Adjudicators: their queue and their decisions (409: a decision from an older version).

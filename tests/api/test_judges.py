@@ -113,6 +113,19 @@ def test_prompts_are_the_pages_file(api, client, study):
     assert missing.status_code == 400 and "no template" in missing.json()["error"]["problems"][0]
 
 
+def test_the_outputs_export_is_the_pages_file(api, client, study):
+    _import(api, study, tying_outputs(study))
+    client.force_login(study.lead)
+    for _ in ("blinded", "unblinded"):
+        response = api("GET", f"{_base(study)}outputs/")
+        assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
+        body = b"".join(response.streaming_content)
+        page = client.get(reverse("agreement:judge_export", args=[study.slug]))
+        assert body == b"".join(page.streaming_content)
+        unblind(study)
+    assert b",tie," in body
+
+
 def test_outputs_imported_from_a_json_body_or_a_file(api, study):
     response = _import(api, study, tying_outputs(study))
     assert response.status_code == 201
@@ -222,6 +235,7 @@ def _api_view(api, study) -> dict:
     view = {
         "list": api("GET", _base(study)).json(),
         "template": api("GET", f"{_base(study)}template/").json(),
+        "outputs": b"".join(api("GET", f"{_base(study)}outputs/").streaming_content),
     }
     for template in ("reference", "reference-tie"):
         response = api("GET", f"{_base(study)}prompts/?template={template}")
