@@ -12,7 +12,6 @@ Compute button does: GET reads it, POST starts it.
 
 import json
 
-from django.db.models import Count, Q
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
@@ -37,6 +36,7 @@ from .judges.calibration import (
     judge_prompts_jsonl,
     judge_template_chosen,
     pairwise_dimension,
+    study_judges_counted,
 )
 from .judges.files import MAX_ROWS
 from .models import Judge
@@ -372,13 +372,8 @@ def judges(request, slug):
             study=study, filename=filename, data=data, allow_tie=allow_tie, actor=request.user
         )
         return Response(counts, status=status.HTTP_201_CREATED)
-    rows = study.judges.annotate(
-        n_outputs=Count("outputs"),
-        n_unparseable=Count("outputs", filter=Q(outputs__verdict="")),
-        n_ties=Count("outputs", filter=Q(outputs__verdict=verdicts.TIE)),
-    ).order_by("name")
     paginator = Pagination()
-    page = paginator.paginate_queryset(rows, request)
+    page = paginator.paginate_queryset(study_judges_counted(study=study), request)
     return paginator.get_paginated_response([_judge_out(request, study, j) for j in page])
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q
 
 from agreement.analysis.jobs import Analysis
 from agreement.models import Judge, JudgeOutput
@@ -76,6 +76,16 @@ def _first_is_key_a(study: Study, pairs: dict[int, _Pair]) -> dict[int, bool]:
         )
     )
     return {pk: label_a.get(pk) == pair.first_system for pk, pair in pairs.items()}
+
+
+def study_judges_counted(*, study: Study):
+    """The study's judges by name, each with its outputs, ties and unparseable outputs
+    counted (``n_outputs``, ``n_ties``, ``n_unparseable``)."""
+    return study.judges.annotate(
+        n_outputs=Count("outputs"),
+        n_ties=Count("outputs", filter=Q(outputs__verdict=judges.TIE)),
+        n_unparseable=Count("outputs", filter=Q(outputs__verdict="")),
+    ).order_by("name")
 
 
 def judge_template_chosen(*, study: Study, choice: str) -> tuple[str, bool] | None:

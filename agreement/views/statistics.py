@@ -1,7 +1,6 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Q
 from django.http import Http404, HttpResponseBadRequest, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -22,6 +21,7 @@ from agreement.judges.calibration import (
     judge_prompts_jsonl,
     judge_template_chosen,
     pairwise_dimension,
+    study_judges_counted,
 )
 from agreement.judges.files import JudgeImportError
 from agreement.models import Judge
@@ -298,11 +298,7 @@ def study_judges(request, slug):
                     "allow_tie": request.POST.get("allow_tie") == "on",
                 }
             problems = [error.message, *problems] if error.message not in problems else problems
-    judge_rows = study.judges.annotate(
-        n_outputs=Count("outputs"),
-        n_unparseable=Count("outputs", filter=Q(outputs__verdict="")),
-        n_ties=Count("outputs", filter=Q(outputs__verdict=judges.TIE)),
-    )
+    judge_rows = study_judges_counted(study=study)
     return render(
         request,
         "agreement/judges.html",
