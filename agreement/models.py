@@ -46,6 +46,8 @@ class JudgeTemplate(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="judge_templates")
     name = models.CharField(max_length=100)
     text = models.TextField()
+    # Whether the judge may answer a tie ("[[C]]"); the text must then say so.
+    allow_tie = models.BooleanField(default=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -65,6 +67,9 @@ class Judge(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="judges")
     name = models.CharField(max_length=100)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The rule its outputs are read by: whether the template of its prompts allowed a tie
+    # (set by the latest import, which reads all its outputs again by it).
+    allow_tie = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["name"]
@@ -79,8 +84,9 @@ class Judge(models.Model):
 class JudgeOutput(models.Model):
     """One imported judge output for a test case in one order (AB or BA).
 
-    ``verdict`` is what the judge chose as shown ("A" = the first candidate of that order),
-    or blank when the output could not be parsed; ``problem`` then says why.
+    ``verdict`` is what the judge chose as shown ("A" = the first candidate of that order,
+    "tie" where its template allows one), or blank when the output could not be parsed;
+    ``problem`` then says why.
     """
 
     class Order(models.TextChoices):
@@ -91,7 +97,7 @@ class JudgeOutput(models.Model):
     test_case = models.ForeignKey(TestCase, on_delete=models.CASCADE, related_name="judge_outputs")
     order = models.CharField(max_length=2, choices=Order.choices)
     raw_text = models.TextField()
-    verdict = models.CharField(max_length=1, blank=True)
+    verdict = models.CharField(max_length=3, blank=True)
     problem = models.CharField(max_length=200, blank=True)
     imported_at = models.DateTimeField()
 

@@ -4,9 +4,10 @@ from django.urls import path, re_path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerSplitView
 
 import agreement.api
+import agreement.api_judges
 import agreement.api_qc
-import agreement.api_sample_size
 import agreement.api_results
+import agreement.api_sample_size
 import annotation.api
 import annotation.api_adjudication
 import annotation.api_onboarding
@@ -26,6 +27,7 @@ urlpatterns = [
     *agreement.api_qc.urlpatterns,
     *agreement.api_sample_size.urlpatterns,
     *agreement.api_results.urlpatterns,
+    *agreement.api_judges.urlpatterns,
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:openapi"), name="docs"),
     re_path(r"^(?P<rest>.*)$", api.not_found, name="not_found"),

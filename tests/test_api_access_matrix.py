@@ -91,6 +91,12 @@ RULES = {
     "api:adjudication_rules": Rule("coordinator", methods=("GET", "PUT"), lead_methods=("PUT",)),
     # The rater profile's questions (never a rater's answers): coordinators, until opening.
     "api:profile_questions": Rule("coordinator", methods=("GET", "PUT")),
+    # LLM judges, as on the judges page: coordinators'. POST on a calibration starts its job.
+    "api:judges": Rule("coordinator", methods=("GET", "POST")),
+    "api:judge_template": Rule("coordinator", methods=("GET", "PUT")),
+    "api:judge_prompts": Rule("coordinator"),
+    "api:judge_outputs": Rule("coordinator"),
+    "api:judge_calibration": Rule("coordinator", methods=("GET", "POST")),
 }
 # Issue 26's people and plan side. Administrators make raters' accounts; anyone signed in
 # may use an invitation link (someone already in the study, or an administrator, is

@@ -1,0 +1,5 @@
+"""LLM judges: prompts, verdicts, calibration (see ``verdicts``)."""
+
+from .verdicts import parse_verdict
+
+__all__ = ["parse_verdict"]

@@ -14,13 +14,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q
 
 from agreement.analysis.jobs import Analysis
 from agreement.models import Judge, JudgeOutput
 from agreement.selectors import study_ratings
 from agreement.stats.ranking import win_matrix
 from annotation.worksheets.columns import neutralise
+from core.user_input import uuid_or_none
 from studies.blinding import judge_prompt_first
 from studies.models import BlindedLabel, Response, Study, TestCase
 
@@ -75,6 +76,26 @@ def _first_is_key_a(study: Study, pairs: dict[int, _Pair]) -> dict[int, bool]:
         )
     )
     return {pk: label_a.get(pk) == pair.first_system for pk, pair in pairs.items()}
+
+
+def study_judges_counted(*, study: Study):
+    """The study's judges by name, each with its outputs, ties and unparseable outputs
+    counted (``n_outputs``, ``n_ties``, ``n_unparseable``)."""
+    return study.judges.annotate(
+        n_outputs=Count("outputs"),
+        n_ties=Count("outputs", filter=Q(outputs__verdict=judges.TIE)),
+        n_unparseable=Count("outputs", filter=Q(outputs__verdict="")),
+    ).order_by("name")
+
+
+def judge_template_chosen(*, study: Study, choice: str) -> tuple[str, bool] | None:
+    """The text of a template chosen by name ("reference", "reference-tie": built in; ""
+    is the reference) or by the uuid of one of the study's, and whether it allows a tie;
+    None if there is no such template."""
+    if choice in ("", *judges.BUILT_IN):
+        return judges.BUILT_IN[choice or "reference"]
+    template = study.judge_templates.filter(uuid=uuid_or_none(choice)).first()
+    return (template.text, template.allow_tie) if template else None
 
 
 def judge_prompts_jsonl(*, study: Study, template: str) -> Iterator[str]:
@@ -175,6 +196,7 @@ def judge_calibration(*, study: Study, judge: Judge, n_resamples: int = 1000) ->
     pairs = _prompt_pairs(study)
     verdicts = _judge_verdicts(judge, cases)
     report = _judge_diagnostics(cases, pairs, verdicts)
+    report["allow_tie"] = judge.allow_tie
     report["dimension"] = dimension.name if dimension is not None else None
     report["unblinded"] = study.is_unblinded
     report["humans"] = (
@@ -188,7 +210,8 @@ def judge_calibration(*, study: Study, judge: Judge, n_resamples: int = 1000) ->
 def _judge_diagnostics(cases: list[tuple], pairs: dict[int, _Pair], verdicts: _Verdicts) -> dict:
     """What the judge did, read from its outputs and the texts only (no rater, no key)."""
     consistency, n_both = judges.position_consistency(verdicts.by_order)
-    first_rate, n_shown = judges.first_position_rate(verdicts.shown)
+    first_rate, n_decisive = judges.first_position_rate(verdicts.shown)
+    ties, n_shown = judges.tie_rate(verdicts.shown)
     longer, decisive = judges.longer_preferred_rate(verdicts.case, _lengths(cases, pairs))
     return {
         "n_cases": len(cases),
@@ -199,6 +222,10 @@ def _judge_diagnostics(cases: list[tuple], pairs: dict[int, _Pair], verdicts: _V
         "n_both_orders": n_both,
         "first_position_rate": _number(first_rate),
         "n_verdicts": n_shown,
+        "n_decisive": n_decisive,
+        "tie_rate": _number(ties),
+        "n_ties": sum(v == judges.TIE for v in verdicts.shown),
+        "n_case_ties": int((verdicts.case == 0).sum()),
         "judge_longer": _number(longer),
         "judge_longer_n": decisive,
         "unparseable": verdicts.unparseable,
@@ -376,7 +403,7 @@ def judge_outputs_csv(*, study: Study) -> Iterator[str]:
         key = ""
         if verdict and key_a_first is not None and case_pk in key_a_first:
             preference = judges.key_preference(verdict, order, swapped=not key_a_first[case_pk])
-            key = "A" if preference < 0 else "B"
+            key = {-1: "A", 0: judges.TIE, 1: "B"}[preference]
         # Text a spreadsheet would run as a formula is quoted, as in the raters' exports.
         writer.writerow(
             [neutralise(c) for c in (judge, case_id, order, verdict, key, problem, text)]

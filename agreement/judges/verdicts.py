@@ -13,6 +13,10 @@ knows by system, so they must say nothing about which response is A. Preferences
 signed -1 (the first of a pair), 0 (a tie), +1 (the second): in prompt terms for what the
 judge did on its own, in key terms (as the pairwise dimension stores the raters' answers)
 for the comparison with the raters after unblinding.
+
+Ties: a template either allows a tie (the judge writes "[[C]]") or not (the strict
+default, where "[[C]]" is malformed). A tie counts as a tie (0) throughout the
+calibration: in the kappa's three categories and in the position-swap consistency.
 """
 
 import re
@@ -52,6 +56,19 @@ format: "[[A]]" if assistant A is better, and "[[B]]" if assistant B is better.
 [The End of Assistant B's Next Reasoning Step]
 """
 
+# The same prompt with a tie allowed, as the widely used pairwise judge prompts ask for it.
+REFERENCE_TIE_TEMPLATE = REFERENCE_TEMPLATE.replace(
+    '"[[A]]" if assistant A is better, and "[[B]]" if assistant B is better.',
+    '"[[A]]" if assistant A is better, "[[B]]" if assistant B is better, and "[[C]]" for a tie.',
+)
+# The built-in templates, by the name a prompt export or an output import chooses them with:
+# (their text, whether a tie is allowed).
+BUILT_IN = {
+    "reference": (REFERENCE_TEMPLATE, False),
+    "reference-tie": (REFERENCE_TIE_TEMPLATE, True),
+}
+TIE = "tie"
+
 PLACEHOLDERS = {
     "question": "the test case's prompt",
     "steps": "the partial reasoning steps (the case's context), numbered one per line",
@@ -62,30 +79,39 @@ PLACEHOLDERS = {
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 VERDICT = re.compile(r"\[\[([AB])\]\]")
-# Anything that looks like an attempt at a verdict but is not one of the two exact tokens:
-# double brackets around anything else ("[[C]]", "[[a]]", "[[ A ]]", "[[Tie]]") or single
-# brackets around one letter ("[A]").
+# A tie, where the template allows one: "[[C]]", as the common pairwise prompts ask for it,
+# or the plain word ("[[tie]]", any case).
+TIE_VERDICT = re.compile(r"\[\[(?:C|[Tt][Ii][Ee])\]\]")
+# Anything that looks like an attempt at a verdict but is not one of the exact tokens:
+# double brackets around anything else ("[[C]]" in a strict template, "[[a]]", "[[ A ]]")
+# or single brackets around one letter ("[A]").
 MALFORMED = re.compile(r"\[\[[^\[\]\n]{0,20}\]\]|(?<!\[)\[\s*[A-Za-z]\s*\](?!\])")
 
 
-def parse_verdict(text: str) -> str:
-    """ "A" or "B": a non-empty explanation, then exactly one [[A]] or [[B]], then only space.
+def parse_verdict(text: str, *, allow_tie: bool = False) -> str:
+    """ "A", "B" or (with ``allow_tie``) "tie": a non-empty explanation, then exactly one
+    [[A]] or [[B]] (or, with ``allow_tie``, [[C]] or [[tie]]), then only space.
 
-    Raises ValueError naming the reason otherwise; a verdict is never guessed.
+    Raises ValueError naming the reason otherwise; a verdict is never guessed. Without
+    ``allow_tie`` a tie token is malformed, as the strict template allows none.
     """
     if not isinstance(text, str):
         raise ValueError("the output is not text")
     if len(text) > MAX_OUTPUT_CHARS:
         raise ValueError(f"the output is longer than {MAX_OUTPUT_CHARS} characters")
-    verdicts = list(VERDICT.finditer(text))
-    malformed = [m.group(0) for m in MALFORMED.finditer(text) if not VERDICT.fullmatch(m.group(0))]
-    if len(verdicts) > 1:
-        raise ValueError(f"more than one verdict ({len(verdicts)} found)")
+    tokens = [(m, m.group(1)) for m in VERDICT.finditer(text)]
+    if allow_tie:
+        tokens += [(m, TIE) for m in TIE_VERDICT.finditer(text)]
+    accepted = {m.group(0) for m, _ in tokens}
+    malformed = [m.group(0) for m in MALFORMED.finditer(text) if m.group(0) not in accepted]
+    allowed = "[[A]], [[B]] or [[C]]" if allow_tie else "[[A]] or [[B]]"
+    if len(tokens) > 1:
+        raise ValueError(f"more than one verdict ({len(tokens)} found)")
     if malformed:
-        raise ValueError(f"malformed verdict token {malformed[0]!r} (only [[A]] or [[B]])")
-    if not verdicts:
-        raise ValueError("no verdict ([[A]] or [[B]]) in the output")
-    verdict = verdicts[0]
+        raise ValueError(f"malformed verdict token {malformed[0]!r} (only {allowed})")
+    if not tokens:
+        raise ValueError(f"no verdict ({allowed}) in the output")
+    verdict, value = tokens[0]
     before, after = text[: verdict.start()].strip(), text[verdict.end() :].strip()
     if not before:
         if after:
@@ -93,22 +119,31 @@ def parse_verdict(text: str) -> str:
         raise ValueError("no explanation before the verdict")
     if after:
         raise ValueError("text after the verdict")
-    return verdict.group(1)
+    return value
 
 
 def key_preference(verdict: str, order: str, *, swapped: bool = False) -> int:
     """The verdict shown in `order` as a preference: -1 prefers the response its prompts
-    show first in order "AB", +1 the second; with ``swapped`` (key label B is shown first),
-    in key order: -1 prefers A, +1 prefers B."""
-    if order not in ORDERS or verdict not in ("A", "B"):
-        raise ValueError("order must be AB or BA and the verdict A or B")
+    show first in order "AB", +1 the second, 0 a tie; with ``swapped`` (key label B is
+    shown first), in key order: -1 prefers A, +1 prefers B."""
+    if order not in ORDERS or verdict not in ("A", "B", TIE):
+        raise ValueError("order must be AB or BA and the verdict A, B or tie")
+    if verdict == TIE:
+        return 0
     key_a_first = (order == "AB") != swapped
     prefers_a = (verdict == "A") == key_a_first
     return -1 if prefers_a else 1
 
 
-def template_check(text: str) -> list[str]:
-    """Problems with a prompt template (empty list if it can be used)."""
+def template_asks_for_tie(text: str) -> bool:
+    """Whether a template's text tells the judge how to say "tie" ([[C]] or [[tie]])."""
+    return bool(TIE_VERDICT.search(text))
+
+
+def template_check(text: str, *, allow_tie: bool = False) -> list[str]:
+    """Problems with a prompt template (empty list if it can be used). A template that
+    allows a tie must say so, with the token the judge is to write; one that does not must
+    not ask for a tie token its outputs would then be refused for."""
     problems = []
     if not text.strip():
         return ["The template is empty."]
@@ -126,6 +161,16 @@ def template_check(text: str) -> list[str]:
     for needed in ("step_a", "step_b"):
         if "{" + needed + "}" not in text:
             problems.append(f"The template must contain {{{needed}}}.")
+    if allow_tie and not template_asks_for_tie(text):
+        problems.append(
+            'A template that allows a tie must tell the judge to write "[[C]]" (or "[[tie]]") '
+            "for one."
+        )
+    if not allow_tie and template_asks_for_tie(text):
+        problems.append(
+            "The template asks for a tie ([[C]]) but does not allow one: its ties would all "
+            "be unparseable. Allow ties, or take the tie out of the text."
+        )
     return problems
 
 
@@ -166,9 +211,10 @@ def human_majority(preferences: np.ndarray) -> np.ndarray:
 def judge_case_preferences(by_order: np.ndarray) -> np.ndarray:
     """Cases x 2 key-order verdicts (orders AB, BA; NaN = none) -> one preference per case.
 
-    Both orders agreeing (or only one parsed): that preference; the two disagreeing: a tie
-    (0), since the judge then preferred whichever side came first or second, not a
-    response. NaN if neither order gave a verdict.
+    Both orders agreeing (or only one parsed): that preference, a tie in both a tie; the
+    two disagreeing: a tie (0), since the judge then preferred whichever side came first or
+    second, not a response, or preferred a response in one order only (a tie and a
+    preference). NaN if neither order gave a verdict.
     """
     first, second = by_order[:, 0], by_order[:, 1]
     result = np.where(np.isnan(first), second, first)
@@ -209,7 +255,8 @@ def kappa_with_interval(
 
 
 def position_consistency(by_order: np.ndarray) -> tuple[float, int]:
-    """Share of cases with verdicts in both orders that prefer the same response, and n."""
+    """Share of cases with verdicts in both orders that prefer the same response (or are a
+    tie in both), and n. A tie in one order and a preference in the other is inconsistent."""
     both = ~np.isnan(by_order).any(axis=1)
     n = int(both.sum())
     if not n:
@@ -218,11 +265,21 @@ def position_consistency(by_order: np.ndarray) -> tuple[float, int]:
 
 
 def first_position_rate(shown_verdicts: list[str]) -> tuple[float, int]:
-    """Share of parsed verdicts that chose the candidate shown first ("A"), and n."""
+    """Among decisive verdicts (a tie chose neither position), the share that chose the
+    candidate shown first ("A"), and n."""
+    decisive = [v for v in shown_verdicts if v in ("A", "B")]
+    n = len(decisive)
+    if not n:
+        return float("nan"), 0
+    return sum(v == "A" for v in decisive) / n, n
+
+
+def tie_rate(shown_verdicts: list[str]) -> tuple[float, int]:
+    """Share of parsed verdicts that were a tie, and n (the parsed verdicts)."""
     n = len(shown_verdicts)
     if not n:
         return float("nan"), 0
-    return sum(v == "A" for v in shown_verdicts) / n, n
+    return sum(v == TIE for v in shown_verdicts) / n, n
 
 
 def longer_preferred_rate(preferences: np.ndarray, lengths: np.ndarray) -> tuple[float, int]:

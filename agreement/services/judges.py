@@ -9,7 +9,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from agreement.judges.files import JudgeImportError, judge_rows_check
-from agreement.judges.verdicts import parse_verdict, template_check
+from agreement.judges.verdicts import BUILT_IN, TIE, parse_verdict, template_check
 from agreement.models import Judge, JudgeOutput, JudgeTemplate
 from studies.errors import ApplicationError
 from studies.events import study_event_record
@@ -28,34 +28,51 @@ def judge_template_save(
     name: str,
     text: str,
     template: JudgeTemplate | None = None,
+    allow_tie: bool = False,
     actor: User | None = None,
 ) -> JudgeTemplate:
-    """Create or change one of the study's judge prompt templates."""
+    """Create or change one of the study's judge prompt templates (``allow_tie``: the judge
+    may answer a tie, "[[C]]", and the text must say so)."""
     name = name.strip()
-    problems = template_check(text)
+    problems = template_check(text, allow_tie=allow_tie)
     same_name = study.judge_templates.filter(name=name)
     if template is not None and template.pk is not None:
         same_name = same_name.exclude(pk=template.pk)
-    if not name or len(name) > 100:
+    if name in BUILT_IN:
+        problems.insert(0, f"{name!r} is the name of a built-in template; choose another.")
+    elif not name or len(name) > 100:
         problems.insert(0, "Give the template a name of at most 100 characters.")
     elif same_name.exists():
         problems.insert(0, f"The study already has a template named {name!r}.")
     if problems:
         raise JudgeTemplateError(" ".join(problems), problems=problems)
     template = template or JudgeTemplate(study=study)
-    template.name, template.text = name, text
+    template.name, template.text, template.allow_tie = name, text, allow_tie
     template.save()
     study_event_record(
-        study=study, actor=actor, kind=StudyEvent.Kind.JUDGE_TEMPLATE_SAVED, name=name
+        study=study,
+        actor=actor,
+        kind=StudyEvent.Kind.JUDGE_TEMPLATE_SAVED,
+        name=name,
+        allow_tie=allow_tie,
     )
     return template
 
 
 @transaction.atomic
 def judge_outputs_import(
-    *, study: Study, filename: str, data: bytes, actor: User | None = None
+    *,
+    study: Study,
+    filename: str,
+    data: bytes,
+    allow_tie: bool = False,
+    actor: User | None = None,
 ) -> dict:
     """Import judge outputs: every row or none. Returns counts for the message.
+
+    ``allow_tie``: whether the template the judges answered allowed a tie ("[[C]]"); their
+    verdicts are read by that rule, and it becomes each named judge's rule, by which its
+    earlier outputs are read again (a judge is read by one rule, its latest).
 
     Rows naming an unknown case, a case without exactly two responses, or the same judge,
     case and order twice are problems that refuse the whole file. An output whose verdict
@@ -98,10 +115,7 @@ def judge_outputs_import(
     }
     outputs = []
     for row in rows:
-        try:
-            verdict, problem = parse_verdict(row.output), ""
-        except ValueError as error:
-            verdict, problem = "", str(error)[:200]
+        verdict, problem = _verdict_read(row.output, allow_tie=allow_tie)
         outputs.append(
             JudgeOutput(
                 judge=existing[row.judge],
@@ -121,10 +135,15 @@ def judge_outputs_import(
             keys |= Q(judge=output.judge, test_case_id=output.test_case_id, order=output.order)
         JudgeOutput.objects.filter(keys).delete()
     JudgeOutput.objects.bulk_create(outputs, batch_size=500)
+    changed = [judge for judge in existing.values() if judge.allow_tie != allow_tie]
+    if changed:
+        _outputs_read_again(changed, allow_tie=allow_tie, now=now)
     counts: dict[str, Any] = {
         "rows": len(outputs),
         "judges": names,
         "unparseable": sum(1 for output in outputs if not output.verdict),
+        "ties": sum(1 for output in outputs if output.verdict == TIE),
+        "allow_tie": allow_tie,
     }
     study_event_record(
         study=study,
@@ -135,3 +154,25 @@ def judge_outputs_import(
         **counts,
     )
     return counts
+
+
+def _verdict_read(text: str, *, allow_tie: bool) -> tuple[str, str]:
+    """(verdict, "") or ("", why it cannot be read)."""
+    try:
+        return parse_verdict(text, allow_tie=allow_tie), ""
+    except ValueError as error:
+        return "", str(error)[:200]
+
+
+def _outputs_read_again(judges: list[Judge], *, allow_tie: bool, now) -> None:
+    """The judges' stored outputs read by their new rule (the file's are already): a judge
+    whose template now allows a tie has its "[[C]]" counted, one that no longer does has
+    them unparseable again. Their time is the import's, so the calibration is computed anew."""
+    Judge.objects.filter(pk__in=[judge.pk for judge in judges]).update(allow_tie=allow_tie)
+    stored = JudgeOutput.objects.filter(judge__in=judges).exclude(imported_at=now)
+    changed = []
+    for output in stored.only("pk", "raw_text", "verdict", "problem").iterator(chunk_size=2000):
+        output.verdict, output.problem = _verdict_read(output.raw_text, allow_tie=allow_tie)
+        output.imported_at = now
+        changed.append(output)
+    JudgeOutput.objects.bulk_update(changed, ["verdict", "problem", "imported_at"], batch_size=500)

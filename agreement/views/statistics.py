@@ -1,7 +1,6 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Q
 from django.http import Http404, HttpResponseBadRequest, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -20,7 +19,9 @@ from agreement.judges.calibration import (
     judge_calibration_analysis,
     judge_outputs_csv,
     judge_prompts_jsonl,
+    judge_template_chosen,
     pairwise_dimension,
+    study_judges_counted,
 )
 from agreement.judges.files import JudgeImportError
 from agreement.models import Judge
@@ -236,20 +237,12 @@ def _rater_row(membership, check, dismissed: set[str], *, rules, error) -> dict:
     }
 
 
-def _judge_template_text(study, choice: str) -> str | None:
-    """The text of the chosen template: the built-in reference, or one of the study's."""
-    if choice in ("", "reference"):
-        return judges.REFERENCE_TEMPLATE
-    template = study.judge_templates.filter(uuid=uuid_or_none(choice)).first()
-    return template.text if template else None
-
-
 @login_required
 def study_judges(request, slug):
     """LLM judges: export prompts, edit templates, import outputs, list judges."""
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     problems, status = [], 200
-    template_form = {"name": "", "text": judges.REFERENCE_TEMPLATE, "uuid": ""}
+    template_form = {"name": "", "text": judges.REFERENCE_TEMPLATE, "uuid": "", "allow_tie": False}
     if request.method == "POST":
         action = request.POST.get("action", "")
         try:
@@ -259,13 +252,23 @@ def study_judges(request, slug):
                     raise JudgeImportError(["Choose a file to import."])
                 if upload.size > judge_files.MAX_BYTES:
                     raise JudgeImportError(["The file is larger than 10 MB."])
-                counts = judge_outputs_import(
-                    study=study, filename=upload.name, data=upload.read(), actor=request.user
+                chosen = judge_template_chosen(
+                    study=study, choice=request.POST.get("template", "")[:40]
                 )
+                if chosen is None:
+                    raise JudgeImportError(["Choose the template the judge answered."])
+                counts = judge_outputs_import(
+                    study=study,
+                    filename=upload.name,
+                    data=upload.read(),
+                    allow_tie=chosen[1],
+                    actor=request.user,
+                )
+                ties = f", {counts['ties']} tie(s)" if counts["allow_tie"] else ""
                 messages.success(
                     request,
                     f"Imported {counts['rows']} judge output(s) from {', '.join(counts['judges'])}"
-                    f"; {counts['unparseable']} could not be read (listed on the judge's "
+                    f"{ties}; {counts['unparseable']} could not be read (listed on the judge's "
                     "calibration page).",
                 )
                 return redirect("agreement:judges", slug=study.slug)
@@ -278,6 +281,7 @@ def study_judges(request, slug):
                     name=request.POST.get("name", "")[:200],
                     text=request.POST.get("text", "")[: judges.MAX_TEMPLATE_CHARS + 1],
                     template=existing,
+                    allow_tie=request.POST.get("allow_tie") == "on",
                     actor=request.user,
                 )
                 messages.success(request, f"Template {saved.name!r} saved.")
@@ -291,12 +295,10 @@ def study_judges(request, slug):
                     "name": request.POST.get("name", "")[:200],
                     "text": request.POST.get("text", "")[: judges.MAX_TEMPLATE_CHARS],
                     "uuid": request.POST.get("uuid", "")[:40],
+                    "allow_tie": request.POST.get("allow_tie") == "on",
                 }
             problems = [error.message, *problems] if error.message not in problems else problems
-    judge_rows = study.judges.annotate(
-        n_outputs=Count("outputs"),
-        n_unparseable=Count("outputs", filter=Q(outputs__verdict="")),
-    )
+    judge_rows = study_judges_counted(study=study)
     return render(
         request,
         "agreement/judges.html",
@@ -318,11 +320,11 @@ def study_judges(request, slug):
 def judge_prompts(request, slug):
     """The prompts for a judge, both orders, as JSONL (no system names)."""
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
-    text = _judge_template_text(study, request.GET.get("template", ""))
-    if text is None:
+    chosen = judge_template_chosen(study=study, choice=request.GET.get("template", "")[:40])
+    if chosen is None:
         raise Http404
     response = StreamingHttpResponse(
-        judge_prompts_jsonl(study=study, template=text), content_type="application/jsonl"
+        judge_prompts_jsonl(study=study, template=chosen[0]), content_type="application/jsonl"
     )
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-judge-prompts.jsonl"'
     return response

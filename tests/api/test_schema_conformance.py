@@ -8,6 +8,7 @@ would not know.
 """
 
 import copy
+import json
 import re
 
 import jsonschema
@@ -55,9 +56,25 @@ def served(client, lead_user, api_as):
         study=study, created_by=lead_user, role="rater", note="for a colleague", days=7
     )
     job = assignment_jobs.assignment_job_start(study=study, actor=lead_user, inline=True)
+    judge = _judge_with_a_tie(study)
     close_and_unblind(study)
     schema = client.get("/api/v1/openapi.json").json()
-    return schema, api_as(lead_user), {"slug": study.slug, "job_uuid": str(job.uuid)}
+    values = {"slug": study.slug, "job_uuid": str(job.uuid), "judge_uuid": str(judge.uuid)}
+    return schema, api_as(lead_user), values
+
+
+def _judge_with_a_tie(study):
+    """A judge's outputs on the study's cases, one of them a tie its template allows."""
+    from agreement.services import judge_outputs_import
+
+    lines = [
+        {"case_id": case_id, "order": order, "judge": "judge", "output": f"Because.\n[[{v}]]"}
+        for case_id in study.test_cases.values_list("case_id", flat=True)
+        for order, v in (("AB", "A"), ("BA", "C"))
+    ]
+    data = "\n".join(map(json.dumps, lines)).encode()
+    judge_outputs_import(study=study, filename="j.jsonl", data=data, allow_tie=True)
+    return study.judges.get()
 
 
 # Endpoints that answer another role than the lead's, and the fixture whose token asks them.

@@ -62,6 +62,8 @@ CHOICES = (-2, -1, 0, 1, 2)
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 # The two judges: one always prefers the response its prompt shows first, one the second.
 JUDGE_VERDICTS = {"always-first": "A", "always-second": "B"}
+# A judge whose template allows a tie: a tie ("[[C]]") on odd cases, the first shown on even.
+TYING_JUDGE = "ties-on-odd-cases"
 
 # Tables that migrations fill and no build writes: kept when the database is emptied.
 KEPT_TABLES = {
@@ -173,6 +175,20 @@ def _judge_file(case_ids: list[str]) -> bytes:
     return "\n".join(json.dumps(row) for row in rows).encode()
 
 
+def _tying_judge_file(case_ids: list[str]) -> bytes:
+    rows = [
+        {
+            "judge": TYING_JUDGE,
+            "case_id": case_id,
+            "order": order,
+            "output": f"Compared.\n[[{'C' if int(case_id[3:]) % 2 else 'A'}]]",
+        }
+        for case_id in case_ids
+        for order in ("AB", "BA")
+    ]
+    return "\n".join(json.dumps(row) for row in rows).encode()
+
+
 def _adjudications(study: Study):
     """An adjudicator, a case they resolved (answers per key label, the same in every
     build) and one waiting: the adjudication screen shows the pair in key order."""
@@ -258,6 +274,13 @@ def build(*, secret: str, clock) -> World:
     clock.shift(timedelta(minutes=5))
     sample = list(study.test_cases.in_sample().values_list("case_id", flat=True))
     judge_outputs_import(study=study, filename="judges.jsonl", data=_judge_file(sample), actor=lead)
+    judge_outputs_import(
+        study=study,
+        filename="tying.jsonl",
+        data=_tying_judge_file(sample),
+        allow_tie=True,
+        actor=lead,
+    )
     adjudicator, adjudications = _adjudications(study)
     job = Job.objects.create(
         kind=Job.Kind.ASSIGN, study_id=study.pk, requested_by=lead, state=Job.State.DONE

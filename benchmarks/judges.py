@@ -1,0 +1,87 @@
+"""A judge's calibration with ties: reading the verdicts and the kappa with its bootstrap,
+for an arena-sized judge (999 cases, both orders, about one output in ten a tie). Prints
+figures, and the kappa with the ties kept beside the one on decisive verdicts only.
+
+.venv/bin/python benchmarks/judges.py
+"""
+
+import contextlib
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+# benchmarks/agreement.py would shadow the app when this folder is first on sys.path.
+sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from agreement.judges.verdicts import (  # noqa: E402
+    human_majority,
+    judge_case_preferences,
+    kappa_with_interval,
+    key_preference,
+    parse_verdict,
+)
+
+CASES = 999
+TIE_SHARE = 0.107
+
+
+def simulated(seed: int = 0):
+    """Three raters' preferences (key terms) and a judge's outputs in both orders, the judge
+    agreeing with the cases' truth most of the time and tying on about TIE_SHARE of them."""
+    rng = np.random.default_rng(seed)
+    truth = rng.choice([-1.0, 0.0, 1.0], size=CASES, p=[0.45, 0.1, 0.45])
+    raters = np.stack(
+        [
+            np.where(rng.random(CASES) < 0.7, truth, rng.choice([-1.0, 0.0, 1.0], CASES))
+            for _ in range(3)
+        ]
+    )
+    outputs = []
+    for case in range(CASES):
+        for order in ("AB", "BA"):
+            if rng.random() < TIE_SHARE:
+                token = "C"
+            else:
+                prefers_a = truth[case] < 0 if rng.random() < 0.75 else rng.random() < 0.5
+                shown_first = prefers_a == (order == "AB")
+                token = "A" if shown_first else "B"
+            outputs.append((case, order, f"Weighing both steps of case {case}.\n[[{token}]]"))
+    return raters, outputs
+
+
+def calibration(raters, outputs, *, allow_tie: bool):
+    by_order = np.full((CASES, 2), np.nan)
+    for case, order, text in outputs:
+        try:
+            verdict = parse_verdict(text, allow_tie=allow_tie)
+        except ValueError:
+            continue
+        by_order[case, ("AB", "BA").index(order)] = key_preference(verdict, order)
+    judge = judge_case_preferences(by_order)
+    return kappa_with_interval(judge, human_majority(raters), n_resamples=1000, seed=1)
+
+
+def main() -> None:
+    raters, outputs = simulated()
+    print("| rule | outputs | read (s) | kappa + 1,000 resamples (s) | kappa | cases |")
+    print("|---|---|---|---|---|---|")
+    for allow_tie in (False, True):
+        start = time.perf_counter()
+        for _, _, text in outputs:
+            with contextlib.suppress(ValueError):
+                parse_verdict(text, allow_tie=allow_tie)
+        read = time.perf_counter() - start
+        start = time.perf_counter()
+        result = calibration(raters, outputs, allow_tie=allow_tie)
+        total = time.perf_counter() - start
+        rule = "ties allowed" if allow_tie else "strict A/B"
+        print(
+            f"| {rule} | {len(outputs)} | {read:.3f} | {total:.2f} | {result.kappa:.3f} "
+            f"| {result.n_cases} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
