@@ -84,6 +84,11 @@ RULES = {
     "api:adjudication_rules": Rule("coordinator", methods=("GET", "PUT"), lead_methods=("PUT",)),
     # The rater profile's questions (never a rater's answers): coordinators, until opening.
     "api:profile_questions": Rule("coordinator", methods=("GET", "PUT")),
+    # Webhooks: the study lead's alone (their URLs may hold a receiver's token).
+    "api:webhooks": Rule("lead", methods=("GET", "POST")),
+    "api:webhook": Rule("lead", methods=("GET", "DELETE")),
+    "api:webhook_deliveries": Rule("lead"),
+    "api:webhook_delivery_replay": Rule("lead", methods=("POST",)),
 }
 # Adjudicators: their queue and their decisions (409: a decision from an older version).
 RULES |= {

@@ -8,7 +8,7 @@ from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from studies import access
 from studies.errors import ApplicationError
@@ -83,6 +83,7 @@ def webhook_list(request, slug):
 
 
 @login_required
+@require_GET
 def webhook_detail(request, slug, webhook_uuid):
     study, webhook = access.get_webhook_for_user(request.user, slug, webhook_uuid)
     deliveries = webhook.deliveries.select_related("replay_of").order_by("-created_at", "-pk")
