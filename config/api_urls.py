@@ -7,12 +7,14 @@ import agreement.api
 import annotation.api
 import annotation.api_adjudication
 import studies.api
+import studies.api_webhooks
 from core import api
 
 app_name = "api"
 
 urlpatterns = [
     *studies.api.urlpatterns,
+    *studies.api_webhooks.urlpatterns,
     *annotation.api.urlpatterns,
     *annotation.api_adjudication.urlpatterns,
     *agreement.api.urlpatterns,

@@ -22,6 +22,7 @@ from studies.events import study_event_record
 from studies.locks import membership_lock, study_lock
 from studies.models import Membership, Study, StudyEvent, TestCase
 from studies.rubric import RubricValueError, score_form, total_points
+from studies.services.webhooks import webhook_event_announce
 from studies.signals import analysis_inputs_announce
 
 MAX_NOTES_LENGTH = 5000
@@ -396,6 +397,7 @@ def _submission_store(
     _saved(assignment, claimed_seconds=active_seconds, now=now)
     assignment.save()
     analysis_inputs_announce(study_id=assignment.test_case.study_id, reason="rating")
+    webhook_event_announce(study_id=assignment.test_case.study_id, event="rating.milestone")
 
 
 @transaction.atomic

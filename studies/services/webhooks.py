@@ -18,7 +18,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
-from jobs.runner import job_schedule
+from jobs.runner import job_schedule, jobs_run_mode
 from studies.errors import StudySetupError
 from studies.events import study_event_record
 from studies.models import Study, StudyEvent, Webhook, WebhookDelivery
@@ -363,7 +363,9 @@ def webhook_delivery_attempt(*, delivery_id: int) -> WebhookDelivery | None:
             delivery.status = Status.PENDING
             delivery.next_attempt_at = now + timedelta(seconds=retry_in)
         delivery.save(update_fields=["attempts", "status", "delivered_at", "next_attempt_at"])
-    if retry_in is not None:
+    # Without a worker (JOBS_RUN "thread", the embedded default) a retry would sleep in a
+    # thread the process waits for when it exits: the delivery stays pending, for a replay.
+    if retry_in is not None and jobs_run_mode() != "thread":
         _send_schedule(delivery.pk, countdown=retry_in)
     return delivery
 
