@@ -142,7 +142,7 @@ class WebhookAdmin(ServiceOwnedAdmin):
 
     list_display = ["url", "study", "events", "milestone_every", "created_at"]
     search_fields = ["url", "study__slug"]
-    fields = ["uuid", "study", "url", "events", "milestone_every", "last_milestone", "created_at"]
+    fields = ("uuid", "study", "url", "events", "milestone_every", "last_milestone", "created_at")
     readonly_fields = fields
 
 
@@ -155,10 +155,10 @@ class WebhookDeliveryAdmin(ServiceOwnedAdmin):
     list_display = ["event", "webhook", "status", "created_at", "delivered_at"]
     list_filter = ["status", "event"]
     search_fields = ["webhook__url", "webhook__study__slug", "event_id"]
-    fields = [
+    fields = (
         "uuid", "webhook", "event", "event_id", "status", "payload", "attempts",
         "next_attempt_at", "created_at", "delivered_at", "replay_of",
-    ]  # fmt: skip
+    )  # fmt: skip
     readonly_fields = fields
     actions = ["replay"]
 

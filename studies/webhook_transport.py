@@ -94,7 +94,7 @@ def public_address(host: str, port: int) -> str:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as error:
         raise AddressRefused(f"The host {host} cannot be resolved ({error}).") from error
-    addresses = [info[4][0] for info in infos]
+    addresses = [str(info[4][0]) for info in infos]
     for text in addresses:
         if not _allowed(ipaddress.ip_address(text.split("%")[0])):
             raise AddressRefused(f"{host} resolves to {text}, which is not a public address.")
@@ -120,7 +120,8 @@ class _PinnedHTTPS(http.client.HTTPSConnection):
     def connect(self):
         # The certificate is checked against the URL's host name, at the checked address.
         sock = socket.create_connection((self._address, self.port), self.timeout)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+        context = self._context  # type: ignore[attr-defined]
+        self.sock = context.wrap_socket(sock, server_hostname=self.host)
 
 
 def post(url: str, *, body: bytes, headers: dict[str, str]) -> Outcome:
@@ -135,14 +136,15 @@ def post(url: str, *, body: bytes, headers: dict[str, str]) -> Outcome:
     if problem:
         return outcome(None, problem)
     parts = urlsplit(url)
+    host = parts.hostname or ""  # never empty: url_problem refuses a URL without a host
     port = parts.port or (443 if parts.scheme == "https" else 80)
     timeout = settings.WEBHOOK_TIMEOUT_SECONDS
     try:
-        address = public_address(parts.hostname, port)
+        address = public_address(host, port)
     except AddressRefused as refused:
         return outcome(None, str(refused))
     connection_class = _PinnedHTTPS if parts.scheme == "https" else _PinnedHTTP
-    connection = connection_class(parts.hostname, port, address=address, timeout=timeout)
+    connection = connection_class(host, port, address=address, timeout=timeout)
     target = parts.path or "/"
     if parts.query:
         target += "?" + parts.query

@@ -228,7 +228,7 @@ def _milestone_check_on_commit(study_id: int) -> None:
             ):
                 return
     callback = partial(_milestone_check_schedule, study_id)
-    callback.webhook_study_id = study_id
+    callback.webhook_study_id = study_id  # type: ignore[attr-defined]
     transaction.on_commit(callback, robust=True)
 
 
@@ -244,11 +244,10 @@ def _milestone_check_schedule(study_id: int) -> None:
         logger.warning("Webhook milestone check of study %s: the cache is down", study_id)
     from studies.tasks import webhook_milestones_check
 
-    job_schedule(
-        webhook_milestones_check,
-        args=[study_id],
-        on_unreachable=lambda: cache.delete(_milestone_key(study_id)),
-    )
+    def unreachable() -> None:
+        cache.delete(_milestone_key(study_id))
+
+    job_schedule(webhook_milestones_check, args=[study_id], on_unreachable=unreachable)
 
 
 def webhook_milestones_announce(*, study_id: int) -> list[int]:
@@ -309,7 +308,8 @@ def _claim(delivery_id: int) -> WebhookDelivery | None:
         if delivery is None or delivery.status in (Status.DELIVERED, Status.FAILED):
             return None
         now = timezone.now()
-        if delivery.status == Status.SENDING and delivery.next_attempt_at > now - SENDING_STALE:
+        began = delivery.next_attempt_at or now
+        if delivery.status == Status.SENDING and began > now - SENDING_STALE:
             return None
         delivery.status = Status.SENDING
         delivery.next_attempt_at = now  # while sending: when the attempt began

@@ -22,7 +22,7 @@ from studies.webhooks import webhook_signature, webhook_signature_valid
 
 from ..factories import UserFactory, make_study
 from ..payloads import payload_for, submit
-from .webhook_receiver import Answer, receiver_running
+from .webhook_receiver import Answer, Receiver, receiver_running
 
 
 @pytest.fixture
@@ -289,6 +289,20 @@ def test_a_receiver_that_does_not_answer_in_time_is_an_error(study, receiver, se
     delivery = WebhookDelivery.objects.get()
     assert delivery.status == WebhookDelivery.Status.FAILED
     assert "timed out" in delivery.attempts[0]["error"].lower()
+
+
+def test_https_checks_the_receivers_certificate(study, settings, tmp_path):
+    settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES = True
+    settings.WEBHOOK_MAX_ATTEMPTS = 1
+    server = Receiver(tls_dir=tmp_path)
+    try:
+        add(study, server.url())
+        study_close(study=study, actor=study.lead)
+    finally:
+        server.close()
+    assert server.received == []
+    error = WebhookDelivery.objects.get().attempts[0]["error"]
+    assert "CERTIFICATE_VERIFY_FAILED" in error
 
 
 def test_an_unknown_event_is_a_programming_error(study):

@@ -1,6 +1,8 @@
 """A local receiver for webhook tests: an HTTP server in a thread that records what it is
 sent and answers as told."""
 
+import ssl
+import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
@@ -23,7 +25,7 @@ class Answer:
 
 
 class Receiver:
-    def __init__(self):
+    def __init__(self, tls_dir=None):
         self.received: list[Received] = []
         # Answers in turn; once used up, the last one again (200 when none was given).
         self.answers: list[Answer] = []
@@ -51,6 +53,19 @@ class Receiver:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.scheme = "http"
+        if tls_dir is not None:
+            # A certificate of its own, signed by no one the sender trusts.
+            cert, key = tls_dir / "cert.pem", tls_dir / "key.pem"
+            subprocess.run(
+                ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                 "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                check=True, capture_output=True,
+            )  # fmt: skip
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(cert, key)
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+            self.scheme = "https"
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
@@ -61,7 +76,7 @@ class Receiver:
         return self.answers[0] if self.answers else Answer()
 
     def url(self, path: str = "/hook") -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}{path}"
+        return f"{self.scheme}://127.0.0.1:{self.server.server_address[1]}{path}"
 
     def close(self):
         self.server.shutdown()
