@@ -5,12 +5,14 @@ Any app announces an event with ``webhook_event_announce`` (one line where it ha
 Inside a transaction the deliveries are written with it and sent once it commits, so a
 rolled-back change announces nothing. Rating milestones are counted on the worker, not on
 the rating's request: the announcement only asks for a count once the rating commits.
+
+Locks (``studies.locks``' order): adding or removing holds the study row; a milestone holds
+its webhook row, an attempt its delivery row, each alone and never across a request.
 """
 
 import logging
 import time
 from datetime import timedelta
-from functools import partial
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -216,20 +218,29 @@ def _milestone_key(study_id: int) -> str:
     return f"webhooks:milestone-check:{study_id}"
 
 
+class _MilestoneCheck:
+    """The after-commit call that asks for a study's milestone count, marked once it ran."""
+
+    def __init__(self, study_id: int):
+        self.webhook_study_id = study_id
+        self.ran = False
+
+    def __call__(self) -> None:
+        self.ran = True
+        _milestone_check_schedule(self.webhook_study_id)
+
+
 def _milestone_check_on_commit(study_id: int) -> None:
     # An import of a thousand ratings announces a thousand times; one check after commit
-    # covers them all (a callback of a savepoint still open may yet be rolled back).
+    # covers them all. A callback still registered runs when this transaction commits: one
+    # of a savepoint rolled back has been dropped, and a released savepoint cannot roll back.
+    # (One that ran already is still listed only where a test ran it before any commit.)
     connection = transaction.get_connection()
     if connection.in_atomic_block:
-        open_savepoints = set(connection.savepoint_ids)
-        for sids, callback, *_ in connection.run_on_commit:
-            if getattr(callback, "webhook_study_id", None) == study_id and set(sids) <= (
-                open_savepoints
-            ):
+        for _, callback, *_ in connection.run_on_commit:
+            if getattr(callback, "webhook_study_id", None) == study_id and not callback.ran:
                 return
-    callback = partial(_milestone_check_schedule, study_id)
-    callback.webhook_study_id = study_id  # type: ignore[attr-defined]
-    transaction.on_commit(callback, robust=True)
+    transaction.on_commit(_MilestoneCheck(study_id), robust=True)
 
 
 def _milestone_check_schedule(study_id: int) -> None:

@@ -371,3 +371,21 @@ def test_the_study_stays_closed_when_its_webhook_fails(study, receiver, settings
     study.refresh_from_db()
     assert study.is_closed
     assert Study.objects.get(pk=study.pk).closed_at is not None
+
+
+def test_a_rating_costs_one_query_of_the_webhooks_when_the_study_has_none(
+    study, django_capture_on_commit_callbacks
+):
+    from django.db import connection, transaction
+    from django.test.utils import CaptureQueriesContext
+
+    first, second = study.memberships.filter(role="rater").first().assignments.all()[:2]
+    # Two ratings in one transaction, as an import writes them.
+    with django_capture_on_commit_callbacks(execute=False) as callbacks, transaction.atomic():
+        submit(first, payload_for(1))
+        submit(second, payload_for(2))
+    webhook_callbacks = [c for c in callbacks if hasattr(c, "webhook_study_id")]
+    assert len(webhook_callbacks) == 1  # one per transaction, however many ratings
+    with CaptureQueriesContext(connection) as queries:
+        webhook_callbacks[0]()
+    assert len(queries) == 1 and "studies_webhook" in queries[0]["sql"]
