@@ -13,12 +13,14 @@ import annotation.api_adjudication
 import annotation.api_onboarding
 import studies.api
 import studies.api_accounts
+import studies.api_webhooks
 from core import api
 
 app_name = "api"
 
 urlpatterns = [
     *studies.api.urlpatterns,
+    *studies.api_webhooks.urlpatterns,
     *annotation.api.urlpatterns,
     *annotation.api_adjudication.urlpatterns,
     *agreement.api.urlpatterns,

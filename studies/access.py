@@ -7,7 +7,7 @@ exist, so slugs cannot be probed. A member whose role does not allow the page ge
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from .models import Membership, Study
+from .models import Membership, Study, Webhook
 
 RATER = "rater"
 ADJUDICATOR = "adjudicator"
@@ -48,3 +48,12 @@ def get_study_for_user(user, slug: str, *, role: str) -> tuple[Study, Membership
     if role not in roles:
         raise PermissionDenied
     return study, membership
+
+
+def get_webhook_for_user(user, slug: str, webhook_uuid) -> tuple[Study, Webhook]:
+    """The study's webhook, for its lead only (a coordinator 403, an outsider 404)."""
+    study, _ = get_study_for_user(user, slug, role=LEAD)
+    webhook = study.webhooks.filter(uuid=webhook_uuid).first()
+    if webhook is None:
+        raise Http404
+    return study, webhook

@@ -13,9 +13,10 @@ from django.contrib.admin import helpers
 from django.template.response import TemplateResponse
 
 from studies.services import RATER_ACTIONS, rater_status_change, tokens
+from studies.services.webhooks import webhook_delivery_replay
 
 from .errors import ApplicationError
-from .models import ApiToken, Membership, Study
+from .models import ApiToken, Membership, Study, Webhook, WebhookDelivery
 
 
 class ServiceOwnedAdmin(admin.ModelAdmin):
@@ -133,3 +134,40 @@ class ApiTokenAdmin(ServiceOwnedAdmin):
         for token in queryset.filter(revoked_at=None).select_related("user"):
             tokens.api_token_revoke(user=token.user, token_uuid=token.uuid)
         messages.success(request, "Revoked; they no longer work.")
+
+
+@admin.register(Webhook)
+class WebhookAdmin(ServiceOwnedAdmin):
+    """Read-only, without its secret: only the study lead adds or removes a webhook."""
+
+    list_display = ["url", "study", "events", "milestone_every", "created_at"]
+    search_fields = ["url", "study__slug"]
+    fields = ("uuid", "study", "url", "events", "milestone_every", "last_milestone", "created_at")
+    readonly_fields = fields
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(ServiceOwnedAdmin):
+    """Read-only, with every attempt; the replay action sends an event again through
+    ``webhook_delivery_replay`` (a new delivery, the same event id, recorded in the study's
+    history)."""
+
+    list_display = ["event", "webhook", "status", "created_at", "delivered_at"]
+    list_filter = ["status", "event"]
+    search_fields = ["webhook__url", "webhook__study__slug", "event_id"]
+    fields = (
+        "uuid", "webhook", "event", "event_id", "status", "payload", "attempts",
+        "next_attempt_at", "created_at", "delivered_at", "replay_of",
+    )  # fmt: skip
+    readonly_fields = fields
+    actions = ["replay"]
+
+    @admin.action(description="Replay the selected deliveries", permissions=["act"])
+    def replay(self, request, queryset):
+        for delivery in queryset.select_related("webhook__study"):
+            try:
+                webhook_delivery_replay(delivery=delivery, actor=request.user)
+            except ApplicationError as error:
+                messages.error(request, f"{delivery}: not replayed. {error}")
+            else:
+                messages.success(request, f"{delivery}: sent again, event {delivery.event_id}.")

@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from .services import case_upload_import_run
+from .services import case_upload_import_run, webhooks
 from .services.erasure import identities_purge
 
 # A file of 100,000 cases takes about a minute to import on a small machine; the limits
@@ -24,3 +24,21 @@ def import_case_upload(upload_id: int, actor_id: int | None = None) -> None:
 def purge_identities() -> None:
     """Beat's daily run: erase the identities whose retention period has ended."""
     identities_purge()
+
+
+# Webhooks (studies.services.webhooks): one attempt per task; a failed one schedules the
+# next itself. Short limits: an attempt is one request with a timeout of a few seconds.
+@shared_task(acks_late=True, ignore_result=True, soft_time_limit=60, time_limit=90)
+def webhook_deliver(delivery_id: int) -> None:
+    webhooks.webhook_delivery_attempt(delivery_id=delivery_id)
+
+
+@shared_task(acks_late=True, ignore_result=True, soft_time_limit=60, time_limit=90)
+def webhook_milestones_check(study_id: int) -> None:
+    webhooks.webhook_milestones_announce(study_id=study_id)
+
+
+@shared_task(ignore_result=True, soft_time_limit=60, time_limit=90)
+def webhook_deliveries_sweep() -> None:
+    """Beat's run: send the deliveries whose message was lost."""
+    webhooks.webhook_deliveries_sweep()

@@ -106,3 +106,21 @@ from .views import erasure  # noqa: E402
 urlpatterns += [
     path("admin-tools/erasure/", erasure.erasure, name="erasure"),
 ]
+
+# The study lead's webhooks for study events.
+from .views import webhooks  # noqa: E402
+
+urlpatterns += [
+    path("s/<slug:slug>/webhooks/", webhooks.webhook_list, name="webhooks"),
+    path("s/<slug:slug>/webhooks/<uuid:webhook_uuid>/", webhooks.webhook_detail, name="webhook"),
+    path(
+        "s/<slug:slug>/webhooks/<uuid:webhook_uuid>/remove/",
+        webhooks.webhook_remove_view,
+        name="webhook_remove",
+    ),
+    path(
+        "s/<slug:slug>/webhooks/<uuid:webhook_uuid>/deliveries/<uuid:delivery_uuid>/replay/",
+        webhooks.webhook_replay,
+        name="webhook_replay",
+    ),
+]

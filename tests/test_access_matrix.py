@@ -29,7 +29,7 @@ from annotation.models import Assignment
 from annotation.services.participation import withdrawal_record
 from jobs.models import Job
 from studies.access import COORDINATORS_GROUP
-from studies.models import Membership, Study
+from studies.models import Membership, Study, Webhook, WebhookDelivery
 from studies.services import case_upload_create, invitations, membership_add, rater_status_change
 from studies.services.adjudication_rules import adjudication_rules_set
 
@@ -232,6 +232,11 @@ RULES = {
     "agreement:judge_export": Rule("coordinator", methods=("GET",)),
     # Administrators erase an identity on request; no coordinator learns whose it was.
     "studies:erasure": Rule("staff"),
+    # Webhooks: the study lead's alone (their URLs may hold a receiver's token).
+    "studies:webhooks": Rule("lead"),
+    "studies:webhook": Rule("lead", methods=("GET",)),
+    "studies:webhook_remove": Rule("lead", methods=POST_ONLY),
+    "studies:webhook_replay": Rule("lead", methods=POST_ONLY),
 }
 
 # The adjudication screen (the adjudicator's queue, the screen, its autosave) and the
@@ -330,6 +335,11 @@ def world(db):
         study=study, username=people["other_rater"].username, actor=people["lead"]
     )
     personal = study.invitations.exclude(invitee=None).get()
+    # A documentation address (not public): a replay's attempt is refused without a request.
+    webhook = Webhook.objects.create(
+        study=study, url="http://192.0.2.1/hook", events=["study.closed"], secret="whsec_m"
+    )
+    delivery = WebhookDelivery.objects.create(webhook=webhook, event="study.closed")
     assert personal.invitee == people["other_rater"]
     return {
         "people": people,
@@ -358,6 +368,8 @@ def world(db):
             "uidb64": "MQ",
             "token_uuid": uuid.uuid4(),
             "adjudication_uuid": adjudication.uuid,
+            "webhook_uuid": webhook.uuid,
+            "delivery_uuid": delivery.uuid,
         },
         "token_hashes": {
             "studies:invitation_revoke": link.token_hash,

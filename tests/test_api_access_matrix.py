@@ -115,6 +115,11 @@ RULES |= {
         staff_methods=("POST",),
         allowed={"POST": WRITE_OK | {404}},
     ),
+    # Webhooks: the study lead's alone (their URLs may hold a receiver's token).
+    "api:webhooks": Rule("lead", methods=("GET", "POST")),
+    "api:webhook": Rule("lead", methods=("GET", "DELETE")),
+    "api:webhook_deliveries": Rule("lead"),
+    "api:webhook_delivery_replay": Rule("lead", methods=("POST",)),
 }
 # Adjudicators: their queue and their decisions (409: a decision from an older version).
 RULES |= {

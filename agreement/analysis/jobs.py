@@ -22,6 +22,7 @@ from jobs.models import Job
 from jobs.runner import job_schedule
 from jobs.services import STOPPED, job_active, job_create, job_execute, job_status, progress_key
 from studies.models import Study
+from studies.services.webhooks import webhook_event_announce
 
 
 @dataclass(frozen=True)
@@ -174,6 +175,7 @@ def analysis_job_run(*, job_id: int) -> None:
         kept = computed_for_inputs(study=study, name=analysis.name, extra=analysis.extra)
         if kept.result is None:
             cache.set(kept.key, analysis.compute(), PAGE_RESULT_SECONDS)
+        webhook_event_announce(study_id=study.pk, event="analysis.ready", analysis=analysis.name)
         return {}
 
     job_execute(job_id=job_id, work=work)

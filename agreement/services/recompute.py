@@ -31,6 +31,7 @@ from agreement.selectors import (
 from annotation.services.adjudication_queue import adjudication_queue_refresh
 from jobs.runner import job_schedule
 from studies.models import Study
+from studies.services.webhooks import webhook_event_announce
 
 from .qc import quality_enforce
 
@@ -227,6 +228,13 @@ def agreement_interval_stage(*, stage: PointStage) -> bool:
         result=result
     )
     logger.info("Agreement intervals of study %s stored (request %s)", stage.study_id, stage.target)
+    if written:
+        webhook_event_announce(
+            study_id=stage.study_id,
+            event="agreement.recomputed",
+            run=stage.target,
+            computed_at=timezone.now(),
+        )
     return bool(written)
 
 

@@ -107,6 +107,14 @@ def study_rating_counts(*, study: Study) -> dict[str, int]:
     )
 
 
+def study_submitted_count(*, study_id: int) -> int:
+    """Registered with ``studies.webhooks``: the study's submitted ratings, one per rater
+    and case, for the webhooks' rating milestones."""
+    return Assignment.objects.filter(
+        test_case__study_id=study_id, status=Assignment.Status.SUBMITTED
+    ).count()
+
+
 @dataclass(frozen=True)
 class Progress:
     done: int  # submitted or skipped

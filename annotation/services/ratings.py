@@ -22,6 +22,7 @@ from studies.events import study_event_record
 from studies.locks import membership_lock, study_lock
 from studies.models import BlindedLabel, Membership, Study, StudyEvent, TestCase
 from studies.rubric import RubricValueError, score_form, total_points
+from studies.services.webhooks import webhook_event_announce
 from studies.signals import analysis_inputs_announce
 
 MAX_NOTES_LENGTH = 5000
@@ -431,6 +432,7 @@ def _submissions_store(*, submissions: list[Submission], source: str, now) -> No
     )
     for study_id in sorted({s.assignment.test_case.study_id for s in submissions}):
         analysis_inputs_announce(study_id=study_id, reason="rating")
+        webhook_event_announce(study_id=study_id, event="rating.milestone")
 
 
 @transaction.atomic

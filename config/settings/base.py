@@ -260,6 +260,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "studies.tasks.purge_identities",
         "schedule": env.int("IDENTITY_PURGE_SECONDS", default=24 * 60 * 60),
     },
+    # Webhook deliveries whose message was lost (the broker down when they were queued).
+    "sweep-webhook-deliveries": {
+        "task": "studies.tasks.webhook_deliveries_sweep",
+        "schedule": 5 * 60,
+    },
 }
 
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_QUEUE", default="concord")
@@ -282,6 +287,16 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
 }
+
+# Webhooks (studies.webhooks): a delivery is tried up to WEBHOOK_MAX_ATTEMPTS times, the
+# wait doubling from WEBHOOK_RETRY_SECONDS up to WEBHOOK_RETRY_MAX_SECONDS; each request
+# has WEBHOOK_TIMEOUT_SECONDS to connect and to answer. Only public addresses are called
+# unless WEBHOOK_ALLOW_PRIVATE_ADDRESSES (a receiver on the same network; the tests).
+WEBHOOK_MAX_ATTEMPTS = env.int("WEBHOOK_MAX_ATTEMPTS", default=6)
+WEBHOOK_RETRY_SECONDS = env.int("WEBHOOK_RETRY_SECONDS", default=30)
+WEBHOOK_RETRY_MAX_SECONDS = env.int("WEBHOOK_RETRY_MAX_SECONDS", default=60 * 60)
+WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=5.0)
+WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env.bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES", default=False)
 
 # E-mail (password reset links). EMAIL_URL picks the backend: consolemail:// prints each
 # message to the log (the default), smtp+tls://user:password@host:587 sends it (smtp://,

@@ -20,6 +20,7 @@ from studies.models import Study, StudyEvent
 from studies.signals import analysis_inputs_announce, raters_need_cases_announce
 
 from .guards import locked_study
+from .webhooks import webhook_event_announce
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,7 @@ def study_close(*, study: Study, actor: User | None) -> Study:
     study.save(update_fields=["status", "closed_at"])
     study_event_record(study=study, actor=actor, kind=StudyEvent.Kind.CLOSED)
     analysis_inputs_announce(study_id=study.pk, reason="close")
+    webhook_event_announce(study_id=study.pk, event="study.closed", closed_at=study.closed_at)
     return study
 
 

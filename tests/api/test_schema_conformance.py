@@ -58,8 +58,14 @@ def served(client, lead_user, api_as):
     job = assignment_jobs.assignment_job_start(study=study, actor=lead_user, inline=True)
     judge = _judge_with_a_tie(study)
     close_and_unblind(study)
+    webhook = _webhook_with_deliveries(study)
     schema = client.get("/api/v1/openapi.json").json()
-    values = {"slug": study.slug, "job_uuid": str(job.uuid), "judge_uuid": str(judge.uuid)}
+    values = {
+        "slug": study.slug,
+        "job_uuid": str(job.uuid),
+        "judge_uuid": str(judge.uuid),
+        "webhook_uuid": str(webhook.uuid),
+    }
     return schema, api_as(lead_user), values
 
 
@@ -75,6 +81,35 @@ def _judge_with_a_tie(study):
     data = "\n".join(map(json.dumps, lines)).encode()
     judge_outputs_import(study=study, filename="j.jsonl", data=data, allow_tie=True)
     return study.judges.get()
+
+
+def _webhook_with_deliveries(study):
+    """A webhook with a delivered event, a failed attempt before it, and its replay."""
+    from django.utils import timezone
+
+    from studies.models import Webhook, WebhookDelivery
+
+    webhook = Webhook.objects.create(
+        study=study, url="https://example.org/hook", events=["study.closed"], secret="whsec_s"
+    )
+    now = timezone.now()
+    attempts = [
+        {"at": now.isoformat(), "status_code": 500, "error": "HTTP 500", "ms": 12},
+        {"at": now.isoformat(), "status_code": None, "error": "TimeoutError", "ms": 5000},
+        {"at": now.isoformat(), "status_code": 200, "error": "", "ms": 8},
+    ]
+    first = WebhookDelivery.objects.create(
+        webhook=webhook,
+        event="study.closed",
+        payload={"id": "x", "event": "study.closed", "data": {}},
+        status=WebhookDelivery.Status.DELIVERED,
+        attempts=attempts,
+        delivered_at=now,
+    )
+    WebhookDelivery.objects.create(
+        webhook=webhook, event="study.closed", event_id=first.event_id, replay_of=first
+    )
+    return webhook
 
 
 # Endpoints that answer another role than the lead's, and the fixture whose token asks them.
