@@ -77,26 +77,24 @@ PARITY = {
     "agreement:primary_measure": ops("PATCH api:analysis_plan"),
     "agreement:stratum_shares": ops("PATCH api:analysis_plan"),
     "agreement:aggregation": ops("PATCH api:analysis_plan"),
-}
-
-# Pages whose endpoints other helpers of issue 26 build (docs/api.md's contract names).
-# Tolerated while the endpoint does not exist; once it does, it is checked as PARITY is.
-# Deleted at merge: then each page here needs its endpoint or a BROWSER_ONLY reason.
-OWNED_ELSEWHERE_UNTIL_MERGE = {
     "agreement:ranking": ops("GET api:ranking"),
     "agreement:ranking_compute": ops("POST api:ranking"),
     "agreement:analysis_status": ops("GET api:ranking"),
     "agreement:report": ops("GET api:report"),
     "agreement:report_bundle": ops("GET api:report_bundle"),
+    # Judges.
     "agreement:judges": ops(
         "GET api:judges", "POST api:judges", "GET api:judge_template", "PUT api:judge_template"
     ),
     "agreement:judge_prompts": ops("GET api:judge_prompts"),
-    "agreement:judge_calibration": ops("GET api:judge_calibration"),
-    "agreement:judge_calibration_compute": ops("GET api:judge_calibration"),
-    # Not in the contract: the judges' outputs as CSV. A name no endpoint has yet, so that
-    # the gap shows at merge (an endpoint, or a BROWSER_ONLY reason).
     "agreement:judge_export": ops("GET api:judge_outputs"),
+    "agreement:judge_calibration": ops("GET api:judge_calibration"),
+    "agreement:judge_calibration_compute": ops("POST api:judge_calibration"),
+    # The lead's webhooks.
+    "studies:webhooks": ops("GET api:webhooks", "POST api:webhooks"),
+    "studies:webhook": ops("GET api:webhook", "GET api:webhook_deliveries"),
+    "studies:webhook_remove": ops("DELETE api:webhook"),
+    "studies:webhook_replay": ops("POST api:webhook_delivery_replay"),
 }
 
 # Pages with no endpoint, and why. "On purpose" are decisions; "not yet" are gaps that
@@ -180,10 +178,10 @@ def api_roles(name, rule, method) -> set[str]:
     }
 
 
-def parity_problems(*, urls, page_rules, api_rules, schema, owned_elsewhere) -> list[str]:
+def parity_problems(*, urls, page_rules, api_rules, schema) -> list[str]:
     problems = []
     scope = page_scope(urls, page_rules)
-    listed = [PARITY, BROWSER_ONLY, owned_elsewhere]
+    listed = [PARITY, BROWSER_ONLY]
     for name in sorted(scope):
         homes = sum(name in table for table in listed)
         if homes == 0:
@@ -198,20 +196,18 @@ def parity_problems(*, urls, page_rules, api_rules, schema, owned_elsewhere) -> 
         if len(reason.strip()) < 20
     ]
     endpoints = {name: pattern for name, pattern in api_urls_of(urls)}
-    for tables, missing_ok in ((PARITY, False), (owned_elsewhere, True)):
-        for page, operations in sorted(tables.items()):
-            if page not in scope:
+    for page, operations in sorted(PARITY.items()):
+        if page not in scope:
+            continue
+        for method, endpoint in operations:
+            if endpoint not in endpoints:
+                problems.append(f"{page}: {method} {endpoint} is no endpoint")
                 continue
-            for method, endpoint in operations:
-                if endpoint not in endpoints:
-                    if not missing_ok:
-                        problems.append(f"{page}: {method} {endpoint} is no endpoint")
-                    continue
-                where = schema["paths"].get(schema_path(endpoints[endpoint]), {})
-                if method.lower() not in where:
-                    problems.append(f"{page}: {method} {endpoint} is not in the schema")
-                    continue
-                problems += _same_people(page, page_rules.get(page), endpoint, method, api_rules)
+            where = schema["paths"].get(schema_path(endpoints[endpoint]), {})
+            if method.lower() not in where:
+                problems.append(f"{page}: {method} {endpoint} is not in the schema")
+                continue
+            problems += _same_people(page, page_rules.get(page), endpoint, method, api_rules)
     return problems
 
 
@@ -254,7 +250,6 @@ def _problems(schema, **changes) -> list[str]:
         "page_rules": pages.RULES,
         "api_rules": api.RULES,
         "schema": schema,
-        "owned_elsewhere": OWNED_ELSEWHERE_UNTIL_MERGE,
     }
     return parity_problems(**{**arguments, **changes})
 
@@ -275,7 +270,9 @@ def test_the_lists_cover_what_the_issue_names():
     ):
         assert page in PARITY
     for page in ("agreement:ranking", "agreement:report", "agreement:report_bundle"):
-        assert page in PARITY or page in OWNED_ELSEWHERE_UNTIL_MERGE
+        assert page in PARITY
+    for page in ("agreement:judges", "agreement:judge_calibration", "studies:webhooks"):
+        assert page in PARITY
     assert api_urls() and any(name == "api:accounts" for name, _ in api_urls())
 
 
@@ -335,15 +332,3 @@ def test_an_endpoint_looser_or_stricter_than_its_page_fails(schema):
         "agreement:primary_measure: PATCH api:analysis_plan refuses ['admin', 'coordinator'], "
         "whom the page lets in" in problems
     )
-
-
-def test_an_owned_elsewhere_endpoint_is_tolerated_only_while_it_is_missing(schema):
-    # Without the list, the contract's pages with no endpoint yet fail by name.
-    problems = _problems(schema, owned_elsewhere={})
-    assert "agreement:report_bundle: a page action with no endpoint and no browser-only reason" in (
-        problems
-    )
-    # An owned-elsewhere name that exists is held to the schema like any other.
-    planted = {"agreement:ranking": ops("DELETE api:study")}
-    problems = _problems(schema, owned_elsewhere={**OWNED_ELSEWHERE_UNTIL_MERGE, **planted})
-    assert "agreement:ranking: DELETE api:study is not in the schema" in problems
