@@ -9,7 +9,6 @@ from studies.access import COORDINATORS_GROUP
 from studies.services import tokens
 from tests.factories import UserFactory
 
-
 # Short waits, so a retried request costs the suite milliseconds, not seconds.
 FAST_RETRIES = concord_client.RetryPolicy(attempts=3, backoff=0.01, max_wait=0.05)
 

@@ -4,7 +4,6 @@ in the rating service, as raters would in the browser), progress, close, agreeme
 against an independent Krippendorff's alpha on the exported long table, unblind, key."""
 
 import krippendorff
-import numpy as np
 import pandas as pd
 import pytest
 from concord_client import BadRequest, PermissionDenied

@@ -46,7 +46,7 @@ class RetryPolicy:
         if retry_after is not None:
             return min(max(retry_after, 0.0), self.max_wait)
         base = min(self.backoff * 2**attempt, self.max_wait)
-        return base + random.uniform(0, base / 4)  # noqa: S311 - spreading retries, not secrets
+        return base + random.uniform(0, base / 4)
 
 
 NO_RETRIES = RetryPolicy(attempts=1)
@@ -144,12 +144,12 @@ class Transport:
                     raise TransportError(f"{method} {url}: {error}") from error
                 self._sleep(self.retry.wait(attempt - 1))
                 continue
-            if response.status_code in RETRY_STATUSES and not last:
-                if response.status_code == 429 or safe:
-                    wait = retry_after_seconds(response.headers.get("Retry-After"))
-                    response.close()
-                    self._sleep(self.retry.wait(attempt - 1, wait))
-                    continue
+            status = response.status_code
+            if status in RETRY_STATUSES and not last and (status == 429 or safe):
+                wait = retry_after_seconds(response.headers.get("Retry-After"))
+                response.close()
+                self._sleep(self.retry.wait(attempt - 1, wait))
+                continue
             if response.status_code >= 400:
                 raise self._error(response, method, url)
             return response
