@@ -153,3 +153,35 @@ def test_the_client_takes_a_sites_address_or_the_apis():
     assert prefixed.url("studies/") == "https://example.org/concord/api/v1/studies/"
     # A next page or a job's URL, as the API gives them, is taken as it is.
     assert prefixed.url("https://example.org/x/?page=2") == "https://example.org/x/?page=2"
+
+
+def scripted_client(steps):
+    concord = Concord("http://concord.test", "concord_x", job_poll=0, retry=RetryPolicy(1))
+    adapter = Scripted(steps)
+    concord.http.session.mount("http://", adapter)
+    return concord, adapter
+
+
+def test_a_ranking_computed_as_a_job_is_waited_for():
+    # The contract of the ranking endpoint: POST answers 202 while its job runs; GET again.
+    computing = {"state": "computing", "job": {"state": "running", "done": 1, "total": 4}}
+    steps = [(202, computing), (200, computing), (200, {"state": "computed", "ranking": {}})]
+    concord, adapter = scripted_client(steps)
+    assert concord.ranking("arena", compute=True)["state"] == "computed"
+    assert [m for m, _, _ in adapter.sent] == ["POST", "GET", "GET"]
+    assert adapter.sent[1][1] == BASE + "studies/arena/ranking/"
+
+
+def test_a_ratings_import_that_fails_raises_with_each_rows_problem():
+    job = BASE + "studies/s/ratings-import/0b7f9a34-2c1d-4b8e-9f3e-1a2b3c4d5e6f/"
+    problem = {"row": 3, "column": "System", "message": "no system named 'gpt'"}
+    steps = [
+        (202, {"job": job, "state": "running", "problems": []}, {"Location": job}),
+        (200, {"job": job, "state": "failed", "problems": [problem]}),
+    ]
+    concord, adapter = scripted_client(steps)
+    with pytest.raises(JobFailed) as failed:
+        concord.ratings_import("s", b"Case ID,System\n", filename="ratings.csv")
+    assert failed.value.problems == [problem]
+    assert "row 3, column System: no system named 'gpt'" in str(failed.value)
+    assert b'filename="ratings.csv"' in adapter.sent[0][2] and adapter.sent[1][1] == job

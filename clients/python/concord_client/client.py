@@ -19,7 +19,7 @@ from urllib.parse import quote
 import pandas as pd
 
 from . import tables
-from .errors import ConcordError, JobTimeout
+from .errors import ConcordError, JobFailed, JobTimeout
 from .transport import RetryPolicy, Transport, job_of
 from .types import (
     Agreement,
@@ -263,16 +263,33 @@ class Concord:
         """Accept an invitation with its token (the invitee's own client)."""
         return self.http.json("POST", f"invitations/{_seg(token)}/accept/", json={})
 
-    def account_create(self, username: str, **fields: Any) -> dict[str, Any]:
-        """An admin creates a rater's account (``accounts/``)."""
-        return self.http.json("POST", "accounts/", json={"username": username, **fields})
+    def account_create(
+        self, study: str, username: str, *, email: str | None = None
+    ) -> dict[str, Any]:
+        """An administrator makes a rater's account for a study: its ``pseudonym`` and the
+        ``password_link`` to hand to the person."""
+        body: dict[str, Any] = {"study": study, "username": username}
+        if email is not None:
+            body["email"] = email
+        return self.http.json("POST", "accounts/", json=body)
 
     def onboarding(self, slug: str) -> dict[str, Any]:
         """Your own onboarding steps in a study, as a rater."""
         return self.http.json("GET", self._study(slug, "onboarding/"))
 
-    def consent_give(self, slug: str, **fields: Any) -> dict[str, Any]:
-        return self.http.json("POST", self._study(slug, "consent/"), json=fields)
+    def consent_give(
+        self,
+        slug: str,
+        *,
+        agree: bool = True,
+        prior_knowledge: bool | None = None,
+        disclosure: str | None = None,
+    ) -> dict[str, Any]:
+        """Consent to the study's information sheet, as a rater, with the disclosure answer."""
+        body: dict[str, Any] = {"agree": agree, "prior_knowledge": prior_knowledge}
+        if disclosure is not None:
+            body["disclosure"] = disclosure
+        return self.http.json("POST", self._study(slug, "consent/"), json=body)
 
     # Assignment, progress -----------------------------------------------------------------
 
@@ -344,18 +361,27 @@ class Concord:
         path = self._study(slug, "analysis-plan/")
         return cast(AnalysisPlan, self.http.json("PATCH", path, json=fields, idempotent=True))
 
-    def sample_size(self, slug: str, **inputs: Any) -> dict[str, Any]:
-        """The sample-size calculator: GET with no inputs, else POST them."""
+    def sample_size(self, slug: str, which: str | None = None, **inputs: float) -> dict[str, Any]:
+        """The sample-size calculator: with no ``which``, the sample's size and each
+        question's inputs; else how many cases ``which`` needs for ``inputs`` (``p1``,
+        ``tie_share``, ``difference``, ``sd``, ``alpha``, ``power``). A computation only."""
         path = self._study(slug, "sample-size/")
-        if not inputs:
+        if which is None:
             return self.http.json("GET", path)
-        return self.http.json("POST", path, json=inputs, idempotent=True)
+        body = {"which": which, **inputs}
+        return self.http.json("POST", path, json=body, idempotent=True)
 
-    def qc_flags(self, slug: str) -> list[dict[str, Any]]:
-        return list(self.http.items(self._study(slug, "qc/flags/")))
+    def qc_flags(self, slug: str) -> dict[str, Any]:
+        """QC flags per rater (by pseudonym) with the actions open, and the decisions taken."""
+        return self.http.json("GET", self._study(slug, "qc/flags/"))
 
-    def qc_decide(self, slug: str, **decision: Any) -> dict[str, Any]:
-        return self.http.json("POST", self._study(slug, "qc/decisions/"), json=decision)
+    def qc_flags_table(self, slug: str) -> pd.DataFrame:
+        return tables.frame(self.qc_flags(slug).get("raters", []), index="rater")
+
+    def qc_decide(self, slug: str, *, rater: str, action: str, reason: str) -> dict[str, Any]:
+        """An administrator's decision about a rater (``R-03``), with the reason."""
+        body = {"rater": rater, "action": action, "reason": reason}
+        return self.http.json("POST", self._study(slug, "qc/decisions/"), json=body)
 
     def export(self, slug: str, fmt: ExportFormat, *, rater: str | None = None) -> bytes:
         """An export's bytes, as the results page gives them."""
@@ -396,13 +422,22 @@ class Concord:
         file: FileLike,
         *,
         filename: str | None = None,
+        check: bool = False,
         wait: bool = True,
     ) -> dict[str, Any]:
-        """Import ratings made outside Concord, by system (long format; the lead only). The
-        server answers 202 with a job: waited for unless ``wait=False``."""
-        response = self.http.request(
-            "POST", self._study(slug, "ratings-import/"), files={"file": _upload(file, filename)}
-        )
+        """Import ratings made outside Concord, by system (long format; the lead only), or
+        only ``check`` the file. The server answers 202 with a job: waited for unless
+        ``wait=False``; ``JobFailed`` carries its ``problems`` (row, column, message)."""
+        files: dict[str, Any] = {"file": _upload(file, filename)}
+        if check:
+            files["check"] = (None, "true")
+        response = self.http.request("POST", self._study(slug, "ratings-import/"), files=files)
+        return self._started(response, wait)
+
+    def ratings_import_checked(self, slug: str, check_job: str, *, wait: bool = True) -> Any:
+        """Import the file of your own check job that passed (its uuid)."""
+        path = self._study(slug, "ratings-import/")
+        response = self.http.request("POST", path, json={"checked": check_job})
         return self._started(response, wait)
 
     def ratings_import_job(self, slug: str, job_uuid: str) -> dict[str, Any]:
@@ -413,38 +448,102 @@ class Concord:
         return list(self.http.items(self._study(slug, "judges/")))
 
     def judges_import(
-        self, slug: str, file: FileLike, *, filename: str | None = None, **fields: Any
+        self,
+        slug: str,
+        outputs: Iterable[Mapping[str, Any]] | None = None,
+        *,
+        file: FileLike | None = None,
+        filename: str | None = None,
+        template: str | None = None,
     ) -> dict[str, Any]:
-        """Import a judge's outputs (a file; other form fields as the server names them)."""
+        """Import judge outputs, all or nothing: ``outputs`` as ``{"case_id", "order",
+        "judge", "output"}`` objects or a ``.jsonl``/``.csv``/``.xlsx`` ``file``; the
+        ``template`` (its name) says how verdicts are read (ties allowed or not)."""
+        if (outputs is None) == (file is None):
+            raise ConcordError("Give either outputs or file.")
         path = self._study(slug, "judges/")
-        response = self.http.request(
-            "POST", path, files={"file": _upload(file, filename), **_form(fields)}
-        )
-        return self._started(response, wait=True)
+        if file is not None:
+            files: dict[str, Any] = {"file": _upload(file, filename)}
+            if template is not None:
+                files["template"] = (None, template)
+            return self.http.json("POST", path, files=files)
+        body: dict[str, Any] = {"outputs": list(outputs or [])}
+        if template is not None:
+            body["template"] = template
+        return self.http.json("POST", path, json=body)
 
-    def judge_template_get(self, slug: str) -> dict[str, Any]:
+    def judge_outputs_table(self, slug: str) -> pd.DataFrame:
+        """Every imported judge output (the judges page's CSV) as a DataFrame."""
+        data = self.http.request("GET", self._study(slug, "judges/outputs/")).content
+        return tables.csv_frame(data)
+
+    def judge_templates(self, slug: str) -> dict[str, Any]:
+        """The built-in judge prompt templates and the study's."""
         return self.http.json("GET", self._study(slug, "judges/template/"))
 
-    def judge_template_set(self, slug: str, **template: Any) -> dict[str, Any]:
-        """Replace the judge prompt template (``allow_tie=True`` lets a judge answer [[C]])."""
-        return self.http.json("PUT", self._study(slug, "judges/template/"), json=template)
+    def judge_template_save(
+        self,
+        slug: str,
+        *,
+        name: str,
+        text: str,
+        allow_tie: bool = False,
+        uuid: str | None = None,
+    ) -> dict[str, Any]:
+        """Save a study template (replaced by ``name``, or by ``uuid``); ``allow_tie`` lets
+        a judge answer ``[[C]]``, read as a tie."""
+        body: dict[str, Any] = {"name": name, "text": text, "allow_tie": allow_tie}
+        if uuid is not None:
+            body["uuid"] = uuid
+        return self.http.json("PUT", self._study(slug, "judges/template/"), json=body)
 
-    def judge_prompts(self, slug: str) -> list[dict[str, Any]]:
-        """The judge prompts, one object per JSONL line."""
-        data = self.http.request("GET", self._study(slug, "judges/prompts/")).content
+    def judge_prompts(self, slug: str, *, template: str | None = None) -> list[dict[str, Any]]:
+        """The prompts for a judge, one ``{"case_id", "order", "prompt"}`` per JSONL line."""
+        params = {"template": template} if template else None
+        path = self._study(slug, "judges/prompts/")
+        data = self.http.request("GET", path, params=params).content
         return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
 
-    def judge_calibration(self, slug: str, judge_uuid: str) -> dict[str, Any]:
+    def judge_calibration(
+        self, slug: str, judge_uuid: str, *, compute: bool = False
+    ) -> dict[str, Any]:
+        """A judge's calibration as kept; ``compute=True`` computes it first (a job, waited
+        for: ``JobFailed`` if it failed)."""
         path = self._study(slug, f"judges/{_seg(judge_uuid)}/calibration/")
-        return self.http.json("GET", path)
+        if not compute:
+            return self.http.json("GET", path)
+        response = self.http.request("POST", path, idempotent=True)
+        body = response.json()
+        if response.status_code == 202:
+            body = self._poll(path, pending={"running"})
+        if body.get("state") in ("failed", "stopped"):
+            raise JobFailed(body.get("job") or body)
+        return body
 
     def ranking(self, slug: str, *, compute: bool = False) -> dict[str, Any]:
-        """The ranking; ``compute=True`` asks for a computation first, waited for when the
-        server runs it as a job."""
+        """The ranking (``state``: computed, not_computed, computing, unavailable with its
+        ``reason``); ``compute=True`` starts its job first and waits for it."""
         path = self._study(slug, "ranking/")
-        if compute:
-            self._started(self.http.request("POST", path, idempotent=True), wait=True)
-        return self.http.json("GET", path)
+        if not compute:
+            return self.http.json("GET", path)
+        response = self.http.request("POST", path, idempotent=True)
+        body = response.json()
+        if response.status_code == 202:
+            body = self._poll(path, pending={"computing"})
+        if body.get("state") == "failed":
+            raise JobFailed({**(body.get("job") or {}), "problem": body.get("reason", "")})
+        return body
+
+    def _poll(self, path: str, *, pending: set[str]) -> dict[str, Any]:
+        """GET ``path`` until its ``state`` is no longer one of ``pending``."""
+        deadline = time.monotonic() + self.job_timeout
+        while True:
+            time.sleep(self.job_poll)
+            body = self.http.json("GET", path)
+            if body.get("state") not in pending:
+                return body
+            if time.monotonic() >= deadline:
+                raise JobTimeout({**body, "job": self.http.url(path)}, self.job_timeout)
 
     def report(self, slug: str) -> dict[str, Any]:
         return self.http.json("GET", self._study(slug, "report/"))
@@ -458,9 +557,21 @@ class Concord:
     def webhooks_list(self, slug: str) -> list[dict[str, Any]]:
         return list(self.http.items(self._study(slug, "webhooks/")))
 
-    def webhook_create(self, slug: str, url: str, **fields: Any) -> dict[str, Any]:
-        """Register a URL for the study's events; the answer carries the signing secret."""
-        body = {"url": url, **fields}
+    def webhook_create(
+        self,
+        slug: str,
+        url: str,
+        *,
+        events: list[str] | None = None,
+        milestone_every: int | None = None,
+    ) -> dict[str, Any]:
+        """Register a URL for the study's events (the lead); the answer carries the signing
+        ``secret``, shown this once."""
+        body: dict[str, Any] = {"url": url}
+        if events is not None:
+            body["events"] = events
+        if milestone_every is not None:
+            body["milestone_every"] = milestone_every
         return self.http.json("POST", self._study(slug, "webhooks/"), json=body)
 
     def webhook_get(self, slug: str, uuid: str) -> dict[str, Any]:
@@ -470,18 +581,16 @@ class Concord:
         self.http.request("DELETE", self._study(slug, f"webhooks/{_seg(uuid)}/"))
 
     def webhook_deliveries(self, slug: str, uuid: str) -> list[dict[str, Any]]:
+        """A webhook's deliveries, newest first, each with its attempts."""
         return list(self.http.items(self._study(slug, f"webhooks/{_seg(uuid)}/deliveries/")))
+
+    def webhook_replay(self, slug: str, uuid: str, delivery_uuid: str) -> dict[str, Any]:
+        """Send a delivery's event again (a new delivery with the same event id)."""
+        path = self._study(slug, f"webhooks/{_seg(uuid)}/deliveries/{_seg(delivery_uuid)}/replay/")
+        return self.http.json("POST", path)
 
     # A rater's own ------------------------------------------------------------------------
 
     def my_assignments(self) -> list[dict[str, Any]]:
         """Your own studies as a rater, each with its cases' status."""
         return list(self.http.json("GET", "me/assignments/")["studies"])
-
-
-def _form(fields: Mapping[str, Any]) -> dict[str, tuple[None, str]]:
-    """Plain form fields beside a file in a multipart body."""
-    return {
-        name: (None, value if isinstance(value, str) else json.dumps(value))
-        for name, value in fields.items()
-    }

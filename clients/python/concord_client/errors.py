@@ -142,7 +142,17 @@ class JobFailed(ConcordError):
         self.job = job
         self.state = str(job.get("state"))
         self.problem = job.get("problem") or job.get("error") or ""
-        super().__init__(f"The job ended {self.state}: {self.problem or 'no reason given'}")
+        # A ratings import's problems, each {"row", "column", "message"}.
+        self.problems: list[Any] = list(job.get("problems") or [])
+        reason = self.problem or "; ".join(_problem_text(p) for p in self.problems[:5])
+        super().__init__(f"The job ended {self.state}: {reason or 'no reason given'}")
+
+
+def _problem_text(problem: Any) -> str:
+    if isinstance(problem, dict):
+        where = ", ".join(f"{k} {problem[k]}" for k in ("row", "column") if problem.get(k))
+        return f"{where}: {problem.get('message', '')}" if where else str(problem.get("message"))
+    return str(problem)
 
 
 class JobTimeout(ConcordError):
