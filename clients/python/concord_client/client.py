@@ -561,15 +561,14 @@ class Concord:
         self,
         slug: str,
         url: str,
+        events: list[str],
         *,
-        events: list[str] | None = None,
         milestone_every: int | None = None,
     ) -> dict[str, Any]:
-        """Register a URL for the study's events (the lead); the answer carries the signing
-        ``secret``, shown this once."""
-        body: dict[str, Any] = {"url": url}
-        if events is not None:
-            body["events"] = events
+        """Register a URL for the study's ``events`` (``rating.milestone``,
+        ``agreement.recomputed``, ``study.closed``, ``analysis.ready``; the lead only); the
+        answer is ``{"webhook": {"id", ...}, "secret"}``, the signing secret shown this once."""
+        body: dict[str, Any] = {"url": url, "events": list(events)}
         if milestone_every is not None:
             body["milestone_every"] = milestone_every
         return self.http.json("POST", self._study(slug, "webhooks/"), json=body)
