@@ -75,3 +75,14 @@ def test_a_token_over_its_rate_is_told_so_after_the_retries(concord, settings):
     with pytest.raises(Throttled) as throttled:
         concord.study_get("errors")
     assert throttled.value.code == "throttled"
+
+
+def test_an_invitation_link_is_made_listed_and_revoked(concord):
+    made = concord.invitation_create("errors", note="for a colleague", days=3)
+    assert made["link"].startswith("http") and made["state"] == "pending"
+    (listed,) = concord.invitations_list("errors")
+    assert listed["token_hash"] == made["token_hash"] and "link" not in listed
+    concord.invitation_revoke("errors", made["token_hash"])
+    assert concord.invitations_list("errors") == []  # a revoked link is gone
+    with pytest.raises(NotFound):
+        concord.invitation_revoke("errors", made["token_hash"])

@@ -256,8 +256,10 @@ class Concord:
         )
 
     def invitation_revoke(self, slug: str, token_hash: str) -> None:
+        """Withdraw an unused link. The server deletes it, so a second revoke is a
+        ``NotFound``: not retried on an ambiguous failure, where it would say just that."""
         path = self._study(slug, f"invitations/{_seg(token_hash)}/revoke/")
-        self.http.request("POST", path, idempotent=True)
+        self.http.request("POST", path)
 
     def invitation_accept(self, token: str) -> dict[str, Any]:
         """Accept an invitation with its token (the invitee's own client)."""
