@@ -579,7 +579,10 @@ class Concord:
         return self.http.json("GET", self._study(slug, f"webhooks/{_seg(uuid)}/"))
 
     def webhook_delete(self, slug: str, uuid: str) -> None:
-        self.http.request("DELETE", self._study(slug, f"webhooks/{_seg(uuid)}/"))
+        """Remove a webhook with its deliveries. A second delete is a ``NotFound``, so it is
+        not retried on an ambiguous failure, where it would say just that."""
+        path = self._study(slug, f"webhooks/{_seg(uuid)}/")
+        self.http.request("DELETE", path, idempotent=False)
 
     def webhook_deliveries(self, slug: str, uuid: str) -> list[dict[str, Any]]:
         """A webhook's deliveries, newest first, each with its attempts."""
