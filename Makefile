@@ -22,9 +22,12 @@ $(VENV)/.installed-run: requirements/runtime.txt | $(PY)
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
-$(VENV)/.installed-dev: requirements/dev.txt | $(PY)
+# The Python client (clients/python) too, editable: tests/client drive a live server with it.
+# Its own dependencies (requests, pandas) are in the dev lock already.
+$(VENV)/.installed-dev: requirements/dev.txt clients/python/pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --no-deps -r requirements/dev.txt
 	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m pip install --quiet --no-deps -e ./clients/python
 	touch $@ $(VENV)/.installed-run
 
 # After a change to the dependencies in pyproject.toml: the runtime lock, then the dev lock

@@ -24,7 +24,8 @@ from .services.plan import (
     stratum_shares_text,
 )
 
-ERRORS = {code: ErrorResponseSerializer for code in (401, 403, 404, 429)}
+# 400: the analysis plan's PATCH refuses a wrong body or rule (AnalysisPlanError).
+ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
 
 
 @extend_schema(

@@ -31,6 +31,7 @@ from studies.services import invitations, unblinding
 from studies.services import welfare as welfare_service
 
 from . import assignment_jobs, exports
+from .export_responses import CONTENT_TYPES as EXPORT_CONTENT_TYPES
 from .export_responses import export_response
 from .forms import AddAccountForm, CommentDigestForm, InvitationForm
 from .selectors import (
@@ -54,6 +55,8 @@ from .selectors.pay import PHASES, pay_check
 from .services.comment_reads import MAX_KEYS, comments_mark_read
 
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
+# The exports' media types without their parameters (a schema's content is keyed by type).
+EXPORT_MEDIA_TYPES = sorted({media.split(";")[0] for media in EXPORT_CONTENT_TYPES.values()})
 
 
 def _study(request, slug, role=access.COORDINATOR):
@@ -481,7 +484,11 @@ def study_welfare(request, slug):
         OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(exports.FORMATS)),
         OpenApiParameter("rater", str, OpenApiParameter.QUERY, required=False),
     ],
-    responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **ERRORS},
+    # Each format's own media type (``export_responses.CONTENT_TYPES``), as a download.
+    responses={
+        **{(200, media): OpenApiTypes.BINARY for media in EXPORT_MEDIA_TYPES},
+        **ERRORS,
+    },
 )
 @api_view(["GET"])
 @file_download
