@@ -73,5 +73,8 @@ def worker_state() -> tuple[str, str]:
         logger.warning("Health check: the broker is unreachable", exc_info=True)
         return "down", "unknown"
     # A queue is stalled when work waits in it and none of its workers began anything.
-    stalled = any(queued and not consumed for queued, consumed in zip(*[iter(answers)] * 2))
+    stalled = any(
+        queued and not consumed
+        for queued, consumed in zip(answers[::2], answers[1::2], strict=True)
+    )
     return "ok", "stalled" if stalled else "ok"
