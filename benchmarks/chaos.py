@@ -222,6 +222,7 @@ class Cluster:
             REDIS_URL=f"redis://127.0.0.1:{self.ports['redis']}/0",
             SECRET_KEY=secrets.token_urlsafe(50),
             ALLOWED_HOSTS="127.0.0.1",
+            HEALTH_CHECK_HOST="127.0.0.1",
             CASE_UPLOAD_ROOT=str(tmp / "uploads"),
             JOBS_RUN="celery",
             GUNICORN_WORKERS=str(args.web_workers),
@@ -326,15 +327,17 @@ class Cluster:
         path.write_text(
             (ROOT / "deploy" / "haproxy.cfg")
             .read_text()
-            .replace(
-                "bind :443 ssl crt /etc/haproxy/certs/", f"bind 127.0.0.1:{self.ports['proxy']}"
-            )
-            .replace("127.0.0.1:8001", f"127.0.0.1:{self.ports['web1']}")
-            .replace("127.0.0.1:8002", f"127.0.0.1:{self.ports['web2']}")
-            .replace("    user haproxy\n    group haproxy\n", "")
-            .replace("    log /dev/log local0\n", "")
+            .replace("    log stdout format raw local0\n", "")
             .replace("    option httplog\n", "")
+            .replace("    nameserver dns 127.0.0.11:53\n", "    nameserver dns 127.0.0.1:1\n")
+            .replace("frontend plain\n    bind :80\n", "frontend plain\n    bind 127.0.0.1:0\n")
+            .replace("bind :443 ssl crt /etc/haproxy/certs/", f"bind 127.0.0.1:{self.ports['proxy']}")
             .replace(" maxconn 3 ", f" maxconn {self.web_workers} ")
+            .replace(
+                "    server-template web 1-20 web:8000 check resolvers docker init-addr none\n",
+                f"    server web1 127.0.0.1:{self.ports['web1']} check\n"
+                f"    server web2 127.0.0.1:{self.ports['web2']} check\n",
+            )
         )
         return path
 
