@@ -194,7 +194,8 @@ class Cluster:
         self.tmp = tmp
         self.tag = secrets.token_hex(3)
         self.web_workers = args.web_workers
-        self.ports = {name: free_port() for name in ("redis", "pgbouncer", "web1", "web2", "proxy")}
+        self.nodes = [f"web{n}" for n in range(1, getattr(args, "nodes", 2) + 1)]
+        self.ports = {name: free_port() for name in ("redis", "pgbouncer", *self.nodes, "proxy")}
         database = urlsplit(args.database_url)
         self.database = database.path.lstrip("/")
         python = sys.executable
@@ -263,7 +264,7 @@ class Cluster:
                 lambda: answers(ports["pgbouncer"]),
             ),  # fmt: skip
         }
-        for node in ("web1", "web2"):
+        for node in self.nodes:
             self.services[node] = Service(
                 node,
                 [
@@ -331,12 +332,15 @@ class Cluster:
             .replace("    option httplog\n", "")
             .replace("    nameserver dns 127.0.0.11:53\n", "    nameserver dns 127.0.0.1:1\n")
             .replace("frontend plain\n    bind :80\n", "frontend plain\n    bind 127.0.0.1:0\n")
-            .replace("bind :443 ssl crt /etc/haproxy/certs/", f"bind 127.0.0.1:{self.ports['proxy']}")
+            .replace(
+                "bind :443 ssl crt /etc/haproxy/certs/", f"bind 127.0.0.1:{self.ports['proxy']}"
+            )
             .replace(" maxconn 3 ", f" maxconn {self.web_workers} ")
             .replace(
                 "    server-template web 1-20 web:8000 check resolvers docker init-addr none\n",
-                f"    server web1 127.0.0.1:{self.ports['web1']} check\n"
-                f"    server web2 127.0.0.1:{self.ports['web2']} check\n",
+                "".join(
+                    f"    server {node} 127.0.0.1:{self.ports[node]} check\n" for node in self.nodes
+                ),
             )
         )
         return path
@@ -353,11 +357,11 @@ class Cluster:
         for name in ("redis", "pgbouncer"):
             self.services[name].start()
         # The Django processes start side by side: most of their start-up is imports.
-        for name in ("web1", "web2", "proxy", "recompute-worker", "jobs-worker", "beat"):
+        for name in (*self.nodes, "proxy", "recompute-worker", "jobs-worker", "beat"):
             self.services[name].launch()
         for service in self.services.values():
             service.wait_ready()
-        wait_for(lambda: self.proxied_ready(2), timeout=60, what="the proxy's two nodes up")
+        wait_for(lambda: self.proxied_ready(2), timeout=60, what="the proxy's nodes up")
 
     def proxied_ready(self, times: int) -> bool:
         for _ in range(times):
@@ -376,7 +380,7 @@ class Cluster:
         """Kill what ``fault`` names; start it again after a short outage (except a gunicorn
         worker, which its master replaces); ``fault.back`` is when it answers again."""
         if fault.kind == "web-worker":
-            node = self.services[rng.choice(("web1", "web2"))]
+            node = self.services[rng.choice(self.nodes)]
             workers = node.children()
             fault.target = node.name
             fault.killed = time.perf_counter()
@@ -388,7 +392,7 @@ class Cluster:
             )  # fmt: skip
             fault.back = time.perf_counter()
             return
-        name = {"web-node": rng.choice(("web1", "web2"))}.get(fault.kind, fault.kind)
+        name = {"web-node": rng.choice(self.nodes)}.get(fault.kind, fault.kind)
         service = self.services[name]
         fault.target = name
         fault.killed = time.perf_counter()
