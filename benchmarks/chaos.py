@@ -67,6 +67,12 @@ CONVERGENCE_LIMIT = 60.0
 MAX_RATERS, MAX_DURATION, MAX_FAULTS = 50, 1800, 200
 
 
+def program(name: str) -> str | None:
+    """Where ``name`` is installed; Debian puts the daemons in /usr/sbin, which a user's PATH
+    may leave out."""
+    return shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -194,6 +200,7 @@ class Cluster:
         self.tmp = tmp
         self.tag = secrets.token_hex(3)
         self.web_workers = args.web_workers
+        self.restarting: set[str] = set()  # services killed and not answering yet
         self.nodes = [f"web{n}" for n in range(1, getattr(args, "nodes", 2) + 1)]
         self.ports = {name: free_port() for name in ("redis", "pgbouncer", *self.nodes, "proxy")}
         database = urlsplit(args.database_url)
@@ -238,7 +245,7 @@ class Cluster:
             "redis": Service(
                 "redis",
                 [
-                    "redis-server",
+                    program("redis-server"),
                     "--port",
                     str(ports["redis"]),
                     "--bind",
@@ -255,7 +262,7 @@ class Cluster:
             "pgbouncer": Service(
                 "pgbouncer",
                 [
-                    "pgbouncer",
+                    program("pgbouncer"),
                     *(["-u", "nobody"] if os.geteuid() == 0 else []),
                     str(self.pgbouncer_config(args)),
                 ],
@@ -280,7 +287,7 @@ class Cluster:
             )
         self.services["proxy"] = Service(
             "proxy",
-            ["haproxy", "-db", "-f", str(self.haproxy_config())],
+            [program("haproxy"), "-db", "-f", str(self.haproxy_config())],
             env, log, lambda: answers(ports["proxy"]),
         )  # fmt: skip
         for kind in ("recompute", "jobs"):
@@ -330,8 +337,13 @@ class Cluster:
             .read_text()
             .replace("    log stdout format raw local0\n", "")
             .replace("    option httplog\n", "")
-            .replace("    nameserver dns 127.0.0.11:53\n", "    nameserver dns 127.0.0.1:1\n")
-            .replace("frontend plain\n    bind :80\n", "frontend plain\n    bind 127.0.0.1:0\n")
+            .replace(
+                "resolvers docker\n    nameserver dns 127.0.0.11:53\n    hold valid 5s\n\n", ""
+            )
+            .replace(
+                "frontend plain\n    bind :80\n    http-request redirect scheme https code 301\n\n",
+                "",
+            )
             .replace(
                 "bind :443 ssl crt /etc/haproxy/certs/", f"bind 127.0.0.1:{self.ports['proxy']}"
             )
@@ -376,30 +388,55 @@ class Cluster:
         for service in reversed(list(self.services.values())):
             service.stop()
 
-    def inflict(self, fault: Fault, rng: random.Random) -> None:
-        """Kill what ``fault`` names; start it again after a short outage (except a gunicorn
-        worker, which its master replaces); ``fault.back`` is when it answers again."""
-        if fault.kind == "web-worker":
-            node = self.services[rng.choice(self.nodes)]
-            workers = node.children()
-            fault.target = node.name
-            fault.killed = time.perf_counter()
-            if workers:
-                os.kill(rng.choice(workers), signal.SIGKILL)
+    def inflict(self, fault: Fault, rng: random.Random, errors: list) -> threading.Thread:
+        """Kill what ``fault`` names and start it again after a short outage (a gunicorn
+        worker: its master replaces it). The returned thread waits until it answers again
+        (``fault.back``), so the next fault comes on time while a web node starts up. A web
+        node or a web worker is chosen among the nodes up: one node always serves."""
+        if fault.kind in ("web-worker", "web-node"):
             wait_for(
-                lambda: len(node.children()) >= len(workers) and node_ready(self.ports[node.name]),
-                timeout=60, what=f"{node.name}'s worker replaced",
+                lambda: any(node not in self.restarting for node in self.nodes),
+                timeout=300, what="a web node up",
             )  # fmt: skip
-            fault.back = time.perf_counter()
-            return
-        name = {"web-node": rng.choice(self.nodes)}.get(fault.kind, fault.kind)
+            name = rng.choice([node for node in self.nodes if node not in self.restarting])
+        else:
+            wait_for(lambda: fault.kind not in self.restarting, timeout=300, what=fault.kind)
+            name = fault.kind
         service = self.services[name]
         fault.target = name
+        self.restarting.add(name)
         fault.killed = time.perf_counter()
-        service.kill()
-        time.sleep({"web-node": 3.0, "redis": 2.0, "pgbouncer": 0.5}.get(fault.kind, 1.0))
-        service.start()
-        fault.back = time.perf_counter()
+        if fault.kind == "web-worker":
+            workers = service.children()
+            if workers:
+                os.kill(rng.choice(workers), signal.SIGKILL)
+
+            def back() -> None:
+                port = self.ports[name]
+                wait_for(
+                    lambda: len(service.children()) >= len(workers) and node_ready(port),
+                    timeout=300, what=f"{name}'s worker replaced",
+                )  # fmt: skip
+        else:
+            service.kill()
+            time.sleep({"web-node": 3.0, "redis": 2.0, "pgbouncer": 0.5}.get(fault.kind, 1.0))
+            service.launch()
+
+            def back() -> None:
+                service.wait_ready(timeout=300)
+
+        def waiting() -> None:
+            try:
+                back()
+                fault.back = time.perf_counter()
+            except Exception as error:  # reported, and the run fails
+                errors.append(f"{fault.kind}: {error!r}")
+            finally:
+                self.restarting.discard(name)
+
+        thread = threading.Thread(target=waiting, daemon=True)
+        thread.start()
+        return thread
 
 
 class Rater:
@@ -522,15 +559,19 @@ def plan_faults(args, rng: random.Random) -> list[Fault]:
 
 
 def inflict_all(cluster: Cluster, faults: list[Fault], began: float, rng, errors: list) -> None:
+    """Each fault at its time; returns once every process killed answers again."""
+    restarts = []
     for fault in faults:
         delay = began + fault.at - time.perf_counter()
         if delay > 0:
             time.sleep(delay)
         try:
-            cluster.inflict(fault, rng)
+            restarts.append(cluster.inflict(fault, rng, errors))
         except Exception as error:  # reported, and the run fails
             errors.append(f"{fault.kind}: {error!r}")
-            return
+            break
+    for thread in restarts:
+        thread.join()
 
 
 def postgres(url: str, statement: str) -> None:
@@ -695,8 +736,8 @@ def verdict(args, tally: Tally, faults, stored, duplicates, converged, began, er
         )
     if converged is None:
         problems.append(f"statistics not equal to a recompute within {CONVERGENCE_LIMIT:.0f} s")
-    if len([f for f in faults if f.killed]) < len(faults):
-        problems.append("not every planned fault was inflicted")
+    if len([f for f in faults if f.back]) < len(faults):
+        problems.append("not every planned fault was inflicted and recovered from")
     figures["problems"] = problems
     return figures
 
@@ -758,9 +799,9 @@ def arguments() -> argparse.Namespace:
         parser.error("too many faults for the duration: 2 s at least between two")
     args.seed = args.seed if args.seed is not None else secrets.randbelow(10**6)
     args.cases = args.cases or min(2000, int(args.duration) + 20)
-    for program in ("haproxy", "pgbouncer", "redis-server"):
-        if shutil.which(program) is None:
-            parser.error(f"{program} is not installed (apt-get install haproxy pgbouncer)")
+    for name in ("haproxy", "pgbouncer", "redis-server"):
+        if program(name) is None:
+            parser.error(f"{name} is not installed (apt-get install haproxy pgbouncer)")
     return args
 
 
