@@ -394,9 +394,11 @@ class Cluster:
         (``fault.back``), so the next fault comes on time while a web node starts up. A web
         node or a web worker is chosen among the nodes up: one node always serves."""
         if fault.kind in ("web-worker", "web-node"):
+            # A whole node only while another one is up; a worker of any node up.
+            spare = 1 if fault.kind == "web-node" else 0
             wait_for(
-                lambda: any(node not in self.restarting for node in self.nodes),
-                timeout=300, what="a web node up",
+                lambda: len([n for n in self.nodes if n not in self.restarting]) > spare,
+                timeout=300, what="a web node up besides the one to kill",
             )  # fmt: skip
             name = rng.choice([node for node in self.nodes if node not in self.restarting])
         else:

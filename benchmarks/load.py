@@ -505,6 +505,8 @@ def main() -> None:
                     Groups(
                         [cluster.services[f"{k}-worker"].process for k in ("recompute", "jobs")]
                     ),
+                    cluster.services["proxy"].process,
+                    cluster.services["pgbouncer"].process,
                 ]
             )
         else:
@@ -586,6 +588,8 @@ def report(args, stats: Stats, wall: float, study, point: float, intervals: floa
         f"CPU of the web server: {stats.cpu[0]:.1f} s ({requests_cpu:.0f} ms per request)"
         + (f"; of the Celery worker: {stats.cpu[1]:.1f} s" if len(stats.cpu) > 1 else "")
     )
+    if args.proxy:
+        print(f"CPU of HAProxy: {stats.cpu[2]:.2f} s; of PgBouncer: {stats.cpu[3]:.2f} s")
     loop = total - stats.signed_in_requests
     if stats.loop_cpu and loop:
         print(
