@@ -50,10 +50,14 @@ def consumed_key(queue: str | None = None) -> str:
 
 
 def worker_consumed(queue: str | None = None) -> None:
-    """Record that a worker of this deployment began a task from ``queue`` (called on
-    ``task_prerun``)."""
+    """Record that a worker of this deployment began a task, from ``queue`` (called on
+    ``task_prerun``): in the deployment's key, and in ``queue``'s own if it has one."""
+    keys = dict.fromkeys([CONSUMED_KEY, consumed_key(queue)])
     try:
-        _client().set(consumed_key(queue), int(time.time()), ex=settings.AGREEMENT_SWEEP_SECONDS)
+        with _client().pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.set(key, int(time.time()), ex=settings.AGREEMENT_SWEEP_SECONDS)
+            pipe.execute()
     except redis.RedisError:
         # The task runs whether or not the heartbeat is stored; readiness is only a report.
         logger.warning("Could not record the worker's heartbeat", exc_info=True)
