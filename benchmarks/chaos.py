@@ -335,7 +335,10 @@ class Cluster:
         path.write_text(
             (ROOT / "deploy" / "haproxy.cfg")
             .read_text()
-            .replace("    log stdout format raw local0\n", "")
+            .replace(
+                "    log stdout format raw local0\n",
+                f"    stats socket {self.tmp / 'haproxy.sock'} mode 600 level user\n",
+            )
             .replace("    option httplog\n", "")
             .replace(
                 "resolvers docker\n    nameserver dns 127.0.0.11:53\n    hold valid 5s\n\n", ""
@@ -357,6 +360,25 @@ class Cluster:
         )
         return path
 
+    def proxy_up(self, node: str) -> bool:
+        """Does the proxy itself count ``node`` as up (its checks passed again)? A node that
+        answers but is not yet back in the proxy leaves the other node alone in service."""
+        try:
+            with socket.socket(socket.AF_UNIX) as sock:
+                sock.settimeout(2)
+                sock.connect(str(self.tmp / "haproxy.sock"))
+                sock.sendall(b"show stat\n")
+                answer = b""
+                while chunk := sock.recv(65536):
+                    answer += chunk
+        except OSError:
+            return False
+        for line in answer.decode().splitlines():
+            fields = line.split(",")
+            if len(fields) > 17 and fields[0] == "web" and fields[1] == node:
+                return fields[17].startswith("UP")
+        return False
+
     @property
     def base(self) -> str:
         return f"http://127.0.0.1:{self.ports['proxy']}"
@@ -373,7 +395,10 @@ class Cluster:
             self.services[name].launch()
         for service in self.services.values():
             service.wait_ready()
-        wait_for(lambda: self.proxied_ready(2), timeout=60, what="the proxy's nodes up")
+        wait_for(
+            lambda: self.proxied_ready(2) and all(self.proxy_up(node) for node in self.nodes),
+            timeout=60, what="every node up in the proxy",
+        )  # fmt: skip
 
     def proxied_ready(self, times: int) -> bool:
         for _ in range(times):
@@ -416,7 +441,9 @@ class Cluster:
             def back() -> None:
                 port = self.ports[name]
                 wait_for(
-                    lambda: len(service.children()) >= len(workers) and node_ready(port),
+                    lambda: len(service.children()) >= len(workers)
+                    and node_ready(port)
+                    and self.proxy_up(name),
                     timeout=300, what=f"{name}'s worker replaced",
                 )  # fmt: skip
         else:
@@ -426,6 +453,8 @@ class Cluster:
 
             def back() -> None:
                 service.wait_ready(timeout=300)
+                if name in self.nodes:  # back when the proxy sends it requests again
+                    wait_for(lambda: self.proxy_up(name), timeout=60, what=f"{name} in the proxy")
 
         def waiting() -> None:
             try:
