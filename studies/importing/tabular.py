@@ -548,8 +548,9 @@ class _PartScan:
     and what the cells show in all (``expanded_chars``).
 
     A cell's own characters (a number, an inline text) are counted where they stand; a cell
-    of type "s" shows the shared text its ``<v>`` numbers, counted once per such cell. The shared texts' lengths are kept by position (the largest where two parts
-    hold some), so the part order in the archive does not matter.
+    of type "s" shows the shared text its ``<v>`` numbers, counted once per such cell. The
+    shared texts' lengths are kept by position (the largest where two parts hold some), so
+    the part order in the archive does not matter.
     """
 
     def __init__(self, max_cell_chars: int):
