@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerSpli
 import agreement.api
 import annotation.api
 import annotation.api_adjudication
+import annotation.api_ratings_import
 import studies.api
 from core import api
 
@@ -15,6 +16,7 @@ urlpatterns = [
     *studies.api.urlpatterns,
     *annotation.api.urlpatterns,
     *annotation.api_adjudication.urlpatterns,
+    *annotation.api_ratings_import.urlpatterns,
     *agreement.api.urlpatterns,
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:openapi"), name="docs"),
