@@ -7,14 +7,21 @@ Concord. These reads let the writes keep the two apart.
 """
 
 from annotation.models import Assignment, Rating
+from studies.models import StudyEvent
 
 _IMPORTED = Assignment.Source.IMPORTED
 
 
 def imported_ratings_held(*, study_id: int) -> bool:
-    """Whether the study holds any rating imported from elsewhere."""
-    return Assignment.objects.filter(
-        test_case__study_id=study_id, source=_IMPORTED, status=Assignment.Status.SUBMITTED
+    """Whether ratings have been imported into the study from elsewhere.
+
+    Read from its history, where each import is recorded in the import's own transaction:
+    every submit asks, and a study's events are far fewer than its assignments. Ratings
+    once imported keep the study apart even if they were deleted since (a withdrawal):
+    the statistics may have shown them beside the key's labels.
+    """
+    return StudyEvent.objects.filter(
+        study_id=study_id, kind=StudyEvent.Kind.RATINGS_IMPORTED
     ).exists()
 
 

@@ -500,7 +500,7 @@ def _check_archive(data: Source, max_unpacked: int, max_cell_chars: int, max_exp
     text, the cells that show it, and adds its length once per cell: the text the rows
     would hold in all, known before the first row is read.
     """
-    scan = _PartScan(max_cell_chars)
+    scan = _PartScan(max_cell_chars, max_expanded)
     try:
         with source_open(data) as stream, zipfile.ZipFile(stream) as archive:
             entries = archive.infolist()
@@ -512,7 +512,12 @@ def _check_archive(data: Source, max_unpacked: int, max_cell_chars: int, max_exp
                     f"The workbook unpacks to more than {_size(max_unpacked)}; save it again "
                     "from Excel, or export it as CSV UTF-8.",
                 )
-            for entry in entries:
+            # The shared texts first: one longer than a cell may hold is refused before
+            # the sheets' rows are scanned (the count does not depend on the order).
+            shared_first = sorted(
+                entries, key=lambda e: not e.filename.lower().endswith("sharedstrings.xml")
+            )
+            for entry in shared_first:
                 with archive.open(entry) as part:
                     _scan_part(part, scan)
     except _UNREADABLE:
@@ -524,6 +529,8 @@ def _check_archive(data: Source, max_unpacked: int, max_cell_chars: int, max_exp
             f"The workbook holds a text of more than {max_cell_chars:,} characters, more "
             "than a cell may hold.",
         )
+    except _TooMuchText:
+        pass
     if scan.expanded_chars() > max_expanded:
         _refuse(
             None,
@@ -542,6 +549,10 @@ class _SharedTextTooLong(Exception):
     """A shared string (``<si>`` of sharedStrings.xml) longer than a cell may hold."""
 
 
+class _TooMuchText(Exception):
+    """The cells show more text in all than the bound: the scan need read no further."""
+
+
 class _PartScan:
     """expat's handlers for the parts of a workbook: no DTD (entity tricks), rows and
     columns within Excel's limits, no shared text (``<si>``) longer than a cell may hold;
@@ -553,8 +564,9 @@ class _PartScan:
     the part order in the archive does not matter.
     """
 
-    def __init__(self, max_cell_chars: int):
+    def __init__(self, max_cell_chars: int, max_expanded: int):
         self.max_cell_chars = max_cell_chars
+        self.max_expanded = max_expanded
         self.cells = 0
         self.shared: int | None = None  # characters of the shared text being read, if in one
         self.shared_lengths: list[int] = []  # of this part's shared texts, in order
@@ -564,6 +576,7 @@ class _PartScan:
         self.reference: list[str] | None = None  # the text of such a cell's <v>
         self.references: dict[int, int] = {}  # shared text's position -> cells showing it
         self.chars = 0  # the cells' own characters
+        self.shown = 0  # shared texts' characters counted so far, for the early stop
 
     def part_start(self) -> None:
         self.cells, self.shared, self.shared_lengths = 0, None, []
@@ -605,6 +618,11 @@ class _PartScan:
             if position.isdigit() and len(position) < 10:
                 index = int(position)
                 self.references[index] = self.references.get(index, 0) + 1
+                # The shared texts are usually scanned first: stop as soon as it is too much.
+                if index < len(self.lengths):
+                    self.shown += self.lengths[index]
+                    if self.chars + self.shown > self.max_expanded:
+                        raise _TooMuchText
             self.reference = None
         elif local == "c":
             self.in_cell = self.in_shared_cell = False
