@@ -19,7 +19,7 @@ from .worksheets import MAX_BYTES, WorksheetError
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
 TRUE = ("1", "true", "yes", "on")
 
-PROBLEM_FIELDS = {
+PROBLEM_FIELDS: dict[str, serializers.Field] = {
     "row": serializers.IntegerField(allow_null=True),
     "column": serializers.CharField(allow_null=True),
     "message": serializers.CharField(),
@@ -65,7 +65,7 @@ def _job_body(request, study, job) -> dict:
     description=(
         "Upload `file` (.csv or .xlsx, the long format: Case ID, System, Rater, one column "
         "per rubric dimension, optional Confidence, Notes and Timestamp; see "
-        "docs/coordinator.md), with `check`: true to check it only. Or send `checked`: the "
+        "docs/coordinator.md), with `check`: true to check it only. Or send `check_job`: the "
         "UUID of your own check job that passed, to import its file. Answers 202 with the "
         "job's URL (also in Location), to GET until its state is done, failed or stopped. "
         "Refused when the study holds ratings made in Concord; once a study holds imported "
@@ -77,7 +77,7 @@ def _job_body(request, study, job) -> dict:
             {"file": serializers.FileField(), "check": serializers.BooleanField(required=False)},
         ),
         "application/json": inline_serializer(
-            "RatingsImportChecked", {"checked": serializers.UUIDField()}
+            "RatingsImportChecked", {"check_job": serializers.UUIDField()}
         ),
     },
     responses={202: RatingsImportJobSerializer, **ERRORS},
@@ -88,10 +88,10 @@ def ratings_import(request, slug):
     upload = request.FILES.get("file")
     try:
         if upload is None:
-            token = body_object(request).get("checked")
+            token = body_object(request).get("check_job")
             if not isinstance(token, str) or not token:
                 raise exceptions.ValidationError(
-                    ['file: upload the ratings as "file", or send "checked": a check job\'s id.']
+                    ['file: upload the ratings as "file", or send "check_job": a check job\'s id.']
                 )
             job = jobs.ratings_checked_import_start(
                 study=study, actor=request.user, token=token[:64]

@@ -50,7 +50,7 @@ def test_a_check_then_the_checked_file_imported():
     _, secret = tokens.api_token_create(user=study.lead, name="again")
     answer = client.post(
         f"/api/v1/studies/{study.slug}/ratings-import/",
-        {"checked": job_uuid},
+        {"check_job": job_uuid},
         content_type="application/json",
         HTTP_AUTHORIZATION=f"Bearer {secret}",
     )
