@@ -97,6 +97,24 @@ def stored(study) -> dict:
     return out
 
 
+def concord_rater(study) -> Membership:
+    """A rater of the study with an account, given every case (nothing rated yet)."""
+    rater = membership_add(study=study, user=UserFactory(), role=Membership.Role.RATER)
+    assignments_create_all(study=study, rater=rater)
+    return rater
+
+
+def screen_payload(choice=3) -> dict:
+    """Every response of a three-system case rated ``choice`` on the three scales."""
+    scores = {key: {"choice": choice} for key in ("helpfulness", "clarity", "accuracy")}
+    return {"responses": {label: scores for label in "ABC"}, "confidence": "high"}
+
+
+def rating_made_in_concord(study) -> None:
+    rater = concord_rater(study)
+    rating_submit(assignment=rater.assignments.first(), payload=screen_payload(), any_version=True)
+
+
 def test_a_file_by_system_lands_on_the_right_responses_for_new_pseudonymous_raters():
     study = likert_study()
     summary = run(study, full_file())
@@ -192,22 +210,7 @@ def test_a_header_problem_names_the_columns_expected():
 
 def test_refused_when_the_study_holds_a_rating_made_in_concord():
     study = likert_study()
-    user = UserFactory()
-    rater = membership_add(study=study, user=user, role=Membership.Role.RATER)
-    assignments_create_all(study=study, rater=rater)
-    assignment = rater.assignments.first()
-    payload = {
-        "responses": {
-            label: {
-                "helpfulness": {"choice": 3},
-                "clarity": {"choice": 3},
-                "accuracy": {"choice": 3},
-            }
-            for label in "ABC"
-        },
-        "confidence": "high",
-    }
-    rating_submit(assignment=assignment, payload=payload, any_version=True)
+    rating_made_in_concord(study)
     before = snapshot()
     problems = problems_of(study, full_file(), dry_run=True)
     assert problems == [CONCORD_HELD_MESSAGE]
@@ -217,24 +220,12 @@ def test_refused_when_the_study_holds_a_rating_made_in_concord():
 
 def test_once_imported_the_study_takes_no_rating_made_in_concord_and_assigns_nothing():
     study = likert_study()
-    user = UserFactory()
-    rater = membership_add(study=study, user=user, role=Membership.Role.RATER)
-    assignments_create_all(study=study, rater=rater)
+    rater = concord_rater(study)
     run(study, full_file())
-    assignment = rater.assignments.first()
-    payload = {
-        "responses": {
-            label: {
-                "helpfulness": {"choice": 3},
-                "clarity": {"choice": 3},
-                "accuracy": {"choice": 3},
-            }
-            for label in "ABC"
-        },
-        "confidence": "high",
-    }
     with pytest.raises(RatingClosedError) as caught:
-        rating_submit(assignment=assignment, payload=payload, any_version=True)
+        rating_submit(
+            assignment=rater.assignments.first(), payload=screen_payload(), any_version=True
+        )
     assert str(caught.value) == IMPORTED_HELD_MESSAGE
     assert "blinding" in IMPORTED_HELD_MESSAGE
     with pytest.raises(AssignmentDesignError, match="imported from elsewhere"):

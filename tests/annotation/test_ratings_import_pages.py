@@ -6,11 +6,16 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from agreement.report.sections import study_report
-from studies.models import Membership, StudyEvent
-from studies.services import membership_add
-from tests.factories import UserFactory
+from studies.models import StudyEvent
 
-from .test_ratings_by_system import HEADER, SYSTEMS, csv_bytes, full_file, likert_study
+from .test_ratings_by_system import (
+    HEADER,
+    SYSTEMS,
+    csv_bytes,
+    full_file,
+    likert_study,
+    rating_made_in_concord,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -53,17 +58,8 @@ def test_problems_are_listed_on_the_page(client):
 
 
 def test_the_page_says_why_a_study_with_concord_raters_cannot_import(client):
-    from annotation.services import assignments_create_all, rating_submit
-
     study = likert_study()
-    rater = membership_add(study=study, user=UserFactory(), role=Membership.Role.RATER)
-    assignments_create_all(study=study, rater=rater)
-    scores = {k: {"choice": 2} for k in ("helpfulness", "clarity", "accuracy")}
-    rating_submit(
-        assignment=rater.assignments.first(),
-        payload={"responses": {label: scores for label in "ABC"}, "confidence": "low"},
-        any_version=True,
-    )
+    rating_made_in_concord(study)
     client.force_login(study.lead)
     page = client.get(reverse("annotation:ratings_import", args=[study.slug]))
     assert "holds ratings made in Concord" in page.text

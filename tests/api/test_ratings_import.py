@@ -8,7 +8,13 @@ from annotation.models import Rating
 from annotation.services import CONCORD_HELD_MESSAGE
 from studies.models import StudyEvent
 from studies.services import tokens
-from tests.annotation.test_ratings_by_system import HEADER, SYSTEMS, csv_bytes, full_file
+from tests.annotation.test_ratings_by_system import (
+    HEADER,
+    SYSTEMS,
+    csv_bytes,
+    full_file,
+    rating_made_in_concord,
+)
 from tests.annotation.test_ratings_by_system import likert_study as make_likert_study
 
 pytestmark = pytest.mark.django_db
@@ -87,20 +93,8 @@ def test_no_file_is_a_400_in_the_apis_shape(client):
 
 
 def test_a_study_with_ratings_made_in_concord_refuses_and_says_why(client):
-    from annotation.services import assignments_create_all, rating_submit
-    from studies.models import Membership
-    from studies.services import membership_add
-    from tests.factories import UserFactory
-
     study = make_likert_study()
-    rater = membership_add(study=study, user=UserFactory(), role=Membership.Role.RATER)
-    assignments_create_all(study=study, rater=rater)
-    scores = {k: {"choice": 2} for k in ("helpfulness", "clarity", "accuracy")}
-    rating_submit(
-        assignment=rater.assignments.first(),
-        payload={"responses": {label: scores for label in "ABC"}, "confidence": "low"},
-        any_version=True,
-    )
+    rating_made_in_concord(study)
     body = post_file(client, study, full_file()).json()
     assert body["state"] == "failed"
     assert body["problems"][0]["message"] == CONCORD_HELD_MESSAGE
