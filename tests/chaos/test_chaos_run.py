@@ -28,10 +28,9 @@ pytestmark = [
 
 
 # The same plan every time (which process dies, in what order, when): a failure is
-# reproducible with `benchmarks/chaos.py --seed`. In this plan the recompute worker is killed
-# mid-run, not last: a recompute claim lost with a killed worker holds the study for up to
-# 60 s (agreement/coalescing.py, PENDING_SECONDS), so a plan ending with that kill can
-# converge a few seconds past the 60 s limit (benchmarks/README.md, "Chaos").
+# reproducible with `benchmarks/chaos.py --seed`. A recompute claim lost with a killed worker
+# holds the study for up to PENDING_SECONDS (agreement/coalescing.py), well inside the run's
+# 60 s limit for convergence (benchmarks/README.md, "Chaos").
 SEED = 895471
 
 
