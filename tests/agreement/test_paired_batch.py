@@ -35,10 +35,12 @@ def _same(x, y) -> bool:
     )
 
 
-@pytest.mark.parametrize("n", [0, 1, 2, 5, 12, 13, 14, 30, 50, 51, 120])
+# 10 items: scipy's permutation test (2^n sign flips each) is the slowest path; 13 is its
+# largest size, in the test against scipy below.
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 10, 14, 30, 50, 51, 120])
 def test_each_pair_gets_what_it_gets_alone(n):
     rng = np.random.default_rng(n)
-    pairs = _pairs(n, rng) + _pairs(n, rng)
+    pairs = _pairs(n, rng)
     boots = rng.normal(size=(300, len(pairs)))
     boots[rng.random(boots.shape) < 0.01] = np.nan
     weights = rng.random(n)
