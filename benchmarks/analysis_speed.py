@@ -15,7 +15,10 @@ Each run puts the study back to closed (its stored result made stale), then time
 the recompute it asks for (point stage and interval stage with the comparison of the 14
 systems) and the result stored. That is the worker's run without Celery's debounce. Per run
 it prints the wall and CPU seconds and the load average before it; then the best, median
-and spread. `--profile` prints cProfile's top functions of one more run.
+and spread. `--profile` prints cProfile's top functions of one more run. `--pairs` then
+times the comparison alone (`compare_systems`, no database) on the same ratings laid out as
+700 cases of two responses (each of the 91 pairs in 7-8 cases), the layout whose many small
+pairs made scipy's Wilcoxon test fall back to its permutation test.
 """
 
 import cProfile
@@ -167,12 +170,47 @@ def unblind(study):
     return result
 
 
+def pairs_layout(study):
+    """The study's comparison data laid out as 700 cases of two responses: each case's 14
+    responses (in key order) cut into 7 pairs."""
+    import dataclasses
+
+    import numpy as np
+
+    from agreement.selectors import study_comparison_data, study_ratings
+    from studies.models import Study
+
+    study = Study.objects.get(pk=study.pk)
+    study.status = Study.Status.UNBLINDED  # read as after unblinding; not saved
+    data = study_comparison_data(study=study, data=study_ratings(study=study, pilot=False))
+    raters, half = data.totals.shape[0], SYSTEMS // 2
+
+    def relayout(matrix):
+        return np.asarray(matrix, float).reshape(raters, CASES * half, 2).reshape(raters, -1)
+
+    return dataclasses.replace(
+        data,
+        labels=data.labels[:2],
+        case_systems=data.case_systems.reshape(CASES * half, 2),
+        totals=relayout(data.totals),
+        dimensions=[
+            dataclasses.replace(d, matrix=relayout(d.matrix), unit_strata=[])
+            for d in data.dimensions
+        ],
+        lengths=np.asarray(data.lengths, float).reshape(CASES * half, 2),
+        confidence=np.repeat(np.asarray(data.confidence, float), half, axis=1),
+        strata=[s for s in data.strata for _ in range(half)],
+        adjudicated={},
+    )
+
+
 def main() -> None:
     args = sys.argv[1:]
     repeat = 5
     if args[:1] == ["--repeat"]:
         repeat, args = int(args[1]), args[2:]
     profile = "--profile" in args
+    pairs = "--pairs" in args
     setup_django()
     from django.conf import settings
     from django.db import connection
@@ -211,6 +249,20 @@ def main() -> None:
         f"worst {max(walls):.2f} s; CPU: best {min(cpus):.2f} s, "
         f"median {statistics.median(cpus):.2f} s"
     )
+    if pairs:
+        from agreement.analysis.outcomes import compare_systems
+
+        data = pairs_layout(study)
+        for run in range(repeat):
+            load = os.getloadavg()
+            wall, cpu = time.perf_counter(), time.process_time()
+            compare_systems(data, n_resamples=settings.AGREEMENT_BOOTSTRAP_RESAMPLES, seed=7)
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            print(
+                f"pairs layout, run {run + 1}: the comparison alone {wall:.2f} s wall, "
+                f"{cpu:.2f} s CPU (load average before {load[0]:.2f})",
+                flush=True,
+            )
     if profile:
         reblind(study)
         profiler = cProfile.Profile()
