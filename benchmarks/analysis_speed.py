@@ -183,6 +183,7 @@ def pairs_layout(study):
     study = Study.objects.get(pk=study.pk)
     study.status = Study.Status.UNBLINDED  # read as after unblinding; not saved
     data = study_comparison_data(study=study, data=study_ratings(study=study, pilot=False))
+    assert data is not None, "the study has no ratings"
     raters, half = data.totals.shape[0], SYSTEMS // 2
 
     def relayout(matrix):
