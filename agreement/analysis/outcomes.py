@@ -29,8 +29,9 @@ from agreement.stats.estimates import (
     linear_fit,
     logistic_fit,
     mcnemar_exact,
-    paired_difference,
+    paired_differences,
     percentile_interval,
+    percentile_intervals,
 )
 from agreement.stats.ranking import RANKING_RESAMPLES, bradley_terry, win_matrix
 
@@ -398,14 +399,15 @@ def _group_differences(scores, pairs, cases, boot: _Draws, *, weights):
 
 def _per_system(data: ComparisonData, scores, m: int, boot: _Draws) -> list[dict]:
     n_systems = len(data.systems)
+    intervals = (
+        percentile_intervals(boot.means[:, m * n_systems : (m + 1) * n_systems])
+        if boot.means is not None
+        else [(None, None)] * n_systems
+    )
     rows = []
     for s, system in enumerate(data.systems):
         column = scores[m][:, s]
-        low, high = (
-            percentile_interval(boot.means[:, m * n_systems + s])
-            if boot.means is not None
-            else (None, None)
-        )
+        low, high = intervals[s]
         rows.append(
             {
                 "system": system,
@@ -419,17 +421,23 @@ def _per_system(data: ComparisonData, scores, m: int, boot: _Draws) -> list[dict
 
 
 def _paired(data, measure: tuple, scores, pairs, differences, boot: _Draws) -> list[dict]:
-    """Each pair's paired difference on one measure, overall and per stratum."""
+    """Each pair's paired difference on one measure, overall and per stratum (every pair
+    of a group at once: ``paired_differences``)."""
     m, key, name = measure
+    per_group = {}
+    for group, (cases, weights, draws) in differences.items():
+        columns = (
+            draws[:, m * len(pairs) : (m + 1) * len(pairs)]
+            if draws is not None
+            else np.full((boot.n_resamples, len(pairs)), np.nan)
+        )
+        per_group[group] = paired_differences(
+            [(scores[m][cases, first], scores[m][cases, second]) for first, second in pairs],
+            n_resamples=boot.n_resamples, seed=boot.seed, weights=weights, boots=columns,
+        )  # fmt: skip
     rows = []
     for p, (first, second) in enumerate(pairs):
-        a, b = scores[m][:, first], scores[m][:, second]
-        for group, (cases, weights, draws) in differences.items():
-            column = draws[:, m * len(pairs) + p] if draws is not None else np.array([])
-            result = paired_difference(
-                a[cases], b[cases], n_resamples=boot.n_resamples, seed=boot.seed,
-                weights=weights, boot=column,
-            )  # fmt: skip
+        for group, (_, weights, _) in differences.items():
             rows.append(
                 {
                     "key": key,
@@ -439,7 +447,7 @@ def _paired(data, measure: tuple, scores, pairs, differences, boot: _Draws) -> l
                     "second": data.systems[second],
                     "stratum": group,
                     "weighted": weights is not None,
-                    **result,
+                    **per_group[group][p],
                 }
             )
     return rows

@@ -195,6 +195,34 @@ def percentile_interval(samples: npt.ArrayLike, confidence: float = 0.95) -> tup
     return float(low), float(high)
 
 
+def percentile_intervals(
+    samples: npt.ArrayLike, confidence: float = 0.95
+) -> list[tuple[float, float]]:
+    """``percentile_interval`` of each column of ``samples`` (resamples x columns), the
+    same numbers: the columns without a NaN sample in one call, the others one by one."""
+    samples = np.asarray(samples, dtype=float)
+    if samples.ndim != 2:
+        raise ValueError("samples must be resamples x columns")
+    intervals: list[tuple[float, float]] = [(math.nan, math.nan)] * samples.shape[1]
+    clean = ~np.isnan(samples).any(axis=0)
+    if samples.shape[0] and clean.any():
+        # Each column as a contiguous row, as one column alone is laid out.
+        rows = np.ascontiguousarray(samples[:, clean].T)
+        bounds = np.quantile(rows, [(1 - confidence) / 2, (1 + confidence) / 2], axis=1)
+        for column, low, high in zip(np.flatnonzero(clean), *bounds, strict=True):
+            intervals[column] = (float(low), float(high))
+    for column in np.flatnonzero(~clean):
+        intervals[column] = percentile_interval(samples[:, column], confidence)
+    return intervals
+
+
+# What ``paired_difference`` gives, in this order.
+PAIRED_KEYS = (
+    "n", "mean_first", "mean_second", "difference", "low", "high", "relative",
+    "sd_difference", "effect_size_dz", "wilcoxon_statistic", "wilcoxon_p", "t_statistic", "t_p",
+)  # fmt: skip
+
+
 def paired_difference(
     first: npt.ArrayLike,
     second: npt.ArrayLike,
@@ -211,40 +239,153 @@ def paired_difference(
     boot: the difference's bootstrap means when already drawn (``bootstrap_means`` of many
     columns at once shares one set of draws), instead of drawing them here.
     """
-    a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
-    if a.shape != b.shape:
-        raise ValueError("first and second must hold the same items")
-    both = ~np.isnan(a) & ~np.isnan(b)
-    a, b = a[both], b[both]
-    w = None if weights is None else np.asarray(weights, dtype=float)[both]
-    d = b - a
-    n = int(d.size)
-    result = {"n": n, "mean_first": _mean(a, w), "mean_second": _mean(b, w)}
-    result["difference"] = _mean(d, w)
-    if boot is None:
-        boot = bootstrap_means(d, n_resamples=n_resamples, seed=seed, weights=w) if n else []
-    result["low"], result["high"] = percentile_interval(boot)
-    mean_first = result["mean_first"]
-    result["relative"] = (
-        result["difference"] / mean_first if n and mean_first not in (0.0,) else math.nan
-    )
-    sd = float(np.std(d, ddof=1)) if n >= 2 else math.nan
-    result["sd_difference"] = sd
-    result["effect_size_dz"] = float(np.mean(d) / sd) if n >= 2 and sd > 0 else math.nan
-    if n >= 2 and np.any(d != 0):
-        wilcoxon = stats.wilcoxon(b, a)
-        result["wilcoxon_statistic"], result["wilcoxon_p"] = (
-            float(wilcoxon.statistic),
-            float(wilcoxon.pvalue),
+    boots = None if boot is None else np.asarray(boot, dtype=float).reshape(-1, 1)
+    return paired_differences(
+        [(first, second)], n_resamples=n_resamples, seed=seed, weights=weights, boots=boots
+    )[0]
+
+
+def paired_differences(
+    pairs: list[tuple[npt.ArrayLike, npt.ArrayLike]],
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    weights: npt.ArrayLike | None = None,
+    boots: npt.ArrayLike | None = None,
+) -> list[dict]:
+    """``paired_difference`` of each (first, second) in ``pairs``, the same numbers, with
+    the tests run for many pairs at once (per test and number of items: scipy's overhead
+    per call, not the arithmetic, was most of a many-system comparison's time).
+
+    weights: per item, shared by every pair. boots: resamples x pairs, each pair's
+    bootstrap means when already drawn; else each pair draws its own, as
+    ``paired_difference`` does.
+    """
+    w_all = None if weights is None else np.asarray(weights, dtype=float)
+    if boots is not None:
+        boots = np.asarray(boots, dtype=float)
+        if boots.ndim != 2 or boots.shape[1] != len(pairs):
+            raise ValueError("boots must be resamples x pairs")
+    results, differences = [], []
+    for first, second in pairs:
+        a, b = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+        if a.shape != b.shape:
+            raise ValueError("first and second must hold the same items")
+        both = ~np.isnan(a) & ~np.isnan(b)
+        a, b = a[both], b[both]
+        w = None if w_all is None else w_all[both]
+        d = b - a
+        n = int(d.size)
+        result = {"n": n, "mean_first": _mean(a, w), "mean_second": _mean(b, w)}
+        result["difference"] = _mean(d, w)
+        mean_first = result["mean_first"]
+        result["relative"] = (
+            result["difference"] / mean_first if n and mean_first not in (0.0,) else math.nan
         )
-    else:
+        sd = float(np.std(d, ddof=1)) if n >= 2 else math.nan
+        result["sd_difference"] = sd
+        result["effect_size_dz"] = float(np.mean(d) / sd) if n >= 2 and sd > 0 else math.nan
+        results.append(result)
+        differences.append((a, b, d, w))
+    if boots is None:
+        boots = np.column_stack(
+            [
+                bootstrap_means(d, n_resamples=n_resamples, seed=seed, weights=w)
+                if d.size
+                else np.full(n_resamples, math.nan)
+                for _, _, d, w in differences
+            ]
+        ) if pairs else np.empty((n_resamples, 0))  # fmt: skip
+    for result, (low, high) in zip(results, percentile_intervals(boots), strict=True):
+        result["low"], result["high"] = low, high
+    _wilcoxon_tests(results, differences)
+    _t_tests(results, differences)
+    return [{key: _plain(result[key]) for key in PAIRED_KEYS} for result in results]
+
+
+def _by_size(columns: list[int], differences: list) -> dict[int, list[int]]:
+    groups: dict[int, list[int]] = {}
+    for k in columns:
+        groups.setdefault(differences[k][2].size, []).append(k)
+    return groups
+
+
+def _wilcoxon_method(d: np.ndarray) -> str:
+    """The method scipy's ``wilcoxon(method="auto")`` takes for one pair's differences:
+    exact up to 50 items with no zero and no tie, a permutation test up to 13 items
+    otherwise, else the normal approximation."""
+    if d.size > 50:
+        return "asymptotic"
+    magnitudes = np.abs(d)
+    if not (magnitudes == 0).any() and np.unique(magnitudes).size == magnitudes.size:
+        return "exact"
+    return "permutation" if d.size <= 13 else "asymptotic"
+
+
+def _wilcoxon_sign_flips(d: np.ndarray) -> tuple[float, float]:
+    """Wilcoxon's signed-rank test of up to 13 differences with a zero or a tie: the exact
+    null distribution over every sign flip (2^n of them), as scipy's ``wilcoxon`` computes
+    it with ``permutation_test`` (the same statistic, count and tolerance), but from one
+    matrix of flips instead of a Python call per flip (seconds per pair before). A zero is
+    left out of the ranks; its flips repeat every sum, so they scale both counts alike."""
+    nonzero = d[d != 0]
+    ranks = stats.rankdata(np.abs(nonzero))
+    positive, negative = ranks[nonzero > 0].sum(), ranks[nonzero < 0].sum()
+    m = nonzero.size
+    flips = (np.arange(2**m)[:, None] >> np.arange(m)) & 1
+    null = flips @ ranks
+    gamma = abs(np.finfo(float).eps * 100 * positive)
+    repeats = 2 ** (d.size - m)
+    total = 2**d.size
+    less = np.count_nonzero(null <= positive + gamma) * repeats / total
+    greater = np.count_nonzero(null >= positive - gamma) * repeats / total
+    p = min(max(min(less, greater) * 2, 0.0), 1.0)
+    return float(min(positive, negative)), float(p)
+
+
+def _wilcoxon_tests(results: list[dict], differences: list) -> None:
+    """Wilcoxon's signed-rank test (second against first) of every pair with two items and
+    a difference other than 0, as ``stats.wilcoxon(second, first)`` gives it alone: the
+    pairs of one method and size in one call, each pair's differences a row."""
+    for result in results:
         result["wilcoxon_statistic"], result["wilcoxon_p"] = math.nan, math.nan
-    if n >= 2 and sd > 0:
-        t = stats.ttest_rel(b, a)
-        result["t_statistic"], result["t_p"] = float(t.statistic), float(t.pvalue)
-    else:
+    tested: dict[str, list[int]] = {}
+    for k, (_, _, d, _) in enumerate(differences):
+        if d.size >= 2 and np.any(d != 0):
+            tested.setdefault(_wilcoxon_method(d), []).append(k)
+    for method, columns in tested.items():
+        if method == "permutation":
+            for k in columns:
+                statistic, p = _wilcoxon_sign_flips(differences[k][2])
+                results[k]["wilcoxon_statistic"], results[k]["wilcoxon_p"] = statistic, p
+            continue
+        for group in _by_size(columns, differences).values():
+            rows = np.stack([differences[k][2] for k in group])
+            test = stats.wilcoxon(rows, axis=1, method=method)
+            statistics, p_values = np.atleast_1d(test.statistic), np.atleast_1d(test.pvalue)
+            for k, statistic, p in zip(group, statistics, p_values, strict=True):
+                results[k]["wilcoxon_statistic"], results[k]["wilcoxon_p"] = (
+                    float(statistic),
+                    float(p),
+                )
+
+
+def _t_tests(results: list[dict], differences: list) -> None:
+    """The paired t-test (second against first) of every pair with two items and a spread,
+    as ``stats.ttest_rel(second, first)`` gives it alone: the pairs of one size in one call,
+    each pair's items a row."""
+    for result in results:
         result["t_statistic"], result["t_p"] = math.nan, math.nan
-    return {key: _plain(value) for key, value in result.items()}
+    columns = [
+        k for k, result in enumerate(results) if result["n"] >= 2 and result["sd_difference"] > 0
+    ]
+    for group in _by_size(columns, differences).values():
+        seconds = np.stack([differences[k][1] for k in group])
+        firsts = np.stack([differences[k][0] for k in group])
+        test = stats.ttest_rel(seconds, firsts, axis=1)
+        statistics, p_values = np.atleast_1d(test.statistic), np.atleast_1d(test.pvalue)
+        for k, statistic, p in zip(group, statistics, p_values, strict=True):
+            results[k]["t_statistic"], results[k]["t_p"] = float(statistic), float(p)
 
 
 def logistic_fit(x: npt.ArrayLike, y: npt.ArrayLike, *, iterations: int = 100) -> dict:
