@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db import IntegrityError
 from django.utils import timezone
 
+from annotation.selectors.imported import imported_ratings_held
 from annotation.services.assignment import study_assign
 from jobs.models import Job
 from jobs.runner import job_schedule
@@ -105,6 +106,8 @@ def assignment_auto_start(*, study_id: int) -> Job | None:
     study = Study.objects.filter(pk=study_id).first()
     if study is None or not study.accepts_ratings:
         return None
+    if imported_ratings_held(study_id=study.pk):
+        return None  # its raters were imported with their ratings; Assign says why
     raters = study.memberships.filter(role=Membership.Role.RATER, status=Membership.Status.ACTIVE)
     if not raters.exists() or not study.test_cases.filter(purpose=TestCase.Purpose.SAMPLE).exists():
         return None

@@ -3,6 +3,7 @@
 from celery import shared_task
 
 from .assignment_jobs import assignment_job_run
+from .ratings_import_jobs import ratings_import_job_run
 from .worksheet_jobs import worksheet_job_run
 
 # Assign at 10,000 cases takes a few seconds; the limits stop a stuck run, whose
@@ -32,3 +33,13 @@ WORKSHEET_SOFT_LIMIT = 10 * 60
 )
 def import_worksheet(job_id: int) -> None:
     worksheet_job_run(job_id=job_id)
+
+
+@shared_task(
+    acks_late=True,
+    ignore_result=True,
+    soft_time_limit=WORKSHEET_SOFT_LIMIT,
+    time_limit=WORKSHEET_SOFT_LIMIT + 60,
+)
+def import_ratings(job_id: int) -> None:
+    ratings_import_job_run(job_id=job_id)

@@ -9,6 +9,7 @@ from .views import (
     people,
     preview,
     profile,
+    ratings_import,
     results,
     welfare,
 )
@@ -122,5 +123,20 @@ urlpatterns = [
         "s/<slug:slug>/results/import/<uuid:job_uuid>/status/",
         results.worksheet_job_status,
         name="worksheet_job_status",
+    ),
+    path(
+        "s/<slug:slug>/results/ratings-import/",
+        ratings_import.ratings_import,
+        name="ratings_import",
+    ),
+    path(
+        "s/<slug:slug>/results/ratings-import/<uuid:job_uuid>/",
+        ratings_import.ratings_import_job,
+        name="ratings_import_job",
+    ),
+    path(
+        "s/<slug:slug>/results/ratings-import/<uuid:job_uuid>/status/",
+        ratings_import.ratings_import_status,
+        name="ratings_import_status",
     ),
 ]

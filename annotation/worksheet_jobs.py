@@ -118,8 +118,10 @@ def worksheet_job_of(*, study: Study, job_uuid) -> Job | None:
         job_uuid = uuid.UUID(str(job_uuid))
     except ValueError:
         return None
+    # The kind's other jobs (ratings imported by system, ``ratings_import_jobs``) are not
+    # worksheets.
     return Job.objects.filter(
-        kind=Job.Kind.WORKSHEET_IMPORT, study_id=study.pk, uuid=job_uuid
+        kind=Job.Kind.WORKSHEET_IMPORT, study_id=study.pk, uuid=job_uuid, name__in=(CHECK, IMPORT)
     ).first()
 
 

@@ -37,6 +37,39 @@ def rewrite_sheet(data: bytes, rewrite) -> bytes:
     return buffer.getvalue()
 
 
+def shared_text_workbook(text: str, rows: int) -> bytes:
+    """``rows`` rows, each one cell showing one shared ``text`` (stored once, as Excel does)."""
+    sst = (
+        '<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="1" '
+        f'uniqueCount="1"><si><t>{text}</t></si></sst>'
+    )
+    cells = "".join(
+        f'<row r="{n}"><c r="A{n}" t="s"><v>0</v></c></row>' for n in range(1, rows + 1)
+    )
+    parts = {
+        "xl/worksheets/sheet1.xml": lambda x: x.replace("</sheetData>", cells + "</sheetData>"),
+        "[Content_Types].xml": lambda x: x.replace(
+            "</Types>",
+            '<Override PartName="/xl/sharedStrings.xml" ContentType="application/'
+            'vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>',
+        ),
+        "xl/_rels/workbook.xml.rels": lambda x: x.replace(
+            "</Relationships>",
+            '<Relationship Id="rIdShared" Type="http://schemas.openxmlformats.org/'
+            'officeDocument/2006/relationships/sharedStrings" Target="sharedStrings.xml"/>'
+            "</Relationships>",
+        ),
+    }
+    source = zipfile.ZipFile(io.BytesIO(workbook([])))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as target:
+        for entry in source.infolist():
+            content = source.read(entry).decode()
+            target.writestr(entry.filename, parts.get(entry.filename, lambda x: x)(content))
+        target.writestr("xl/sharedStrings.xml", sst)
+    return buffer.getvalue()
+
+
 def cases():
     yield "csv: 10 million blank lines", "t.csv", b"a,b\n" + b"\n" * 10_000_000
     yield "csv: 2 million rows of empty cells", "t.csv", b"a,b\n" + b",,,,\n" * 2_000_000
@@ -61,6 +94,12 @@ def cases():
             ),
         ),
     )
+    for chars in (4_000_000, 150_000):
+        yield (
+            f"xlsx: 150,000 rows show one {chars:,}-char text",
+            "w.xlsx",
+            shared_text_workbook("x" * chars, 150_000),
+        )
     row = '<row><c t="n"><v>1</v></c></row>'
     yield (
         "xlsx: zip bomb (80 MB unpacked)",

@@ -7,6 +7,11 @@ Two shapes:
 
     .venv/bin/python benchmarks/load.py --raters 8
     .venv/bin/python benchmarks/load.py --default --raters 20
+    .venv/bin/python benchmarks/load.py --proxy --nodes 1 --raters 8
+
+``--proxy``: the scaled-out shape of docs/deployment.md instead (benchmarks/chaos.py's, with
+no fault): HAProxy in front of ``--nodes`` web nodes of ``--workers`` gunicorn workers each,
+PgBouncer in transaction mode, a Redis of its own, the recompute and jobs workers and beat.
 
 The script builds its own data through the services (tests/factories.py, tests/payloads.py)
 in a database of its own (PostgreSQL ``concord_bench_load``, or a SQLite file in a temporary
@@ -276,8 +281,17 @@ def stop(processes) -> None:
             process.wait()
 
 
+class Groups:
+    """Several servers' process groups counted as one (the web nodes behind the proxy)."""
+
+    def __init__(self, processes):
+        self.processes = processes
+
+
 def cpu_seconds(process) -> float:
     """CPU time (user + system) of every live process in ``process``'s group."""
+    if isinstance(process, Groups):
+        return sum(cpu_seconds(member) for member in process.processes)
     total = 0.0
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -405,7 +419,7 @@ def cleanup(args, env: dict, tmp: Path, port: int, processes, *, created: bool) 
     if created:
         name = urlsplit(args.database_url).path.lstrip("/")
         postgres(args.database_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        if "CELERY_QUEUE" in env:
+        if "CELERY_QUEUE" in env and not args.proxy:  # the proxy's shape had its own Redis
             import redis
 
             redis.Redis.from_url(args.redis_url).delete(env["CELERY_QUEUE"])
@@ -440,7 +454,7 @@ def measure(args, base: str, study, usernames, processes):
     return stats, wall, point, intervals
 
 
-def main() -> None:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--default", action="store_true", help="runserver, SQLite, in-process")
     parser.add_argument("--raters", type=int, default=8)
@@ -449,7 +463,16 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4, help="gunicorn workers")
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", PG_URL))
     parser.add_argument("--redis-url", default=REDIS_URL)
+    parser.add_argument("--proxy", action="store_true", help="the scaled-out shape")
+    parser.add_argument("--nodes", type=int, default=2, help="web nodes behind the proxy")
     args = parser.parse_args()
+    if args.proxy and not 1 <= args.nodes <= 8:
+        parser.error("1-8 web nodes")
+    return args
+
+
+def main() -> None:
+    args = arguments()
     # SIGTERM ends the run like Ctrl-C, so the cleanup below runs either way.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
 
@@ -462,6 +485,7 @@ def main() -> None:
     os.environ.update(env)
     sys.path.insert(0, str(ROOT))
     processes = []
+    cluster = None
     created = False
     try:
         if not args.default:
@@ -473,8 +497,21 @@ def main() -> None:
         from django.db import connection
 
         connection.close()
-        processes.extend(start_servers(args, env, tmp, port))
-        wait_healthy(base, processes)
+        if args.proxy:
+            cluster, base = start_cluster(args, tmp)
+            processes.extend(
+                [
+                    Groups([cluster.services[node].process for node in cluster.nodes]),
+                    Groups(
+                        [cluster.services[f"{k}-worker"].process for k in ("recompute", "jobs")]
+                    ),
+                    cluster.services["proxy"].process,
+                    cluster.services["pgbouncer"].process,
+                ]
+            )
+        else:
+            processes.extend(start_servers(args, env, tmp, port))
+            wait_healthy(base, processes)
         stats, wall, point, intervals = measure(args, base, study, usernames, processes)
         report(args, stats, wall, study, point, intervals)
     except KeyboardInterrupt:
@@ -483,7 +520,23 @@ def main() -> None:
         # A second Ctrl-C must not cut the cleanup short.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if cluster is not None:
+            cluster.stop()
+            processes = []
         cleanup(args, env, tmp, port, processes, created=created)
+
+
+def start_cluster(args, tmp: Path):
+    """benchmarks/chaos.py's shape, started with no fault; (the cluster, the proxy's URL)."""
+    from chaos import Cluster
+
+    shape = argparse.Namespace(
+        database_url=args.database_url, web_workers=args.workers, nodes=args.nodes,
+        sweep=60, resamples=int(os.environ.get("AGREEMENT_BOOTSTRAP_RESAMPLES", "10000")),
+    )  # fmt: skip
+    cluster = Cluster(shape, tmp)
+    cluster.start()
+    return cluster, cluster.base
 
 
 def report(args, stats: Stats, wall: float, study, point: float, intervals: float) -> None:
@@ -500,6 +553,11 @@ def report(args, stats: Stats, wall: float, study, point: float, intervals: floa
     shape = "default (runserver, SQLite, in-process tasks)" if args.default else (
         f"production (gunicorn x{args.workers}, PostgreSQL, Redis, 1 Celery worker)"
     )  # fmt: skip
+    if args.proxy:
+        shape = (
+            f"scaled out (HAProxy, {args.nodes} web node(s) of gunicorn x{args.workers}, "
+            "PgBouncer in transaction mode, PostgreSQL, Redis, recompute and jobs workers, beat)"
+        )
     total = sum(len(v) for v in stats.times.values())
     load = os.getloadavg()
     print(f"Shape: {shape}; {args.raters} raters x {args.cases} cases, think {args.think} s")
@@ -530,6 +588,8 @@ def report(args, stats: Stats, wall: float, study, point: float, intervals: floa
         f"CPU of the web server: {stats.cpu[0]:.1f} s ({requests_cpu:.0f} ms per request)"
         + (f"; of the Celery worker: {stats.cpu[1]:.1f} s" if len(stats.cpu) > 1 else "")
     )
+    if args.proxy:
+        print(f"CPU of HAProxy: {stats.cpu[2]:.2f} s; of PgBouncer: {stats.cpu[3]:.2f} s")
     loop = total - stats.signed_in_requests
     if stats.loop_cpu and loop:
         print(

@@ -11,6 +11,7 @@ import agreement.api_sample_size
 import annotation.api
 import annotation.api_adjudication
 import annotation.api_onboarding
+import annotation.api_ratings_import
 import studies.api
 import studies.api_accounts
 import studies.api_webhooks
@@ -23,6 +24,7 @@ urlpatterns = [
     *studies.api_webhooks.urlpatterns,
     *annotation.api.urlpatterns,
     *annotation.api_adjudication.urlpatterns,
+    *annotation.api_ratings_import.urlpatterns,
     *agreement.api.urlpatterns,
     *studies.api_accounts.urlpatterns,
     *annotation.api_onboarding.urlpatterns,

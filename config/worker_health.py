@@ -1,10 +1,12 @@
 """Is a Celery worker consuming? Its heartbeat in the broker, and the queue's length.
 
 A worker process sets a key in the broker's Redis each time it begins a task, with a
-lifetime of one sweep interval (``AGREEMENT_SWEEP_SECONDS``). Beat queues a sweep every
-interval, so a working worker renews the key at least that often; the key's lifetime runs
-on Redis's clock, so no two hosts' clocks are compared. A worker is "stalled" when work is
-queued and no worker began anything for longer than the interval: the worker that died
+lifetime of one sweep interval (``AGREEMENT_SWEEP_SECONDS``); one key per queue, when the
+work is split into queues (``RECOMPUTE_QUEUE``, ``JOBS_QUEUE``). Beat queues a sweep to the
+recompute queue and a heartbeat task to the jobs queue every interval, so a working worker
+renews its queue's key at least that often; the key's lifetime runs on Redis's clock, so no
+two hosts' clocks are compared. The workers are "stalled" when work is queued in a queue
+and none of its workers began anything for longer than the interval: the worker that died
 with Redis, or one whose processes all hang. Asking costs one round trip (a pipeline).
 """
 
@@ -13,6 +15,8 @@ import time
 
 import redis
 from django.conf import settings
+
+from config.celery import task_queues
 
 logger = logging.getLogger(__name__)
 
@@ -36,10 +40,24 @@ def _client() -> redis.Redis:
     return _clients[url]
 
 
-def worker_consumed() -> None:
-    """Record that a worker of this deployment began a task (called on ``task_prerun``)."""
+def consumed_key(queue: str | None = None) -> str:
+    """The heartbeat of the workers that consume ``queue`` (the default queue's when None).
+    Each queue has its own (the scaled-out shape's recompute and jobs workers), so a dead
+    worker is not hidden by another queue's live one."""
+    if not queue or queue == settings.CELERY_TASK_DEFAULT_QUEUE:
+        return CONSUMED_KEY
+    return f"{CONSUMED_KEY}:{queue}"
+
+
+def worker_consumed(queue: str | None = None) -> None:
+    """Record that a worker of this deployment began a task, from ``queue`` (called on
+    ``task_prerun``): in the deployment's key, and in ``queue``'s own if it has one."""
+    keys = dict.fromkeys([CONSUMED_KEY, consumed_key(queue)])
     try:
-        _client().set(CONSUMED_KEY, int(time.time()), ex=settings.AGREEMENT_SWEEP_SECONDS)
+        with _client().pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.set(key, int(time.time()), ex=settings.AGREEMENT_SWEEP_SECONDS)
+            pipe.execute()
     except redis.RedisError:
         # The task runs whether or not the heartbeat is stored; readiness is only a report.
         logger.warning("Could not record the worker's heartbeat", exc_info=True)
@@ -50,10 +68,17 @@ def worker_state() -> tuple[str, str]:
     queued and nothing began for longer than the sweep interval) or "unknown" (no broker)."""
     try:
         with _client().pipeline(transaction=False) as pipe:
-            pipe.llen(settings.CELERY_TASK_DEFAULT_QUEUE)
-            pipe.exists(CONSUMED_KEY)
-            queued, consumed = pipe.execute()
+            queues = task_queues()
+            for queue in queues:
+                pipe.llen(queue)
+                pipe.exists(consumed_key(queue))
+            answers = pipe.execute()
     except redis.RedisError:
         logger.warning("Health check: the broker is unreachable", exc_info=True)
         return "down", "unknown"
-    return "ok", "stalled" if queued and not consumed else "ok"
+    # A queue is stalled when work waits in it and none of its workers began anything.
+    stalled = any(
+        queued and not consumed
+        for queued, consumed in zip(answers[::2], answers[1::2], strict=True)
+    )
+    return "ok", "stalled" if stalled else "ok"

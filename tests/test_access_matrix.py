@@ -168,6 +168,10 @@ RULES = {
     "annotation:worksheet_import": Rule("coordinator", methods=POST_ONLY),
     "annotation:worksheet_job": Rule("coordinator", methods=("GET",)),
     "annotation:worksheet_job_status": Rule("coordinator", methods=("GET",)),
+    # Ratings made elsewhere, imported by system: the study lead's alone.
+    "annotation:ratings_import": Rule("lead"),
+    "annotation:ratings_import_job": Rule("lead", methods=("GET",)),
+    "annotation:ratings_import_status": Rule("lead", methods=("GET",)),
     # Adjudication: coordinators read the rules, the lead changes them (until opening);
     # the lead sends a case by hand and takes 7.3's switch.
     "studies:adjudication_rules": Rule(
@@ -326,6 +330,14 @@ def world(db):
         state=Job.State.FAILED,
         error="Row 2, column Total: the total is off.",
     )
+    ratings_import = Job.objects.create(
+        kind=Job.Kind.WORKSHEET_IMPORT,
+        study_id=study.pk,
+        name="ratings-import",
+        requested_by=people["lead"],
+        state=Job.State.FAILED,
+        error="Row 2, column System: TC-001 has no response by x.",
+    )
     analysis = Job.objects.create(
         kind=Job.Kind.ANALYSIS, study_id=study.pk, name="ranking@0", state=Job.State.DONE
     )
@@ -352,6 +364,7 @@ def world(db):
         },
         "analysis_job": analysis,
         "worksheet_job": worksheet,
+        "ratings_import_job": ratings_import,
         "args": {
             "slug": study.slug,
             "item_uuid": item.uuid,
@@ -391,6 +404,8 @@ def _kwargs(world, name, pattern, role) -> dict:
             kwargs[arg] = world["analysis_job"].uuid  # its status answers for analyses only
         elif arg == "job_uuid" and name.startswith("annotation:worksheet_job"):
             kwargs[arg] = world["worksheet_job"].uuid  # worksheet jobs' pages answer for them
+        elif arg == "job_uuid" and name.startswith("annotation:ratings_import"):
+            kwargs[arg] = world["ratings_import_job"].uuid
         else:
             kwargs[arg] = world["args"][arg]
     return kwargs

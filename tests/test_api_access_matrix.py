@@ -87,6 +87,8 @@ RULES = {
     "api:ranking": Rule("coordinator", methods=("GET", "POST")),
     "api:report": Rule("coordinator"),
     "api:report_bundle": Rule("coordinator"),
+    "api:ratings_import": Rule("lead", methods=("POST",)),
+    "api:ratings_import_job": Rule("lead"),
     # Coordinators read the adjudication rules; the lead replaces them.
     "api:adjudication_rules": Rule("coordinator", methods=("GET", "PUT"), lead_methods=("PUT",)),
     # The rater profile's questions (never a rater's answers): coordinators, until opening.
@@ -196,6 +198,8 @@ def _url(world, name, pattern) -> str:
             kwargs[arg] = world["token_hashes"]["studies:invitation_revoke"]
         elif arg == "rest":
             kwargs[arg] = "no-such-endpoint/"
+        elif arg == "job_uuid" and name == "api:ratings_import_job":
+            kwargs[arg] = world["ratings_import_job"].uuid
         else:
             kwargs[arg] = world["args"][arg]
     return reverse(name, kwargs=kwargs)

@@ -20,6 +20,7 @@ from agreement.services.plan import (
 )
 from annotation.models import ConsentRecord, QualificationAttempt, StudyFeedback
 from annotation.selectors.adjudicated_labels import adjudication_counts
+from annotation.selectors.imported import imported_ratings_count
 from annotation.selectors.profile import profile_summary
 from annotation.selectors.skips import study_skip_summary
 from jobs.models import Job
@@ -301,6 +302,15 @@ def _deviations(study: Study, result: dict, *, withdrawn: list[str]) -> list[dic
         )
     if withdrawn:
         deviations.append({"when": None, "what": "Raters withdrew", "reason": ", ".join(withdrawn)})
+    imported = imported_ratings_count(study_id=study.pk)
+    if imported:
+        deviations.append(
+            {
+                "when": None,
+                "what": "Ratings imported from elsewhere",
+                "reason": f"{imported} ratings imported from elsewhere, not blinded by Concord",
+            }
+        )
     return deviations
 
 

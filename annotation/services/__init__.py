@@ -10,7 +10,9 @@ assignment designs and the Assign action). The rating names below are the public
 
 from .exposure import rater_time_zone_report
 from .ratings import (
+    CONCORD_HELD_MESSAGE,
     DRAFT_TOO_LARGE,
+    IMPORTED_HELD_MESSAGE,
     MAX_DRAFT_BYTES,
     MAX_NOTES_LENGTH,
     ImportCounts,
@@ -23,12 +25,15 @@ from .ratings import (
     draft_save,
     rating_submit,
     ratings_import,
+    ratings_import_by_system,
     ratings_withdraw,
     submission_check,
 )
 
 __all__ = [
+    "CONCORD_HELD_MESSAGE",
     "DRAFT_TOO_LARGE",
+    "IMPORTED_HELD_MESSAGE",
     "MAX_DRAFT_BYTES",
     "MAX_NOTES_LENGTH",
     "ImportCounts",
@@ -42,6 +47,7 @@ __all__ = [
     "rater_time_zone_report",
     "rating_submit",
     "ratings_import",
+    "ratings_import_by_system",
     "ratings_withdraw",
     "submission_check",
 ]

@@ -54,6 +54,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from annotation.models import Assignment
+from annotation.selectors.imported import imported_ratings_held
 from annotation.selectors.skips import KEEPS_CASES
 from studies.errors import ApplicationError
 from studies.events import study_event_record
@@ -480,6 +481,13 @@ def study_assign(
     study = study_lock(study.pk, exclusive=True)
     if study.is_closed:
         raise AssignmentDesignError("The study is closed; assignments can no longer change.")
+    if imported_ratings_held(study_id=study.pk):
+        raise AssignmentDesignError(
+            "This study holds ratings imported from elsewhere by system name, so no cases "
+            "are assigned to raters in Concord: their ratings would sit beside the imported "
+            "ones, whose statistics by response label would show which system each label "
+            "stands for."
+        )
     memberships = list(
         study.memberships.filter(
             role=Membership.Role.RATER,

@@ -6,6 +6,7 @@ previous answer kept as a revision, and the change announced to the analysis.
 """
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -14,6 +15,7 @@ from django.utils import timezone
 
 from annotation.models import Assignment, Rating, RatingRevision
 from annotation.selectors import screen_labels
+from annotation.selectors.imported import concord_ratings_held, imported_ratings_held
 from annotation.services.exposure import exposure_credit
 from studies.blinding import seeded_permutation
 from studies.bulk_rows import rows_insert
@@ -169,6 +171,20 @@ DRAFT_TOO_LARGE = (
 
 SKIPPED_MESSAGE = (
     "You skipped this case, so it was not saved. Undo the skip on the case's page to rate it."
+)
+
+# One study holds ratings made in Concord or ratings imported by system name, never both
+# (``annotation.selectors.imported``): the imported ones would tell the key.
+IMPORTED_HELD_MESSAGE = (
+    "This study holds ratings imported from elsewhere by system name, so it takes no "
+    "ratings made in Concord: beside the imported ones, its statistics by response label "
+    "would show which system each label stands for, and the blinding would be lost."
+)
+CONCORD_HELD_MESSAGE = (
+    "This study holds ratings made in Concord, so ratings cannot be imported into it by "
+    "system name: what the file says of a system would show, in the statistics by response "
+    "label, which system each label stands for, and the raters' blinding would be lost. "
+    "Import them into a study of their own."
 )
 
 STALE_MESSAGE = (
@@ -453,6 +469,9 @@ def rating_submit(
     if expected_version is None and not any_version:
         raise RatingInvalidError(NO_VERSION_MESSAGE)
     locked = _locked(assignment)
+    # Asked under the study's lock, which an import by system holds exclusively.
+    if imported_ratings_held(study_id=locked.test_case.study_id):
+        raise RatingClosedError(IMPORTED_HELD_MESSAGE)
     labels = screen_labels(assignment=locked)
     submitted = submission_check(
         study=locked.test_case.study,
@@ -546,6 +565,40 @@ def ratings_import(
             f"The study is {study.get_status_display().lower()}; worksheets can be imported "
             "only while it is in its pilot or open."
         )
+    if imported_ratings_held(study_id=study.pk):
+        raise RatingClosedError(IMPORTED_HELD_MESSAGE)
+    counts = _answers_record(
+        study=study,
+        rater=rater,
+        answers=answers,
+        source=Assignment.Source.WORKSHEET,
+        confidence_required=not study.imported_optional,
+    )
+    study_event_record(
+        study=study,
+        actor=actor,
+        kind=StudyEvent.Kind.WORKSHEET_IMPORTED,
+        membership=counts.rater,
+        file=source_name[:200],
+        cases=len(answers),
+        created=counts.created,
+        updated=counts.updated,
+    )
+    return ImportCounts(created=counts.created, updated=counts.updated)
+
+
+@dataclass(frozen=True)
+class _Recorded:
+    rater: Membership
+    created: int
+    updated: int
+
+
+def _answers_record(
+    *, study: Study, rater: Membership, answers: dict[int, dict], source: str,
+    confidence_required: bool,
+) -> _Recorded:  # fmt: skip
+    """Record one rater's answers given off screen, on a locked study; see the callers."""
     rater = membership_lock(rater.pk, exclusive=True)
     if rater.status != Membership.Status.ACTIVE:
         raise RatingClosedError(f"{rater.pseudonym} is {rater.get_status_display().lower()}.")
@@ -585,9 +638,9 @@ def ratings_import(
         try:
             submitted = submission_check(
                 study=study,
-                labels=list(responses),
+                labels=sorted(responses),
                 payload=answers[assignment.test_case_id],
-                confidence_required=not study.imported_optional,
+                confidence_required=confidence_required,
             )
         except RatingInvalidError as error:
             raise RatingInvalidError(f"{assignment.test_case.case_id}: {error}") from error
@@ -603,17 +656,58 @@ def ratings_import(
                 responses=responses,
             )
         )
-    _submissions_store(
-        submissions=submissions, source=Assignment.Source.WORKSHEET, now=timezone.now()
-    )
+    _submissions_store(submissions=submissions, source=source, now=timezone.now())
+    return _Recorded(rater=rater, created=len(missing), updated=updated)
+
+
+@transaction.atomic
+def ratings_import_by_system(
+    *,
+    study: Study,
+    answers: dict[Membership, dict[int, dict]],
+    actor,
+    source_name: str,
+    detail: dict,
+    progress: Callable[[int, int], None] | None = None,
+) -> ImportCounts:
+    """Record ratings made outside Concord, already mapped from systems to the key's labels:
+    {rater: {test case id: payload}}. All or nothing, through the same cleaning, scoring and
+    revision history as every rating; the assignments are marked imported, and one event
+    (``RATINGS_IMPORTED``, with ``detail``) is recorded.
+
+    Refused when the study holds a rating made in Concord; once this commits, the study
+    takes none (``IMPORTED_HELD_MESSAGE``). The study is locked exclusively, so that no
+    rating made in Concord is written beside the import meanwhile.
+    """
+    study = study_lock(study.pk, exclusive=True)
+    if not study.accepts_ratings:
+        raise RatingClosedError(
+            f"The study is {study.get_status_display().lower()}; ratings can be imported "
+            "only while it is in its pilot or open."
+        )
+    if concord_ratings_held(study_id=study.pk):
+        raise RatingClosedError(CONCORD_HELD_MESSAGE)
+    tell = progress or (lambda done, total: None)
+    created = updated = 0
+    for done, (rater, rater_answers) in enumerate(answers.items()):
+        tell(done, len(answers))
+        recorded = _answers_record(
+            study=study,
+            rater=rater,
+            answers=rater_answers,
+            source=Assignment.Source.IMPORTED,
+            confidence_required=False,
+        )
+        created += recorded.created
+        updated += recorded.updated
+    tell(len(answers), len(answers))
     study_event_record(
         study=study,
         actor=actor,
-        kind=StudyEvent.Kind.WORKSHEET_IMPORTED,
-        membership=rater,
+        kind=StudyEvent.Kind.RATINGS_IMPORTED,
         file=source_name[:200],
-        cases=len(answers),
-        created=len(missing),
+        created=created,
         updated=updated,
+        **detail,
     )
-    return ImportCounts(created=len(missing), updated=updated)
+    return ImportCounts(created=created, updated=updated)

@@ -12,7 +12,9 @@ from dataclasses import dataclass, replace
 from django.db import transaction
 
 from annotation.models import Assignment
+from annotation.selectors.imported import imported_ratings_held
 from annotation.services import (
+    IMPORTED_HELD_MESSAGE,
     RatingInvalidError,
     design_room_check,
     ratings_import,
@@ -78,6 +80,8 @@ def worksheet_import(
     """
     report = progress or (lambda stage, done, total, message: None)
     rater = _rater(study, pseudonym)
+    if imported_ratings_held(study_id=study.pk):  # the check says what the import would
+        raise WorksheetError([WorksheetProblem(None, None, IMPORTED_HELD_MESSAGE)])
     report("checking", 0, 1, "Checking the worksheet")
     parsed, skipped = worksheet_parse(study=study, rater=rater, filename=filename, data=data)
     cases = [case for case in parsed if not case.skip]

@@ -159,6 +159,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         }
     )
+# Behind a pooler in transaction mode (PgBouncer, docs/deployment.md) a connection is
+# PostgreSQL's only for one transaction: a server-side cursor, which lives in the session,
+# would be lost between two fetches of ``.iterator()``, so rows are read client-side.
+# Django keeps no other session state (the time zone is a parameter PgBouncer restores).
+DATABASE_POOL_MODE = env("DATABASE_POOL_MODE", default="session")
+if DATABASE_POOL_MODE == "transaction":
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 CACHES = {
@@ -255,6 +262,8 @@ CELERY_BEAT_SCHEDULE = {
         "task": "agreement.tasks.sweep_stale_studies",
         "schedule": AGREEMENT_SWEEP_SECONDS,
     },
+    # Keeps the jobs queue's worker heartbeat fresh when no job runs (config/celery.py).
+    "jobs-heartbeat": {"task": "concord.heartbeat", "schedule": AGREEMENT_SWEEP_SECONDS},
     # Erases the identities whose retention period has ended (studies.services.erasure).
     "purge-identities": {
         "task": "studies.tasks.purge_identities",
@@ -268,6 +277,14 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_QUEUE", default="concord")
+# The scaled-out shape (docs/deployment.md) gives each kind of work a queue and its own
+# workers: the recomputes (short and frequent: what the statistics' freshness waits on, and
+# beat's sweep) and the jobs (case and worksheet imports, Assign, analyses, the identity
+# purge: long). Empty, a kind goes to the default queue, so one worker serves everything.
+# Read when each task is sent (config/celery.py, ``route_task``).
+RECOMPUTE_QUEUE = env("RECOMPUTE_QUEUE", default="")
+JOBS_QUEUE = env("JOBS_QUEUE", default="")
+CELERY_TASK_ROUTES = ("config.celery.route_task",)
 # The worker's task processes run this much nicer than the web (config/celery.py): on a
 # host where they share the cores, raters' requests come first (benchmarks/load.py).
 WORKER_NICENESS = env.int("WORKER_NICENESS", default=10)

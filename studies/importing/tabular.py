@@ -43,6 +43,12 @@ MAX_COLUMNS = 500
 MAX_CELL_CHARS = 200_000
 # An .xlsx is a zip: what it unpacks to is bounded from the zip's directory, before reading.
 MAX_UNPACKED_BYTES = 64 * 1024 * 1024
+# What its cells show in all, a shared text counted in every cell that shows it: bounded by
+# one scan of the parts before any row is read (by default, as many characters as the
+# unpacked bytes allowed: a file that expands beyond that is no spreadsheet's own writing).
+# Without it, a text of 150,000 characters stored once and shown by every row costs each
+# row a copy and a check of it: tens of seconds before the row bound refuses the file.
+MAX_EXPANDED_CHARS: int | None = None
 CHUNK_BYTES = 1024 * 1024
 
 TEXT_EXTENSIONS = (".csv", ".txt", ".tsv", ".md")
@@ -155,6 +161,7 @@ class TableLimits(TypedDict, total=False):
     max_columns: int
     max_cell_chars: int
     max_unpacked_bytes: int
+    max_expanded_chars: int | None
 
 
 def read_table(*, filename: str, data: Source, **limits: Unpack[TableLimits]) -> list[TableRow]:
@@ -172,11 +179,14 @@ def iter_table(
     max_columns: int = MAX_COLUMNS,
     max_cell_chars: int = MAX_CELL_CHARS,
     max_unpacked_bytes: int = MAX_UNPACKED_BYTES,
+    max_expanded_chars: int | None = MAX_EXPANDED_CHARS,
 ) -> Iterator[TableRow]:
     """``read_table``'s rows one at a time: a row is let go once the caller has read it.
 
     The checks of the whole file (its type, size, encoding, a workbook's archive) are made
     when this is called; a row's problem is raised when that row is reached.
+    ``max_expanded_chars`` bounds the characters a workbook's cells show in all (None: as
+    many as ``max_unpacked_bytes``).
     """
     kind = table_format(filename)
     if kind is None:
@@ -187,7 +197,8 @@ def iter_table(
     bounds = _Bounds(max_rows, max_columns, max_cell_chars)
     if kind == "text":
         return _read_text(data, bounds)
-    _check_archive(data, max_unpacked_bytes, max_cell_chars)
+    expanded = max_unpacked_bytes if max_expanded_chars is None else max_expanded_chars
+    _check_archive(data, max_unpacked_bytes, max_cell_chars, expanded)
     return _read_excel(data, bounds, sheet_names)
 
 
@@ -475,16 +486,21 @@ def _sheet(workbook, preferred: Sequence[str]):
     return sheets[0]
 
 
-def _check_archive(data: Source, max_unpacked: int, max_cell_chars: int) -> None:
-    """Refuse a zip bomb from its directory, any row too wide to be a spreadsheet's, and a
-    shared text longer than a cell may hold.
+def _check_archive(data: Source, max_unpacked: int, max_cell_chars: int, max_expanded: int) -> None:
+    """Refuse a zip bomb from its directory, any row too wide to be a spreadsheet's, a
+    shared text longer than a cell may hold, and cells that show more text in all than
+    ``max_expanded`` characters.
 
     zipfile stops reading an entry at the size its directory gives, so the directory bounds
     the work; each part is then streamed through expat once, without building a tree,
     because openpyxl builds each row whole in memory before it hands it over. A shared text
     is stored once and may be shown by every cell: one of megabytes in a small file would be
-    copied into each row read before the row's bound refused it.
+    copied into each row read before the row's bound refused it, and one a cell may hold,
+    shown by every row, costs each row a copy of it. So the scan counts, for each shared
+    text, the cells that show it, and adds its length once per cell: the text the rows
+    would hold in all, known before the first row is read.
     """
+    scan = _PartScan(max_cell_chars, max_expanded)
     try:
         with source_open(data) as stream, zipfile.ZipFile(stream) as archive:
             entries = archive.infolist()
@@ -496,9 +512,14 @@ def _check_archive(data: Source, max_unpacked: int, max_cell_chars: int) -> None
                     f"The workbook unpacks to more than {_size(max_unpacked)}; save it again "
                     "from Excel, or export it as CSV UTF-8.",
                 )
-            for entry in entries:
+            # The shared texts first: one longer than a cell may hold is refused before
+            # the sheets' rows are scanned (the count does not depend on the order).
+            shared_first = sorted(
+                entries, key=lambda e: not e.filename.lower().endswith("sharedstrings.xml")
+            )
+            for entry in shared_first:
                 with archive.open(entry) as part:
-                    _scan_part(part, max_cell_chars)
+                    _scan_part(part, scan)
     except _UNREADABLE:
         _refuse(None, None, NOT_A_WORKBOOK)
     except _SharedTextTooLong:
@@ -507,6 +528,16 @@ def _check_archive(data: Source, max_unpacked: int, max_cell_chars: int) -> None
             None,
             f"The workbook holds a text of more than {max_cell_chars:,} characters, more "
             "than a cell may hold.",
+        )
+    except _TooMuchText:
+        pass
+    if scan.expanded_chars() > max_expanded:
+        _refuse(
+            None,
+            None,
+            f"The workbook's cells show more than {max_expanded:,} characters in all (a text "
+            "stored once counts in every cell that shows it); save it again from Excel, or "
+            "export it as CSV UTF-8.",
         )
 
 
@@ -518,14 +549,45 @@ class _SharedTextTooLong(Exception):
     """A shared string (``<si>`` of sharedStrings.xml) longer than a cell may hold."""
 
 
-class _PartScan:
-    """expat's handlers for one part: no DTD (entity tricks), rows and columns within
-    Excel's limits, no shared text (``<si>``) longer than a cell may hold."""
+class _TooMuchText(Exception):
+    """The cells show more text in all than the bound: the scan need read no further."""
 
-    def __init__(self, max_cell_chars: int):
+
+class _PartScan:
+    """expat's handlers for the parts of a workbook: no DTD (entity tricks), rows and
+    columns within Excel's limits, no shared text (``<si>``) longer than a cell may hold;
+    and what the cells show in all (``expanded_chars``).
+
+    A cell's own characters (a number, an inline text) are counted where they stand; a cell
+    of type "s" shows the shared text its ``<v>`` numbers, counted once per such cell. The
+    shared texts' lengths are kept by position (the largest where two parts hold some), so
+    the part order in the archive does not matter.
+    """
+
+    def __init__(self, max_cell_chars: int, max_expanded: int):
         self.max_cell_chars = max_cell_chars
+        self.max_expanded = max_expanded
         self.cells = 0
         self.shared: int | None = None  # characters of the shared text being read, if in one
+        self.shared_lengths: list[int] = []  # of this part's shared texts, in order
+        self.lengths: list[int] = []  # of every part's, the largest at each position
+        self.in_cell = False
+        self.in_shared_cell = False  # in a cell that shows a shared text
+        self.reference: list[str] | None = None  # the text of such a cell's <v>
+        self.references: dict[int, int] = {}  # shared text's position -> cells showing it
+        self.chars = 0  # the cells' own characters
+        self.shown = 0  # shared texts' characters counted so far, for the early stop
+
+    def part_start(self) -> None:
+        self.cells, self.shared, self.shared_lengths = 0, None, []
+        self.in_cell = self.in_shared_cell = False
+        self.reference = None
+
+    def part_end(self) -> None:
+        lengths = self.shared_lengths
+        self.lengths = [max(pair) for pair in zip(self.lengths, lengths, strict=False)] + (
+            self.lengths[len(lengths) :] or lengths[len(self.lengths) :]
+        )
 
     def start(self, name, attributes):
         local = name.rpartition("}")[2]
@@ -541,32 +603,65 @@ class _PartScan:
             self.cells += 1
             if self.cells > EXCEL_COLUMNS:
                 raise _Impossible
+            self.in_cell = True
+            self.in_shared_cell = attributes.get("t") == "s"
+        elif local == "v" and self.in_shared_cell:
+            self.reference = []
 
     def end(self, name):
-        if name.rpartition("}")[2] == "si":
+        local = name.rpartition("}")[2]
+        if local == "si":
+            self.shared_lengths.append(self.shared or 0)
             self.shared = None
+        elif local == "v" and self.reference is not None:
+            position = "".join(self.reference).strip()
+            if position.isdigit() and len(position) < 10:
+                index = int(position)
+                self.references[index] = self.references.get(index, 0) + 1
+                # The shared texts are usually scanned first: stop as soon as it is too much.
+                if index < len(self.lengths):
+                    self.shown += self.lengths[index]
+                    if self.chars + self.shown > self.max_expanded:
+                        raise _TooMuchText
+            self.reference = None
+        elif local == "c":
+            self.in_cell = self.in_shared_cell = False
 
     def text(self, data):
         if self.shared is not None:
             self.shared += len(data)
             if self.shared > self.max_cell_chars:
                 raise _SharedTextTooLong
+        elif self.reference is not None:
+            if sum(map(len, self.reference)) < 16:  # a position has a few digits
+                self.reference.append(data)
+        elif self.in_cell:
+            self.chars += len(data)
+
+    def expanded_chars(self) -> int:
+        lengths = self.lengths
+        shown = sum(
+            count * lengths[index]
+            for index, count in self.references.items()
+            if index < len(lengths)
+        )
+        return self.chars + shown
 
     @staticmethod
     def doctype(*_args):
         raise _Impossible
 
 
-def _scan_part(part, max_cell_chars: int) -> None:
-    """Stream one part through ``_PartScan``; refuse the workbook if it finds what no
+def _scan_part(part, scan: _PartScan) -> None:
+    """Stream one part through ``scan``; refuse the workbook if it finds what no
     spreadsheet program writes."""
     parser = expat.ParserCreate(namespace_separator="}")
     parser.buffer_text = True  # a long text comes in few pieces
-    scan = _PartScan(max_cell_chars)
     parser.StartElementHandler = scan.start
     parser.EndElementHandler = scan.end
     parser.CharacterDataHandler = scan.text
     parser.StartDoctypeDeclHandler = scan.doctype
+    scan.part_start()
     try:
         while chunk := part.read(64 * 1024):
             parser.Parse(chunk, False)
@@ -575,6 +670,8 @@ def _scan_part(part, max_cell_chars: int) -> None:
         return  # not XML (an image, say): openpyxl reads only the parts it needs
     except _Impossible:
         _refuse(None, None, NOT_A_WORKBOOK)
+    finally:
+        scan.part_end()
 
 
 def _excel_text(value) -> str:

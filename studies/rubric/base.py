@@ -415,6 +415,12 @@ class DimensionKind:
         """The stored answer for a worksheet cell; RubricValueError says what is wrong."""
         return self.score(self.cell_in(text.strip(), header=header or self.name))
 
+    def read_named_cell(self, text: str, *, names: dict, header: str = "") -> dict:
+        """The stored answer for a cell of ratings imported by system, where ``names`` maps
+        the case's key labels to its systems' names: only a kind that compares two responses
+        reads a cell by name; every other reads it as a worksheet's."""
+        return self.read_cell(text, header=header)
+
     # --- expected answers (gold items, attention checks, the qualification key) ----------
 
     def expected_in(self, text: str, *, names: dict | None = None) -> dict:

@@ -131,6 +131,42 @@ class PairwiseDimension(SingleChoice):
             return "tie"
         return "|".join(str(c) for c in choices)
 
+    def read_named_cell(self, text: str, *, names: dict, header: str = "") -> dict:
+        """The system preferred, by name ("name", or "name:2" for the second strength from
+        the mildest where the scale has several per side), or "tie"; in key order."""
+        header = header or self.name
+        text = text.strip()
+        values = pairwise_values(len(self.labels))
+        strengths = [v for v in values if v > 0]
+        systems = ", ".join(str(n) for n in names.values())
+        if not text:
+            return self.score({"choice": None})
+        if text.lower() == "tie":
+            if 0 not in values:
+                raise RubricValueError(f"{header} has no tie; name the system preferred.")
+            return self.score({"choice": 0})
+        by_name = {str(n).strip().lower(): label for label, n in names.items()}
+        name, strength = text, ""
+        if text.lower() not in by_name and ":" in text:
+            name, _, strength = text.rpartition(":")
+        label = by_name.get(name.strip().lower())
+        if label not in ("A", "B"):
+            raise RubricValueError(
+                f"{cell_shown(text)} names no system of this case; {header} takes {systems} or tie."
+            )
+        if not strength and len(strengths) > 1:
+            raise RubricValueError(
+                f"{header} has {len(strengths)} strengths per side: write "
+                f"{cell_shown(name.strip())}:1 (the mildest) to :{len(strengths)}."
+            )
+        step = cell_number(strength) if strength else 1
+        if step is None or not 1 <= step <= len(strengths):
+            raise RubricValueError(
+                f"{cell_shown(text)}: the strength runs from 1 (the mildest) to {len(strengths)}."
+            )
+        chosen = strengths[step - 1]
+        return self.score({"choice": -chosen if label == "A" else chosen})
+
     def expected_from_key(self, value: dict | None, *, tolerance: int) -> dict | None:
         """The preferences within ``tolerance`` steps of the key's."""
         choice = self.key_value(value)

@@ -20,8 +20,9 @@ from ..factories import UserFactory, make_study
 # recompute request made after a submit's commit is not counted). A change that adds a
 # query should say why. The daily exposure limits: the study's and the strata's limits
 # (two reads) for the page and for the next case served, and the upsert of the rater's
-# day on every save. The page: one for the case's content warnings (its stratum's).
-EXPECTED = {"page": 13, "autosave": 14, "submit": 20}
+# day on every save. The page: one for the case's content warnings (its stratum's). The
+# submit: one for whether the study has had ratings imported by system (their blinding).
+EXPECTED = {"page": 13, "autosave": 14, "submit": 21}
 
 
 def _requests(client, assignment: Assignment, n: int) -> dict[str, int]:

@@ -90,6 +90,10 @@ PARITY = {
     "agreement:judge_export": ops("GET api:judge_outputs"),
     "agreement:judge_calibration": ops("GET api:judge_calibration"),
     "agreement:judge_calibration_compute": ops("POST api:judge_calibration"),
+    # Ratings made elsewhere, by system (the lead's).
+    "annotation:ratings_import": ops("POST api:ratings_import"),
+    "annotation:ratings_import_job": ops("GET api:ratings_import_job"),
+    "annotation:ratings_import_status": ops("GET api:ratings_import_job"),
     # The lead's webhooks.
     "studies:webhooks": ops("GET api:webhooks", "POST api:webhooks"),
     "studies:webhook": ops("GET api:webhook", "GET api:webhook_deliveries"),

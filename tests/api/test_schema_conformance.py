@@ -16,6 +16,7 @@ import pytest
 
 from agreement.services import agreement_recompute
 from annotation import assignment_jobs
+from jobs.models import Job
 from studies.services import invitations
 from tests.payloads import close_and_unblind, study_with_systems, submit_all
 
@@ -60,12 +61,18 @@ def served(client, lead_user, api_as):
     close_and_unblind(study)
     webhook = _webhook_with_deliveries(study)
     schema = client.get("/api/v1/openapi.json").json()
+    # A check of ratings by system that passed (what its job keeps once done).
+    ratings_check = Job.objects.create(
+        kind=Job.Kind.WORKSHEET_IMPORT, study_id=study.pk, name="ratings-check",
+        requested_by=lead_user, state=Job.State.DONE, result={"rows": 4, "ratings": 4},
+    )  # fmt: skip
     values = {
         "slug": study.slug,
         "job_uuid": str(job.uuid),
         "judge_uuid": str(judge.uuid),
         "webhook_uuid": str(webhook.uuid),
     }
+    PATH_VALUES[RATINGS_JOB_PATH] = {**values, "job_uuid": str(ratings_check.uuid)}
     return schema, api_as(lead_user), values
 
 
@@ -110,6 +117,11 @@ def _webhook_with_deliveries(study):
         webhook=webhook, event="study.closed", event_id=first.event_id, replay_of=first
     )
     return webhook
+
+
+# Endpoints whose job is of another kind than Assign's, with the values they are asked with.
+RATINGS_JOB_PATH = "/api/v1/studies/{slug}/ratings-import/{job_uuid}/"
+PATH_VALUES: dict[str, dict] = {}
 
 
 # Endpoints that answer another role than the lead's, and the fixture whose token asks them.
@@ -165,7 +177,8 @@ def test_every_get_endpoint_answers_as_its_schema_says(served, adjudicator_api, 
         assert f"/api/v1/studies/{{slug}}/{wanted}" in paths
     problems = []
     for path in paths:
-        url = re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], path)
+        given = PATH_VALUES.get(path, values)
+        url = re.sub(r"\{(\w+)\}", lambda m, given=given: given[m.group(1)], path)
         response = apis[OTHER_ROLE_PATHS.get(path, "lead")]("GET", url)
         assert response.status_code == 200, (url, response.content[:300])
         body = response.json()

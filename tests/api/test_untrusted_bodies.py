@@ -64,12 +64,20 @@ class Callers:
     """Who may call each endpoint, and its URL with every path parameter filled in: the
     lead, or for an adjudicator's endpoint the study's adjudicator, with a case waiting."""
 
-    def __init__(self, study, lead_api, adjudicator_api, adjudication):
+    def __init__(self, study, lead_api, adjudicator_api, admin_api, rater_api, adjudication):
         self.study, self.lead, self.adjudicator = study, lead_api, adjudicator_api
+        self.admin, self.rater = admin_api, rater_api
         self.values = {"slug": study.slug, "adjudication_uuid": str(adjudication.uuid)}
 
     def __call__(self, path: str):
-        api = self.adjudicator if "/adjudication/" in path else self.lead
+        if "/adjudication/" in path:
+            api = self.adjudicator
+        elif path.startswith("/api/v1/accounts/") or path.endswith("/qc/decisions/"):
+            api = self.admin  # administrators make raters' accounts and decide about raters
+        elif path.endswith("/consent/"):
+            api = self.rater  # a rater consents for themselves
+        else:
+            api = self.lead
         for name, value in self.values.items():
             path = path.replace("{" + name + "}", value)
         assert "{" not in path, f"fill in the path parameter of {path}"
@@ -93,7 +101,13 @@ def callers(setup, api_as) -> Callers:
     adjudication = AdjudicationFactory(test_case=study.test_cases.order_by("position").first())
     adjudicator_api = api_as(adjudicator)
     assert adjudicator_api("GET", "studies/bodies/adjudication/").status_code == 200
-    return Callers(study, api, adjudicator_api, adjudication)
+    admin_api = api_as(UserFactory(username="bodies-admin", is_staff=True, is_superuser=True))
+    assert admin_api("GET", "studies/bodies/").status_code == 200
+    rater = UserFactory(username="bodies-rater")
+    membership_add(study=study, user=rater, role=Membership.Role.RATER)
+    rater_api = api_as(rater)
+    assert rater_api("GET", "me/assignments/").status_code == 200
+    return Callers(study, api, adjudicator_api, admin_api, rater_api, adjudication)
 
 
 def test_every_json_endpoint_is_enumerated(setup):

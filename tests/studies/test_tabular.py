@@ -371,6 +371,26 @@ def test_a_shared_text_a_cell_may_hold_is_read():
     assert "more than 999 characters" in refusal("w.xlsx", data, max_cell_chars=999).message
 
 
+def test_a_shared_text_a_cell_may_hold_shown_by_every_row_is_refused_by_its_total():
+    # 150,000 rows each showing one text of 150,000 characters (under a cell's bound): read
+    # row by row, the 20,000 rows before the row bound cost each a copy and a check of the
+    # text (about 50 s); the archive's scan counts the text once per cell showing it.
+    data = with_shared_text("x" * 150_000, rows=150_000)
+    problem = refusal("w.xlsx", data)
+    assert (problem.row, problem.column) == (None, None)
+    assert problem.message.startswith(
+        "The workbook's cells show more than 67,108,864 characters in all"
+    )
+
+
+def test_the_total_of_shown_text_is_the_callers_bound():
+    data = with_shared_text("x" * 1_000, rows=10)
+    # Ten cells show it: 10,000 characters in all.
+    assert len(read_table(filename="w.xlsx", data=data, max_expanded_chars=10_000)) == 10
+    problem = refusal("w.xlsx", data, max_expanded_chars=9_999)
+    assert "more than 9,999 characters in all" in problem.message
+
+
 def test_a_row_wider_than_excel_allows_is_refused_before_it_is_built():
     cells = '<c t="n"><v>1</v></c>' * 20_000
     data = with_sheet_xml(
