@@ -439,7 +439,7 @@ class Concord:
     def ratings_import_checked(self, slug: str, check_job: str, *, wait: bool = True) -> Any:
         """Import the file of your own check job that passed (its uuid)."""
         path = self._study(slug, "ratings-import/")
-        response = self.http.request("POST", path, json={"checked": check_job})
+        response = self.http.request("POST", path, json={"check_job": check_job})
         return self._started(response, wait)
 
     def ratings_import_job(self, slug: str, job_uuid: str) -> dict[str, Any]:
