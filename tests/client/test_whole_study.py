@@ -22,7 +22,7 @@ import krippendorff
 import numpy as np
 import pandas as pd
 import pytest
-from concord_client import PermissionDenied
+from concord_client import JobFailed, PermissionDenied
 from django.contrib.auth import get_user_model
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
@@ -413,6 +413,17 @@ def test_a_study_whose_ratings_come_in_by_system(concord_as, lead_user, settings
     upload = tmp_path / "published-ratings.csv"
     upload.write_bytes(long_file(values))
     n_ratings = len(FILE_RATERS) * IMPORTED_CASES * len(IMPORTED_SYSTEMS)
+    # One bad row and nothing is written; the job's problems name its row and column.
+    bad = tmp_path / "bad.csv"
+    lines = long_file(values).decode().splitlines()
+    cells = lines[3].split(",")
+    cells[3] = "9"  # a helpfulness of 9 on a 1-5 scale, on the file's row 4
+    lines[3] = ",".join(cells)
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(JobFailed) as failed:
+        lead.ratings_import("elsewhere", bad)
+    assert [(p["row"], p["column"]) for p in failed.value.problems] == [(4, "Helpfulness")]
+    assert lead.raters_list("elsewhere") == []
     checked = lead.ratings_import("elsewhere", upload, check=True)
     assert checked["state"] == "done" and checked["check_only"] is True
     assert checked["result"]["ratings"] == n_ratings and checked["result"]["new_raters"] == 3
