@@ -28,6 +28,7 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.multitest import multipletests
 
+from annotation.models import Assignment
 from annotation.services import rating_submit
 from studies.models import Study
 from tests.factories import UserFactory, make_cases
@@ -152,7 +153,8 @@ def set_up(lead, administrator, concord_as) -> list:
         "preference",
         "clarity",
     ]
-    assert lead.study_update("whole", raters_per_item=3)["raters_per_item"] == 3
+    updated = lead.study_update("whole", raters_per_item=3, side_mode="balanced")
+    assert (updated["raters_per_item"], updated["side_mode"]) == (3, "balanced")
     assert lead.cases_import("whole", make_cases(CASES, systems=(Z, Q)))["imported"] == CASES
     # The primary question, named before opening as the protocol's plan asks.
     plan = lead.analysis_plan("whole")
@@ -259,6 +261,8 @@ def test_a_whole_study_through_the_client(concord_as, lead_user, admin, settings
     raters = set_up(lead, concord_as(admin), concord_as)
 
     rate_on_the_screen("whole", raters)
+    # Balanced sides: some raters saw a case's responses the other way round.
+    assert Assignment.objects.filter(test_case__study__slug="whole", flipped=True).exists()
     assert lead.progress_table("whole")["done"].tolist() == [8, 8, 8]
     assert lead.study_close("whole")["status"] == "closed"
     check_agreement(lead)
