@@ -197,8 +197,22 @@ def check_agreement(lead) -> None:
         level = table.loc[dimension, "level"]
         oracle = krippendorff_oracle(long, dimension, level)
         assert table.loc[dimension, "alpha"] == pytest.approx(oracle, abs=5e-7), dimension
-    with pytest.raises(PermissionDenied):
+    # Before unblinding nothing names a system: the key refused for the blinding, no
+    # ranking, a report without estimates.
+    with pytest.raises(PermissionDenied) as refused:
         lead.export("whole", "key-csv")
+    assert "blind" in refused.value.message.lower()
+    ranking = lead.ranking("whole")
+    assert ranking["state"] == "unavailable" and "unblinded" in ranking["reason"]
+    report = lead.report("whole")
+    assert report["comparison"] is None and report["systems"] == []
+    assert Z not in json.dumps(report) and Q not in json.dumps(report)
+    with zipfile.ZipFile(io.BytesIO(lead.report_bundle("whole"))) as bundle:
+        assert "whole-key.csv" not in bundle.namelist()
+        assert json.loads(bundle.read("results.json")) == report
+        for name in bundle.namelist():
+            data = bundle.read(name)
+            assert Z.encode() not in data and Q.encode() not in data, name
 
 
 def check_judges(lead, to_key: np.ndarray) -> None:
