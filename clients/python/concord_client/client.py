@@ -439,7 +439,7 @@ class Concord:
     def ratings_import_checked(self, slug: str, check_job: str, *, wait: bool = True) -> Any:
         """Import the file of your own check job that passed (its uuid)."""
         path = self._study(slug, "ratings-import/")
-        response = self.http.request("POST", path, json={"checked": check_job})
+        response = self.http.request("POST", path, json={"check_job": check_job})
         return self._started(response, wait)
 
     def ratings_import_job(self, slug: str, job_uuid: str) -> dict[str, Any]:
@@ -460,7 +460,8 @@ class Concord:
     ) -> dict[str, Any]:
         """Import judge outputs, all or nothing: ``outputs`` as ``{"case_id", "order",
         "judge", "output"}`` objects or a ``.jsonl``/``.csv``/``.xlsx`` ``file``; the
-        ``template`` (its name) says how verdicts are read (ties allowed or not)."""
+        ``template`` says how verdicts are read (ties allowed or not): a built-in's name
+        (``reference``, ``reference-tie``) or the ``uuid`` of one of the study's own."""
         if (outputs is None) == (file is None):
             raise ConcordError("Give either outputs or file.")
         path = self._study(slug, "judges/")
@@ -493,14 +494,16 @@ class Concord:
         uuid: str | None = None,
     ) -> dict[str, Any]:
         """Save a study template (replaced by ``name``, or by ``uuid``); ``allow_tie`` lets
-        a judge answer ``[[C]]``, read as a tie."""
+        a judge answer ``[[C]]``, read as a tie. The answer lists every template, this one
+        with its ``uuid``: the name other calls give a study's own template by."""
         body: dict[str, Any] = {"name": name, "text": text, "allow_tie": allow_tie}
         if uuid is not None:
             body["uuid"] = uuid
         return self.http.json("PUT", self._study(slug, "judges/template/"), json=body)
 
     def judge_prompts(self, slug: str, *, template: str | None = None) -> list[dict[str, Any]]:
-        """The prompts for a judge, one ``{"case_id", "order", "prompt"}`` per JSONL line."""
+        """The prompts for a judge, one ``{"case_id", "order", "prompt"}`` per JSONL line;
+        ``template`` a built-in's name or the ``uuid`` of one of the study's own."""
         params = {"template": template} if template else None
         path = self._study(slug, "judges/prompts/")
         data = self.http.request("GET", path, params=params).content
