@@ -41,11 +41,13 @@ class RankingUnavailable(ApplicationError):
     """The study has no ranking to compute (still blinded, or no pairwise preference)."""
 
 
+RANKING_STATES = [UNAVAILABLE, NOT_COMPUTED, COMPUTING, FAILED, COMPUTED]
+
 RankingSerializer = inline_serializer(
     "Ranking",
     {
         "state": serializers.ChoiceField(
-            choices=[UNAVAILABLE, NOT_COMPUTED, COMPUTING, FAILED, COMPUTED],
+            choices=RANKING_STATES,
             help_text="unavailable (see reason), not_computed (POST to compute), computing "
             "(GET again), failed (see reason), computed (see ranking)",
         ),

@@ -65,3 +65,7 @@ class Job(models.Model):
     @property
     def is_active(self) -> bool:
         return self.state == self.State.RUNNING
+
+
+# A job's states as the API names them (its schema's JobStateEnum).
+JOB_STATES = list(Job.State.values)

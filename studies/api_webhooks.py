@@ -116,7 +116,12 @@ def study_webhooks(request, slug):
     )
 
 
-@extend_schema(methods=["GET"], summary="A webhook", responses={200: WebhookSerializer, **ERRORS})
+@extend_schema(
+    methods=["GET"],
+    operation_id="studies_webhook_retrieve",
+    summary="A webhook",
+    responses={200: WebhookSerializer, **ERRORS},
+)
 @extend_schema(
     methods=["DELETE"],
     summary="Remove a webhook with its deliveries",

@@ -118,6 +118,14 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": "/api/v1",
+    # One name for each choice set that several endpoints share, so the schema names it
+    # once (without these, drf-spectacular makes up names and warns at every check).
+    "ENUM_NAME_OVERRIDES": {
+        "JobStateEnum": "jobs.models.JOB_STATES",
+        "RankingStateEnum": "agreement.api_results.RANKING_STATES",
+        "StudyActionEnum": "studies.services.lifecycle.TRANSITIONS",
+        "RaterActionEnum": "studies.services.membership.RATER_ACTIONS",
+    },
 }
 
 # The most of a body Django reads into memory (a form's fields; the API's JSON is read by its
