@@ -46,39 +46,11 @@ RATINGS = FileImportJobs(
 )
 
 
-def ratings_import_job_start(
-    *,
-    study: Study,
-    actor,
-    filename: str,
-    data: bytes,
-    dry_run: bool,
-    checked_by: Job | None = None,
-) -> Job:
-    """Start checking (``dry_run``) or importing a file of ratings by system, as a job."""
-    return RATINGS.start(
-        study=study,
-        actor=actor,
-        filename=filename,
-        data=data,
-        dry_run=dry_run,
-        checked_by=checked_by,
-    )
-
-
-def ratings_checked_import_start(*, study: Study, actor, token: str) -> Job:
-    """ "Import now": import the file a check job of this person passed, checked again."""
-    return RATINGS.checked_import_start(study=study, actor=actor, token=token)
-
-
-def ratings_import_job_of(*, study: Study, job_uuid) -> Job | None:
-    """The study's ratings import job with this UUID; None for another's, or no UUID."""
-    return RATINGS.job_of(study=study, job_uuid=job_uuid)
-
-
-def ratings_import_job_run(*, job_id: int) -> None:
-    """The job: check the file, and record it unless it is a check."""
-    RATINGS.run(job_id=job_id)
+# The names the task, the pages and the API call.
+ratings_import_job_start = RATINGS.start
+ratings_checked_import_start = RATINGS.checked_import_start
+ratings_import_job_of = RATINGS.job_of
+ratings_import_job_run = RATINGS.run
 
 
 def ratings_import_job_status(*, job: Job) -> dict:

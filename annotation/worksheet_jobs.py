@@ -49,46 +49,9 @@ WORKSHEETS = FileImportJobs(
 )
 
 
-def worksheet_job_start(
-    *,
-    study: Study,
-    actor,
-    pseudonym: str,
-    filename: str,
-    data: bytes,
-    dry_run: bool,
-    checked_by: Job | None = None,
-) -> Job:
-    """Start checking (``dry_run``) or importing the file for the rater, as a job."""
-    return WORKSHEETS.start(
-        study=study,
-        actor=actor,
-        filename=filename,
-        data=data,
-        dry_run=dry_run,
-        checked_by=checked_by,
-        rater=pseudonym,
-    )
-
-
-def worksheet_checked_import_start(*, study: Study, actor, token: str) -> Job:
-    """ "Import now": import the file a check job of this person passed."""
-    return WORKSHEETS.checked_import_start(study=study, actor=actor, token=token)
-
-
-def worksheet_job_of(*, study: Study, job_uuid) -> Job | None:
-    """The study's worksheet job with this UUID; None for another study's, or no UUID."""
-    return WORKSHEETS.job_of(study=study, job_uuid=job_uuid)
-
-
-def worksheet_job_run(*, job_id: int) -> None:
-    """The job: check the file, and record it unless it is a check."""
-    WORKSHEETS.run(job_id=job_id)
-
-
-def worksheet_job_status(*, job: Job) -> dict:
-    """Where the job is, as JSON for the page's poller."""
-    return WORKSHEETS.status(job=job)
+# The task's and the pages' names (the views call ``WORKSHEETS`` for the rest).
+worksheet_job_run = WORKSHEETS.run
+worksheet_job_status = WORKSHEETS.status
 
 
 def _result(done: dict) -> worksheets.ImportResult:
