@@ -4,6 +4,7 @@ progress, then what was checked with "Import now", the problems, or what was imp
 
 from collections.abc import Callable
 
+from django import forms
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -22,10 +23,10 @@ def file_import_start(
     *,
     study,
     imports: FileImportJobs,
-    blank,
-    bound: Callable[[], object],
-    extra: Callable[[object], dict] = lambda form: {},
-) -> tuple[Job | None, object, list | None]:
+    blank: forms.Form,
+    bound: Callable[[], forms.Form],
+    extra: Callable[[forms.Form], dict] = lambda form: {},
+) -> tuple[Job | None, forms.Form, list | None]:
     """The POST of an import form: import the checked file its ``checked`` token names
     ("Import now"), or check (``action=check``) or import the uploaded file, as a job.
 
