@@ -45,7 +45,15 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import requests
-from processes import DRAFT_URL, TOKEN, VERSION, build_study, free_port, postgres
+from processes import (
+    DRAFT_URL,
+    TOKEN,
+    VERSION,
+    browser_headers,
+    build_study,
+    free_port,
+    postgres,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 PG_URL = "postgres://postgres:postgres@127.0.0.1:5432/concord_bench_chaos"
@@ -473,13 +481,13 @@ class Rater:
         self.count = 0
 
     def call(self, method, path, page, expect, **kwargs):
-        headers = kwargs.pop("headers", {})
-        if self.cookies:
-            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-        if method == "POST":
-            origin = "https://" + urlsplit(self.base).netloc
-            headers["Origin"] = origin
-            headers["Referer"] = origin + path
+        headers = browser_headers(
+            kwargs.pop("headers", {}),
+            cookies=self.cookies,
+            base=self.base,
+            method=method,
+            path=path,
+        )
         start = time.perf_counter()
         try:
             response = self.http.request(

@@ -42,7 +42,15 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import requests
-from processes import DRAFT_URL, TOKEN, VERSION, build_study, free_port, postgres
+from processes import (
+    DRAFT_URL,
+    TOKEN,
+    VERSION,
+    browser_headers,
+    build_study,
+    free_port,
+    postgres,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 PG_URL = "postgres://postgres:postgres@127.0.0.1:5432/concord_bench_load"
@@ -117,15 +125,16 @@ class Rater:
         self.cookies: dict[str, str] = {}
 
     def call(self, method, path, page, expect, **kwargs):
-        headers = kwargs.pop("headers", {})
-        if self.cookies:
-            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        headers = browser_headers(
+            kwargs.pop("headers", {}),
+            cookies=self.cookies,
+            base=self.base,
+            method=method,
+            path=path,
+            secure=self.secure,
+        )
         if self.secure:
             headers["X-Forwarded-Proto"] = "https"
-        if method == "POST":
-            origin = ("https://" if self.secure else "http://") + urlsplit(self.base).netloc
-            headers["Origin"] = origin
-            headers["Referer"] = origin + path
         start = time.perf_counter()
         try:
             response = self.http.request(

@@ -7,6 +7,7 @@ Imported as ``processes`` by the scripts (their folder is first on ``sys.path``)
 import re
 import secrets
 import socket
+from urllib.parse import urlsplit
 
 TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 VERSION = re.compile(r'name="version" id="version" value="(\d+)"')
@@ -49,3 +50,17 @@ def build_study(args, prefix: str):
         consented=True,
     )
     return study, [user.username for user in raters]
+
+
+def browser_headers(
+    headers: dict, *, cookies: dict, base: str, method: str, path: str, secure: bool = True
+) -> dict:
+    """``headers`` with what a browser adds: its cookies and, on a POST, the Origin and
+    Referer the CSRF check reads (``secure``: as the TLS proxy would forward it)."""
+    if cookies:
+        headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies.items())
+    if method == "POST":
+        origin = ("https://" if secure else "http://") + urlsplit(base).netloc
+        headers["Origin"] = origin
+        headers["Referer"] = origin + path
+    return headers
