@@ -23,6 +23,7 @@ from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
 from core.api import ErrorResponseSerializer, Pagination, body_object, paginated
+from core.api_jobs import JOB_PROGRESS_FIELDS, job_accepted, job_progress
 from core.user_input import uuid_or_none
 from jobs.models import Job
 from studies import access
@@ -423,11 +424,7 @@ CalibrationSerializer = inline_serializer(
             {
                 "uuid": serializers.UUIDField(),
                 "state": serializers.CharField(help_text=", ".join(Job.State.values)),
-                "stage": serializers.CharField(),
-                "done": serializers.IntegerField(),
-                "total": serializers.IntegerField(),
-                "message": serializers.CharField(),
-                "error": serializers.CharField(),
+                **JOB_PROGRESS_FIELDS,
             },
             allow_null=True,
         ),
@@ -444,16 +441,7 @@ CalibrationSerializer = inline_serializer(
 def _calibration_out(study, judge, shown) -> dict:
     job = None
     if isinstance(shown, AnalysisPending) and shown.job is not None:
-        status_ = shown.status or {}
-        job = {
-            "uuid": shown.job.uuid,
-            "state": status_.get("state") or shown.job.state,
-            "stage": status_.get("stage") or "",
-            "done": status_.get("done") or 0,
-            "total": status_.get("total") or 0,
-            "message": status_.get("message") or "",
-            "error": status_.get("error") or "",
-        }
+        job = {"uuid": shown.job.uuid, **job_progress(shown.job, shown.status)}
     dimension = pairwise_dimension(study)
     return {
         "judge": {"uuid": judge.uuid, "name": judge.name, "allow_tie": judge.allow_tie},
@@ -496,8 +484,7 @@ def judge_calibration(request, slug, judge_uuid):
         analysis_job_start(analysis=analysis, requested_by=request.user)
     body = _calibration_out(study, judge, analysis_shown(analysis=analysis))
     if request.method == "POST" and body["state"] == Job.State.RUNNING:
-        url = request.build_absolute_uri(request.path)
-        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": url})
+        return job_accepted(body, request.build_absolute_uri(request.path))
     return Response(body)
 
 

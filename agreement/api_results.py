@@ -14,6 +14,7 @@ from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
 from core.api import ErrorResponseSerializer, file_download
+from core.api_jobs import JOB_PROGRESS_FIELDS, job_progress
 from jobs.models import Job
 from studies import access
 from studies.errors import ApplicationError
@@ -59,11 +60,7 @@ RankingSerializer = inline_serializer(
             "RankingJob",
             {
                 "state": serializers.ChoiceField(choices=Job.State.values),
-                "stage": serializers.CharField(),
-                "done": serializers.IntegerField(),
-                "total": serializers.IntegerField(),
-                "message": serializers.CharField(),
-                "error": serializers.CharField(),
+                **JOB_PROGRESS_FIELDS,
             },
             allow_null=True,
         ),
@@ -89,17 +86,7 @@ def _ranking_body(study: Study) -> dict:
         return {**body, "state": COMPUTED, "ranking": shown}
     if shown.job is None:
         return {**body, "state": NOT_COMPUTED}
-    job = {
-        key: (shown.status or {}).get(key) or default
-        for key, default in (
-            ("state", shown.job.state),
-            ("stage", ""),
-            ("done", 0),
-            ("total", 0),
-            ("message", ""),
-            ("error", ""),
-        )
-    }
+    job = job_progress(shown.job, shown.status)
     if job["state"] in ENDED:
         return {**body, "state": FAILED, "reason": job["error"], "job": job}
     return {**body, "state": COMPUTING, "job": job}

@@ -23,6 +23,7 @@ from core.api import (
     paginated,
     scalar_fields,
 )
+from core.api_jobs import job_accepted, job_url
 from jobs.models import Job
 from studies import access, selectors
 from studies.forms import UnblindForm
@@ -243,7 +244,7 @@ def study_assign(request, slug):
     job = assignment_jobs.assignment_job_start(study=study, actor=request.user)
     if job.is_active:
         body = _assign_job_body(request, study, job)
-        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["job"]})
+        return job_accepted(body, body["job"])
     if job.state != Job.State.DONE:
         raise assignment.AssignmentDesignError(job.error)
     created = job.result.get("created", {})
@@ -265,9 +266,8 @@ def study_assign_job(request, slug, job_uuid):
 
 def _assign_job_body(request, study, job) -> dict:
     status_ = assignment_jobs.assignment_job_status(job=job)
-    url = reverse("api:assign_job", args=[study.slug, job.uuid])
     return {
-        "job": request.build_absolute_uri(url),
+        "job": job_url(request, "api:assign_job", study.slug, job.uuid),
         **{key: status_[key] for key in ("state", "stage", "done", "total", "created", "problem")},
         "design": assignment.design_summary(study=study),
     }

@@ -3,13 +3,14 @@ a file is checked or imported as a job; the job's URL gives its progress, then w
 checked or imported, or every problem. The same rule and jobs as the page
 (``annotation.ratings_by_system``, ``annotation.ratings_import_jobs``)."""
 
-from django.urls import path, reverse
+from django.urls import path
 from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import exceptions, serializers, status
+from rest_framework import exceptions, serializers
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
 from core.api import ErrorResponseSerializer, body_object
+from core.api_jobs import job_accepted, job_url
 from jobs.models import Job
 from studies import access
 
@@ -50,10 +51,9 @@ def _refused(error: WorksheetError) -> exceptions.ValidationError:
 
 def _job_body(request, study, job) -> dict:
     status_ = jobs.ratings_import_job_status(job=job)
-    url = reverse("api:ratings_import_job", args=[study.slug, job.uuid])
     result = {k: v for k, v in status_["result"].items() if k not in ("problems", "check_job")}
     return {
-        "job": request.build_absolute_uri(url),
+        "job": job_url(request, "api:ratings_import_job", study.slug, job.uuid),
         **{key: status_[key] for key in ("state", "stage", "done", "total", "problems")},
         "check_only": status_["dry_run"],
         "result": result if status_["state"] == Job.State.DONE else {},
@@ -112,7 +112,7 @@ def ratings_import(request, slug):
     except WorksheetError as error:
         raise _refused(error) from error
     body = _job_body(request, study, job)
-    return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["job"]})
+    return job_accepted(body, body["job"])
 
 
 @extend_schema(

@@ -31,7 +31,6 @@ import argparse
 import json
 import os
 import random
-import re
 import secrets
 import shutil
 import signal
@@ -46,12 +45,18 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import requests
+from processes import (
+    DRAFT_URL,
+    TOKEN,
+    VERSION,
+    browser_headers,
+    build_study,
+    free_port,
+    postgres,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 PG_URL = "postgres://postgres:postgres@127.0.0.1:5432/concord_bench_chaos"
-TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
-VERSION = re.compile(r'name="version" id="version" value="(\d+)"')
-DRAFT_URL = re.compile(r'data-draft-url="([^"]+)"')
 KINDS = ("web-worker", "web-node", "recompute-worker", "jobs-worker", "beat", "redis", "pgbouncer")
 # The processes on a rater's request path: a 5xx on a request in flight when one of them was
 # killed (PgBouncer: while it was down, or within GRACE seconds after it answered again)
@@ -71,12 +76,6 @@ def program(name: str) -> str | None:
     """Where ``name`` is installed; Debian puts the daemons in /usr/sbin, which a user's PATH
     may leave out."""
     return shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def answers(port: int, probe: bytes | None = None, expect: bytes = b"") -> bool:
@@ -482,13 +481,13 @@ class Rater:
         self.count = 0
 
     def call(self, method, path, page, expect, **kwargs):
-        headers = kwargs.pop("headers", {})
-        if self.cookies:
-            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-        if method == "POST":
-            origin = "https://" + urlsplit(self.base).netloc
-            headers["Origin"] = origin
-            headers["Referer"] = origin + path
+        headers = browser_headers(
+            kwargs.pop("headers", {}),
+            cookies=self.cookies,
+            base=self.base,
+            method=method,
+            path=path,
+        )
         start = time.perf_counter()
         try:
             response = self.http.request(
@@ -603,36 +602,6 @@ def inflict_all(cluster: Cluster, faults: list[Fault], began: float, rng, errors
             break
     for thread in restarts:
         thread.join()
-
-
-def postgres(url: str, statement: str) -> None:
-    import psycopg
-
-    admin = url.split("?")[0].rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin, autocommit=True) as connection:
-        connection.execute(statement)
-
-
-def build_study(args):
-    """A consented, open study on the reference rubric; every rater has every case."""
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    from tests.factories import UserFactory, make_study
-
-    call_command("migrate", verbosity=0)
-    tag = secrets.token_hex(3)
-    raters = [UserFactory(username=f"chaos-{tag}-{n:02d}") for n in range(args.raters)]
-    study = make_study(
-        lead=UserFactory(username=f"lead-{tag}"),
-        slug=f"chaos-{tag}",
-        cases=args.cases,
-        raters=raters,
-        consented=True,
-    )
-    return study, [user.username for user in raters]
 
 
 def from_scratch(study_id: int) -> tuple[dict, int]:
@@ -838,7 +807,7 @@ def arguments() -> argparse.Namespace:
 def run(args, cluster: Cluster) -> dict:
     """Build the study, start the shape, run raters and faults; the figures."""
     progress(f"building the study ({args.raters} raters x {args.cases} cases)")
-    study, usernames = build_study(args)
+    study, usernames = build_study(args, "chaos")
     from django.db import connection
 
     connection.close()

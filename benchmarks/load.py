@@ -28,11 +28,9 @@ end, Ctrl-C included. Needs PostgreSQL and Redis for the production shape (Redis
 import argparse
 import json
 import os
-import re
 import secrets
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -44,19 +42,19 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import requests
+from processes import (
+    DRAFT_URL,
+    TOKEN,
+    VERSION,
+    browser_headers,
+    build_study,
+    free_port,
+    postgres,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 PG_URL = "postgres://postgres:postgres@127.0.0.1:5432/concord_bench_load"
 REDIS_URL = "redis://127.0.0.1:6379/13"
-TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
-VERSION = re.compile(r'name="version" id="version" value="(\d+)"')
-DRAFT_URL = re.compile(r'data-draft-url="([^"]+)"')
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def environment(args, tmp: Path, port: int) -> dict:
@@ -84,36 +82,6 @@ def environment(args, tmp: Path, port: int) -> dict:
         "CELERY_QUEUE": f"concord-load-{secrets.token_hex(4)}",
         "JOBS_RUN": "celery",
     }
-
-
-def postgres(url: str, statement: str) -> None:
-    import psycopg
-
-    admin = url.split("?")[0].rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin, autocommit=True) as connection:
-        connection.execute(statement)
-
-
-def build_study(args):
-    """A consented, open study on the reference rubric; every rater has every case."""
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    from tests.factories import UserFactory, make_study
-
-    call_command("migrate", verbosity=0)
-    tag = secrets.token_hex(3)
-    raters = [UserFactory(username=f"load-{tag}-{n:02d}") for n in range(args.raters)]
-    study = make_study(
-        lead=UserFactory(username=f"lead-{tag}"),
-        slug=f"load-{tag}",
-        cases=args.cases,
-        raters=raters,
-        consented=True,
-    )
-    return study, [user.username for user in raters]
 
 
 class Stats:
@@ -157,15 +125,16 @@ class Rater:
         self.cookies: dict[str, str] = {}
 
     def call(self, method, path, page, expect, **kwargs):
-        headers = kwargs.pop("headers", {})
-        if self.cookies:
-            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        headers = browser_headers(
+            kwargs.pop("headers", {}),
+            cookies=self.cookies,
+            base=self.base,
+            method=method,
+            path=path,
+            secure=self.secure,
+        )
         if self.secure:
             headers["X-Forwarded-Proto"] = "https"
-        if method == "POST":
-            origin = ("https://" if self.secure else "http://") + urlsplit(self.base).netloc
-            headers["Origin"] = origin
-            headers["Referer"] = origin + path
         start = time.perf_counter()
         try:
             response = self.http.request(
@@ -493,7 +462,7 @@ def main() -> None:
             postgres(args.database_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             postgres(args.database_url, f'CREATE DATABASE "{name}"')
             created = True
-        study, usernames = build_study(args)
+        study, usernames = build_study(args, "load")
         from django.db import connection
 
         connection.close()

@@ -4,18 +4,20 @@ progress, then what was checked (with "Import now") or imported, or every proble
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, JsonResponse
+from django.http import JsonResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import ratings_import_jobs as jobs
 from annotation.ratings_by_system import ratings_file_headings
 from annotation.selectors.imported import concord_ratings_held, imported_ratings_count
 from annotation.services import CONCORD_HELD_MESSAGE
-from annotation.worksheets import MAX_BYTES, WorksheetError, WorksheetProblem
+from annotation.views.file_import import (
+    file_import_job_of,
+    file_import_job_page,
+    file_import_start,
+)
 from annotation.worksheets.columns import MAX_PROBLEMS
-from jobs.models import Job
 from studies import access
 
 
@@ -52,39 +54,20 @@ def ratings_import(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.LEAD)
     if request.method == "GET":
         return _page(request, study)
-    form = RatingsFileForm()
-    token = request.POST.get("checked", "")
-    try:
-        if token:
-            job = jobs.ratings_checked_import_start(
-                study=study, actor=request.user, token=token[:64]
-            )
-        else:
-            form = RatingsFileForm(request.POST, request.FILES)
-            if not form.is_valid():
-                return _page(request, study, form=form, status=400)
-            upload = form.cleaned_data["file"]
-            if upload.size > MAX_BYTES:
-                message = f"The file is larger than {MAX_BYTES // 2**20} MB."
-                raise WorksheetError([WorksheetProblem(None, None, message)])
-            job = jobs.ratings_import_job_start(
-                study=study,
-                actor=request.user,
-                filename=upload.name[:200],
-                data=upload.read(),
-                dry_run=request.POST.get("action") == "check",
-            )
-    except WorksheetError as error:
-        return _page(request, study, form=form, problems=error.problems, status=400)
+    job, form, problems = file_import_start(
+        request,
+        study=study,
+        imports=jobs.RATINGS,
+        blank=RatingsFileForm(),
+        bound=lambda: RatingsFileForm(request.POST, request.FILES),
+    )
+    if job is None:
+        return _page(request, study, form=form, problems=problems, status=400)
     return redirect("annotation:ratings_import_job", slug=study.slug, job_uuid=job.uuid)
 
 
 def _job(request, slug, job_uuid):
-    study, _ = access.get_study_for_user(request.user, slug, role=access.LEAD)
-    job = jobs.ratings_import_job_of(study=study, job_uuid=job_uuid)
-    if job is None:
-        raise Http404
-    return study, job
+    return file_import_job_of(request, slug, job_uuid, imports=jobs.RATINGS, role=access.LEAD)
 
 
 @login_required
@@ -93,32 +76,31 @@ def ratings_import_job(request, slug, job_uuid):
     """A running check or import's progress; once ended, the form with what was checked,
     the problems, or (imported) the study's overview of imports."""
     study, job = _job(request, slug, job_uuid)
-    status, summary, problems = jobs.ratings_import_job_outcome(job=job)
-    if status["state"] == Job.State.RUNNING:
-        return render(
+    outcome = jobs.ratings_import_job_outcome(job=job)
+
+    def page(problems=None, checked=None, token=""):
+        return _page(request, study, problems=problems, checked=checked, token=token)
+
+    def imported(summary):
+        messages.success(
             request,
-            "annotation/ratings_import_progress.html",
-            {
-                "study": study,
-                "job": job,
-                "check": status["dry_run"],
-                "status": status,
-                "status_url": reverse("annotation:ratings_import_status", args=[slug, job.uuid]),
-                "page_url": reverse("annotation:ratings_import_job", args=[slug, job.uuid]),
-            },
+            f"Imported {summary.ratings} rating{'s' if summary.ratings != 1 else ''} of "
+            f"{summary.raters} rater{'s' if summary.raters != 1 else ''} "
+            f"({summary.new_raters} new) from elsewhere, not blinded by Concord.",
         )
-    if summary is None:
-        return _page(request, study, problems=problems)
-    if summary.dry_run:
-        token = str(job.uuid) if job.requested_by_id == request.user.pk else ""
-        return _page(request, study, checked=summary, token=token)
-    messages.success(
+        return redirect("annotation:ratings_import", slug=study.slug)
+
+    return file_import_job_page(
         request,
-        f"Imported {summary.ratings} rating{'s' if summary.ratings != 1 else ''} of "
-        f"{summary.raters} rater{'s' if summary.raters != 1 else ''} "
-        f"({summary.new_raters} new) from elsewhere, not blinded by Concord.",
+        study=study,
+        job=job,
+        outcome=outcome,
+        progress_template="annotation/ratings_import_progress.html",
+        urls=("annotation:ratings_import_status", "annotation:ratings_import_job"),
+        page=page,
+        imported=imported,
+        progress_context={"check": outcome[0]["dry_run"]},
     )
-    return redirect("annotation:ratings_import", slug=study.slug)
 
 
 @login_required

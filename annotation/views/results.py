@@ -3,15 +3,18 @@
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, JsonResponse
+from django.http import JsonResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import worksheet_jobs, worksheets
 from annotation.export_responses import export_response
 from annotation.selectors import case_progress_page
-from jobs.models import Job
+from annotation.views.file_import import (
+    file_import_job_of,
+    file_import_job_page,
+    file_import_start,
+)
 from studies import access
 from studies.models import Membership, Study
 from studies.selectors import profile_questions_of
@@ -91,42 +94,24 @@ def worksheet_import(request, slug):
     ended."""
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     pseudonyms = _pseudonyms(study)
-    token = request.POST.get("checked", "")
-    try:
-        if token:
-            form = WorksheetImportForm(pseudonyms=pseudonyms)
-            job = worksheet_jobs.worksheet_checked_import_start(
-                study=study, actor=request.user, token=token[:64]
-            )
-        else:
-            form = WorksheetImportForm(request.POST, request.FILES, pseudonyms=pseudonyms)
-            if not form.is_valid():
-                return _results_page(request, study, form=form, status=400)
-            upload = form.cleaned_data["file"]
-            if upload.size > worksheets.MAX_BYTES:
-                raise worksheets.WorksheetError(
-                    [worksheets.WorksheetProblem(None, None, "The file is larger than 5 MB.")]
-                )
-            job = worksheet_jobs.worksheet_job_start(
-                study=study,
-                actor=request.user,
-                pseudonym=form.cleaned_data["rater"],
-                filename=upload.name,
-                data=upload.read(),
-                dry_run=request.POST.get("action") == "check",
-            )
-    except worksheets.WorksheetError as error:
-        return _results_page(request, study, form=form, problems=error.problems, status=400)
+    job, form, problems = file_import_start(
+        request,
+        study=study,
+        imports=worksheet_jobs.WORKSHEETS,
+        blank=WorksheetImportForm(pseudonyms=pseudonyms),
+        bound=lambda: WorksheetImportForm(request.POST, request.FILES, pseudonyms=pseudonyms),
+        extra=lambda form: {"rater": form.cleaned_data["rater"]},
+    )
+    if job is None:
+        return _results_page(request, study, form=form, problems=problems, status=400)
     return redirect("annotation:worksheet_job", slug=study.slug, job_uuid=job.uuid)
 
 
 def _worksheet_job(request, slug, job_uuid):
     """The study (its coordinators only) and its worksheet job; 404 for another study's."""
-    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
-    job = worksheet_jobs.worksheet_job_of(study=study, job_uuid=job_uuid)
-    if job is None:
-        raise Http404
-    return study, job
+    return file_import_job_of(
+        request, slug, job_uuid, imports=worksheet_jobs.WORKSHEETS, role=access.COORDINATOR
+    )
 
 
 @login_required
@@ -135,38 +120,38 @@ def worksheet_job(request, slug, job_uuid):
     """A running check or import's progress; once it has ended, the results page with what
     was checked (and "Import now"), what was imported, or the problems."""
     study, job = _worksheet_job(request, slug, job_uuid)
-    status, result, problems = worksheet_jobs.worksheet_job_outcome(job=job)
-    if status["state"] == Job.State.RUNNING:
-        return render(
-            request,
-            "studies/results/worksheet_progress.html",
-            {
-                "study": study,
-                "job": job,
-                "status": status,
-                "status_url": reverse("annotation:worksheet_job_status", args=[slug, job.uuid]),
-                "page_url": reverse("annotation:worksheet_job", args=[slug, job.uuid]),
-            },
-        )
-    if result is None:
-        return _results_page(request, study, problems=problems)
-    if result.dry_run:
-        mine = job.requested_by_id == request.user.pk
+    outcome = worksheet_jobs.worksheet_job_outcome(job=job)
+
+    def page(problems=None, checked=None, token=""):
         return _results_page(
             request,
             study,
-            checked=result,
-            checked_token=str(job.uuid) if mine else "",
-            checked_name=status["result"].get("filename", ""),
+            problems=problems,
+            checked=checked,
+            checked_token=token,
+            checked_name=outcome[0]["result"].get("filename", "") if checked else "",
         )
-    messages.success(
+
+    def imported(result):
+        messages.success(
+            request,
+            f"Imported {result.cases} test case{'s' if result.cases != 1 else ''} for "
+            f"{result.rater} ({result.created} newly assigned, {result.updated} replaced"
+            + (f"; {result.skips} marked skipped" if result.skips else "")
+            + ").",
+        )
+        return redirect("annotation:results", slug=study.slug)
+
+    return file_import_job_page(
         request,
-        f"Imported {result.cases} test case{'s' if result.cases != 1 else ''} for "
-        f"{result.rater} ({result.created} newly assigned, {result.updated} replaced"
-        + (f"; {result.skips} marked skipped" if result.skips else "")
-        + ").",
+        study=study,
+        job=job,
+        outcome=outcome,
+        progress_template="studies/results/worksheet_progress.html",
+        urls=("annotation:worksheet_job_status", "annotation:worksheet_job"),
+        page=page,
+        imported=imported,
     )
-    return redirect("annotation:results", slug=study.slug)
 
 
 @login_required
