@@ -601,7 +601,9 @@
   }
 
   if (readonly) {
-    form.querySelectorAll("input, textarea, button:not([data-bs-toggle])").forEach((el) => { el.disabled = true; });
+    // The answers are locked; how the responses are laid out (a choice of view) is not.
+    form.querySelectorAll("input:not([name=response-layout]), textarea, button:not([data-bs-toggle])")
+      .forEach((el) => { el.disabled = true; });
   }
 
   // ---- Keyboard -------------------------------------------------------------------------

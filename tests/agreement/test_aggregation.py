@@ -192,7 +192,8 @@ def comparison(**changes) -> ComparisonData:
         ],
         "roles": [
             DimensionRole("harm", "Harm", binary=True),
-            DimensionRole("correct", "Correct", apart=((1.0, "Partly correct"),)),
+            # Points: the totals below are the rubric's (0-9), so there is a score to compare.
+            DimensionRole("correct", "Correct", apart=((1.0, "Partly correct"),), max_points=9),
         ],
         "lengths": np.full((4, 2), 100.0),
         "confidence": np.full((3, 4), 2.0),

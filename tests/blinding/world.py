@@ -28,7 +28,7 @@ from annotation.services.participation import consent_record
 from jobs.models import Job
 from studies.access import COORDINATORS_GROUP
 from studies.blinding import blinded_order, judge_prompt_first
-from studies.models import CaseUpload, Membership, Study, TestCase
+from studies.models import CaseUpload, Membership, Study, TestCase, Webhook, WebhookDelivery
 from studies.presets import PAIRWISE_RUBRIC, protocol_settings
 from studies.rubric import allowed_levels
 from studies.services import (
@@ -285,6 +285,15 @@ def build(*, secret: str, clock) -> World:
     job = Job.objects.create(
         kind=Job.Kind.ASSIGN, study_id=study.pk, requested_by=lead, state=Job.State.DONE
     )
+    # The lead's webhook, with a delivery of an event before unblinding.
+    webhook = Webhook.objects.create(
+        study=study, url="https://example.org/hook", events=["study.closed"], secret="whsec_k"
+    )
+    delivery = WebhookDelivery.objects.create(
+        webhook=webhook,
+        event="study.closed",
+        payload={"id": "keyswap", "event": "study.closed", "data": {}},
+    )
     people = {"lead": lead, "admin": admin, "rater": raters[0], "adjudicator": adjudicator}
     secrets = {
         role: tokens.api_token_create(user=user, name="keyswap") for role, user in people.items()
@@ -312,6 +321,8 @@ def build(*, secret: str, clock) -> World:
             "token_uuid": [secrets["lead"][0].uuid],
             "uidb64": ["MQ"],
             "adjudication_uuid": [a.uuid for a in adjudications],
+            "webhook_uuid": [webhook.uuid],
+            "delivery_uuid": [delivery.uuid],
         },
         pseudonyms=[m.pseudonym for m in memberships],
         key={

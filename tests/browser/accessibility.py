@@ -11,6 +11,10 @@ BLOCKING = {"serious", "critical"}
 
 def assert_accessible(page, *, name: str = "", every_impact: bool = True):
     """No axe violation; ``every_impact=False`` lets minor and moderate ones pass."""
+    # Colours are read as they end up: a transition still running (a button a script has
+    # just checked fades to its colour) would otherwise be measured half-way. An endless
+    # one (a spinner) cannot finish and is left as it is.
+    page.evaluate("document.getAnimations().forEach((a) => { try { a.finish(); } catch (e) {} })")
     results = _axe.run(page, options={"resultTypes": ["violations"]})
     violations = results.response["violations"]
     blocking = [v for v in violations if every_impact or v.get("impact") in BLOCKING]
