@@ -1,6 +1,5 @@
 """The study report page, its printable form and the zip bundle."""
 
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
