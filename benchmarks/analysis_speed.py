@@ -22,7 +22,6 @@ pairs made scipy's Wilcoxon test fall back to its permutation test.
 """
 
 import cProfile
-import logging
 import os
 import pstats
 import statistics
@@ -32,39 +31,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[0] = str(ROOT)  # the repository, not this folder, first on the path
+sys.path.insert(1, str(ROOT / "benchmarks"))
 
-DEFAULT_URL = "postgres://postgres:postgres@127.0.0.1:5432/concord_bench"
+from recompute import setup_django  # noqa: E402  (the same database and settings)
+
 SLUG = "bench-analysis-14"
 SYSTEMS = 14
 CASES = 100
 RATERS = 3
 DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
-
-
-def setup_django() -> None:
-    url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL)
-    os.environ.update(
-        {
-            "DJANGO_SETTINGS_MODULE": "config.settings.test",
-            "DATABASE_URL": url,
-            "JOBS_RUN": "inline",
-        }
-    )
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as connection:
-        if not connection.execute(
-            "SELECT 1 FROM pg_database WHERE datname = %s", [name]
-        ).fetchone():
-            connection.execute(f'CREATE DATABASE "{name}"')
-    import django
-
-    django.setup()
-    logging.disable(logging.WARNING)  # the runs log each stage
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
 
 
 def _scale(key: str) -> dict:
