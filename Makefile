@@ -39,20 +39,17 @@ lock: | $(VENV)/.installed-dev
 	$(UV_COMPILE) -o requirements/runtime.txt
 	$(UV_COMPILE) --extra dev -c requirements/runtime.txt --override requirements/overrides.txt -o requirements/dev.txt
 
-# The embedded default: SQLite and in-process tasks, no other service needed.
+# The embedded default: SQLite and in-process tasks, no other service needed. prepare_demo
+# migrates and loads both demo studies in one process (Django starts once, not three times).
 run: $(VENV)/.installed-run
-	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py migrate --no-input
-	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py load_demo
-	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py load_judge_demo
+	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py prepare_demo
 	@echo "Concord is at http://127.0.0.1:$(PORT)/ (Ctrl-C stops it)"
 	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py runserver 127.0.0.1:$(PORT)
 
 # Back to the demo as first loaded: a fresh local database, the venv kept.
 reset-demo: $(VENV)/.installed-run
 	rm -f db.sqlite3 db.sqlite3-wal db.sqlite3-shm
-	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py migrate --no-input
-	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py load_demo
-	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py load_judge_demo
+	env -u DATABASE_URL -u REDIS_URL DJANGO_SETTINGS_MODULE=config.settings.local $(PY) manage.py prepare_demo
 	@echo "The demo is reset. make run serves it."
 
 # The whole suite against the real services: PostgreSQL, Redis, a Celery worker, Chromium.

@@ -31,15 +31,17 @@ def test_embedded_default_migrates_and_loads_the_demo_twice_without_change(tmp_p
     env = clean_env(
         DJANGO_SETTINGS_MODULE="config.settings.local", DATABASE_URL=f"sqlite:///{database}"
     )
-    assert run_manage("migrate", "--no-input", env=env).returncode == 0
-    first = run_manage("load_demo", env=env)
+    # As `make run` does: one process migrates and loads both demo studies.
+    first = run_manage("prepare_demo", env=env)
     assert first.returncode == 0, first.stderr
     assert "Loaded the demo study" in first.stdout
-    counts = "from studies.models import *; from annotation.models import *; print(Study.objects.count(), TestCase.objects.count(), Assignment.objects.count(), Adjudication.objects.filter(status='done').count())"
+    assert "Loaded the pairwise demo study" in first.stdout
+    counts = "from studies.models import *; from annotation.models import *; s = Study.objects.filter(slug='reference-demo'); print(s.count(), TestCase.objects.filter(study__in=s).count(), Assignment.objects.filter(test_case__study__in=s).count(), Adjudication.objects.filter(status='done').count())"
     before = run_manage("shell", "-v", "0", "-c", counts, env=env).stdout.strip()
-    second = run_manage("load_demo", env=env)
+    second = run_manage("prepare_demo", env=env)
     assert second.returncode == 0
-    assert "nothing changed" in second.stdout
+    assert "The demo study is already loaded; nothing changed." in second.stdout
+    assert "The pairwise demo study is already loaded; nothing changed." in second.stdout
     after = run_manage("shell", "-v", "0", "-c", counts, env=env).stdout.strip()
     assert before == after
     studies, cases, assignments, adjudicated = map(int, after.split())
@@ -47,7 +49,7 @@ def test_embedded_default_migrates_and_loads_the_demo_twice_without_change(tmp_p
     assert adjudicated == 1  # the demo shows one decided adjudication
     # Once rater1 has rated, a further run no longer calls them fresh.
     assert "rater1 (a rater with nothing rated yet" in second.stdout
-    rate_one = "from annotation.models import Assignment as A; A.objects.filter(pk=A.objects.filter(rater__user__username='rater1').first().pk).update(status='submitted')"
+    rate_one = "from annotation.models import Assignment as A; A.objects.filter(pk=A.objects.filter(rater__user__username='rater1', rater__study__slug='reference-demo').first().pk).update(status='submitted')"
     run_manage("shell", "-v", "0", "-c", rate_one, env=env)
     third = run_manage("load_demo", env=env)
     assert f"rater1 (a rater who has submitted 1 of {cases} cases)" in third.stdout
