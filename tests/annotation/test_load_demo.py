@@ -32,3 +32,24 @@ def test_the_demo_has_one_adjudicated_case_and_an_adjudicator_to_sign_in(client)
     # The reason holds: the two demo raters' Depth answers differ on the case.
     screen = client.get(f"/s/reference-demo/adjudication/{done.uuid}/").content.decode()
     assert re.search(r'data-dim-row="[AB]-depth" data-differs', screen)
+
+
+@pytest.mark.django_db
+def test_the_demo_counts_its_test_cases_apart_from_the_quality_items(client):
+    # The figures the README gives: 8 test cases, 5 quality items, rater1 at 0 of 13.
+    call_command("load_demo", stdout=io.StringIO())
+    assert client.login(username="coordinator", password="concord-demo")
+    overview = client.get("/s/reference-demo/").content.decode()
+    assert (
+        "8 test cases, and 5 quality items listed with them (3 gold items, 2 attention checks)"
+        in overview
+    )
+    rows = re.findall(r"<tr><td>(TC-\d+)( <span[^>]*data-quality-item>([^<]*)</span>)?", overview)
+    kinds = {case: kind for case, _, kind in rows}
+    assert len(kinds) == 13
+    assert {case for case, kind in kinds.items() if not kind} == {f"TC-00{n}" for n in range(1, 9)}
+    assert {kinds[f"TC-10{n}"] for n in (1, 2, 3)} == {"gold item"}
+    assert {kinds["TC-201"], kinds["TC-202"]} == {"attention check"}
+    client.logout()
+    assert client.login(username="rater1", password="concord-demo")
+    assert "0 of 13 done" in client.get("/s/reference-demo/cases/").content.decode()
