@@ -316,6 +316,35 @@ def test_the_self_check_lists_the_raters_counted_items(page, live_server, setup,
     screenshot(page, "self-check")
 
 
+def test_the_self_check_of_25_cases_stays_a_few_screens_long(page, live_server, screenshot):
+    # 25 cases, each with a large gap between its responses (a finding per case) and six
+    # factors, three alternatives and three recommendations listed per response.
+    user = UserFactory(username="long-rater")
+    study = make_study(slug="long-study", cases=25, raters=[user])
+    consent_all(study)
+    rater = Membership.objects.get(study=study, user=user)
+    for assignment in rater.assignments.order_by("position"):
+        payload = full_marks_payload()
+        payload["responses"]["B"] = zero_payload()["responses"]["B"]
+        services.rating_submit(assignment=assignment, payload=payload, expected_version=0)
+
+    sign_in(page, live_server, user.username, PASSWORD)
+    page.goto(f"{live_server.url}/s/{study.slug}/self-check/")
+    expect(page.locator("[data-finding]")).to_have_count(25)
+    expect(page.locator("#scores-table tbody tr")).to_have_count(50)
+    # Each finding is one line with its Revise link beside it, and the counted items are
+    # folded: about three screens at 1366 px, where unfolded they made some 14,000 px.
+    finding = page.locator("[data-finding]").first.bounding_box()
+    assert finding and finding["height"] < 50
+    height = page.evaluate("document.documentElement.scrollHeight")
+    assert height < 4 * 1000, height
+    depth = page.locator('table[data-counted="depth"]')
+    expect(depth).to_be_hidden()
+    page.get_by_text("Depth of Analysis: what you counted").click()
+    expect(depth.locator("tbody tr")).to_have_count(25)
+    screenshot(page, "self-check-25-cases")
+
+
 def rater_pages(live_server, study, rater, item, answered):
     base = f"{live_server.url}/s/{study.slug}"
     return {
