@@ -53,3 +53,7 @@ def test_the_demo_counts_its_test_cases_apart_from_the_quality_items(client):
     client.logout()
     assert client.login(username="rater1", password="concord-demo")
     assert "0 of 13 done" in client.get("/s/reference-demo/cases/").content.decode()
+    # The information sheet counts the cases as the rater's list does: it neither gives a
+    # different number nor tells the quality items apart.
+    sheet = client.get("/s/reference-demo/start/").content.decode()
+    assert "This demo has 13 cases to score" in sheet and "quality item" not in sheet

@@ -52,7 +52,7 @@ CONSENT = """\
 answers to strategic reasoning prompts on a fixed rubric.
 
 **What you will do.** Score each pair of responses on five dimensions, rate your confidence,
-and add notes if you wish. This demo has 8 test cases; the full study takes 6-8 hours.
+and add notes if you wish. This demo has 13 cases to score; the full study takes 6-8 hours.
 
 **Content.** The prompts discuss AI policy, health care and public budgets. None contain
 offensive material.
