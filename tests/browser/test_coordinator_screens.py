@@ -70,7 +70,7 @@ def test_the_coordinators_screens_read_well_at_desktop_and_phone_width(
     figure.evaluate("(figure) => figure.scrollIntoView({block: 'center', behavior: 'instant'})")
     # Its bin edges readable at this width: text at least 10 px high, labels apart.
     labels = page.evaluate(
-        """(figure) => Array.from(figure.querySelectorAll('svg text[dominant-baseline=hanging]:not(.axis-title)'))
+        """(figure) => Array.from(figure.querySelectorAll('svg text[text-anchor=middle]:not([fill]):not(.axis-title)'))
             .map((text) => text.getBoundingClientRect())
             .filter((box) => box.width > 0)
             .map((box) => [box.left, box.right, box.height])""",
