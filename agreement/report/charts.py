@@ -19,9 +19,10 @@ TOP = 24
 BOTTOM = 34
 
 
-def _svg(height: int, label: str, body: list[str]) -> str:
+def _svg(height: int, label: str, body: list[str], *, kind: str = "") -> str:
+    css = f"report-chart report-{kind}" if kind else "report-chart"
     return (
-        f'<svg class="report-chart" viewBox="0 0 {WIDTH} {height}" width="100%" role="img" '
+        f'<svg class="{css}" viewBox="0 0 {WIDTH} {height}" width="100%" role="img" '
         f'aria-label="{escape(label)}" xmlns="http://www.w3.org/2000/svg" font-size="12" '
         f'font-family="system-ui, sans-serif"><title>{escape(label)}</title>{"".join(body)}</svg>'
     )
@@ -162,7 +163,11 @@ def histogram_bins(values: list[float], *, max_bins: int = 15) -> dict:
 
 def histogram(values: list[float], *, label: str, x_label: str = "") -> str:
     """A histogram of per-case values over their own range, the bin edges labelled with
-    round numbers, a count axis, and a dashed line at 0 when 0 is within the range."""
+    round numbers, a count axis, and a dashed line at 0 when 0 is within the range.
+
+    On a phone the chart is drawn at about half its size, so report.css enlarges its text
+    and hides the edge labels marked ``tick-wide``: those left are far enough apart to be
+    read at that size."""
     values = [v for v in values if v is not None]
     if not values:
         return _svg(60, label, ['<text x="10" y="30">No paired cases yet.</text>'])
@@ -185,7 +190,9 @@ def histogram(values: list[float], *, label: str, x_label: str = "") -> str:
         y = round(base - tick / peak * plot_height, 1)
         body.append(
             f'<line x1="{left}" x2="{WIDTH - RIGHT}" y1="{y}" y2="{y}" stroke="#eee"/>'
-            f'<text x="{left - 6}" y="{y + 4}" text-anchor="end">{_fmt(tick)}</text>'
+            # 0 sits on the axis (above it), clear of the first edge's label below.
+            f'<text x="{left - 6}" y="{y}" text-anchor="end" '
+            f'dominant-baseline="{"auto" if tick == 0 else "middle"}">{_fmt(tick)}</text>'
         )
     for index, count in enumerate(counts):
         h = round(count / peak * plot_height, 1)
@@ -195,12 +202,17 @@ def histogram(values: list[float], *, label: str, x_label: str = "") -> str:
             f'height="{h}" fill="{PALETTE[0]}"><title>[{_fmt(a)}, {_fmt(b)}): '
             f"{count} case{'' if count == 1 else 's'}</title></rect>"
         )
-    # Every edge labelled while they fit (about 36 px apart), else every other one.
-    every = 1 if plot / max(len(counts), 1) >= 36 else 2
+    # Every edge labelled while they fit (about 36 units apart), else every other one; on a
+    # phone (text about twice as large) only those at least 100 units apart.
+    gap = plot / max(len(counts), 1)
+    every = 1 if gap >= 36 else 2
+    narrow = every * math.ceil(100 / (gap * every))
     for index, edge in enumerate(edges):
         if index % every == 0 or index == len(edges) - 1:
+            css = ' class="tick-wide"' if index % narrow else ""
             body.append(
-                f'<text x="{x(edge)}" y="{base + 14}" text-anchor="middle">{_fmt(edge)}</text>'
+                f'<text x="{x(edge)}" y="{base + 4}" text-anchor="middle" '
+                f'dominant-baseline="hanging"{css}>{_fmt(edge)}</text>'
             )
     if low <= 0 <= high:
         body.append(
@@ -210,10 +222,10 @@ def histogram(values: list[float], *, label: str, x_label: str = "") -> str:
         )
     if x_label:
         body.append(
-            f'<text x="{left + plot / 2}" y="{base + 32}" text-anchor="middle">'
-            f"{escape(x_label)}</text>"
+            f'<text x="{left + plot / 2}" y="{base + 28}" text-anchor="middle" '
+            f'dominant-baseline="hanging" class="axis-title">{escape(x_label)}</text>'
         )
-    return _svg(height, label, body)
+    return _svg(height, label, body, kind="histogram")
 
 
 def scatter(

@@ -6,8 +6,10 @@ import re
 from agreement.report.charts import histogram, histogram_bins
 
 
-def _labels(svg: str) -> list[str]:
-    return re.findall(r'text-anchor="middle">([^<]+)</text>', svg)
+def _labels(svg: str, *, phone: bool = False) -> list[str]:
+    """The bin edges' labels, in order; on a phone those not marked wide-screen only."""
+    ticks = re.findall(r'<text [^>]*dominant-baseline="hanging"( class="tick-wide")?>([^<]+)<', svg)
+    return [text for wide_only, text in ticks if not (phone and wide_only)]
 
 
 def test_the_bins_cover_the_values_with_round_edges_and_do_not_start_at_0():
@@ -42,3 +44,18 @@ def test_0_is_marked_when_it_is_in_range():
 
 def test_labels_are_escaped():
     assert "<b>" not in histogram([1, 2], label="d", x_label="<b>")
+
+
+def test_on_a_phone_fewer_edges_are_labelled_each_a_round_number_far_from_the_next():
+    values = [v / 2 for v in range(21, 50)]  # 10.5 to 24.5 by halves: fifteen bins of 1
+    wide, phone = (
+        _labels(histogram(values, label="d")),
+        _labels(histogram(values, label="d"), phone=True),
+    )
+    assert wide == [f"{v:g}" for v in range(10, 26)]
+    # Every few edges (at least 100 of the chart's 640 units apart), the first kept.
+    assert phone[0] == "10" and 3 <= len(phone) <= 6
+    steps = {float(b) - float(a) for a, b in zip(phone, phone[1:], strict=False)}
+    assert len(steps) == 1 and steps.pop() * 560 / 16 >= 100
+    # Few bins: every edge stays labelled on a phone too.
+    assert _labels(histogram([1, 2, 3], label="d"), phone=True) == ["1", "2", "3", "4"]

@@ -50,8 +50,10 @@ def test_the_coordinators_screens_read_well_at_desktop_and_phone_width(
     expect(action.locator("option").first).to_have_text("Choose an action…")
     expect(action).to_have_value("")
     assert_accessible(page, name="quality control", every_impact=True)
-    charts = page.locator("[data-time-chart]").first
-    charts.scroll_into_view_if_needed()
+    # The first rater's evidence (time histogram, gold chart) at the top of the screenshot.
+    page.locator("[data-time-chart]").first.evaluate(
+        "(chart) => chart.closest('section').scrollIntoView({block: 'start', behavior: 'instant'})"
+    )
     screenshot(page, f"qc-{width}")
 
     visit("studies:quality", demo.slug)
@@ -65,7 +67,18 @@ def test_the_coordinators_screens_read_well_at_desktop_and_phone_width(
     expect(caption).to_contain_text(first)
     expect(caption).to_contain_text(second)
     figure = page.locator("figure", has=caption)
-    figure.scroll_into_view_if_needed()
+    figure.evaluate("(figure) => figure.scrollIntoView({block: 'center', behavior: 'instant'})")
+    # Its bin edges readable at this width: text at least 10 px high, labels apart.
+    labels = page.evaluate(
+        """(figure) => Array.from(figure.querySelectorAll('svg text[text-anchor=middle]:not([fill]):not(.axis-title)'))
+            .map((text) => text.getBoundingClientRect())
+            .filter((box) => box.width > 0)
+            .map((box) => [box.left, box.right, box.height])""",
+        figure.element_handle(),
+    )
+    assert len(labels) >= 2
+    assert all(height >= 10 for _, _, height in labels), labels
+    assert all(a[1] + 4 <= b[0] for a, b in zip(labels, labels[1:], strict=False)), labels
     screenshot(page, f"report-histogram-{width}")
     assert_accessible(page, name="report", every_impact=True)
     context.close()
