@@ -71,7 +71,7 @@ SettingsSerializer = inline_serializer(
 )
 ITEM_OUT = {
     "id": serializers.UUIDField(),
-    "kind": serializers.ChoiceField(choices=TrainingItem.Kind.values),
+    "kind": serializers.ChoiceField(choices=TrainingItem.Kind.choices),
     "position": serializers.IntegerField(),
     "title": serializers.CharField(),
     "prompt": serializers.CharField(),
@@ -108,7 +108,7 @@ def _item_in_fields(*, required: bool) -> dict:
 ItemCreateSerializer = inline_serializer(
     "TrainingItemIn",
     {
-        "kind": serializers.ChoiceField(choices=TrainingItem.Kind.values),
+        "kind": serializers.ChoiceField(choices=TrainingItem.Kind.choices),
         **_item_in_fields(required=True),
     },
 )
@@ -255,6 +255,7 @@ def _item_save(study: Study, item: TrainingItem | None, kind: str, form) -> Trai
 
 @extend_schema(
     methods=["GET"],
+    operation_id="studies_training_items_list",
     summary="The training and qualification items, with their answer keys",
     responses={200: ItemsSerializer, **ERRORS},
 )

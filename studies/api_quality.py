@@ -46,7 +46,7 @@ RulesInSerializer = inline_serializer("QualityRulesIn", _rule_fields(required=Fa
 ITEM_ROW = {
     "case": serializers.UUIDField(help_text="the case's uuid, for quality/{case_uuid}/"),
     "case_id": serializers.CharField(),
-    "purpose": serializers.ChoiceField(choices=PURPOSES),
+    "purpose": serializers.ChoiceField(choices=TestCase.Purpose.choices),
     "prompt": serializers.CharField(),
     "explanation": serializers.CharField(allow_blank=True),
 }
@@ -83,7 +83,7 @@ QualityItemSerializer = inline_serializer(
     {
         "case": serializers.UUIDField(),
         "case_id": serializers.CharField(),
-        "purpose": serializers.ChoiceField(choices=TestCase.Purpose.values),
+        "purpose": serializers.ChoiceField(choices=TestCase.Purpose.choices),
         "explanation": serializers.CharField(allow_blank=True),
         "frozen": serializers.BooleanField(),
         "expected": inline_serializer(
@@ -105,7 +105,7 @@ QualityItemSerializer = inline_serializer(
 QualityItemInSerializer = inline_serializer(
     "QualityItemIn",
     {
-        "purpose": serializers.ChoiceField(choices=PURPOSES),
+        "purpose": serializers.CharField(help_text="gold or attention"),
         "explanation": serializers.CharField(
             required=False, allow_blank=True, max_length=quality.MAX_EXPLANATION
         ),
@@ -153,6 +153,7 @@ def _study(request, slug) -> Study:
 
 @extend_schema(
     methods=["GET"],
+    operation_id="studies_quality_list",
     summary="The quality rules, and the gold items and attention checks",
     responses={200: QualitySerializer, **ERRORS},
 )
