@@ -150,3 +150,12 @@ def _upload(name: str, data: bytes):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     return SimpleUploadedFile(name, data, content_type="text/csv")
+
+
+def test_a_file_that_is_no_table_is_refused_with_its_reason(study, lead_user, api_as):
+    # The table reader's problems are objects; the API says them as text (once a 500).
+    api = api_as(lead_user)
+    response = api("POST", f"{BASE}gold-file/", files={"file": _upload("file", b"\x00")})
+    assert response.status_code == 400
+    assert "is not a table file" in response.json()["error"]["message"]
+    assert all(isinstance(p, str) for p in response.json()["error"]["problems"])
