@@ -12,8 +12,12 @@ import annotation.api
 import annotation.api_adjudication
 import annotation.api_onboarding
 import annotation.api_ratings_import
+import annotation.api_training
 import studies.api
 import studies.api_accounts
+import studies.api_cases_remove
+import studies.api_protocol
+import studies.api_quality
 import studies.api_webhooks
 from core import api
 
@@ -32,6 +36,11 @@ urlpatterns = [
     *agreement.api_sample_size.urlpatterns,
     *agreement.api_results.urlpatterns,
     *agreement.api_judges.urlpatterns,
+    # Set-up actions the pages had alone: the protocol, removing cases, quality, training.
+    *studies.api_protocol.urlpatterns,
+    *studies.api_cases_remove.urlpatterns,
+    *studies.api_quality.urlpatterns,
+    *annotation.api_training.urlpatterns,
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:openapi"), name="docs"),
     re_path(r"^(?P<rest>.*)$", api.not_found, name="not_found"),

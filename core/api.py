@@ -159,9 +159,11 @@ def exception_handler(exc, context):
     anything else that is not an API exception stays a logged 500, as on the pages.
     """
     if isinstance(exc, ApplicationError):
+        # A problem may be an object that says itself (a table reader's TableProblem).
+        problems = [str(problem) for problem in exc.problems]
         return Response(
             error_body(
-                status=400, code="refused", message=exc.message or str(exc), problems=exc.problems
+                status=400, code="refused", message=exc.message or str(exc), problems=problems
             ),
             status=400,
         )

@@ -130,6 +130,21 @@ RULES |= {
         "adjudicator", methods=("POST",), allowed={"POST": WRITE_OK | {409}}
     ),
 }
+# Set-up actions of the pages: the protocol document (refused to everyone until the study
+# is unblinded, as its page), removing every case, gold items and attention checks, and the
+# raters' preparation (onboarding settings, training and qualification items).
+RULES |= {
+    "api:protocol": Rule("coordinator", allowed={"GET": frozenset({403})}),
+    "api:cases_remove": Rule("coordinator", methods=("POST",)),
+    "api:quality": Rule("coordinator", methods=("GET", "PATCH")),
+    "api:quality_gold_file": Rule("coordinator", methods=("POST",)),
+    "api:quality_attention_checks": Rule("coordinator", methods=("POST",)),
+    "api:quality_item": Rule("coordinator", methods=("GET", "PUT", "DELETE")),
+    "api:onboarding_settings": Rule("coordinator", methods=("GET", "PATCH")),
+    "api:training_items": Rule("coordinator", methods=("GET", "POST")),
+    "api:training_item": Rule("coordinator", methods=("GET", "PATCH", "DELETE")),
+    "api:training_item_key": Rule("coordinator", methods=("PUT",)),
+}
 METHODS = ("GET", "POST", "PATCH", "PUT", "DELETE")
 
 

@@ -125,6 +125,7 @@ SPECTACULAR_SETTINGS = {
         "RankingStateEnum": "agreement.api_results.RANKING_STATES",
         "StudyActionEnum": "studies.services.lifecycle.TRANSITIONS",
         "RaterActionEnum": "studies.services.membership.RATER_ACTIONS",
+        "TrainingItemKindEnum": "annotation.models.TrainingItem.Kind",
     },
 }
 

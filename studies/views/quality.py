@@ -1,82 +1,16 @@
 """Gold items and attention checks: the coordinator marks cases, writes expected answers
 (in the browser or as a gold file), adds attention checks and sets the quality rules."""
 
-from decimal import Decimal
-
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
 
 from studies import access
 from studies.errors import ApplicationError
-from studies.importing.tabular import MAX_BYTES
+from studies.forms import AttentionForm, GoldFileForm, QualitySettingsForm
 from studies.models import TestCase
 from studies.selectors import quality_ids_standing_out
 from studies.services import quality
-
-
-class QualitySettingsForm(forms.Form):
-    gold_percent = forms.IntegerField(
-        label="Gold items (% of each rater's screens)", min_value=0, max_value=50
-    )
-    gold_pass_percent = forms.IntegerField(
-        label="Gold accuracy needed (%)", min_value=1, max_value=100
-    )
-    gold_minimum = forms.IntegerField(
-        label="Gold items answered before the rule applies", min_value=1, max_value=100
-    )
-    gold_feedback = forms.BooleanField(
-        label="Explain a missed gold item to the rater (off keeps gold unannounced)",
-        required=False,
-    )
-    attention_every = forms.IntegerField(
-        label="One attention check per this many items", min_value=5, max_value=1000
-    )
-    attention_misses = forms.IntegerField(
-        label="Missed attention checks that flag a rater", min_value=1, max_value=20
-    )
-    min_median_seconds = forms.IntegerField(
-        label="Median seconds per item under which a rater is flagged", min_value=0, max_value=600
-    )
-    position_share_percent = forms.IntegerField(
-        label="Position bias: share of first-shown choices that flags (%)",
-        min_value=51,
-        max_value=100,
-    )
-    position_alpha = forms.DecimalField(
-        label="Position bias: significance level",
-        min_value=Decimal("0.001"),
-        max_value=Decimal("0.5"),
-        decimal_places=3,
-    )
-    straight_line_items = forms.IntegerField(
-        label="No variation on a dimension across this many items flags",
-        min_value=3,
-        max_value=1000,
-    )
-
-
-class GoldFileForm(forms.Form):
-    file = forms.FileField(label="Gold file (CSV or Excel)")
-
-    def clean_file(self):
-        upload = self.cleaned_data["file"]
-        # Refused before it is read into memory.
-        if upload.size > MAX_BYTES:
-            raise forms.ValidationError(f"The file is larger than {MAX_BYTES // (1024 * 1024)} MB.")
-        return upload
-
-
-class AttentionForm(forms.Form):
-    case_id = forms.CharField(label="Test case id", max_length=50)
-    prompt = forms.CharField(label="Prompt", widget=forms.Textarea(attrs={"rows": 2}))
-    text = forms.CharField(
-        label="Response text (every system's response)",
-        widget=forms.Textarea(attrs={"rows": 3}),
-        required=False,
-        help_text="Empty: the template's instructed text.",
-    )
 
 
 def _settings_initial(study):

@@ -6,12 +6,13 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.forms.models import model_to_dict
-from django.http import FileResponse, Http404, StreamingHttpResponse
+from django.http import FileResponse, Http404
 from django.shortcuts import redirect, render
 
 from studies import access, selectors, services
 from studies.errors import ApplicationError
 from studies.forms import StudyCreateForm, StudyForm
+from studies.protocol_download import protocol_response
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 SAMPLE_FILES = ("cases.csv", "cases.jsonl", "cases.xlsx")
@@ -124,22 +125,9 @@ def study_status(request, slug, action):
 
 @login_required
 def study_protocol(request, slug):
-    """The protocol document whose SHA-256 is the fingerprint, once the study is unblinded.
-
-    It holds the response texts by label and the blinding secret, so before unblinding it
-    would give the key to anyone who knows which system wrote which text.
-    """
+    """The protocol document (``protocol_download``: only once the study is unblinded)."""
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
-    if not study.is_unblinded:
-        raise PermissionDenied(
-            "The protocol document is released once the study is unblinded: it holds the "
-            "blinding secret, and before that it would break the blinding."
-        )
-    response = StreamingHttpResponse(
-        selectors.study_protocol_chunks(study=study), content_type="application/json; charset=utf-8"
-    )
-    response["Content-Disposition"] = f'attachment; filename="{study.slug}-protocol.json"'
-    return response
+    return protocol_response(study=study)
 
 
 @login_required

@@ -99,6 +99,26 @@ PARITY = {
     "studies:webhook": ops("GET api:webhook", "GET api:webhook_deliveries"),
     "studies:webhook_remove": ops("DELETE api:webhook"),
     "studies:webhook_replay": ops("POST api:webhook_delivery_replay"),
+    # The protocol document, removing every case, gold items and attention checks.
+    "studies:protocol": ops("GET api:protocol"),
+    "studies:cases_remove": ops("POST api:cases_remove"),
+    "studies:quality": ops(
+        "GET api:quality",
+        "PATCH api:quality",
+        "POST api:quality_gold_file",
+        "POST api:quality_attention_checks",
+    ),
+    "studies:quality_item": ops(
+        "GET api:quality_item", "PUT api:quality_item", "DELETE api:quality_item"
+    ),
+    # The raters' preparation: onboarding settings, training and qualification items.
+    "annotation:onboarding": ops(
+        "GET api:onboarding_settings", "PATCH api:onboarding_settings", "GET api:training_items"
+    ),
+    "annotation:training_item_new": ops("POST api:training_items"),
+    "annotation:training_item_edit": ops("GET api:training_item", "PATCH api:training_item"),
+    "annotation:training_item_key": ops("GET api:training_item", "PUT api:training_item_key"),
+    "annotation:training_item_delete": ops("DELETE api:training_item"),
 }
 
 # Pages with no endpoint, and why. "On purpose" are decisions; "not yet" are gaps that
@@ -111,17 +131,6 @@ BROWSER_ONLY = {
     "an administrator by hand (this page or manage.py erase_identity), never by a script.",
     "annotation:rubric_preview": "On purpose: it shows how the rating screen looks; the "
     "rubric itself is GET studies/{slug}/rubric/.",
-    "studies:protocol": "Not yet: the protocol document (protocol.json, after unblinding); "
-    "its fingerprint is in GET studies/{slug}/.",
-    "studies:cases_remove": "Not yet: removing every test case of a draft study.",
-    "studies:quality": "Not yet: gold items and attention checks (their expected answers).",
-    "studies:quality_item": "Not yet: gold items and attention checks (their expected answers).",
-    "annotation:onboarding": "Not yet: the onboarding settings (practice, pass mark, "
-    "attempts, the calibration call's requirement).",
-    "annotation:training_item_new": "Not yet: training and qualification items.",
-    "annotation:training_item_edit": "Not yet: training and qualification items.",
-    "annotation:training_item_key": "Not yet: training and qualification items.",
-    "annotation:training_item_delete": "Not yet: training and qualification items.",
     "annotation:calibration_call": "Not yet: the calibration call's items to discuss.",
     "annotation:calibration_call_record": "Not yet: recording a calibration call's attendance.",
     "annotation:worksheet_import": "Not yet: the offline worksheet's import (by key label); "

@@ -18,7 +18,8 @@ from agreement.services import agreement_recompute
 from annotation import assignment_jobs
 from jobs.models import Job
 from studies.services import invitations
-from tests.payloads import close_and_unblind, study_with_systems, submit_all
+from tests.annotation.support import make_item
+from tests.payloads import close_and_unblind, payload_for, study_with_systems, submit_all
 
 REF = "#/components/schemas/"
 
@@ -71,6 +72,8 @@ def served(client, lead_user, api_as):
         "job_uuid": str(job.uuid),
         "judge_uuid": str(judge.uuid),
         "webhook_uuid": str(webhook.uuid),
+        "case_uuid": str(study.test_cases.order_by("position").first().uuid),
+        "item_uuid": str(make_item(study, key=payload_for(1)).uuid),
     }
     PATH_VALUES[RATINGS_JOB_PATH] = {**values, "job_uuid": str(ratings_check.uuid)}
     return schema, api_as(lead_user), values
@@ -181,7 +184,12 @@ def test_every_get_endpoint_answers_as_its_schema_says(served, adjudicator_api, 
         url = re.sub(r"\{(\w+)\}", lambda m, given=given: given[m.group(1)], path)
         response = apis[OTHER_ROLE_PATHS.get(path, "lead")]("GET", url)
         assert response.status_code == 200, (url, response.content[:300])
-        body = response.json()
+        # A file the page streams (the protocol document) is read whole.
+        body = (
+            json.loads(b"".join(response.streaming_content))
+            if response.streaming
+            else response.json()
+        )
         errors = sorted(
             jsonschema.Draft7Validator(response_schema(schema, path)).iter_errors(body),
             key=lambda error: list(error.absolute_path),

@@ -20,6 +20,7 @@ from core.api_request import MAX_JSON_BODY_BYTES
 from studies.models import Membership
 from studies.rubric.definition import preset_definition
 from studies.services import membership_add
+from tests.annotation.support import make_item
 from tests.factories import AdjudicationFactory, UserFactory, make_study
 from tests.urls_enumeration import schema_operations
 
@@ -68,6 +69,10 @@ class Callers:
         self.study, self.lead, self.adjudicator = study, lead_api, adjudicator_api
         self.admin, self.rater = admin_api, rater_api
         self.values = {"slug": study.slug, "adjudication_uuid": str(adjudication.uuid)}
+        # A test case (its expected answers) and a training item (its edits and key).
+        self.values["case_uuid"] = str(study.test_cases.order_by("position").first().uuid)
+        item = study.training_items.first()
+        self.values["item_uuid"] = str(item.uuid) if item else ""
 
     def __call__(self, path: str):
         if "/adjudication/" in path:
@@ -107,6 +112,7 @@ def callers(setup, api_as) -> Callers:
     membership_add(study=study, user=rater, role=Membership.Role.RATER)
     rater_api = api_as(rater)
     assert rater_api("GET", "me/assignments/").status_code == 200
+    make_item(study)
     return Callers(study, api, adjudicator_api, admin_api, rater_api, adjudication)
 
 
