@@ -1,7 +1,6 @@
 """The HTTP API, version 1: each app's endpoints, the OpenAPI schema and its browsable page."""
 
 from django.urls import path, re_path
-from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerSplitView
 
 import agreement.api
 import agreement.api_judges
@@ -15,6 +14,7 @@ import annotation.api_ratings_import
 import studies.api
 import studies.api_accounts
 import studies.api_webhooks
+from config import api_schema
 from core import api
 
 app_name = "api"
@@ -32,7 +32,7 @@ urlpatterns = [
     *agreement.api_sample_size.urlpatterns,
     *agreement.api_results.urlpatterns,
     *agreement.api_judges.urlpatterns,
-    path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
-    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:openapi"), name="docs"),
+    path("openapi.json", api_schema.openapi, name="openapi"),
+    path("docs/", api_schema.docs, name="docs"),
     re_path(r"^(?P<rest>.*)$", api.not_found, name="not_found"),
 ]
