@@ -2,17 +2,19 @@
 
     BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/concord_bench_memory \\
       .venv/bin/python benchmarks/memory.py --runs 5
-    .venv/bin/python benchmarks/memory.py --runs 5 --preload   # gunicorn --preload
+    .venv/bin/python benchmarks/memory.py --runs 5 --no-preload   # GUNICORN_PRELOAD=false
 
 Each run starts, one after the other:
-- the web: gunicorn with config/gunicorn.py (``--workers``, 4 by default) and the production
-  settings; after /healthz answers, a warm start of 10 sign-in pages per worker; then the
-  memory of every gunicorn process (the master and its workers);
+- the web: gunicorn with config/gunicorn.py (``--workers``, 4 by default; the app preloaded
+  in the master unless ``--no-preload``) and the production settings; after /healthz
+  answers, a warm start of 10 sign-in pages per worker; then the memory of every gunicorn
+  process (the master and its workers);
 - the worker: ``celery -A config worker --concurrency 1`` (as benchmarks/load.py starts it),
   at rest once it says it is ready (the main process and its pool process);
 - `make run`'s server: ``manage.py runserver`` with the local settings on a migrated SQLite
   file, with its autoreloader as `make run` starts it. Warm start: from the command to the
-  first sign-in page answered, the Python files already compiled and in the page cache.
+  first sign-in page answered, the Python files already compiled and in the page cache; in
+  wall seconds, and in CPU seconds of its processes (which the machine's load barely moves).
 
 Memory per process from /proc/PID/smaps_rollup: RSS (every page it maps, shared ones
 included, as ``ps`` and the peer harness count it), PSS (shared pages divided among the
@@ -55,6 +57,15 @@ def group(leader: int) -> list[int]:
         if int(fields[2]) == leader:
             found.append(int(entry.name))
     return sorted(found)
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU seconds of the processes ``pids`` so far."""
+    total = 0.0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def memory(pid: int) -> dict[str, float]:
@@ -110,11 +121,15 @@ def measured(process: subprocess.Popen) -> list[dict]:
 
 def web(args, env: dict, log: Path) -> list[dict]:
     port = free_port()
-    command = [str(Path(sys.executable).parent / "gunicorn"), "-c", "config/gunicorn.py"]
-    command += ["--preload"] if args.preload else []
+    gunicorn = str(Path(sys.executable).parent / "gunicorn")
     process = start(
-        [*command, "config.wsgi:application"],
-        {**env, "GUNICORN_BIND": f"127.0.0.1:{port}", "GUNICORN_WORKERS": str(args.workers)},
+        [gunicorn, "-c", "config/gunicorn.py", "config.wsgi:application"],
+        {
+            **env,
+            "GUNICORN_BIND": f"127.0.0.1:{port}",
+            "GUNICORN_WORKERS": str(args.workers),
+            "GUNICORN_PRELOAD": "false" if args.no_preload else "true",
+        },
         log,
     )
     try:
@@ -149,13 +164,16 @@ def worker(env: dict, log: Path) -> list[dict]:
         stop(process)
 
 
-def make_run(env: dict, log: Path) -> tuple[float, list[dict]]:
+def make_run(env: dict, log: Path) -> tuple[float, float, list[dict]]:
+    """Warm start (wall and CPU seconds: the CPU figure barely moves with the machine's load)
+    and memory of `make run`'s server."""
     port = free_port()
     process = start([sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}"], env, log)
     try:
         seconds = wait_for(f"http://127.0.0.1:{port}/accounts/login/", process)
+        cpu = cpu_seconds(group(process.pid))
         time.sleep(1)
-        return seconds, measured(process)
+        return seconds, cpu, measured(process)
     finally:
         stop(process)
 
@@ -185,7 +203,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--workers", type=int, default=4, help="gunicorn workers")
-    parser.add_argument("--preload", action="store_true", help="gunicorn --preload")
+    parser.add_argument("--no-preload", action="store_true", help="GUNICORN_PRELOAD=false")
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", PG_URL))
     parser.add_argument("--redis-url", default=REDIS_URL)
     args = parser.parse_args()
@@ -230,8 +248,9 @@ def main() -> None:
                 "web": web(args, production, log),
                 "worker": worker(production, log),
             }
-            seconds, results["make run"] = make_run(local, log)
+            seconds, cpu, results["make run"] = make_run(local, log)
             figures.setdefault("make run warm start", []).append(seconds)
+            figures.setdefault("make run warm start, CPU", []).append(cpu)
             if run == 0:
                 print("run 1, each process (MB):")
                 for name, processes in results.items():
@@ -240,10 +259,10 @@ def main() -> None:
                 for key in ("rss", "pss", "uss"):
                     total = sum(p[key] for p in processes)
                     figures.setdefault(f"{name} {key.upper()}", []).append(total)
-        shape = f"{args.workers} workers{', --preload' if args.preload else ''}"
+        shape = f"{args.workers} workers, {'not ' if args.no_preload else ''}preloaded"
         print(f"sums over each server's processes, {args.runs} runs (web: gunicorn, {shape}):")
         for name, values in figures.items():
-            if name.endswith("start"):
+            if "start" in name:
                 print(f"  {name}: {spread(values, ' s', 2)}")
             else:
                 print(f"  {name}: {spread(values)}")
