@@ -13,7 +13,7 @@ from django.utils.http import content_disposition_header
 
 from studies.models import Membership, Study
 
-from . import export_files, exports
+from . import exports
 
 KEY_BLINDED = (
     "The key is released once the study is unblinded: before that it would tell which "
@@ -48,8 +48,10 @@ def export_response(*, study: Study, fmt: str, rater: str | None) -> HttpRespons
     filename = exports.export_filename(study=study, fmt=fmt, rater=rater)
     if fmt == exports.WORKSHEET_XLSX:
         # Written to a temporary file in openpyxl's write-only mode, then streamed from disk.
+        from .export_xlsx import xlsx_write
+
         file = tempfile.TemporaryFile()  # noqa: SIM115 - FileResponse closes it
-        export_files.xlsx_write(exports.worksheet_rows(study=study, rater=rater), file)
+        xlsx_write(exports.worksheet_rows(study=study, rater=rater), file)
         file.seek(0)
         response = FileResponse(
             file, as_attachment=True, filename=filename, content_type=CONTENT_TYPES[fmt]

@@ -22,7 +22,7 @@ from studies.errors import ApplicationError
 from studies.models import BlindedLabel, Membership, Study, TestCase
 from studies.rubric import answer_flag
 
-from .export_files import csv_lines, xlsx_write
+from .export_files import csv_lines
 from .export_profiles import profile_rows
 from .models import Adjudication, Assignment, Rating
 from .selectors import expected_answer_details
@@ -667,6 +667,8 @@ def export_write(*, study: Study, fmt: str, file: IO[bytes], rater: str | None =
     if fmt not in FORMATS:
         raise ValueError(f"Unknown export {fmt!r}; choose one of {', '.join(FORMATS)}.")
     if fmt == WORKSHEET_XLSX:
+        from .export_xlsx import xlsx_write
+
         xlsx_write(worksheet_rows(study=study, rater=rater), file)
         return
     for chunk in export_text(study=study, fmt=fmt, rater=rater):

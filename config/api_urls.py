@@ -1,7 +1,6 @@
 """The HTTP API, version 1: each app's endpoints, the OpenAPI schema and its browsable page."""
 
 from django.urls import path, re_path
-from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerSplitView
 
 import agreement.api
 import agreement.api_judges
@@ -19,6 +18,7 @@ import studies.api_cases_remove
 import studies.api_protocol
 import studies.api_quality
 import studies.api_webhooks
+from config import api_schema
 from core import api
 
 app_name = "api"
@@ -41,7 +41,7 @@ urlpatterns = [
     *studies.api_cases_remove.urlpatterns,
     *studies.api_quality.urlpatterns,
     *annotation.api_training.urlpatterns,
-    path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
-    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:openapi"), name="docs"),
+    path("openapi.json", api_schema.openapi, name="openapi"),
+    path("docs/", api_schema.docs, name="docs"),
     re_path(r"^(?P<rest>.*)$", api.not_found, name="not_found"),
 ]

@@ -12,3 +12,27 @@ timeout = int(os.environ.get("GUNICORN_TIMEOUT", "60"))
 graceful_timeout = 30
 keepalive = 5
 accesslog = "-"
+
+# The master loads the application once and the workers are forked from it, so they share
+# its pages (Python's code objects and the libraries) instead of each loading its own:
+# benchmarks/memory.py, with the figures in benchmarks/README.md. Code is reloaded by a
+# restart, not by HUP, with this on.
+preload_app = os.environ.get("GUNICORN_PRELOAD", "true").lower() not in ("0", "false", "no")
+
+
+def when_ready(server):
+    """In the master, before the first worker is forked: with the application preloaded,
+    load its URL configuration too (each worker would import every view module on its first
+    request otherwise), then move every object made so far out of the garbage collector's
+    reach, so a worker's collections do not write to (and so copy) the pages it shares. No
+    connection may be inherited by the workers: none is left open."""
+    if not server.cfg.preload_app:
+        return
+    import gc
+
+    from django.db import connections
+    from django.urls import get_resolver
+
+    get_resolver().url_patterns  # noqa: B018 - imports the views
+    connections.close_all()
+    gc.freeze()

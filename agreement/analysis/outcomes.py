@@ -17,7 +17,6 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from agreement.analysis.aggregation import ADJUDICATED, MAJORITY, MEAN, RULES, Aggregate, aggregate
 from agreement.analysis.agreement import DimensionData
@@ -750,6 +749,8 @@ def _confidence(data: ComparisonData) -> dict:
     With a preference: whether the rater's side matches the majority of the others.
     Otherwise: minus the mean absolute gap between the rater's totals and the others' mean.
     """
+    from scipy import stats
+
     confidence = np.asarray(data.confidence, dtype=float)
     preference = next(
         (d for r, d in zip(data.roles, data.dimensions, strict=True) if r.preference), None

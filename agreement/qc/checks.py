@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import gammaln
 
 MIN_MEDIAN_SECONDS = 20
 POSITION_BIAS_SHARE = 0.70
@@ -44,6 +43,8 @@ class Rules:
 def binomial_two_sided_p(successes: int, n: int, p: float = 0.5) -> float:
     """Exact two-sided binomial test: the probability, under ``p``, of an outcome no more
     likely than the one observed (the "minimum likelihood" method)."""
+    from scipy.special import gammaln
+
     if n == 0:
         return 1.0
     # In logarithms: a binomial coefficient of a few thousand cases overflows a float.

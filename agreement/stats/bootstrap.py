@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy.special import ndtr, ndtri
 
 from agreement.stats.krippendorff import (
     ALPHA_THRESHOLDS,
@@ -181,6 +180,8 @@ def _bca_levels(
     patterns: UnitPatterns, estimate: float, valid: np.ndarray, confidence: float
 ) -> np.ndarray:
     """Quantile levels of the BCa interval (Efron & Tibshirani 1993, chapter 14)."""
+    from scipy.special import ndtr, ndtri
+
     # Bias correction: ties with the estimate count half, as in scipy.stats.bootstrap.
     share = (np.count_nonzero(valid < estimate) + np.count_nonzero(valid <= estimate)) / (
         2.0 * valid.size

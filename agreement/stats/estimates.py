@@ -10,7 +10,6 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 MAX_ITEMS = 1_000_000
 # Resamples x items drawn at once, to bound memory (8 bytes each).
@@ -38,6 +37,8 @@ class WinRate:
 def binomial_win_rate(wins: int, losses: int, ties: int = 0) -> WinRate:
     """Win rate without ties, exact two-sided p-value against 0.5, a 95% exact interval,
     and the sensitivity figure counting each tie as half a win."""
+    from scipy import stats
+
     wins, losses, ties = (
         _count(v, name) for v, name in ((wins, "wins"), (losses, "losses"), (ties, "ties"))
     )
@@ -71,6 +72,8 @@ def win_rate_sample_size(
     then divided by 1 - tie_share and rounded up again: with p1 = 0.58, alpha 0.05 and power
     0.80 that is 305 items, 382 if a fifth of the comparisons are expected to be ties.
     """
+    from scipy import stats
+
     _check_open_unit(p1, "p1")
     _check_open_unit(alpha, "alpha")
     _check_open_unit(power, "power")
@@ -93,6 +96,8 @@ def mean_difference_sample_size(
     n = ((z_{1-alpha/2} + z_{power}) * sd / difference)^2, rounded up, with sd the standard
     deviation of the per-item differences (normal approximation to the paired t-test).
     """
+    from scipy import stats
+
     _check_open_unit(alpha, "alpha")
     _check_open_unit(power, "power")
     if not (math.isfinite(difference) and difference != 0):
@@ -109,6 +114,8 @@ def mcnemar_exact(first_only: int, second_only: int) -> float:
     first_only: items where only the first system's outcome was positive; second_only:
     only the second's. 1.0 when there is no discordant pair.
     """
+    from scipy import stats
+
     first_only, second_only = _count(first_only, "first_only"), _count(second_only, "second_only")
     discordant = first_only + second_only
     if discordant == 0:
@@ -122,6 +129,8 @@ def exact_share(positive: int, n: int, confidence: float = 0.95) -> dict:
 
     ``{"n", "positive", "share", "low", "high"}``; share and bounds None with n = 0.
     """
+    from scipy import stats
+
     positive, n = _count(positive, "positive"), _count(n, "n")
     if positive > n:
         raise ValueError("positive must not exceed n")
@@ -328,6 +337,8 @@ def _wilcoxon_sign_flips(d: np.ndarray) -> tuple[float, float]:
     it with ``permutation_test`` (the same statistic, count and tolerance), but from one
     matrix of flips instead of a Python call per flip (seconds per pair before). A zero is
     left out of the ranks; its flips repeat every sum, so they scale both counts alike."""
+    from scipy import stats
+
     nonzero = d[d != 0]
     ranks = stats.rankdata(np.abs(nonzero))
     positive, negative = ranks[nonzero > 0].sum(), ranks[nonzero < 0].sum()
@@ -347,6 +358,8 @@ def _wilcoxon_tests(results: list[dict], differences: list) -> None:
     """Wilcoxon's signed-rank test (second against first) of every pair with two items and
     a difference other than 0, as ``stats.wilcoxon(second, first)`` gives it alone: the
     pairs of one method and size in one call, each pair's differences a row."""
+    from scipy import stats
+
     for result in results:
         result["wilcoxon_statistic"], result["wilcoxon_p"] = math.nan, math.nan
     tested: dict[str, list[int]] = {}
@@ -374,6 +387,8 @@ def _t_tests(results: list[dict], differences: list) -> None:
     """The paired t-test (second against first) of every pair with two items and a spread,
     as ``stats.ttest_rel(second, first)`` gives it alone: the pairs of one size in one call,
     each pair's items a row."""
+    from scipy import stats
+
     for result in results:
         result["t_statistic"], result["t_p"] = math.nan, math.nan
     columns = [
@@ -394,6 +409,8 @@ def logistic_fit(x: npt.ArrayLike, y: npt.ArrayLike, *, iterations: int = 100) -
     Returns the intercept, the slope, its standard error and Wald p-value; NaN where the
     fit does not exist (one outcome only, no spread in x, or separation).
     """
+    from scipy import stats
+
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     keep = ~np.isnan(x) & ~np.isnan(y)
     x, y = x[keep], y[keep]
@@ -430,6 +447,8 @@ def logistic_fit(x: npt.ArrayLike, y: npt.ArrayLike, *, iterations: int = 100) -
 
 def linear_fit(x: npt.ArrayLike, y: npt.ArrayLike) -> dict:
     """Least-squares line of y on x with the slope's two-sided p-value and r."""
+    from scipy import stats
+
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     keep = ~np.isnan(x) & ~np.isnan(y)
     x, y = x[keep], y[keep]

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-import scipy.sparse
 
 from agreement.stats.ratings import RatingData, rating_matrix
 
@@ -333,6 +332,8 @@ def _pairable(data: RatingData) -> tuple[np.ndarray, np.ndarray]:
 
 def _unit_value_counts(ratings: np.ndarray, present: np.ndarray, values: np.ndarray):
     """Units x distinct values: how many of the unit's ratings have that value."""
+    import scipy.sparse
+
     n_units = ratings.shape[1]
     # Dense when small (fast matrix products; one comparison pass per value is quicker
     # than sorting the ratings); sparse otherwise, so memory stays O(ratings) even for

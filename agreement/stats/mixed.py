@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 # More ratings than this are not fitted: the fit's time and memory grow with them.
 MAX_ROWS = 10_000
@@ -68,6 +67,8 @@ def system_effect(
     interval), "p" (two-sided Wald z-test), "variances" (rater, item, residual), "n",
     "n_raters", "n_items", "converged" and "warnings" (the fit's, e.g. a variance on the
     boundary)."""
+    from scipy import stats
+
     y = np.asarray(outcome, dtype=float).ravel()
     raters = np.unique(np.asarray(rater).ravel(), return_inverse=True)[1].ravel()
     items = np.unique(np.asarray(item).ravel(), return_inverse=True)[1].ravel()

@@ -8,7 +8,6 @@ from typing import TypeVar
 import numpy as np
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, Max, Min, OuterRef, Q
-from scipy import sparse
 
 from annotation.models import (
     Assignment,
@@ -52,6 +51,8 @@ def rater_pair_overlap_range(*, raters: Sequence[Membership]) -> tuple[int, int]
     cases times its transpose): at 10,000 cases and 100 raters, tens of milliseconds where
     intersecting every pair's sets of case ids took a few hundred.
     """
+    from scipy import sparse
+
     if len(raters) < 2:
         return None
     ids = np.array(sorted(r.pk for r in raters), dtype=np.int64)

@@ -12,7 +12,7 @@ from django.http import StreamingHttpResponse
 from django.urls import reverse
 from openpyxl import load_workbook
 
-from annotation import export_files, exports
+from annotation import export_xlsx, exports
 from annotation.models import Assignment, Rating
 from annotation.worksheets import unneutralise
 from annotation.worksheets.columns import FORMULA_START, PLAIN_NUMBER, neutralise
@@ -331,7 +331,7 @@ def test_cells_that_would_run_as_formulas_are_quoted_in_csv_and_xlsx(study):
     }
     assert "'=cmd|' /C calc'!A0" in items
     file = io.BytesIO()
-    export_files.xlsx_write(exports.worksheet_rows(study=study), file)
+    export_xlsx.xlsx_write(exports.worksheet_rows(study=study), file)
     sheet = load_workbook(io.BytesIO(file.getvalue())).active
     cells = [cell for row in sheet.iter_rows() for cell in row if isinstance(cell.value, str)]
     assert all(cell.data_type == "s" for cell in cells)  # no formula anywhere

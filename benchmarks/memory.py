@@ -1,0 +1,276 @@
+"""Memory of Concord's processes at rest, and the warm start of `make run`.
+
+    BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/concord_bench_memory \\
+      .venv/bin/python benchmarks/memory.py --runs 5
+    .venv/bin/python benchmarks/memory.py --runs 5 --no-preload   # GUNICORN_PRELOAD=false
+
+Each run starts, one after the other:
+- the web: gunicorn with config/gunicorn.py (``--workers``, 4 by default; the app preloaded
+  in the master unless ``--no-preload``) and the production settings; after /healthz
+  answers, a warm start of 10 sign-in pages per worker; then the memory of every gunicorn
+  process (the master and its workers);
+- the worker: ``celery -A config worker --concurrency 1`` (as benchmarks/load.py starts it),
+  at rest once it says it is ready (the main process and its pool process);
+- `make run`'s server: ``manage.py runserver`` with the local settings on a migrated SQLite
+  file, with its autoreloader as `make run` starts it. Warm start: from the command to the
+  first sign-in page answered, the Python files already compiled and in the page cache; in
+  wall seconds, and in CPU seconds of its processes (which the machine's load barely moves).
+
+Memory per process from /proc/PID/smaps_rollup: RSS (every page it maps, shared ones
+included, as ``ps`` and the peer harness count it), PSS (shared pages divided among the
+processes that share them: the sum over processes is what they cost the machine together)
+and USS (the pages only that process has). It prints each process's figures for the first
+run, then the median and spread (min-max) of the sums over ``--runs``, with the commit and
+the load average before and after. The database named is made and migrated at the start and
+dropped at the end; Redis db from ``--redis-url`` (the Celery queue has a name of its own).
+"""
+
+import argparse
+import os
+import secrets
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import requests
+from processes import free_port, postgres
+
+ROOT = Path(__file__).resolve().parents[1]
+PG_URL = "postgres://postgres@127.0.0.1:5432/concord_bench_memory"
+REDIS_URL = "redis://127.0.0.1:6379/13"
+
+
+def group(leader: int) -> list[int]:
+    """The live processes of ``leader``'s process group (each server leads its own)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == leader:
+            found.append(int(entry.name))
+    return sorted(found)
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU seconds of the processes ``pids`` so far."""
+    total = 0.0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def memory(pid: int) -> dict[str, float]:
+    """RSS, PSS and USS of one process, in MB."""
+    values = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        key, value = line.split(":", 1)
+        values[key] = int(value.split()[0]) / 1024
+    command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    return {
+        "rss": values["Rss"],
+        "pss": values["Pss"],
+        "uss": values["Private_Clean"] + values["Private_Dirty"],
+        "command": command[:60],
+    }
+
+
+def start(command: list[str], env: dict, log: Path) -> subprocess.Popen:
+    return subprocess.Popen(  # our own commands
+        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+        stderr=log.open("ab"), start_new_session=True,
+    )  # fmt: skip
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def wait_for(url: str, process: subprocess.Popen, timeout: float = 120) -> float:
+    """Seconds until ``url`` answers 200 (polled every 20 ms)."""
+    began = time.perf_counter()
+    while time.perf_counter() - began < timeout:
+        if process.poll() is not None:
+            raise RuntimeError(f"{process.args[:3]} exited with {process.returncode}")
+        try:
+            if requests.get(url, timeout=5).status_code == 200:
+                return time.perf_counter() - began
+        except requests.RequestException:
+            pass
+        time.sleep(0.02)
+    raise TimeoutError(f"{url} did not answer")
+
+
+def measured(process: subprocess.Popen) -> list[dict]:
+    return [memory(pid) for pid in group(process.pid)]
+
+
+def web(args, env: dict, log: Path) -> list[dict]:
+    port = free_port()
+    gunicorn = str(Path(sys.executable).parent / "gunicorn")
+    process = start(
+        [gunicorn, "-c", "config/gunicorn.py", "config.wsgi:application"],
+        {
+            **env,
+            "GUNICORN_BIND": f"127.0.0.1:{port}",
+            "GUNICORN_WORKERS": str(args.workers),
+            "GUNICORN_PRELOAD": "false" if args.no_preload else "true",
+        },
+        log,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_for(base + "/healthz", process)
+        for _ in range(10 * args.workers):
+            requests.get(base + "/accounts/login/", timeout=10).raise_for_status()
+        time.sleep(1)
+        return measured(process)
+    finally:
+        stop(process)
+
+
+def worker(env: dict, log: Path) -> list[dict]:
+    worker_log = log.with_name("worker.log")
+    worker_log.unlink(missing_ok=True)
+    process = start(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "--concurrency", "1",
+         "-Q", f"concord-memory-{secrets.token_hex(4)}", "--without-gossip",
+         "--without-mingle", "--without-heartbeat", "--loglevel", "INFO"],
+        env, worker_log,
+    )  # fmt: skip
+    try:
+        began = time.perf_counter()
+        while " ready." not in worker_log.read_text(errors="replace"):
+            if process.poll() is not None or time.perf_counter() - began > 120:
+                raise RuntimeError("the worker did not become ready")
+            time.sleep(0.1)
+        time.sleep(1)
+        return measured(process)
+    finally:
+        stop(process)
+
+
+def make_run(env: dict, log: Path) -> tuple[float, float, list[dict]]:
+    """Warm start (wall and CPU seconds: the CPU figure barely moves with the machine's load)
+    and memory of `make run`'s server."""
+    port = free_port()
+    process = start([sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}"], env, log)
+    try:
+        seconds = wait_for(f"http://127.0.0.1:{port}/accounts/login/", process)
+        cpu = cpu_seconds(group(process.pid))
+        time.sleep(1)
+        return seconds, cpu, measured(process)
+    finally:
+        stop(process)
+
+
+def commit() -> str:
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=ROOT).returncode
+    return head + ("+changes" if dirty else "")
+
+
+def spread(values: list[float], unit: str = " MB", digits: int = 0) -> str:
+    return (
+        f"median {statistics.median(values):.{digits}f}{unit} "
+        f"(min {min(values):.{digits}f}, max {max(values):.{digits}f})"
+    )
+
+
+def show(name: str, processes: list[dict]) -> None:
+    print(f"  {name}:")
+    for p in processes:
+        print(f"    RSS {p['rss']:6.1f}  PSS {p['pss']:6.1f}  USS {p['uss']:6.1f}  {p['command']}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn workers")
+    parser.add_argument("--no-preload", action="store_true", help="GUNICORN_PRELOAD=false")
+    parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", PG_URL))
+    parser.add_argument("--redis-url", default=REDIS_URL)
+    args = parser.parse_args()
+    load = os.getloadavg()
+    print(f"commit {commit()}; load average before {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    database = args.database_url.split("?")[0].rsplit("/", 1)[1]
+    postgres(args.database_url, f'DROP DATABASE IF EXISTS "{database}"')
+    postgres(args.database_url, f'CREATE DATABASE "{database}"')
+    tmp = Path(tempfile.mkdtemp(prefix="concord-memory-"))
+    log = tmp / "servers.log"
+    base = {
+        **os.environ,
+        "REDIS_URL": args.redis_url,
+        "CASE_UPLOAD_ROOT": str(tmp / "uploads"),
+        "PYTHONPATH": str(ROOT),
+    }
+    production = {
+        **base,
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
+        "DATABASE_URL": args.database_url,
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "false",
+        "JOBS_RUN": "celery",
+    }
+    local = {
+        **base,
+        "DJANGO_SETTINGS_MODULE": "config.settings.local",
+        "DATABASE_URL": f"sqlite:///{tmp / 'memory.sqlite3'}",
+    }
+    local.pop("REDIS_URL")
+    try:
+        for env in (production, local):
+            for step in (["migrate", "--no-input"], ["collectstatic", "--no-input"]):
+                subprocess.run(
+                    [sys.executable, "manage.py", *step, "--verbosity", "0"],
+                    cwd=ROOT, env=env, check=True,
+                )  # fmt: skip
+        figures: dict[str, list[float]] = {}
+        for run in range(args.runs):
+            results = {
+                "web": web(args, production, log),
+                "worker": worker(production, log),
+            }
+            seconds, cpu, results["make run"] = make_run(local, log)
+            figures.setdefault("make run warm start", []).append(seconds)
+            figures.setdefault("make run warm start, CPU", []).append(cpu)
+            if run == 0:
+                print("run 1, each process (MB):")
+                for name, processes in results.items():
+                    show(name, processes)
+            for name, processes in results.items():
+                for key in ("rss", "pss", "uss"):
+                    total = sum(p[key] for p in processes)
+                    figures.setdefault(f"{name} {key.upper()}", []).append(total)
+        shape = f"{args.workers} workers, {'not ' if args.no_preload else ''}preloaded"
+        print(f"sums over each server's processes, {args.runs} runs (web: gunicorn, {shape}):")
+        for name, values in figures.items():
+            if "start" in name:
+                print(f"  {name}: {spread(values, ' s', 2)}")
+            else:
+                print(f"  {name}: {spread(values)}")
+    finally:
+        postgres(args.database_url, f'DROP DATABASE IF EXISTS "{database}"')
+    load = os.getloadavg()
+    print(f"load average after {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+"""The OpenAPI schema and its browsable page, loaded on their first request: drf-spectacular's
+schema generator is not imported by a web process that never serves them
+(tests/test_lean_imports.py)."""
+
+from django.views.decorators.csrf import csrf_exempt
+
+
+def _on_first_request(view_name: str, **initkwargs):
+    """drf-spectacular's class-based view ``view_name``, imported and built when first called."""
+    built = []
+
+    # As drf-spectacular's own views are: an API answer, never refused by the CSRF check.
+    @csrf_exempt
+    def view(request, *args, **kwargs):
+        if not built:
+            from drf_spectacular import views
+
+            built.append(getattr(views, view_name).as_view(**initkwargs))
+        return built[0](request, *args, **kwargs)
+
+    return view
+
+
+openapi = _on_first_request("SpectacularJSONAPIView")
+docs = _on_first_request("SpectacularSwaggerSplitView", url_name="api:openapi")
