@@ -41,8 +41,10 @@ RobustnessSerializer = inline_serializer(
         ),
         "robustness": serializers.JSONField(
             allow_null=True,
-            help_text="once computed, the check as the report shows it (its `robustness` "
-            "section reads the same result); or available false with its reason",
+            help_text="once computed, the check as kept: available, alpha and fits (per "
+            "measure and pair of systems: first, second, the fitted effect, its interval and "
+            "p); or available false with its reason. The report's robustness section shows "
+            "it beside the primary estimates",
         ),
     },
 )

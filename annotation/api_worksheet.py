@@ -29,6 +29,7 @@ ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
 TRUE = ("1", "true", "yes", "on")
 FILENAME_CHARS = 200
 
+
 class WorksheetProblemSerializer(serializers.Serializer):
     row = serializers.IntegerField(allow_null=True)
     column = serializers.CharField(allow_null=True)
