@@ -21,7 +21,13 @@ from studies.errors import ApplicationError
 from studies.models import Study
 
 from .analysis.arena import ranking_unavailable
-from .analysis.jobs import AnalysisPending, analysis_job_start, analysis_shown, ranking_analysis
+from .analysis.jobs import (
+    Analysis,
+    AnalysisPending,
+    analysis_job_start,
+    analysis_shown,
+    ranking_analysis,
+)
 from .report.bundle import report_bundle_response
 from .report.sections import study_report
 from .stats.ranking import RANKING_RESAMPLES
@@ -74,22 +80,31 @@ RankingSerializer = inline_serializer(
 )
 
 
-def _ranking_body(study: Study) -> dict:
-    """The ranking as its page shows it: refused with the reason, kept for the data as they
-    are, or the job computing it (its progress, or why it ended). A read."""
-    body = {"reason": "", "n_resamples": RANKING_RESAMPLES, "job": None, "ranking": None}
-    unavailable = ranking_unavailable(study=study)
+def analysis_state(*, analysis: Analysis, unavailable: dict | None) -> dict:
+    """An analysis as its page shows it: refused with the reason (``unavailable``), kept
+    for the data as they are (``result``), or the job computing it (its progress, or why it
+    ended). A read: the ranking's and the robustness check's endpoints answer with it."""
+    body = {"reason": "", "job": None, "result": None}
     if unavailable is not None:
         return {**body, "state": UNAVAILABLE, "reason": unavailable["reason"]}
-    shown = analysis_shown(analysis=ranking_analysis(study=study))
+    shown = analysis_shown(analysis=analysis)
     if not isinstance(shown, AnalysisPending):
-        return {**body, "state": COMPUTED, "ranking": shown}
+        return {**body, "state": COMPUTED, "result": shown}
     if shown.job is None:
         return {**body, "state": NOT_COMPUTED}
     job = job_progress(shown.job, shown.status)
     if job["state"] in ENDED:
         return {**body, "state": FAILED, "reason": job["error"], "job": job}
     return {**body, "state": COMPUTING, "job": job}
+
+
+def _ranking_body(study: Study) -> dict:
+    """The ranking as its page shows it (``analysis_state``)."""
+    state = analysis_state(
+        analysis=ranking_analysis(study=study), unavailable=ranking_unavailable(study=study)
+    )
+    ranking = state.pop("result")
+    return {**state, "n_resamples": RANKING_RESAMPLES, "ranking": ranking}
 
 
 @extend_schema(

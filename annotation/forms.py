@@ -307,3 +307,17 @@ class CommentDigestForm(forms.Form):
             unread=bool(data.get("unread")),
             after=data.get("after"),
         )
+
+
+class WorksheetImportForm(forms.Form):
+    """The offline worksheet's upload: whose it is (a rater's pseudonym) and the file."""
+
+    rater = forms.ChoiceField(label="Rater", choices=())
+    file = forms.FileField(
+        label="Filled-in worksheet (.csv or .xlsx)",
+        widget=forms.ClearableFileInput(attrs={"accept": ".csv,.xlsx"}),
+    )
+
+    def __init__(self, *args, pseudonyms=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["rater"].choices = [(p, p) for p in pseudonyms]

@@ -3,15 +3,20 @@
 from django.urls import path, re_path
 
 import agreement.api
+import agreement.api_adjudication_admin
 import agreement.api_judges
 import agreement.api_qc
 import agreement.api_results
+import agreement.api_robustness
 import agreement.api_sample_size
 import annotation.api
 import annotation.api_adjudication
+import annotation.api_adjudication_outcomes
+import annotation.api_calibration
 import annotation.api_onboarding
 import annotation.api_ratings_import
 import annotation.api_training
+import annotation.api_worksheet
 import studies.api
 import studies.api_accounts
 import studies.api_cases_remove
@@ -41,6 +46,13 @@ urlpatterns = [
     *studies.api_cases_remove.urlpatterns,
     *studies.api_quality.urlpatterns,
     *annotation.api_training.urlpatterns,
+    # The calibration call, the worksheet import, decided adjudications and the lead's
+    # adjudication actions, the robustness check: pages' actions, as endpoints.
+    *annotation.api_calibration.urlpatterns,
+    *annotation.api_worksheet.urlpatterns,
+    *annotation.api_adjudication_outcomes.urlpatterns,
+    *agreement.api_adjudication_admin.urlpatterns,
+    *agreement.api_robustness.urlpatterns,
     path("openapi.json", api_schema.openapi, name="openapi"),
     path("docs/", api_schema.docs, name="docs"),
     re_path(r"^(?P<rest>.*)$", api.not_found, name="not_found"),

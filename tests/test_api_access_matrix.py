@@ -145,6 +145,21 @@ RULES |= {
     "api:training_item": Rule("coordinator", methods=("GET", "PATCH", "DELETE")),
     "api:training_item_key": Rule("coordinator", methods=("PUT",)),
 }
+
+# Pages' actions as their pages allow them: the calibration call and the worksheet import
+# (coordinators; the lead records a call), decided adjudications (the lead makes one a gold
+# item), the lead's adjudication actions, and the robustness check (POST starts its job).
+RULES |= {
+    "api:calibration_call": Rule("coordinator"),
+    "api:calibration_call_record": Rule("lead", methods=("POST",)),
+    "api:worksheet_import": Rule("coordinator", methods=("POST",)),
+    "api:worksheet_job": Rule("coordinator"),
+    "api:adjudication_outcomes": Rule("coordinator"),
+    "api:adjudication_make_gold": Rule("lead", methods=("POST",)),
+    "api:adjudication_send": Rule("lead", methods=("POST",)),
+    "api:adjudication_switch": Rule("lead", methods=("POST",)),
+    "api:robustness": Rule("coordinator", methods=("GET", "POST")),
+}
 METHODS = ("GET", "POST", "PATCH", "PUT", "DELETE")
 
 
@@ -215,6 +230,8 @@ def _url(world, name, pattern) -> str:
             kwargs[arg] = "no-such-endpoint/"
         elif arg == "job_uuid" and name == "api:ratings_import_job":
             kwargs[arg] = world["ratings_import_job"].uuid
+        elif arg == "job_uuid" and name == "api:worksheet_job":
+            kwargs[arg] = world["worksheet_job"].uuid
         else:
             kwargs[arg] = world["args"][arg]
     return reverse(name, kwargs=kwargs)

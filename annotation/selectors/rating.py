@@ -553,3 +553,12 @@ def setup_checklist_onboarding(*, study: Study) -> list[ChecklistItem]:
             url_name="annotation:onboarding" if consent else "studies:edit",
         )
     ]
+
+
+def rater_pseudonyms(*, study: Study) -> list[str]:
+    """The study's raters' pseudonyms, in order (whose worksheet a file is)."""
+    return list(
+        study.memberships.filter(role=Membership.Role.RATER)
+        .order_by("pseudonym")
+        .values_list("pseudonym", flat=True)
+    )

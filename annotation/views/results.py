@@ -1,6 +1,5 @@
 """Results: progress per test case, exports and the import of offline worksheets."""
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import JsonResponse
@@ -9,35 +8,15 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import worksheet_jobs, worksheets
 from annotation.export_responses import export_response
-from annotation.selectors import case_progress_page
+from annotation.forms import WorksheetImportForm
+from annotation.selectors import case_progress_page, rater_pseudonyms
 from annotation.views.file_import import (
     file_import_job_of,
     file_import_job_page,
     file_import_start,
 )
 from studies import access
-from studies.models import Membership, Study
 from studies.selectors import profile_questions_of
-
-
-class WorksheetImportForm(forms.Form):
-    rater = forms.ChoiceField(label="Rater", choices=())
-    file = forms.FileField(
-        label="Filled-in worksheet (.csv or .xlsx)",
-        widget=forms.ClearableFileInput(attrs={"accept": ".csv,.xlsx"}),
-    )
-
-    def __init__(self, *args, pseudonyms=(), **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["rater"].choices = [(p, p) for p in pseudonyms]
-
-
-def _pseudonyms(study: Study) -> list[str]:
-    return list(
-        study.memberships.filter(role=Membership.Role.RATER)
-        .order_by("pseudonym")
-        .values_list("pseudonym", flat=True)
-    )
 
 
 def _results_page(
@@ -51,7 +30,7 @@ def _results_page(
     checked_name="",
     status=200,
 ):
-    pseudonyms = _pseudonyms(study)
+    pseudonyms = rater_pseudonyms(study=study)
     return render(
         request,
         "studies/results/results.html",
@@ -93,7 +72,7 @@ def worksheet_import(request, slug):
     job (``annotation.worksheet_jobs``); the job's page shows its progress, then how it
     ended."""
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
-    pseudonyms = _pseudonyms(study)
+    pseudonyms = rater_pseudonyms(study=study)
     job, form, problems = file_import_start(
         request,
         study=study,

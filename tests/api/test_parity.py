@@ -119,6 +119,18 @@ PARITY = {
     "annotation:training_item_edit": ops("GET api:training_item", "PATCH api:training_item"),
     "annotation:training_item_key": ops("GET api:training_item", "PUT api:training_item_key"),
     "annotation:training_item_delete": ops("DELETE api:training_item"),
+    # The calibration call; the offline worksheet (by key label); decided adjudications and
+    # the lead's adjudication actions; the report's robustness check.
+    "annotation:calibration_call": ops("GET api:calibration_call"),
+    "annotation:calibration_call_record": ops("POST api:calibration_call_record"),
+    "annotation:worksheet_import": ops("POST api:worksheet_import"),
+    "annotation:worksheet_job": ops("GET api:worksheet_job"),
+    "annotation:worksheet_job_status": ops("GET api:worksheet_job"),
+    "annotation:adjudication_outcomes": ops("GET api:adjudication_outcomes"),
+    "annotation:adjudication_make_gold": ops("POST api:adjudication_make_gold"),
+    "agreement:adjudication_send": ops("POST api:adjudication_send"),
+    "agreement:adjudication_switch": ops("POST api:adjudication_switch"),
+    "agreement:robustness_compute": ops("POST api:robustness"),
 }
 
 # Pages with no endpoint, and why. "On purpose" are decisions; "not yet" are gaps that
@@ -131,19 +143,6 @@ BROWSER_ONLY = {
     "an administrator by hand (this page or manage.py erase_identity), never by a script.",
     "annotation:rubric_preview": "On purpose: it shows how the rating screen looks; the "
     "rubric itself is GET studies/{slug}/rubric/.",
-    "annotation:calibration_call": "Not yet: the calibration call's items to discuss.",
-    "annotation:calibration_call_record": "Not yet: recording a calibration call's attendance.",
-    "annotation:worksheet_import": "Not yet: the offline worksheet's import (by key label); "
-    "ratings made elsewhere come in by system through the ratings import.",
-    "annotation:worksheet_job": "Not yet: the offline worksheet's import job.",
-    "annotation:worksheet_job_status": "Not yet: the offline worksheet's import job.",
-    "annotation:adjudication_outcomes": "Not yet: the decided adjudications' list.",
-    "annotation:adjudication_make_gold": "Not yet: making a decided case a gold item.",
-    "agreement:adjudication_send": "Not yet: sending a case to adjudication by hand.",
-    "agreement:adjudication_switch": "Not yet: switching a dimension to every "
-    "disagreement (protocol 7.3).",
-    "agreement:robustness_compute": "Not yet: starting the report's robustness check "
-    "(not in issue 26's contract).",
 }
 
 

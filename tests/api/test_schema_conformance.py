@@ -76,6 +76,13 @@ def served(client, lead_user, api_as):
         "item_uuid": str(make_item(study, key=payload_for(1)).uuid),
     }
     PATH_VALUES[RATINGS_JOB_PATH] = {**values, "job_uuid": str(ratings_check.uuid)}
+    # A worksheet check that passed.
+    worksheet_check = Job.objects.create(
+        kind=Job.Kind.WORKSHEET_IMPORT, study_id=study.pk, name="check", requested_by=lead_user,
+        state=Job.State.DONE, result={"rater": "R-01", "cases": 3, "created": 0, "updated": 3,
+                                      "skipped": 0, "skips": 0, "dry_run": True},
+    )  # fmt: skip
+    PATH_VALUES[WORKSHEET_JOB_PATH] = {**values, "job_uuid": str(worksheet_check.uuid)}
     return schema, api_as(lead_user), values
 
 
@@ -124,6 +131,7 @@ def _webhook_with_deliveries(study):
 
 # Endpoints whose job is of another kind than Assign's, with the values they are asked with.
 RATINGS_JOB_PATH = "/api/v1/studies/{slug}/ratings-import/{job_uuid}/"
+WORKSHEET_JOB_PATH = "/api/v1/studies/{slug}/worksheet-import/{job_uuid}/"
 PATH_VALUES: dict[str, dict] = {}
 
 
