@@ -94,6 +94,15 @@ def case_content_warnings(*, test_case: TestCase) -> list[str]:
     return list(dict.fromkeys(w for w in warnings if w))
 
 
+def skips_handed_on(*, study: Study) -> bool:
+    """Whether the study's design gives a skipped case to another rater: the balanced
+    design (k raters per test case) does; where every rater rates every test case there is
+    no one to give it to, so the case has one rating fewer. The one place this rule lives:
+    the skip itself (``annotation.services.skipping``) and every text that tells raters
+    and coordinators what a skip does ask it."""
+    return bool(study.raters_per_item)
+
+
 def information_sheet_additions(*, study: Study) -> list[str]:
     """What the information sheet says on the study's behalf about content and welfare
     (protocol 3), as the rater reads it before consenting, and as their consent records it.
@@ -112,9 +121,15 @@ def information_sheet_additions(*, study: Study) -> list[str]:
         additions.append(f"Some cases come with this content warning, shown before them: {warning}")
     if study.test_cases.exclude(content_warning="").exists():
         additions.append("Some cases carry a content warning of their own, shown before them.")
+    handed_on = (
+        "a skipped case is offered to another rater"
+        if skips_handed_on(study=study)
+        else "every rater rates every case in this study, so a skipped case is not given "
+        "to anyone else"
+    )
     additions.append(
-        "You may skip any case, with or without a reason, before or after reading it; a "
-        "skipped case is offered to another rater, and skipping never counts against you."
+        "You may skip any case, with or without a reason, before or after reading it; "
+        f"{handed_on}, and skipping never counts against you."
     )
     limits = exposure_limits(study=study)
     if limits.daily_minutes is not None:
