@@ -261,6 +261,17 @@ def study_protocol_chunks(*, study: Study) -> Iterator[bytes]:
     limits = exposure_limits(study=study)
     if limits:
         head["exposure"] = limits.document()
+    # And the strata's content warnings, which raters read before those cases.
+    warnings = (
+        StratumSetting.objects.filter(study=study)
+        .exclude(content_warning="")
+        .order_by("stratum")
+        .values_list("stratum", "content_warning")
+    )
+    if warnings:
+        head["content_warnings"] = [
+            {"stratum": stratum, "content_warning": warning} for stratum, warning in warnings
+        ]
     return protocol.canonical_json_chunks(
         head, last="test_cases", items=_protocol_test_cases(study)
     )
@@ -294,7 +305,7 @@ def _protocol_test_cases(study: Study) -> Iterator[dict]:
     """The test cases in order, each with its response texts by blinded label. Read as
     tuples, not model instances: at 10,000 cases the instances were most of the cost."""
     cases = study.test_cases.order_by("position").values_list(
-        "pk", "case_id", "prompt", "context", "stratum"
+        "pk", "case_id", "prompt", "context", "stratum", "content_warning"
     )
     for chunk in batches(cases.iterator(chunk_size=PROTOCOL_CHUNK), PROTOCOL_CHUNK):
         yield from _protocol_cases_with_texts(chunk)
@@ -305,14 +316,17 @@ def _protocol_cases_with_texts(chunk: list[tuple]) -> Iterator[dict]:
     labels = BlindedLabel.objects.filter(test_case_id__in=[case[0] for case in chunk])
     for test_case_id, label, text in labels.values_list("test_case_id", "label", "response__text"):
         texts.setdefault(test_case_id, {})[label] = text
-    for pk, case_id, prompt, context, stratum in chunk:
-        yield {
+    for pk, case_id, prompt, context, stratum, warning in chunk:
+        case = {
             "id": case_id,
             "prompt": prompt,
             "context": context,
             "stratum": stratum,
             "responses": texts.get(pk, {}),
         }
+        if warning:  # only where there is one: a case without keeps its former document
+            case["content_warning"] = warning
+        yield case
 
 
 def quality_settings_for(*, study: Study) -> QualitySettings:

@@ -336,12 +336,13 @@ def test_the_qc_page_says_nothing_of_limits_when_the_study_sets_none(client, lea
 
 def test_the_fingerprint_of_a_study_without_limits_is_unchanged(study):
     before = study_protocol_fingerprint(study=study)
-    # Settings rows that set no limit (e.g. a content warning only) change nothing.
+    # Settings that set no limit (pay, recruitment) change nothing.
     WelfareSettings.objects.create(study=study, daily_minutes=None, recruitment="Staff")
-    StratumSetting.objects.create(study=study, stratum="policy", content_warning="Hard text.")
     assert study_protocol_fingerprint(study=study) == before
+    # A stratum with a content warning only adds its warning, no limits.
+    StratumSetting.objects.create(study=study, stratum="policy", content_warning="Hard text.")
     document = json.loads(b"".join(study_protocol_chunks(study=study)))
-    assert "exposure" not in document
+    assert "exposure" not in document and "content_warnings" in document
 
 
 def test_the_limits_are_part_of_the_protocol_and_change_its_fingerprint(study):
@@ -395,3 +396,20 @@ def test_the_submit_form_reports_the_time_zone_too(client, rater, membership):
     assert membership.time_zone == "America/Sao_Paulo"
     row = ExposureDay.objects.get(rater=membership)
     assert (row.day, row.seconds) == (today_in("America/Sao_Paulo"), 15)
+
+
+def test_content_warnings_are_part_of_the_protocol_and_change_its_fingerprint(study):
+    before = study_protocol_fingerprint(study=study)
+    assert "content_warning" not in b"".join(study_protocol_chunks(study=study)).decode()
+    StratumSetting.objects.create(study=study, stratum="policy", content_warning="Self-harm.")
+    with_stratum = study_protocol_fingerprint(study=study)
+    assert with_stratum != before
+    case = study.test_cases.order_by("position").first()
+    type(case).objects.filter(pk=case.pk).update(content_warning="Graphic violence.")
+    assert study_protocol_fingerprint(study=study) not in (before, with_stratum)
+    document = json.loads(b"".join(study_protocol_chunks(study=study)))
+    assert document["content_warnings"] == [{"stratum": "policy", "content_warning": "Self-harm."}]
+    warned = [c for c in document["test_cases"] if "content_warning" in c]
+    assert [(c["id"], c["content_warning"]) for c in warned] == [
+        (case.case_id, "Graphic violence.")
+    ]
