@@ -134,17 +134,24 @@ def information_sheet_additions(*, study: Study) -> list[str]:
     limits = exposure_limits(study=study)
     if limits.daily_minutes is not None:
         additions.append(
-            f"You rate for at most {limits.daily_minutes} minutes of active time a day in "
-            "this study; the app tells you when you can go on."
+            f"You rate for at most {_minutes_text([limits.daily_minutes])} of active time a "
+            "day in this study; the app tells you when you can go on."
         )
     if limits.strata:
-        least = min(limits.strata.values())
+        # Each limit, never the stratum it belongs to (a stratum's name may say too much).
         additions.append(
-            f"Some kinds of cases are limited to {least} minutes of active time a day or "
-            "fewer; once you reach a limit, the app offers you other cases or tells you when "
-            "you can go on."
+            "Some kinds of cases have a daily limit of their own: "
+            f"{_minutes_text(sorted(set(limits.strata.values())))} of active time a day; once "
+            "you reach a limit, the app offers you other cases or tells you when you can go on."
         )
     return additions
+
+
+def _minutes_text(values: list[int]) -> str:
+    """ "45 minutes", "1 minute", "30 or 45 minutes", "15, 30 or 45 minutes"."""
+    numbers = [str(value) for value in values]
+    listed = numbers[0] if len(numbers) == 1 else f"{', '.join(numbers[:-1])} or {numbers[-1]}"
+    return f"{listed} minute{'' if values == [1] else 's'}"
 
 
 def study_rating_started(*, study: Study) -> bool:
