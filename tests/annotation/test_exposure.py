@@ -283,6 +283,18 @@ def test_a_case_started_before_the_limit_can_be_saved_and_submitted(client, rate
     assert served.test_case.stratum == "operations"
 
 
+def test_the_study_page_counts_as_waiting_only_the_cases_not_started(client, rater, berlin, study):
+    stratum_limit(study, "policy", 10)
+    policy = list(berlin.assignments.filter(test_case__stratum="policy").order_by("position"))
+    assert len(policy) >= 2
+    services.draft_save(assignment=policy[0], payload={}, expected_version=0)
+    spent(berlin, "policy", 10)
+    client.force_login(rater)
+    page = client.get(reverse("annotation:assignments", args=[study.slug])).text
+    waiting = len(policy) - 1  # the one begun stays open to be finished
+    assert f"({waiting} case{'s' if waiting != 1 else ''} wait" in page
+
+
 def test_the_last_case_under_the_limit_leads_to_the_study_page_not_the_end(
     client, rater, berlin, study
 ):
