@@ -294,6 +294,14 @@ def _assign_job_body(request, study, job) -> dict:
                         ),
                         "per_stratum": serializers.DictField(child=serializers.IntegerField()),
                         "per_rater": serializers.DictField(child=serializers.IntegerField()),
+                        "per_case": serializers.DictField(
+                            child=serializers.IntegerField(), help_text="By case id."
+                        ),
+                        "handed_on": serializers.BooleanField(
+                            help_text="Whether the design gives a skipped case to another "
+                            "rater (k raters per case); false where every rater rates every "
+                            "case."
+                        ),
                     },
                 ),
                 "raters": RaterSerializer(many=True),
@@ -322,6 +330,8 @@ def study_progress(request, slug):
                 "k_unmet": skips.k_unmet,
                 "per_stratum": dict(skips.per_stratum),
                 "per_rater": dict(skips.per_rater),
+                "per_case": {case_id: count for case_id, _, count in skips.per_case},
+                "handed_on": skips.handed_on,
             },
             "raters": RaterSerializer(raters, many=True).data,
         }

@@ -11,7 +11,8 @@ coordinator pages offer), so it can be proven what raters were shown. The docume
 - ``rubric``: each dimension in order with ``key``, ``name``, ``kind``, ``level`` and its
   full ``config`` (bands, criteria, options and anchors, help texts and examples);
 - ``test_cases``: in order, each with ``id``, ``prompt``, ``context``, ``stratum`` and
-  ``responses``, the response texts by blinded label (``{"A": ..., "B": ...}``);
+  ``responses``, the response texts by blinded label (``{"A": ..., "B": ...}``), and
+  ``content_warning`` for a case that has a warning of its own (absent otherwise);
 - ``blinding``: the ``seed``, the ``secret`` (the study's blinding secret), the
   ``side_mode`` and the sorted ``systems``. With the documented blinding procedure these
   fix the unblinding key. Because the document holds the key, it can be downloaded only
@@ -32,6 +33,9 @@ coordinator pages offer), so it can be proven what raters were shown. The docume
   study without limits keeps the fingerprint it had before limits existed):
   ``daily_minutes`` (the whole study's limit, or null) and ``strata``, each stratum that
   sets a limit with ``stratum`` and ``daily_minutes``, sorted by stratum.
+- ``content_warnings``: present only when a stratum sets a content warning (raters read it
+  before each case of the stratum): each such stratum with ``stratum`` and
+  ``content_warning``, sorted by stratum.
 
 Not included, on purpose: the study's name and description, the consent text and the
 disclosure question (they can be amended while the study runs; a consent change bumps

@@ -94,6 +94,15 @@ def case_content_warnings(*, test_case: TestCase) -> list[str]:
     return list(dict.fromkeys(w for w in warnings if w))
 
 
+def skips_handed_on(*, study: Study) -> bool:
+    """Whether the study's design gives a skipped case to another rater: the balanced
+    design (k raters per test case) does; where every rater rates every test case there is
+    no one to give it to, so the case has one rating fewer. The one place this rule lives:
+    the skip itself (``annotation.services.skipping``) and every text that tells raters
+    and coordinators what a skip does ask it."""
+    return bool(study.raters_per_item)
+
+
 def information_sheet_additions(*, study: Study) -> list[str]:
     """What the information sheet says on the study's behalf about content and welfare
     (protocol 3), as the rater reads it before consenting, and as their consent records it.
@@ -112,24 +121,37 @@ def information_sheet_additions(*, study: Study) -> list[str]:
         additions.append(f"Some cases come with this content warning, shown before them: {warning}")
     if study.test_cases.exclude(content_warning="").exists():
         additions.append("Some cases carry a content warning of their own, shown before them.")
+    handed_on = (
+        "a skipped case is offered to another rater"
+        if skips_handed_on(study=study)
+        else "every rater rates every case in this study, so a skipped case is not given "
+        "to anyone else"
+    )
     additions.append(
-        "You may skip any case, with or without a reason, before or after reading it; a "
-        "skipped case is offered to another rater, and skipping never counts against you."
+        "You may skip any case, with or without a reason, before or after reading it; "
+        f"{handed_on}, and skipping never counts against you."
     )
     limits = exposure_limits(study=study)
     if limits.daily_minutes is not None:
         additions.append(
-            f"You rate for at most {limits.daily_minutes} minutes of active time a day in "
-            "this study; the app tells you when you can go on."
+            f"You rate for at most {_minutes_text([limits.daily_minutes])} of active time a "
+            "day in this study; the app tells you when you can go on."
         )
     if limits.strata:
-        least = min(limits.strata.values())
+        # Each limit, never the stratum it belongs to (a stratum's name may say too much).
         additions.append(
-            f"Some kinds of cases are limited to {least} minutes of active time a day or "
-            "fewer; once you reach a limit, the app offers you other cases or tells you when "
-            "you can go on."
+            "Some kinds of cases have a daily limit of their own: "
+            f"{_minutes_text(sorted(set(limits.strata.values())))} of active time a day; once "
+            "you reach a limit, the app offers you other cases or tells you when you can go on."
         )
     return additions
+
+
+def _minutes_text(values: list[int]) -> str:
+    """ "45 minutes", "1 minute", "30 or 45 minutes", "15, 30 or 45 minutes"."""
+    numbers = [str(value) for value in values]
+    listed = numbers[0] if len(numbers) == 1 else f"{', '.join(numbers[:-1])} or {numbers[-1]}"
+    return f"{listed} minute{'' if values == [1] else 's'}"
 
 
 def study_rating_started(*, study: Study) -> bool:
@@ -246,6 +268,17 @@ def study_protocol_chunks(*, study: Study) -> Iterator[bytes]:
     limits = exposure_limits(study=study)
     if limits:
         head["exposure"] = limits.document()
+    # And the strata's content warnings, which raters read before those cases.
+    warnings = (
+        StratumSetting.objects.filter(study=study)
+        .exclude(content_warning="")
+        .order_by("stratum")
+        .values_list("stratum", "content_warning")
+    )
+    if warnings:
+        head["content_warnings"] = [
+            {"stratum": stratum, "content_warning": warning} for stratum, warning in warnings
+        ]
     return protocol.canonical_json_chunks(
         head, last="test_cases", items=_protocol_test_cases(study)
     )
@@ -279,7 +312,7 @@ def _protocol_test_cases(study: Study) -> Iterator[dict]:
     """The test cases in order, each with its response texts by blinded label. Read as
     tuples, not model instances: at 10,000 cases the instances were most of the cost."""
     cases = study.test_cases.order_by("position").values_list(
-        "pk", "case_id", "prompt", "context", "stratum"
+        "pk", "case_id", "prompt", "context", "stratum", "content_warning"
     )
     for chunk in batches(cases.iterator(chunk_size=PROTOCOL_CHUNK), PROTOCOL_CHUNK):
         yield from _protocol_cases_with_texts(chunk)
@@ -290,14 +323,17 @@ def _protocol_cases_with_texts(chunk: list[tuple]) -> Iterator[dict]:
     labels = BlindedLabel.objects.filter(test_case_id__in=[case[0] for case in chunk])
     for test_case_id, label, text in labels.values_list("test_case_id", "label", "response__text"):
         texts.setdefault(test_case_id, {})[label] = text
-    for pk, case_id, prompt, context, stratum in chunk:
-        yield {
+    for pk, case_id, prompt, context, stratum, warning in chunk:
+        case = {
             "id": case_id,
             "prompt": prompt,
             "context": context,
             "stratum": stratum,
             "responses": texts.get(pk, {}),
         }
+        if warning:  # only where there is one: a case without keeps its former document
+            case["content_warning"] = warning
+        yield case
 
 
 def quality_settings_for(*, study: Study) -> QualitySettings:

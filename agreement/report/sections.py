@@ -315,12 +315,18 @@ def _deviations(study: Study, result: dict, *, withdrawn: list[str]) -> list[dic
 
 
 def _skips(study: Study) -> dict:
-    """Skipped cases (protocol 3), counted apart from ratings: per rater, stratum and
-    reason, the cases left short of k, and raters who skip much of a stratum."""
+    """Skipped cases (protocol 3), counted apart from ratings: per case, rater, stratum
+    and reason, the cases left short of k, and raters who skip much of a stratum."""
     summary = study_skip_summary(study=study)
     return {
         "total": summary.total,
         "cases": len(summary.per_case),
+        # Most skipped first; the report lists the first MAX_LISTED.
+        "per_case": [
+            {"case": case_id, "stratum": stratum, "skips": count}
+            for case_id, stratum, count in summary.per_case[:MAX_LISTED]
+        ],
+        "handed_on": summary.handed_on,
         "k_unmet": summary.k_unmet,
         "per_rater": dict(summary.per_rater),
         "per_stratum": dict(summary.per_stratum),

@@ -102,11 +102,13 @@ def servable(*, pending: QuerySet[Assignment], exposure: Exposure) -> QuerySet[A
 
 
 def held_back(*, pending: QuerySet[Assignment], exposure: Exposure) -> int:
-    """How many cases of ``pending`` a reached limit holds back today."""
+    """How many cases of ``pending`` a reached limit holds back today: those not started
+    (a case begun before the limit was reached stays open to be finished)."""
+    not_started = pending.filter(status=Assignment.Status.TODO)
     if exposure.study_reached:
-        return pending.count()
+        return not_started.count()
     reached = exposure.strata_reached
-    return pending.filter(test_case__stratum__in=reached).count() if reached else 0
+    return not_started.filter(test_case__stratum__in=reached).count() if reached else 0
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from django.db.models import Q
 
 from annotation.models import Assignment
 from studies.models import Membership, Study, TestCase
+from studies.selectors import skips_handed_on
 
 # Raters whose assignments count towards a case's k: active ones, and paused ones (who may
 # be reinstated). Withdrawn and excluded raters' cases are given to others; so are skips.
@@ -57,6 +58,8 @@ class SkipSummary:
     heavy: list[HeavySkipper] = field(default_factory=list)
     # Skips by reason (Assignment.SkipReason label, or "No reason given").
     reasons: list[tuple[str, int]] = field(default_factory=list)
+    # Whether the design gives a skipped case to another rater (``skips_handed_on``).
+    handed_on: bool = True
 
 
 def study_skip_summary(*, study: Study) -> SkipSummary:
@@ -74,8 +77,9 @@ def study_skip_summary(*, study: Study) -> SkipSummary:
             "skip_reason",
         )
     )
+    handed_on = skips_handed_on(study=study)
     if not skips:
-        return SkipSummary(k=study.raters_per_item)
+        return SkipSummary(k=study.raters_per_item, handed_on=handed_on)
     per_case = Counter((case_id, stratum) for _, case_id, stratum, _, _ in skips)
     per_rater = Counter(rater for *_, rater, _ in skips)
     per_stratum = Counter(stratum for _, _, stratum, _, _ in skips)
@@ -118,4 +122,5 @@ def study_skip_summary(*, study: Study) -> SkipSummary:
         k=study.raters_per_item,
         heavy=heavy,
         reasons=sorted(reasons.items(), key=lambda row: (-row[1], row[0])),
+        handed_on=handed_on,
     )

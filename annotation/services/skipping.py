@@ -24,6 +24,7 @@ from studies.errors import ApplicationError
 from studies.events import study_event_record
 from studies.locks import membership_lock, study_lock
 from studies.models import Membership, Study, StudyEvent, TestCase
+from studies.selectors import skips_handed_on
 
 from .ratings import RatingClosedError, assignments_create
 
@@ -78,7 +79,7 @@ def _needs_rater(*, study: Study, test_case: TestCase, skipper_id: int) -> bool:
 def _replacement_pick(*, study: Study, test_case: TestCase, skipper_id: int) -> Membership | None:
     """The active rater who should take the case: fewest sample cases to rate, then a
     seeded shuffle; None when the design has no room for one or nobody can."""
-    if not study.raters_per_item or test_case.purpose != TestCase.Purpose.SAMPLE:
+    if not skips_handed_on(study=study) or test_case.purpose != TestCase.Purpose.SAMPLE:
         return None
     if not _needs_rater(study=study, test_case=test_case, skipper_id=skipper_id):
         return None

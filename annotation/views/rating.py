@@ -16,6 +16,7 @@ from studies.selectors import (
     coordinated_studies,
     invitations_for_user,
     rubric_for_display,
+    skips_handed_on,
 )
 
 from .. import selectors, services
@@ -225,6 +226,7 @@ def assignment_rate(request, assignment_uuid):
             "skipped": skipped,
             "skip_reasons": Assignment.SkipReason.choices,
             "skip_note_max": skipping.MAX_SKIP_NOTE_LENGTH,
+            "skips_handed_on": skips_handed_on(study=study),
             "study": study,
             "assignment": assignment,
             "responses": selectors.blinded_responses(assignment=assignment),

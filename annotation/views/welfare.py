@@ -14,7 +14,7 @@ from annotation.selectors.pay import PHASES, pay_check
 from studies import access
 from studies.errors import ApplicationError
 from studies.models import WelfareSettings
-from studies.selectors import welfare_settings_for, welfare_strata_table
+from studies.selectors import skips_handed_on, welfare_settings_for, welfare_strata_table
 from studies.services import welfare as service
 
 # A form field is cut to this before the service reads it (and refuses it as too long).
@@ -76,6 +76,7 @@ def welfare_settings(request, slug):
             "values": values,
             "strata": rows,
             "frozen": study.is_frozen,
+            "skips_handed_on": skips_handed_on(study=study),
             "problems": problems,
             "bases": WelfareSettings.PayBasis.choices,
             "bounds": {

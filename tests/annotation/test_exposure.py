@@ -283,6 +283,18 @@ def test_a_case_started_before_the_limit_can_be_saved_and_submitted(client, rate
     assert served.test_case.stratum == "operations"
 
 
+def test_the_study_page_counts_as_waiting_only_the_cases_not_started(client, rater, berlin, study):
+    stratum_limit(study, "policy", 10)
+    policy = list(berlin.assignments.filter(test_case__stratum="policy").order_by("position"))
+    assert len(policy) >= 2
+    services.draft_save(assignment=policy[0], payload={}, expected_version=0)
+    spent(berlin, "policy", 10)
+    client.force_login(rater)
+    page = client.get(reverse("annotation:assignments", args=[study.slug])).text
+    waiting = len(policy) - 1  # the one begun stays open to be finished
+    assert f"({waiting} case{'s' if waiting != 1 else ''} wait" in page
+
+
 def test_the_last_case_under_the_limit_leads_to_the_study_page_not_the_end(
     client, rater, berlin, study
 ):
@@ -336,12 +348,13 @@ def test_the_qc_page_says_nothing_of_limits_when_the_study_sets_none(client, lea
 
 def test_the_fingerprint_of_a_study_without_limits_is_unchanged(study):
     before = study_protocol_fingerprint(study=study)
-    # Settings rows that set no limit (e.g. a content warning only) change nothing.
+    # Settings that set no limit (pay, recruitment) change nothing.
     WelfareSettings.objects.create(study=study, daily_minutes=None, recruitment="Staff")
-    StratumSetting.objects.create(study=study, stratum="policy", content_warning="Hard text.")
     assert study_protocol_fingerprint(study=study) == before
+    # A stratum with a content warning only adds its warning, no limits.
+    StratumSetting.objects.create(study=study, stratum="policy", content_warning="Hard text.")
     document = json.loads(b"".join(study_protocol_chunks(study=study)))
-    assert "exposure" not in document
+    assert "exposure" not in document and "content_warnings" in document
 
 
 def test_the_limits_are_part_of_the_protocol_and_change_its_fingerprint(study):
@@ -395,3 +408,20 @@ def test_the_submit_form_reports_the_time_zone_too(client, rater, membership):
     assert membership.time_zone == "America/Sao_Paulo"
     row = ExposureDay.objects.get(rater=membership)
     assert (row.day, row.seconds) == (today_in("America/Sao_Paulo"), 15)
+
+
+def test_content_warnings_are_part_of_the_protocol_and_change_its_fingerprint(study):
+    before = study_protocol_fingerprint(study=study)
+    assert "content_warning" not in b"".join(study_protocol_chunks(study=study)).decode()
+    StratumSetting.objects.create(study=study, stratum="policy", content_warning="Self-harm.")
+    with_stratum = study_protocol_fingerprint(study=study)
+    assert with_stratum != before
+    case = study.test_cases.order_by("position").first()
+    type(case).objects.filter(pk=case.pk).update(content_warning="Graphic violence.")
+    assert study_protocol_fingerprint(study=study) not in (before, with_stratum)
+    document = json.loads(b"".join(study_protocol_chunks(study=study)))
+    assert document["content_warnings"] == [{"stratum": "policy", "content_warning": "Self-harm."}]
+    warned = [c for c in document["test_cases"] if "content_warning" in c]
+    assert [(c["id"], c["content_warning"]) for c in warned] == [
+        (case.case_id, "Graphic violence.")
+    ]

@@ -52,3 +52,19 @@ def test_a_case_of_its_own_warning_is_announced_without_a_count(client, study_an
     # The case's own text is read before that case, not listed in the sheet.
     assert "Graphic violence." not in page
     assert "minutes of active time" not in page  # no limit set, none stated
+
+
+def test_the_sheet_states_each_stratum_limit_and_a_single_minute_as_such(client, study_and_rater):
+    study, user = study_and_rater
+    TestCase.objects.filter(study=study).order_by("position").filter(
+        pk=study.test_cases.order_by("position").first().pk
+    ).update(stratum="other-secret-name")
+    StratumSetting.objects.create(study=study, stratum="harm-probes-secret-name", daily_minutes=1)
+    StratumSetting.objects.create(study=study, stratum="other-secret-name", daily_minutes=30)
+    WelfareSettings.objects.create(study=study, daily_minutes=1)
+    client.force_login(user)
+    page = client.get(reverse("annotation:consent", args=[study.slug])).text
+    assert "at most 1 minute of active time" in page
+    # Every limit, not only the smallest (a limit of 30 is not "1 minute or fewer").
+    assert "a daily limit of their own: 1 or 30 minutes of active time a day" in page
+    assert "secret-name" not in page
