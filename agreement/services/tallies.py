@@ -1,0 +1,196 @@
+"""The study's alpha tallies (``stats.coincidence``): built from scratch by a full run,
+then updated case by case from the cases a rating touched, reading no other rating.
+
+A from-scratch run reads every rating and rebuilds the tallies from the very data it
+analysed. Between two, a run updates only the touched cases: it reads their ratings, lays
+them out as the full run does (``selectors.study_ratings``), and replaces each of their
+units' old counts by the new ones, O(V^2) per unit. The update reads the truth of those
+cases under the tallies' row lock, so it is idempotent: two updates of the same case, in
+any order, leave what one from-scratch build gives. Structural changes (exclusions, rubric,
+cases, phase, unblinding) make the tallies invalid, and the next run rebuilds them.
+"""
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from agreement.models import AgreementTallies, CaseTally, TouchedCase
+from agreement.selectors import StudyRatings, study_ratings, study_submitted_ratings
+from agreement.stats.coincidence import MAX_VALUES, Tally, unit_counts
+from studies.models import Study
+
+# {dimension key: {label ("" for a per-case dimension): {value: count}}}
+CaseCounts = dict[str, dict[str, dict[float, int]]]
+
+
+@dataclass(frozen=True)
+class TallySeen:
+    """What a from-scratch run saw of the tallies before it read its data."""
+
+    version: int
+    touched: list[int] = field(default_factory=list)
+
+
+def tallies_cases_touched(*, study_id: int, case_ids: list[int]) -> None:
+    """Record, in the rating's own transaction, that these cases' ratings changed."""
+    TouchedCase.objects.bulk_create(
+        [TouchedCase(study_id=study_id, test_case_id=pk) for pk in sorted(set(case_ids))]
+    )
+
+
+def tallies_invalidate(*, study_id: int) -> None:
+    """A structural change: the next run rebuilds the tallies from scratch."""
+    AgreementTallies.objects.filter(study_id=study_id).update(
+        built_for={}, version=F("version") + 1
+    )
+
+
+def tallies_seen(*, study: Study) -> TallySeen:
+    """Read before a from-scratch run reads its data (see ``tallies_rebuild``)."""
+    row, _ = AgreementTallies.objects.get_or_create(study=study)
+    touched = list(TouchedCase.objects.filter(study=study).values_list("pk", flat=True))
+    return TallySeen(version=row.version, touched=touched)
+
+
+def case_counts(data: StudyRatings) -> dict[int, CaseCounts]:
+    """Each case's units' value counts, from a layout of its ratings (rated units only)."""
+    cases: dict[int, CaseCounts] = {}
+    labels = data.labels
+    for dimension in data.dimensions:
+        matrix = dimension.matrix
+        for column in range(matrix.shape[1]):
+            counts = unit_counts(matrix[:, column].tolist())
+            if not counts:
+                continue
+            if dimension.scope == "case":
+                case, label = data.case_ids[column], ""
+            else:
+                case, label = (
+                    data.case_ids[column // len(labels)],
+                    labels[column % len(labels)],
+                )
+            cases.setdefault(case, {}).setdefault(dimension.key, {})[label] = counts
+    return cases
+
+
+def tallies_rebuild(*, study: Study, data: StudyRatings, built_for: dict, seen: TallySeen) -> bool:
+    """Replace the tallies by those of ``data`` (a from-scratch run's); False when they
+    were written since ``seen`` (then they stay: the newer write knows more)."""
+    cases = case_counts(data)
+    totals = {}
+    for dimension in data.dimensions:
+        tally = Tally()
+        for counts in cases.values():
+            for unit in counts.get(dimension.key, {}).values():
+                tally.add(unit)
+        if tally.n_values <= MAX_VALUES:
+            totals[dimension.key] = tally.to_json()
+    per_case = _case_ratings(data)
+    with transaction.atomic():
+        row = AgreementTallies.objects.select_for_update().get(study=study)
+        if row.version != seen.version:
+            return False
+        CaseTally.objects.filter(study=study).delete()
+        CaseTally.objects.bulk_create(
+            [
+                CaseTally(
+                    study=study,
+                    test_case_id=case,
+                    counts=_counts_json(counts),
+                    n_ratings=per_case.get(case, 0),
+                )
+                for case, counts in cases.items()
+            ],
+            batch_size=1000,
+        )
+        TouchedCase.objects.filter(pk__in=seen.touched).delete()
+        AgreementTallies.objects.filter(pk=row.pk).update(
+            built_for=built_for,
+            totals=totals,
+            n_ratings=data.n_ratings,
+            version=F("version") + 1,
+            built_at=timezone.now(),
+        )
+    return True
+
+
+def tallies_update(*, study: Study, built_for: dict) -> AgreementTallies | None:
+    """Bring the tallies up to date with the touched cases (reading only theirs); None
+    when they are not valid for the study as it is (a from-scratch run is needed)."""
+    with transaction.atomic():
+        row = AgreementTallies.objects.select_for_update().filter(study=study).first()
+        if row is None or not row.built_for or row.built_for != built_for:
+            return None
+        touched = list(TouchedCase.objects.filter(study=study).values_list("pk", "test_case_id"))
+        if not touched:
+            return row
+        case_ids = sorted({case for _, case in touched})
+        submitted = study_submitted_ratings(study=study, case_ids=case_ids)
+        data = study_ratings(study=study, pilot=study.current_phase == "pilot", submitted=submitted)
+        new = case_counts(data)
+        per_case = _case_ratings(data)
+        # The touched cases' rows, locked in one order (the tallies' row is held already).
+        old = {
+            tally.test_case_id: tally
+            for tally in CaseTally.objects.select_for_update()
+            .filter(study=study, test_case_id__in=case_ids)
+            .order_by("test_case_id")
+        }
+        totals = {key: Tally.from_json(value) for key, value in row.totals.items()}
+        n_ratings = row.n_ratings
+        created, changed, emptied = [], [], []
+        for case in case_ids:
+            before = old.get(case)
+            old_counts = _counts_read(before.counts) if before else {}
+            new_counts = new.get(case, {})
+            for key, tally in totals.items():
+                units_old, units_new = old_counts.get(key, {}), new_counts.get(key, {})
+                for label in sorted(set(units_old) | set(units_new)):
+                    tally.replace(units_old.get(label, {}), units_new.get(label, {}))
+            n_new = per_case.get(case, 0)
+            n_ratings += n_new - (before.n_ratings if before else 0)
+            if before is None:
+                if new_counts or n_new:
+                    created.append(
+                        CaseTally(
+                            study=study,
+                            test_case_id=case,
+                            counts=_counts_json(new_counts),
+                            n_ratings=n_new,
+                        )
+                    )
+            elif new_counts or n_new:
+                before.counts, before.n_ratings = _counts_json(new_counts), n_new
+                changed.append(before)
+            else:
+                emptied.append(before.pk)
+        CaseTally.objects.bulk_create(created)
+        CaseTally.objects.bulk_update(changed, ["counts", "n_ratings"])
+        CaseTally.objects.filter(pk__in=emptied).delete()
+        TouchedCase.objects.filter(pk__in=[pk for pk, _ in touched]).delete()
+        row.totals = {key: tally.to_json() for key, tally in totals.items()}
+        row.n_ratings = n_ratings
+        row.version += 1
+        row.save(update_fields=["totals", "n_ratings", "version"])
+        return row
+
+
+def _case_ratings(data: StudyRatings) -> dict[int, int]:
+    counts = [] if data.case_ratings is None else data.case_ratings.tolist()
+    return dict(zip(data.case_ids, counts, strict=True))
+
+
+def _counts_json(counts: CaseCounts) -> dict:
+    return {
+        key: {label: {repr(v): n for v, n in unit.items()} for label, unit in units.items()}
+        for key, units in counts.items()
+    }
+
+
+def _counts_read(stored: dict) -> CaseCounts:
+    return {
+        key: {label: {float(v): n for v, n in unit.items()} for label, unit in units.items()}
+        for key, units in stored.items()
+    }
