@@ -37,7 +37,7 @@ from studies.models import Study
 from studies.services.webhooks import webhook_event_announce
 
 from .qc import quality_enforce
-from .tallies import tallies_rebuild, tallies_seen, tallies_update
+from .tallies import tallies_seen, tallies_settle, tallies_update
 
 logger = logging.getLogger(__name__)
 
@@ -188,9 +188,9 @@ def agreement_point_stage(*, study_id: int) -> PointStage | None:
         if tallies is not None:
             _incremental_point_stage(study=study, row=row, target=target, totals=tallies.totals)
             return None
-    seen = tallies_seen(study=study)
+    seen = tallies_seen(study=study, built_for=inputs)
     point, data = _point_result(study=study)
-    tallies_rebuild(study=study, data=data, built_for=dict(inputs), seen=seen)
+    tallies_settle(study=study, data=data, built_for=dict(inputs), seen=seen)
     inputs["ratings"] = data.inputs_ratings
     # Older results give way; so does this run's own request if only its intervals are
     # missing (its run died between the stages).

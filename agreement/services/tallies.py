@@ -10,6 +10,7 @@ any order, leave what one from-scratch build gives. Structural changes (exclusio
 cases, phase, unblinding) make the tallies invalid, and the next run rebuilds them.
 """
 
+import logging
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -21,15 +22,19 @@ from agreement.selectors import StudyRatings, study_ratings, study_submitted_rat
 from agreement.stats.coincidence import MAX_VALUES, Tally, unit_counts
 from studies.models import Study
 
+logger = logging.getLogger(__name__)
+
 # {dimension key: {label ("" for a per-case dimension): {value: count}}}
 CaseCounts = dict[str, dict[str, dict[float, int]]]
 
 
 @dataclass(frozen=True)
 class TallySeen:
-    """What a from-scratch run saw of the tallies before it read its data."""
+    """What a from-scratch run saw of the tallies before it read its data: their version,
+    whether they were valid (then brought up to date), and the touched cases left."""
 
     version: int
+    valid: bool
     touched: list[int] = field(default_factory=list)
 
 
@@ -47,11 +52,24 @@ def tallies_invalidate(*, study_id: int) -> None:
     )
 
 
-def tallies_seen(*, study: Study) -> TallySeen:
-    """Read before a from-scratch run reads its data (see ``tallies_rebuild``)."""
-    row, _ = AgreementTallies.objects.get_or_create(study=study)
+def tallies_seen(*, study: Study, built_for: dict) -> TallySeen:
+    """Called before a from-scratch run reads its data (see ``tallies_settle``): valid
+    tallies are brought up to date first, so that the run can check them."""
+    row = tallies_update(study=study, built_for=built_for)
+    valid = row is not None
+    if row is None:
+        row, _ = AgreementTallies.objects.get_or_create(study=study)
     touched = list(TouchedCase.objects.filter(study=study).values_list("pk", flat=True))
-    return TallySeen(version=row.version, touched=touched)
+    return TallySeen(version=row.version, valid=valid, touched=touched)
+
+
+def _scratch_totals(data: StudyRatings) -> dict:
+    totals = {}
+    for dimension in data.dimensions:
+        tally = Tally.from_matrix(dimension.matrix)
+        if tally.n_values <= MAX_VALUES:
+            totals[dimension.key] = tally.to_json()
+    return totals
 
 
 def case_counts(data: StudyRatings) -> dict[int, CaseCounts]:
@@ -75,45 +93,53 @@ def case_counts(data: StudyRatings) -> dict[int, CaseCounts]:
     return cases
 
 
-def tallies_rebuild(*, study: Study, data: StudyRatings, built_for: dict, seen: TallySeen) -> bool:
-    """Replace the tallies by those of ``data`` (a from-scratch run's); False when they
-    were written since ``seen`` (then they stay: the newer write knows more)."""
-    cases = case_counts(data)
-    totals = {}
-    for dimension in data.dimensions:
-        tally = Tally()
-        for counts in cases.values():
-            for unit in counts.get(dimension.key, {}).values():
-                tally.add(unit)
-        if tally.n_values <= MAX_VALUES:
-            totals[dimension.key] = tally.to_json()
-    per_case = _case_ratings(data)
+def tallies_settle(*, study: Study, data: StudyRatings, built_for: dict, seen: TallySeen) -> str:
+    """After a from-scratch run read ``data``: check the tallies against it, and rebuild
+    them from it when they were invalid or differ. Returns what was done: "checked",
+    "rebuilt", or "left" (written since ``seen``, or touched since: the next update
+    applies those cases, and the newer write knows more)."""
+    totals = _scratch_totals(data)
     with transaction.atomic():
         row = AgreementTallies.objects.select_for_update().get(study=study)
         if row.version != seen.version:
-            return False
-        CaseTally.objects.filter(study=study).delete()
-        CaseTally.objects.bulk_create(
-            [
-                CaseTally(
-                    study=study,
-                    test_case_id=case,
-                    counts=_counts_json(counts),
-                    n_ratings=per_case.get(case, 0),
-                )
-                for case, counts in cases.items()
-            ],
-            batch_size=1000,
-        )
-        TouchedCase.objects.filter(pk__in=seen.touched).delete()
-        AgreementTallies.objects.filter(pk=row.pk).update(
-            built_for=built_for,
-            totals=totals,
-            n_ratings=data.n_ratings,
-            version=F("version") + 1,
-            built_at=timezone.now(),
-        )
-    return True
+            return "left"
+        if seen.valid:
+            same = row.totals == {key: totals.get(key) for key in row.totals}
+            if same and row.n_ratings == data.n_ratings:
+                return "checked"
+            if TouchedCase.objects.filter(study=study).exists():
+                return "left"
+            # The update and the from-scratch build must agree exactly: they did not.
+            logger.error("Alpha tallies of study %s differed from scratch; rebuilt", study.pk)
+        _rebuild(study=study, row=row, data=data, totals=totals, built_for=built_for, seen=seen)
+        return "rebuilt"
+
+
+def _rebuild(*, study, row, data: StudyRatings, totals: dict, built_for: dict, seen: TallySeen):
+    """Replace every case's counts and the totals by those of ``data`` (under the lock)."""
+    cases = case_counts(data)
+    per_case = _case_ratings(data)
+    CaseTally.objects.filter(study=study).delete()
+    CaseTally.objects.bulk_create(
+        [
+            CaseTally(
+                study=study,
+                test_case_id=case,
+                counts=_counts_json(counts),
+                n_ratings=per_case.get(case, 0),
+            )
+            for case, counts in cases.items()
+        ],
+        batch_size=1000,
+    )
+    TouchedCase.objects.filter(pk__in=seen.touched).delete()
+    AgreementTallies.objects.filter(pk=row.pk).update(
+        built_for=built_for,
+        totals=totals,
+        n_ratings=data.n_ratings,
+        version=F("version") + 1,
+        built_at=timezone.now(),
+    )
 
 
 def tallies_update(*, study: Study, built_for: dict) -> AgreementTallies | None:

@@ -22,6 +22,8 @@ Nothing here imports Django.
 from collections.abc import Iterable
 from fractions import Fraction
 
+import numpy as np
+
 # Past this many distinct values a dimension is not tallied (the V x V counts would grow):
 # its alpha stays with the from-scratch run.
 MAX_VALUES = 64
@@ -47,6 +49,31 @@ class Tally:
 
     def __init__(self, by_m: dict[int, dict] | None = None) -> None:
         self.by_m: dict[int, dict] = by_m or {}
+
+    @classmethod
+    def from_matrix(cls, matrix: np.ndarray) -> "Tally":
+        """The tally of every unit (column) of ``matrix`` (raters x units, NaN missing) at
+        once: the same integers as adding the units one by one."""
+        present = ~np.isnan(matrix)
+        values = np.unique(matrix[present])
+        counts = np.zeros((matrix.shape[1], values.size), dtype=np.int64)
+        raters, units = np.nonzero(present)
+        np.add.at(counts, (units, np.searchsorted(values, matrix[raters, units])), 1)
+        per_unit = counts.sum(axis=1)
+        by_m = {}
+        for m in np.unique(per_unit[per_unit > 0]).tolist():
+            block = counts[per_unit == m]
+            sums, pairs = block.sum(axis=0), block.T @ block
+            c, k = np.nonzero(np.triu(pairs))
+            by_m[int(m)] = {
+                "units": int(block.shape[0]),
+                "values": {float(values[i]): int(sums[i]) for i in np.flatnonzero(sums)},
+                "pairs": {
+                    (float(values[i]), float(values[j])): int(pairs[i, j])
+                    for i, j in zip(c.tolist(), k.tolist(), strict=True)
+                },
+            }
+        return cls(by_m)
 
     # Storage -----------------------------------------------------------------
     @classmethod
