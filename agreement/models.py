@@ -152,6 +152,9 @@ class AgreementTallies(models.Model):
     # {dimension key: Tally.to_json()} for the tallied dimensions.
     totals = models.JSONField(default=dict, blank=True)
     n_ratings = models.PositiveIntegerField(default=0)
+    # The ratings part of the analysis inputs ([count, last, last id]) as the tallies
+    # know it; None when a rating was deleted (the latest may have gone: counted again).
+    inputs_ratings = models.JSONField(null=True, blank=True)
     built_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self):
@@ -166,6 +169,8 @@ class CaseTally(models.Model):
     test_case = models.OneToOneField(TestCase, on_delete=models.CASCADE, related_name="tally")
     counts = models.JSONField(default=dict, blank=True)
     n_ratings = models.PositiveIntegerField(default=0)
+    # Its submitted ratings, counted or not (excluded raters, other phase): the inputs'.
+    n_inputs = models.PositiveIntegerField(default=0)
 
     def __str__(self):
         return f"Tally of {self.test_case}"

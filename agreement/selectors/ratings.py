@@ -39,8 +39,10 @@ class StudyRatings:
     confidence: np.ndarray
     # The ratings part of ``analysis_inputs``, from the very rows these data were read from.
     inputs_ratings: list | None = None
-    # How many of the counted ratings each case (``case_ids``) has.
+    # How many of the counted ratings each case (``case_ids``) has, and how many submitted
+    # ratings (counted or not: those ``inputs_ratings`` counts).
     case_ratings: np.ndarray | None = None
+    case_inputs: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -264,6 +266,9 @@ def study_ratings(
             last_id=int(data.rating[in_sample].max()) if in_sample.any() else None,
         ),
         case_ratings=np.bincount(layout["row_cases"], minlength=len(case_ids)),
+        case_inputs=np.bincount(
+            _positions(case_ids, data.case[in_sample]), minlength=len(case_ids)
+        ),
     )
 
 

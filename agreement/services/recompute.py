@@ -186,7 +186,9 @@ def agreement_point_stage(*, study_id: int) -> PointStage | None:
     if _incremental_allowed(row=row, inputs=inputs):
         tallies = tallies_update(study=study, built_for=inputs)
         if tallies is not None:
-            _incremental_point_stage(study=study, row=row, target=target, totals=tallies.totals)
+            _incremental_point_stage(
+                study=study, row=row, target=target, tallies=tallies, inputs=inputs
+            )
             return None
     seen = tallies_seen(study=study, built_for=inputs)
     point, data = _point_result(study=study)
@@ -255,28 +257,37 @@ def _incremental_allowed(*, row: StudyAgreement, inputs: dict) -> bool:
     )
 
 
-def _incremental_point_stage(*, study: Study, row: StudyAgreement, target: int, totals: dict):
+def _incremental_point_stage(
+    *, study: Study, row: StudyAgreement, target: int, tallies: AgreementTallies, inputs: dict
+):
     """Store the last result with its tallied figures brought up to date (no read of the
     ratings but the touched cases', done by ``tallies_update``)."""
     incremental = row.result.get("incremental") or {}
     full_at = _full_at(row)
     result = tallied_point(
         row.result,
-        totals=totals,
+        totals=tallies.totals,
         success_alpha=float(study.success_alpha),
         success_min_dimensions=study.success_min_dimensions,
         full_request=incremental.get("full_request", row.computed),
         full_at=full_at.isoformat() if full_at else None,
     )
-    # The inputs' ratings part by one aggregate in the database (no rating is loaded).
-    inputs = analysis_inputs(study=study)
+    # The inputs' ratings part as the tallies keep it; after a deletion, by one aggregate in
+    # the database (no rating is loaded).
+    if tallies.inputs_ratings is None:
+        inputs = analysis_inputs(study=study)
+        AgreementTallies.objects.filter(pk=tallies.pk, version=tallies.version).update(
+            inputs_ratings=inputs["ratings"]
+        )
+    else:
+        inputs = {**inputs, "ratings": tallies.inputs_ratings}
     with transaction.atomic():
         StudyAgreement.objects.filter(pk=row.pk).update(runs=F("runs") + 1)
         written = StudyAgreement.objects.filter(pk=row.pk, computed__lt=target).update(
             computed=target,
             result=result,
             computed_at=timezone.now(),
-            n_ratings=AgreementTallies.objects.get(study=study).n_ratings,
+            n_ratings=tallies.n_ratings,
             inputs=inputs,
         )
     quality_enforce(study=study)

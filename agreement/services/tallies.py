@@ -12,6 +12,7 @@ cases, phase, unblinding) make the tallies invalid, and the next run rebuilds th
 
 import logging
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.db import transaction
 from django.db.models import F
@@ -106,6 +107,9 @@ def tallies_settle(*, study: Study, data: StudyRatings, built_for: dict, seen: T
         if seen.valid:
             same = row.totals == {key: totals.get(key) for key in row.totals}
             if same and row.n_ratings == data.n_ratings:
+                if row.inputs_ratings != data.inputs_ratings:
+                    row.inputs_ratings = data.inputs_ratings
+                    row.save(update_fields=["inputs_ratings"])
                 return "checked"
             if TouchedCase.objects.filter(study=study).exists():
                 return "left"
@@ -118,17 +122,19 @@ def tallies_settle(*, study: Study, data: StudyRatings, built_for: dict, seen: T
 def _rebuild(*, study, row, data: StudyRatings, totals: dict, built_for: dict, seen: TallySeen):
     """Replace every case's counts and the totals by those of ``data`` (under the lock)."""
     cases = case_counts(data)
-    per_case = _case_ratings(data)
+    per_case, per_case_inputs = _case_ratings(data)
     CaseTally.objects.filter(study=study).delete()
     CaseTally.objects.bulk_create(
         [
             CaseTally(
                 study=study,
                 test_case_id=case,
-                counts=_counts_json(counts),
+                counts=_counts_json(cases.get(case, {})),
                 n_ratings=per_case.get(case, 0),
+                n_inputs=per_case_inputs.get(case, 0),
             )
-            for case, counts in cases.items()
+            for case in data.case_ids
+            if case in cases or per_case_inputs.get(case, 0)
         ],
         batch_size=1000,
     )
@@ -137,6 +143,7 @@ def _rebuild(*, study, row, data: StudyRatings, totals: dict, built_for: dict, s
         built_for=built_for,
         totals=totals,
         n_ratings=data.n_ratings,
+        inputs_ratings=data.inputs_ratings,
         version=F("version") + 1,
         built_at=timezone.now(),
     )
@@ -156,7 +163,7 @@ def tallies_update(*, study: Study, built_for: dict) -> AgreementTallies | None:
         submitted = study_submitted_ratings(study=study, case_ids=case_ids)
         data = study_ratings(study=study, pilot=study.current_phase == "pilot", submitted=submitted)
         new = case_counts(data)
-        per_case = _case_ratings(data)
+        per_case, per_case_inputs = _case_ratings(data)
         # The touched cases' rows, locked in one order (the tallies' row is held already).
         old = {
             tally.test_case_id: tally
@@ -165,7 +172,7 @@ def tallies_update(*, study: Study, built_for: dict) -> AgreementTallies | None:
             .order_by("test_case_id")
         }
         totals = {key: Tally.from_json(value) for key, value in row.totals.items()}
-        n_ratings = row.n_ratings
+        n_ratings, n_inputs, lost = row.n_ratings, 0, False
         created, changed, emptied = [], [], []
         for case in case_ids:
             before = old.get(case)
@@ -175,37 +182,60 @@ def tallies_update(*, study: Study, built_for: dict) -> AgreementTallies | None:
                 units_old, units_new = old_counts.get(key, {}), new_counts.get(key, {})
                 for label in sorted(set(units_old) | set(units_new)):
                     tally.replace(units_old.get(label, {}), units_new.get(label, {}))
-            n_new = per_case.get(case, 0)
+            n_new, inputs_new = per_case.get(case, 0), per_case_inputs.get(case, 0)
             n_ratings += n_new - (before.n_ratings if before else 0)
+            n_inputs += inputs_new - (before.n_inputs if before else 0)
+            lost = lost or inputs_new < (before.n_inputs if before else 0)
+            fields = {
+                "counts": _counts_json(new_counts),
+                "n_ratings": n_new,
+                "n_inputs": inputs_new,
+            }
             if before is None:
-                if new_counts or n_new:
-                    created.append(
-                        CaseTally(
-                            study=study,
-                            test_case_id=case,
-                            counts=_counts_json(new_counts),
-                            n_ratings=n_new,
-                        )
-                    )
-            elif new_counts or n_new:
-                before.counts, before.n_ratings = _counts_json(new_counts), n_new
+                if new_counts or inputs_new:
+                    created.append(CaseTally(study=study, test_case_id=case, **fields))
+            elif new_counts or inputs_new:
+                for name, value in fields.items():
+                    setattr(before, name, value)
                 changed.append(before)
             else:
                 emptied.append(before.pk)
         CaseTally.objects.bulk_create(created)
-        CaseTally.objects.bulk_update(changed, ["counts", "n_ratings"])
+        CaseTally.objects.bulk_update(changed, ["counts", "n_ratings", "n_inputs"])
         CaseTally.objects.filter(pk__in=emptied).delete()
         TouchedCase.objects.filter(pk__in=[pk for pk, _ in touched]).delete()
         row.totals = {key: tally.to_json() for key, tally in totals.items()}
         row.n_ratings = n_ratings
+        row.inputs_ratings = _inputs_ratings(row.inputs_ratings, n_inputs, data, lost=lost)
         row.version += 1
-        row.save(update_fields=["totals", "n_ratings", "version"])
+        row.save(update_fields=["totals", "n_ratings", "inputs_ratings", "version"])
         return row
 
 
-def _case_ratings(data: StudyRatings) -> dict[int, int]:
-    counts = [] if data.case_ratings is None else data.case_ratings.tolist()
-    return dict(zip(data.case_ids, counts, strict=True))
+def _case_ratings(data: StudyRatings) -> tuple[dict[int, int], dict[int, int]]:
+    """Per case: its counted ratings, and its submitted ones (the inputs')."""
+    counted = [] if data.case_ratings is None else data.case_ratings.tolist()
+    inputs = [] if data.case_inputs is None else data.case_inputs.tolist()
+    return (
+        dict(zip(data.case_ids, counted, strict=True)),
+        dict(zip(data.case_ids, inputs, strict=True)),
+    )
+
+
+def _inputs_ratings(stored: list | None, added: int, data: StudyRatings, *, lost: bool):
+    """The inputs' [count, last, last id] after the touched cases' ratings changed by
+    ``added``; None once a rating was deleted (the latest may be gone)."""
+    if stored is None or lost:
+        return None
+    count, last, last_id = stored
+    _, touched_last, touched_id = data.inputs_ratings or [0, None, None]
+    if touched_last is not None and (
+        last is None or datetime.fromisoformat(touched_last) > datetime.fromisoformat(last)
+    ):
+        last = touched_last
+    if touched_id is not None and (last_id is None or touched_id > last_id):
+        last_id = touched_id
+    return [count + added, last, last_id]
 
 
 def _counts_json(counts: CaseCounts) -> dict:

@@ -36,7 +36,8 @@ def unit_counts(values: Iterable[float]) -> UnitCounts:
     counts: UnitCounts = {}
     for value in values:
         if value == value:  # not NaN
-            counts[float(value)] = counts.get(float(value), 0) + 1
+            value = float(value) + 0.0  # -0.0 is 0.0, under one key
+            counts[value] = counts.get(value, 0) + 1
     return counts
 
 
@@ -55,7 +56,7 @@ class Tally:
         """The tally of every unit (column) of ``matrix`` (raters x units, NaN missing) at
         once: the same integers as adding the units one by one."""
         present = ~np.isnan(matrix)
-        values = np.unique(matrix[present])
+        values = np.unique(matrix[present]) + 0.0  # -0.0 is 0.0, as in ``unit_counts``
         counts = np.zeros((matrix.shape[1], values.size), dtype=np.int64)
         raters, units = np.nonzero(present)
         np.add.at(counts, (units, np.searchsorted(values, matrix[raters, units])), 1)
