@@ -135,3 +135,53 @@ class AnalysisPlan(models.Model):
 
     def __str__(self):
         return f"Analysis plan of {self.study}"
+
+
+class AgreementTallies(models.Model):
+    """A study's per-dimension tallies of alpha (``stats.coincidence``), kept up to date
+    case by case between from-scratch runs; see ``services.tallies``.
+
+    ``built_for`` is the analysis inputs but the ratings that the tallies were built under
+    (empty: invalid, the next run rebuilds them from scratch); ``version`` grows with every
+    write, so a from-scratch rebuild never replaces tallies updated after it read its data.
+    """
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="tallies")
+    built_for = models.JSONField(default=dict, blank=True)
+    version = models.PositiveBigIntegerField(default=0)
+    # {dimension key: Tally.to_json()} for the tallied dimensions.
+    totals = models.JSONField(default=dict, blank=True)
+    n_ratings = models.PositiveIntegerField(default=0)
+    # The ratings part of the analysis inputs ([count, last, last id]) as the tallies
+    # know it; None when a rating was deleted (the latest may have gone: counted again).
+    inputs_ratings = models.JSONField(null=True, blank=True)
+    built_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"Tallies of {self.study}"
+
+
+class CaseTally(models.Model):
+    """One test case's part of its study's tallies: its units' value counts
+    ({dimension key: {label or "": {value: count}}}) and its counted ratings."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="case_tallies")
+    test_case = models.OneToOneField(TestCase, on_delete=models.CASCADE, related_name="tally")
+    counts = models.JSONField(default=dict, blank=True)
+    n_ratings = models.PositiveIntegerField(default=0)
+    # Its submitted ratings, counted or not (excluded raters, other phase): the inputs'.
+    n_inputs = models.PositiveIntegerField(default=0)
+
+    def __str__(self):
+        return f"Tally of {self.test_case}"
+
+
+class TouchedCase(models.Model):
+    """A test case whose ratings changed since the tallies last read it (written in the
+    rating's own transaction, consumed by the next run)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="touched_cases")
+    test_case_id = models.BigIntegerField()
+
+    def __str__(self):
+        return f"Case {self.test_case_id} touched"

@@ -5,6 +5,7 @@ from functools import partial
 from django.db import transaction
 
 from .services import agreement_request_recompute
+from .services.tallies import tallies_cases_touched, tallies_invalidate
 
 
 def _already_requested(study_id: int) -> bool:
@@ -26,7 +27,16 @@ def _already_requested(study_id: int) -> bool:
     return False
 
 
-def analysis_inputs_changed_received(sender, *, study_id: int, reason: str = "", **kwargs):
+def analysis_inputs_changed_received(
+    sender, *, study_id: int, reason: str = "", case_ids: list[int] | None = None, **kwargs
+):
+    # In the change's own transaction: the cases whose ratings changed are the tallies'
+    # next update; any other change (exclusion, rubric, cases, phase, unblinding) makes
+    # the next run rebuild them from scratch.
+    if case_ids is not None:
+        tallies_cases_touched(study_id=study_id, case_ids=case_ids)
+    else:
+        tallies_invalidate(study_id=study_id)
     # Only enqueue, and only once the change is committed: a worker must read the new
     # data, and a rolled-back change must not cost a recompute.
     if _already_requested(study_id):

@@ -5,6 +5,7 @@ Needs PostgreSQL (as `make test` does). Uses the database in BENCH_DATABASE_URL
 there and reused by later runs (slugs `bench-recompute-<ratings>`).
     .venv/bin/python benchmarks/recompute.py [--repeat 3] [--no-analyze] [--point-only]
         [6000 20000 100000]
+    .venv/bin/python benchmarks/recompute.py --incremental [--repeat 5] [100000 1000000]
 
 Studies use the reference rubric, 3 raters, two responses per case. A few cases are
 submitted through `annotation.services.rating_submit`; the rest copy those stored answers
@@ -19,6 +20,7 @@ recompute; then the point stage's split into its parts (`--point-only`: no full 
 
 import logging
 import os
+import statistics
 import sys
 import time
 import tracemalloc
@@ -285,11 +287,79 @@ def measure(study, repeat: int, point_only: bool = False) -> dict:
     return figures
 
 
+def _spread(times: list[float]) -> str:
+    times = sorted(times)
+    return f"median {statistics.median(times):.3f} s (min {times[0]:.3f}, max {times[-1]:.3f})"
+
+
+def measure_incremental(study, repeat: int) -> None:
+    """The point stage from scratch, then updated from the alpha tallies after one
+    revision (one rater's case resubmitted through the service): ``repeat`` runs each."""
+    from django.conf import settings
+    from django.db import transaction
+    from django.db.models import F
+
+    from agreement.models import StudyAgreement
+    from agreement.services import recompute as services
+    from annotation.models import Assignment
+    from annotation.services import rating_submit
+
+    def request():
+        row, _ = StudyAgreement.objects.get_or_create(study=study)
+        StudyAgreement.objects.filter(pk=row.pk).update(requested=F("requested") + 1)
+
+    settings.AGREEMENT_FULL_SECONDS = 0
+    full = []
+    for _ in range(repeat):
+        request()
+        start = time.perf_counter()
+        services.agreement_point_stage(study_id=study.pk)
+        full.append(time.perf_counter() - start)
+    settings.AGREEMENT_FULL_SECONDS = 3600
+    assignments = list(
+        Assignment.objects.filter(rater__study=study, status="submitted").order_by("pk")[:repeat]
+    )
+    incremental = []
+    for n, assignment in enumerate(assignments):
+        with transaction.atomic():
+            rating_submit(assignment=assignment, payload=_payload(n + 3), any_version=True)
+        request()
+        start = time.perf_counter()
+        services.agreement_point_stage(study_id=study.pk)
+        incremental.append(time.perf_counter() - start)
+        assert "incremental" in StudyAgreement.objects.get(study=study).result
+    n_ratings = StudyAgreement.objects.get(study=study).n_ratings
+    print(f"  {n_ratings} ratings, point stage from scratch: {_spread(full)}", flush=True)
+    print(f"  {n_ratings} ratings, point stage from the tallies: {_spread(incremental)}")
+
+
+def _commit() -> str:
+    import subprocess
+
+    result = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    return result.stdout.strip()
+
+
 def main() -> None:
     args = sys.argv[1:]
     repeat = 3
     if args[:1] == ["--repeat"]:
         repeat, args = int(args[1]), args[2:]
+    if "--incremental" in args:
+        sizes = [int(arg) for arg in args if arg != "--incremental"] or [100_000]
+        setup_django()
+        print(f"commit {_commit()}; load average before {os.getloadavg()}", flush=True)
+        for size in sizes:
+            study = build_study(size)
+            from django.db import connection
+
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE")
+            measure_incremental(study, repeat)
+        print(f"load average after {os.getloadavg()}")
+        return
     analyze = "--no-analyze" not in args
     point_only = "--point-only" in args
     args = [arg for arg in args if arg not in ("--no-analyze", "--point-only")]

@@ -14,8 +14,11 @@ from django.dispatch import Signal
 analysis_inputs_changed = Signal()
 
 
-def analysis_inputs_announce(*, study_id: int, reason: str, sender=None) -> None:
-    analysis_inputs_changed.send(sender=sender, study_id=study_id, reason=reason)
+def analysis_inputs_announce(
+    *, study_id: int, reason: str, case_ids: list[int] | None = None, sender=None
+) -> None:
+    # ``case_ids``: the test cases whose ratings changed, when that is all that changed.
+    analysis_inputs_changed.send(sender=sender, study_id=study_id, reason=reason, case_ids=case_ids)
 
 
 # Sent with ``study_id`` and ``reason`` ("pilot", "open", "reopen" or "rater_joined") when

@@ -36,6 +36,8 @@ class DimensionData:
     unit_strata: list[str] = field(default_factory=list)
     # Every value the dimension can take, in order (weighted kappa counts unused ones too).
     categories: tuple[float, ...] = ()
+    # "response" (units are cases x key labels, case-major) or "case" (units are cases).
+    scope: str = "response"
     # "key" (blinded labels A/B) or "system" (a preference turned to the systems' order,
     # after unblinding); with "system", ``key_order_matrix`` holds the blinded orientation.
     orientation: str = "key"

@@ -39,6 +39,10 @@ class StudyRatings:
     confidence: np.ndarray
     # The ratings part of ``analysis_inputs``, from the very rows these data were read from.
     inputs_ratings: list | None = None
+    # How many of the counted ratings each case (``case_ids``) has, and how many submitted
+    # ratings (counted or not: those ``inputs_ratings`` counts).
+    case_ratings: np.ndarray | None = None
+    case_inputs: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -125,18 +129,23 @@ ROW_COLUMNS = {
 }
 
 
-def study_submitted_ratings(*, study: Study) -> SubmittedRatings:
+def study_submitted_ratings(*, study: Study, case_ids: list[int] | None = None) -> SubmittedRatings:
     """The study's submitted ratings in one query (no model instances, no answers: each
-    answer's numbers come from ``_answer_values``, which reads only the new ones)."""
+    answer's numbers come from ``_answer_values``, which reads only the new ones);
+    ``case_ids``: those of these cases only (the tallies' update reads no other)."""
     rubric = [(dimension, dimension.scoring()) for dimension in study.rubric.dimensions.all()]
     members = {
         pk: (pseudonym, status)
         for pk, pseudonym, status in study.memberships.values_list("pk", "pseudonym", "status")
     }
-    cases = list(study.test_cases.order_by("position").values_list("id", "stratum", "purpose"))
+    cases = study.test_cases.order_by("position")
     ratings = Rating.objects.filter(
         assignment__test_case__study=study, assignment__status=Assignment.Status.SUBMITTED
     ).order_by()
+    if case_ids is not None:
+        cases = cases.filter(pk__in=case_ids)
+        ratings = ratings.filter(assignment__test_case_id__in=case_ids)
+    cases = list(cases.values_list("id", "stratum", "purpose"))
     # The database tells the phase.
     after = Value(False)
     if study.opened_at is not None:
@@ -165,6 +174,7 @@ def study_submitted_ratings(*, study: Study) -> SubmittedRatings:
         stamps=arrays["stamp"],
         flipped=arrays.pop("flipped"),
         rubric=rubric,
+        keep=case_ids is None,
     )
     return SubmittedRatings(
         rubric=rubric,
@@ -233,6 +243,7 @@ def study_ratings(
                 matrix=matrix,
                 unit_strata=strata,
                 categories=scoring.agreement_values,
+                scope=scoring.scope,
                 orientation=orientation,
                 key_order_matrix=key_order,
             )
@@ -253,6 +264,10 @@ def study_ratings(
             count=int(in_sample.sum()),
             last=RatingStamp.time(data.stamp[in_sample].max()) if in_sample.any() else None,
             last_id=int(data.rating[in_sample].max()) if in_sample.any() else None,
+        ),
+        case_ratings=np.bincount(layout["row_cases"], minlength=len(case_ids)),
+        case_inputs=np.bincount(
+            _positions(case_ids, data.case[in_sample]), minlength=len(case_ids)
         ),
     )
 
@@ -289,6 +304,7 @@ def _layout(*, data: SubmittedRatings, rows: np.ndarray, case_ids: np.ndarray) -
         "per_response": (row_raters, row_units),
         "per_case": (row_raters[first], row_cases[first]),
         "first_rows": rows[first],
+        "row_cases": row_cases,
         "totals": totals,
         "confidence": confidence,
     }
@@ -355,6 +371,7 @@ def _answer_values(
     stamps: np.ndarray,
     flipped: np.ndarray,
     rubric: list,
+    keep: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per rating (``pks``, with their ``stamps`` and sides): its values for agreement, one per
     dimension (NaN when unanswered), and the pairwise preference as shown on screen (NaN
@@ -393,6 +410,8 @@ def _answer_values(
             if i is not None and not same[i]:
                 values[i], shown[i] = row_values, row_shown
                 row_stamps[i], row_flipped[i], read[i] = stamp, side, True
+    if not keep:  # a few cases' ratings: the study's kept values stay as they are
+        return values, shown
     order = np.flatnonzero(read)[np.argsort(pks[read])]
     _ANSWER_VALUES[study.pk] = (
         signature,

@@ -4,6 +4,7 @@ import gc
 import logging
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -12,13 +13,15 @@ from django.utils import timezone
 
 from agreement import coalescing
 from agreement.analysis.agreement import DimensionData, analyse_study_point, with_intervals
+from agreement.analysis.incremental import tallied_point
 from agreement.analysis.outcomes import ComparisonData, compare_systems, label_free_summary
-from agreement.models import StudyAgreement
+from agreement.models import AgreementTallies, StudyAgreement
 from agreement.qc.checks import answer_values, quality_checks, rater_checks
 from agreement.selectors import (
     StudyRatings,
     agreement_awaits_run,
     agreement_is_stale,
+    analysis_inputs,
     analysis_inputs_but_ratings,
     awaiting_run,
     qc_case_records,
@@ -34,6 +37,7 @@ from studies.models import Study
 from studies.services.webhooks import webhook_event_announce
 
 from .qc import quality_enforce
+from .tallies import tallies_seen, tallies_settle, tallies_update
 
 logger = logging.getLogger(__name__)
 
@@ -179,7 +183,16 @@ def agreement_point_stage(*, study_id: int) -> PointStage | None:
     # from the ratings the run reads (the same rows: no second pass over them).
     target = StudyAgreement.objects.values_list("requested", flat=True).get(pk=row.pk)
     inputs = analysis_inputs_but_ratings(study=study)
+    if _incremental_allowed(row=row, inputs=inputs):
+        tallies = tallies_update(study=study, built_for=inputs)
+        if tallies is not None:
+            _incremental_point_stage(
+                study=study, row=row, target=target, tallies=tallies, inputs=inputs
+            )
+            return None
+    seen = tallies_seen(study=study, built_for=inputs)
     point, data = _point_result(study=study)
+    tallies_settle(study=study, data=data, built_for=dict(inputs), seen=seen)
     inputs["ratings"] = data.inputs_ratings
     # Older results give way; so does this run's own request if only its intervals are
     # missing (its run died between the stages).
@@ -213,10 +226,115 @@ def agreement_point_stage(*, study_id: int) -> PointStage | None:
     )
 
 
+def _full_at(row: StudyAgreement) -> datetime | None:
+    """When the stored result's from-scratch run stored it (None: nothing stored)."""
+    incremental = (row.result or {}).get("incremental")
+    if incremental:
+        return datetime.fromisoformat(incremental["full_at"]) if incremental["full_at"] else None
+    return row.computed_at
+
+
+def _full_run_due(row: StudyAgreement) -> bool:
+    """Whether a result kept up to date by the tallies is due its from-scratch run."""
+    full_at = _full_at(row)
+    if "incremental" not in (row.result or {}) or full_at is None:
+        return False
+    return timezone.now() - full_at >= timedelta(seconds=settings.AGREEMENT_FULL_SECONDS)
+
+
+def _incremental_allowed(*, row: StudyAgreement, inputs: dict) -> bool:
+    """Whether this run may update the stored result from the tallies: tallies are on, a
+    from-scratch result of the study as it is now (but its ratings) is stored, and its
+    from-scratch run is recent enough."""
+    if settings.AGREEMENT_FULL_SECONDS <= 0 or not (row.result or {}).get("dimensions"):
+        return False
+    stored = {key: value for key, value in (row.inputs or {}).items() if key != "ratings"}
+    full_at = _full_at(row)
+    return (
+        stored == inputs
+        and full_at is not None
+        and timezone.now() - full_at < timedelta(seconds=settings.AGREEMENT_FULL_SECONDS)
+    )
+
+
+def _incremental_point_stage(
+    *, study: Study, row: StudyAgreement, target: int, tallies: AgreementTallies, inputs: dict
+):
+    """Store the last result with its tallied figures brought up to date (no read of the
+    ratings but the touched cases', done by ``tallies_update``)."""
+    incremental = row.result.get("incremental") or {}
+    full_at = _full_at(row)
+    result = tallied_point(
+        row.result,
+        totals=tallies.totals,
+        success_alpha=float(study.success_alpha),
+        success_min_dimensions=study.success_min_dimensions,
+        full_request=incremental.get("full_request", row.computed),
+        full_at=full_at.isoformat() if full_at else None,
+    )
+    # The inputs' ratings part as the tallies keep it; after a deletion, by one aggregate in
+    # the database (no rating is loaded).
+    if tallies.inputs_ratings is None:
+        inputs = analysis_inputs(study=study)
+        AgreementTallies.objects.filter(pk=tallies.pk, version=tallies.version).update(
+            inputs_ratings=inputs["ratings"]
+        )
+    else:
+        inputs = {**inputs, "ratings": tallies.inputs_ratings}
+    with transaction.atomic():
+        StudyAgreement.objects.filter(pk=row.pk).update(runs=F("runs") + 1)
+        written = StudyAgreement.objects.filter(pk=row.pk, computed__lt=target).update(
+            computed=target,
+            result=result,
+            computed_at=timezone.now(),
+            n_ratings=tallies.n_ratings,
+            inputs=inputs,
+        )
+    quality_enforce(study=study)
+    adjudication_queue_refresh(study=study)
+    logger.info("Agreement of study %s updated from its tallies (request %s)", study.pk, target)
+    if written:
+        webhook_event_announce(
+            study_id=study.pk, event="agreement.recomputed", run=target, computed_at=timezone.now()
+        )
+
+
+_INTERVAL_FIELDS = ("low", "high", "below", "n_resamples", "n_degenerate")
+
+
+def _intervals_merge(*, stage: PointStage, result: dict) -> int:
+    """Put a from-scratch run's intervals (and comparison) into the result the tallies
+    brought up to date from it since; 0 when there is none."""
+    with transaction.atomic():
+        row = (
+            StudyAgreement.objects.select_for_update()
+            .filter(study_id=stage.study_id, result__incremental__full_request=stage.target)
+            .first()
+        )
+        if row is None:
+            return 0
+        intervals = {d["key"]: d for d in result["dimensions"]}
+        merged = {key: value for key, value in row.result.items() if key != "comparison_pending"}
+        merged["dimensions"] = [
+            {**d, **{name: intervals[d["key"]][name] for name in _INTERVAL_FIELDS}}
+            if d["key"] in intervals
+            else d
+            for d in row.result["dimensions"]
+        ]
+        for name in ("bootstrap", "comparison", "comparison_failed"):
+            if name in result:
+                merged[name] = result[name]
+        row.result = merged
+        row.save(update_fields=["result"])
+        return 1
+
+
 def agreement_interval_stage(*, stage: PointStage) -> bool:
     """Add the bootstrap intervals to a stored first stage; False if a fresher result
     replaced it meanwhile (the intervals of older data are never written over it)."""
-    if not StudyAgreement.objects.filter(study_id=stage.study_id, computed=stage.target).exists():
+    # The stage's own result, or one brought up to date from it by the tallies since.
+    own = Q(computed=stage.target) | Q(result__incremental__full_request=stage.target)
+    if not StudyAgreement.objects.filter(own, study_id=stage.study_id).exists():
         return False  # superseded already: spare the bootstrap
     result = with_intervals(
         stage.point, dimensions=stage.dimensions, n_resamples=stage.n_resamples, seed=stage.seed
@@ -227,6 +345,8 @@ def agreement_interval_stage(*, stage: PointStage) -> bool:
     written = StudyAgreement.objects.filter(study_id=stage.study_id, computed=stage.target).update(
         result=result
     )
+    if not written:
+        written = _intervals_merge(stage=stage, result=result)
     logger.info("Agreement intervals of study %s stored (request %s)", stage.study_id, stage.target)
     if written:
         webhook_event_announce(
@@ -254,7 +374,10 @@ def agreement_sweep() -> list[int]:
     """
     agreements = StudyAgreement.objects.filter(requested__lte=F("computed"))
     for agreement in agreements.select_related("study__rubric").iterator(chunk_size=100):
-        if agreement_is_stale(study=agreement.study, agreement=agreement):
+        # A result kept up to date by the tallies gets its from-scratch run on schedule.
+        if _full_run_due(agreement) or agreement_is_stale(
+            study=agreement.study, agreement=agreement
+        ):
             StudyAgreement.objects.filter(pk=agreement.pk).update(
                 requested=F("requested") + 1, last_requested_at=timezone.now()
             )

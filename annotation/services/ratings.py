@@ -446,8 +446,11 @@ def _submissions_store(*, submissions: list[Submission], source: str, now) -> No
     Assignment.objects.bulk_update(
         [s.assignment for s in submissions], _STORED_FIELDS, batch_size=STORE_BATCH
     )
-    for study_id in sorted({s.assignment.test_case.study_id for s in submissions}):
-        analysis_inputs_announce(study_id=study_id, reason="rating")
+    touched: dict[int, list[int]] = {}
+    for s in submissions:
+        touched.setdefault(s.assignment.test_case.study_id, []).append(s.assignment.test_case_id)
+    for study_id, case_ids in sorted(touched.items()):
+        analysis_inputs_announce(study_id=study_id, reason="rating", case_ids=case_ids)
         webhook_event_announce(study_id=study_id, event="rating.milestone")
 
 
@@ -506,6 +509,11 @@ def ratings_withdraw(*, rater: Membership) -> int:
     be written meanwhile, and a deletion is never done without a recorded withdrawal.
     """
     assignments = Assignment.objects.filter(rater=rater)
+    case_ids = list(
+        Rating.objects.filter(assignment__in=assignments)
+        .values_list("assignment__test_case_id", flat=True)
+        .distinct()
+    )
     deleted, _ = Rating.objects.filter(assignment__in=assignments).delete()
     RatingRevision.objects.filter(assignment__in=assignments).delete()
     skipped = Q(status=Assignment.Status.SKIPPED)
@@ -516,7 +524,7 @@ def ratings_withdraw(*, rater: Membership) -> int:
     # A skip stays a skip (the case went to someone else); the rater's words go.
     assignments.filter(skipped).update(draft={}, skip_note="")
     if deleted:
-        analysis_inputs_announce(study_id=rater.study_id, reason="withdrawal")
+        analysis_inputs_announce(study_id=rater.study_id, reason="withdrawal", case_ids=case_ids)
     return deleted
 
 

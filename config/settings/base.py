@@ -302,6 +302,10 @@ AGREEMENT_BOOTSTRAP_RESAMPLES = env.int("AGREEMENT_BOOTSTRAP_RESAMPLES", default
 # A recompute starts this long after the first request of a burst, so a burst of
 # submissions is folded into one run.
 AGREEMENT_DEBOUNCE_SECONDS = env.float("AGREEMENT_DEBOUNCE_SECONDS", default=1.0)
+# Between from-scratch runs, at most this long apart (seconds), a run after a rating
+# updates alpha from the tallies of the cases it touched (docs/statistics.md); 0: every
+# run is from scratch.
+AGREEMENT_FULL_SECONDS = env.int("AGREEMENT_FULL_SECONDS", default=300)
 # Assign: a design of at least this many assignments (sample cases times raters per case)
 # runs as a job whose progress the page shows; a smaller one, inside the request (about a
 # second per 10,000 assignments on a small machine).

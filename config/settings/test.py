@@ -14,6 +14,9 @@ DATABASES = {
 }
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 JOBS_RUN = env("JOBS_RUN", default="inline")
+# Every run from scratch, so that each test sees every figure fresh; the tallies' tests
+# turn the incremental update on.
+AGREEMENT_FULL_SECONDS = env.int("AGREEMENT_FULL_SECONDS", default=0)
 # Each test run keeps its uploaded files in a directory of its own.
 CASE_UPLOAD_ROOT = Path(tempfile.mkdtemp(prefix="concord-case-uploads-"))
 STORAGES = {
