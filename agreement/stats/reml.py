@@ -22,7 +22,7 @@ docs/statistics.md.
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg, optimize
+from scipy import optimize
 
 # The optimiser's projected-gradient tolerance on the criterion (-2 x restricted log
 # likelihood): the variances it leaves are within about 1e-8 of the optimum.
@@ -72,18 +72,20 @@ class _Design:
         g = 1.0 / (1.0 + t2 * self.d2)  # the inverse of A's diagonal second block
         ng = self.cross * g  # N diag(g)
         schur = np.diag(1.0 + t1 * self.d1) - t1 * t2 * (ng @ self.cross.T)
-        chol = linalg.cho_factor(schur, lower=True)
+        chol = np.linalg.cholesky(schur)  # S >= I (A >= I): well conditioned
+        half = np.linalg.inv(chol)  # S^-1 = half' half
         b1, b2 = s1 * self.z1w, s2 * self.z2w  # L Z'[X y], by block
         c = b1 - s1 * s2 * (ng @ b2)
-        x1 = linalg.cho_solve(chol, c)  # A^-1 L Z'[X y], first block
+        x1 = half.T @ (half @ c)  # A^-1 L Z'[X y], first block
         x2 = g[:, None] * (b2 - s1 * s2 * (self.cross.T @ x1))  # and second
         m = self.ww - b1.T @ x1 - b2.T @ x2  # [X y]' V0^-1 [X y], V0 = V / s2
         xvx, xvy = m[:p, :p], m[:p, p]
-        xvx_chol = linalg.cho_factor(xvx, lower=True)
-        fixed = linalg.cho_solve(xvx_chol, xvy)
+        xvx_chol = np.linalg.cholesky(xvx)
+        xvx_inv = np.linalg.inv(xvx)
+        fixed = xvx_inv @ xvy
         r = float(m[p, p] - xvy @ fixed)
-        log_a = -np.log(g).sum() + 2 * np.log(np.diag(chol[0])).sum()
-        log_x = 2 * np.log(np.diag(xvx_chol[0])).sum()
+        log_a = -np.log(g).sum() + 2 * np.log(np.diag(chol)).sum()
+        log_x = 2 * np.log(np.diag(xvx_chol)).sum()
         criterion = log_a + log_x + (n - p) * (1 + np.log(2 * np.pi * r / (n - p)))
         if not gradient:
             return criterion, None, fixed, xvx, r / (n - p)
@@ -93,22 +95,22 @@ class _Design:
         # tr(Z_j' V0^-1 Z_j) = tr(Z_j'Z_j) - tr(B' A^-1 B), B = L Z'Z_j, by blocks.
         ngn = ng @ self.cross.T
         e1 = s1 * (np.diag(self.d1) - t2 * ngn)
-        trace1 = self.d1.sum() - t2 * np.trace(ngn) - _frobenius(chol, e1)
-        trace2 = self.d2.sum() - t2 * (g * self.d2**2).sum() - _frobenius(chol, s1 * ng)
+        trace1 = self.d1.sum() - t2 * np.trace(ngn) - _frobenius(half, e1)
+        trace2 = self.d2.sum() - t2 * (g * self.d2**2).sum() - _frobenius(half, s1 * ng)
         direction = np.append(-fixed, 1.0)
         grad_t = np.empty(2)
         for j, (f, trace) in enumerate(((f1, trace1), (f2, trace2))):
             fx, fr = f[:, :p], f @ direction
-            grad_t[j] = (
-                trace - np.trace(linalg.cho_solve(xvx_chol, fx.T @ fx)) - (n - p) * (fr @ fr) / r
-            )
+            grad_t[j] = trace - np.sum(xvx_inv * (fx.T @ fx)) - (n - p) * (fr @ fr) / r
         return criterion, grad_t, fixed, xvx, r / (n - p)
 
 
-def _frobenius(chol, matrix: np.ndarray) -> float:
-    """tr(M' S^-1 M) for S's Cholesky factor ``chol``."""
-    half = linalg.solve_triangular(chol[0], matrix, lower=True)
-    return float((half * half).sum())
+# The matrices are small: one inverse of the Cholesky factor per evaluation, then products,
+# costs less than a solver's call per product (its checks of its arguments dominated).
+def _frobenius(half: np.ndarray, matrix: np.ndarray) -> float:
+    """tr(M' S^-1 M) for ``half`` the inverse of S's lower Cholesky factor."""
+    product = half @ matrix
+    return float((product * product).sum())
 
 
 def fit_crossed(y, x, first, second) -> CrossedFit:
@@ -140,7 +142,7 @@ def fit_crossed(y, x, first, second) -> CrossedFit:
     ratios = result.x[::-1] if swap else result.x
     return CrossedFit(
         fixed=fixed,
-        covariance=residual * linalg.inv(xvx),
+        covariance=residual * np.linalg.inv(xvx),
         variances=(float(ratios[0] * residual), float(ratios[1] * residual)),
         residual=float(residual),
         criterion=float(criterion),
