@@ -18,7 +18,10 @@ it prints the wall and CPU seconds and the load average before it; then the best
 and spread. `--profile` prints cProfile's top functions of one more run. `--pairs` then
 times the comparison alone (`compare_systems`, no database) on the same ratings laid out as
 700 cases of two responses (each of the 91 pairs in 7-8 cases), the layout whose many small
-pairs made scipy's Wilcoxon test fall back to its permutation test.
+pairs made scipy's Wilcoxon test fall back to its permutation test. `--robustness` then
+times the robustness check's job end to end (``analysis_job_start`` with jobs run inline:
+the ratings read, the 455 mixed-model fits of 5 outcomes x 91 pairs, the result kept),
+each run a new job.
 """
 
 import cProfile
@@ -180,6 +183,37 @@ def pairs_layout(study):
     )
 
 
+def robustness_runs(study, repeat: int) -> None:
+    """The robustness check's job, started as the report's button starts it, run inline."""
+    from django.core.cache import cache
+
+    from agreement.analysis.jobs import analysis_job_start, analysis_shown, robustness_analysis
+    from agreement.selectors import computed_for_inputs
+    from jobs.models import Job
+    from studies.models import Study
+
+    study = Study.objects.get(pk=study.pk)
+    for run in range(repeat):
+        analysis = robustness_analysis(study=study)
+        kept = computed_for_inputs(study=study, name="robustness")
+        cache.delete(kept.key)
+        Job.objects.filter(study_id=study.pk, kind=Job.Kind.ANALYSIS).delete()
+        load = os.getloadavg()
+        wall, cpu = time.perf_counter(), time.process_time()
+        job = analysis_job_start(analysis=analysis)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        shown = analysis_shown(analysis=analysis)
+        assert job is not None and isinstance(shown, dict), (job, shown)
+        fits = shown["fits"]
+        fitted = sum(1 for fit in fits if fit["fitted"])
+        print(
+            f"robustness job, run {run + 1}: {len(fits)} fits ({fitted} fitted) "
+            f"{wall:.2f} s wall, {cpu:.2f} s CPU (load average before {load[0]:.2f} "
+            f"{load[1]:.2f} {load[2]:.2f})",
+            flush=True,
+        )
+
+
 def main() -> None:
     args = sys.argv[1:]
     repeat = 5
@@ -239,6 +273,8 @@ def main() -> None:
                 f"{cpu:.2f} s CPU (load average before {load[0]:.2f})",
                 flush=True,
             )
+    if "--robustness" in args:
+        robustness_runs(study, repeat)
     if profile:
         reblind(study)
         profiler = cProfile.Profile()

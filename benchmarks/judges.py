@@ -15,8 +15,8 @@ import numpy as np
 # benchmarks/agreement.py would shadow the app when this folder is first on sys.path.
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
+from agreement.analysis.aggregation import preference_majority  # noqa: E402
 from agreement.judges.verdicts import (  # noqa: E402
-    human_majority,
     judge_case_preferences,
     kappa_with_interval,
     key_preference,
@@ -60,7 +60,7 @@ def calibration(raters, outputs, *, allow_tie: bool):
             continue
         by_order[case, ("AB", "BA").index(order)] = key_preference(verdict, order)
     judge = judge_case_preferences(by_order)
-    return kappa_with_interval(judge, human_majority(raters), n_resamples=1000, seed=1)
+    return kappa_with_interval(judge, preference_majority(raters), n_resamples=1000, seed=1)
 
 
 def main() -> None:

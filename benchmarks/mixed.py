@@ -9,6 +9,10 @@ import sys
 import time
 from pathlib import Path
 
+# As the app sets it (config/__init__.py): a fit's matrices are small, and BLAS threads
+# spin on shared cores.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import numpy as np
 
 # benchmarks/agreement.py would shadow the app when this folder is first on sys.path.

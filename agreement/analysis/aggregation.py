@@ -5,8 +5,9 @@ Rules (protocol section 9, "unit of analysis"):
 - ``mean``: the mean of the item's ratings (a score's rule today);
 - ``majority``: the value most raters gave; when two or more values share the most votes
   the item is a tie and has no label (it is counted, never broken silently). A preference
-  takes the side most raters preferred (the sign of the sum of their sides): a balance is
-  the tie verdict 0, which the win rates count as a tie;
+  takes the side more raters preferred (``preference_majority``, the sign of the sum of
+  their sides; a rater's tie chooses no side): a balance is the tie verdict 0, which the
+  win rates count as a tie;
 - ``adjudicated``: the adjudicated answer where the item has one, else the majority.
 
 An item rated fewer than ``min_ratings`` times (valid ratings, i.e. answered) gets no
@@ -111,12 +112,20 @@ def _majority(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return labels, ties
 
 
-def _sides(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A preference's majority: the sign of the sum of the raters' sides (0 = balanced, a
-    tie verdict the win rates count); NaN where nobody answered."""
+def preference_majority(matrix) -> np.ndarray:
+    """The one rule for the raters' majority of a preference, per unit (raters x units of
+    signed preferences on any scale, NaN = not rated): the side more raters chose, the sign
+    of the sum of their sides. A rater's tie chooses neither side, so (tie, tie, A) is A;
+    as many for each side is the tie verdict 0; NaN where nobody answered. The report's
+    per-case preference and the judges' calibration both ask it."""
+    values = np.asarray(matrix, dtype=float)
     rated = (~np.isnan(values)).any(axis=0)
-    labels = np.where(rated, np.sign(np.nansum(np.sign(values), axis=0)), np.nan)
-    return labels, np.zeros(values.shape[1], bool)
+    return np.where(rated, np.sign(np.nansum(np.sign(values), axis=0)), np.nan)
+
+
+def _sides(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A preference's majority (``preference_majority``); never a tie of votes."""
+    return preference_majority(values), np.zeros(values.shape[1], bool)
 
 
 def default_min_ratings(raters_per_item: int | None) -> int:

@@ -18,7 +18,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agreement.analysis.aggregation import ADJUDICATED, MAJORITY, MEAN, RULES, Aggregate, aggregate
+from agreement.analysis.aggregation import (
+    ADJUDICATED,
+    MAJORITY,
+    MEAN,
+    RULES,
+    Aggregate,
+    aggregate,
+    preference_majority,
+)
 from agreement.analysis.agreement import DimensionData
 from agreement.stats.estimates import (
     binomial_win_rate,
@@ -759,10 +767,9 @@ def _confidence(data: ComparisonData) -> dict:
     measure = np.full((n_raters, n_cases), np.nan)
     if preference is not None:
         signs = np.sign(np.asarray(preference.matrix, dtype=float))
-        total = np.nansum(signs, axis=0)
         counted = (~np.isnan(signs)).sum(axis=0)
         for r in range(n_raters):
-            others = np.sign(total - np.nan_to_num(signs[r]))
+            others = preference_majority(np.delete(signs, r, axis=0))
             ok = ~np.isnan(signs[r]) & (counted >= 2)
             measure[r, ok] = (signs[r, ok] == others[ok]) * 1.0
         kind = "agrees with the majority of the other raters"

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.db.models import Count, Max, Q
 
+from agreement.analysis.aggregation import preference_majority
 from agreement.analysis.jobs import Analysis
 from agreement.models import Judge, JudgeOutput
 from agreement.selectors import study_ratings
@@ -249,7 +250,9 @@ def _human_comparison(study, dimension, cases, pairs, verdicts, n_resamples) -> 
     raters, human = _human_preferences(study, dimension)
     if human is None:
         human = np.full((0, len(cases)), np.nan)
-    majority = judges.human_majority(human) if len(raters) else np.full(len(cases), np.nan)
+    # The raters' majority by the report's rule: the judge is calibrated against the labels
+    # the comparison of systems uses.
+    majority = preference_majority(human) if len(raters) else np.full(len(cases), np.nan)
     key_a_first = _first_is_key_a(study, pairs)
     # Prompt terms to key terms: a case whose prompts show key label B first flips sign.
     sign = np.array([1.0 if key_a_first.get(pk, True) else -1.0 for pk, *_ in cases])

@@ -193,21 +193,6 @@ def template_fill(template: str, *, question: str, context: str, first: str, sec
     return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
 
 
-def human_majority(preferences: np.ndarray) -> np.ndarray:
-    """Per case (columns of raters x cases signs, NaN = not rated): the majority sign.
-
-    -1, 0 or +1 when one of them has strictly more votes than each other; NaN when the case
-    has no vote or the most common answers are tied.
-    """
-    signs = np.sign(preferences)
-    votes = np.stack([(signs == value).sum(axis=0) for value in (-1, 0, 1)])
-    top = votes.max(axis=0)
-    winners = (votes == top).sum(axis=0)
-    result = np.array([-1.0, 0.0, 1.0])[votes.argmax(axis=0)]
-    result[(top == 0) | (winners > 1)] = np.nan
-    return result
-
-
 def judge_case_preferences(by_order: np.ndarray) -> np.ndarray:
     """Cases x 2 key-order verdicts (orders AB, BA; NaN = none) -> one preference per case.
 

@@ -7,34 +7,33 @@ One row per rating, in long form: the outcome, the system (0 = the pair's first 
     y = b0 + b1 * system + u_rater + v_item + e,   u ~ N(0, s2_rater), v ~ N(0, s2_item),
                                                     e ~ N(0, s2)
 
-fitted by REML with statsmodels' ``MixedLM``: one group holding every row, and the rater
-and item intercepts as its two variance components (the crossed design of Baayen,
-Davidson and Bates 2008; what lme4 writes ``y ~ system + (1|rater) + (1|item)``, Bates,
-Mächler, Bolker and Walker 2015). A yes/no outcome or a preference (1 = the second system,
-0 = the first) is fitted the same way: a linear probability model, whose effect reads as a
-difference of shares. With no system column (a preference, judged of the pair as a whole)
-the intercept is the estimate, tested against ``null`` (0.5: no preference).
+fitted by REML (``reml.fit_crossed``: the two variance ratios are optimised with the rest
+profiled out; the crossed design of Baayen, Davidson and Bates 2008, what lme4 writes
+``y ~ system + (1|rater) + (1|item)``, Bates, Mächler, Bolker and Walker 2015). The
+standard error is lme4's: ``s2 (X'V^-1 X)^-1`` at the REML estimates. A yes/no outcome or
+a preference (1 = the second system, 0 = the first) is fitted the same way: a linear
+probability model, whose effect reads as a difference of shares. With no system column (a
+preference, judged of the pair as a whole) the intercept is the estimate, tested against
+``null`` (0.5: no preference).
 
-statsmodels is imported by the fit only: start-up stays light. Data that cannot be fitted
-(one rater, one system, nothing varying, a singular fit, no convergence) give a result
-saying why, never an exception. Formulas and references: docs/statistics.md.
+Data that cannot be fitted (one rater, one system, nothing varying, a singular fit, no
+convergence) give a result saying why, never an exception. Formulas and references:
+docs/statistics.md.
 """
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from agreement.stats.reml import fit_crossed
+
 # More ratings than this are not fitted: the fit's time and memory grow with them.
 MAX_ROWS = 10_000
-# Above this many cells (rows x random intercepts) the design is held sparse: faster from
-# a few hundred test cases on, and memory stays small.
-DENSE_CELLS = 200_000
-# The optimiser's gradient tolerance: statsmodels' default stops about 1e-4 short of the
-# REML optimum on lme4's Penicillin example; this reaches it to 1e-7.
-GTOL = 1e-8
+# A variance below this share of the residual variance is on the boundary: zero, as lme4's
+# "boundary (singular) fit".
+BOUNDARY = 1e-6
 LINEAR = "linear mixed model (REML)"
 LINEAR_PROBABILITY = "linear probability model: a linear mixed model of a 0/1 outcome (REML)"
 
@@ -90,20 +89,21 @@ def system_effect(
         return _not_fitted(problem, **counts)
     exog = np.ones((y.size, 1)) if x is None else np.column_stack([np.ones(y.size), x])
     try:
-        fit, variances, caught = _fit(y, exog, items, raters)
-    except Exception as error:  # statsmodels fails in many ways: the result says which
+        with np.errstate(all="ignore"):
+            fit, variances = _fit(y, exog, items, raters)
+    except (np.linalg.LinAlgError, ValueError, FloatingPointError) as error:
         why = f"{type(error).__name__}: {error}"[:200]
         return _not_fitted(f"the fit failed ({why})", **counts)
     column = exog.shape[1] - 1
-    estimate = float(fit.fe_params[column]) - (null if x is None else 0.0)
-    se = float(fit.bse_fe[column])
+    estimate = float(fit.fixed[column]) - (null if x is None else 0.0)
+    se = math.sqrt(fit.covariance[column, column]) if fit.covariance[column, column] > 0 else 0.0
     if not fit.converged:
         return _not_fitted("the optimiser did not converge", **counts)
     if not math.isfinite(se) or se <= 0:
         return _not_fitted("the standard error cannot be computed (a singular fit)", **counts)
     z = stats.norm.ppf(0.5 + confidence / 2)
-    boundary = [name for name, value in variances.items() if value < 1e-6 * fit.scale]
-    notes = sorted(set(caught))
+    boundary = [name for name, value in variances.items() if value < BOUNDARY * fit.residual]
+    notes = []
     if boundary:
         notes.append(
             f"A boundary (singular) fit: the {' and '.join(boundary)} variance is estimated "
@@ -123,7 +123,7 @@ def system_effect(
         "variances": {
             "rater": _plain(variances["rater"]),
             "item": _plain(variances["item"]),
-            "residual": _plain(fit.scale),
+            "residual": _plain(fit.residual),
         },
         **counts,
         "converged": bool(fit.converged),
@@ -148,67 +148,8 @@ def _degenerate(y: np.ndarray, x: np.ndarray | None, counts: dict) -> str:
     return ""
 
 
-def _indicators(codes: np.ndarray, sparse_design: bool):
-    """One column per level (a random intercept each), one row per rating."""
-    from scipy import sparse
-
-    n = codes.size
-    matrix = sparse.csr_array((np.ones(n), (np.arange(n), codes)), shape=(n, int(codes.max()) + 1))
-    return matrix if sparse_design else matrix.toarray()
-
-
 def _fit(y: np.ndarray, exog: np.ndarray, items: np.ndarray, raters: np.ndarray):
-    """The REML fit with one all-in-one group and two variance components (item, rater:
-    the order statsmodels' formula API sorts ``vc_formula`` into): the fit, its variance
-    components by name and its warnings.
-
-    At a variance's boundary (an estimate of zero) statsmodels' gradient optimiser stalls
-    short of the optimum; the REML fit there is the fit without that component. So when the
-    full fit does not converge, the fits without either component are tried too, then all
-    three with Nelder-Mead (which reaches a double boundary), and the converged fit with the
-    highest restricted likelihood is kept (a component left out is zero)."""
-    n_columns = int(items.max()) + int(raters.max()) + 2
-    sparse_design = y.size * n_columns > DENSE_CELLS
-    designs = {
-        "item": _indicators(items, sparse_design),
-        "rater": _indicators(raters, sparse_design),
-    }
-    fit, notes = _reml(y, exog, designs)
-    if not fit.converged:
-        subsets = [designs] + [{k: d for k, d in designs.items() if k != name} for name in designs]
-        candidates = [(fit, notes)] + [_reml(y, exog, subset) for subset in subsets[1:]]
-        if not any(c[0].converged for c in candidates):
-            candidates += [_reml(y, exog, subset, method="nm") for subset in subsets]
-        fit, notes = max(
-            (c for c in candidates if c[0].converged), key=lambda c: c[0].llf, default=(fit, notes)
-        )
-    fitted = dict(zip(fit.model.exog_vc.names, fit.vcomp, strict=True))
-    return fit, {name: float(fitted.get(name, 0.0)) for name in designs}, notes
-
-
-def _reml(y: np.ndarray, exog: np.ndarray, designs: dict, method: str = "bfgs"):
-    """One REML fit with the variance components ``designs`` (name: indicator columns), and
-    the warnings it gave."""
-    from statsmodels.regression.mixed_linear_model import MixedLM, VCSpec
-
-    names = sorted(designs)
-    exog_vc = VCSpec(
-        names,
-        [[[str(j) for j in range(designs[name].shape[1])]] for name in names],
-        [[designs[name]] for name in names],
-    )
-    model = MixedLM(y, exog, groups=np.zeros(y.size), exog_vc=exog_vc)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with np.errstate(all="ignore"):
-            options = {"gtol": GTOL} if method == "bfgs" else {"maxiter": 5_000}
-            fit = model.fit(reml=True, method=[method], **options)
-    return fit, [str(warning.message) for warning in caught if _reported(warning)]
-
-
-def _reported(warning) -> bool:
-    """The fit's warnings worth a reader's time (not deprecations, not the boundary
-    warning, which the result states in its own words)."""
-    if issubclass(warning.category, DeprecationWarning | FutureWarning):
-        return False
-    return "boundary of the parameter space" not in str(warning.message)
+    """The REML fit (``reml.fit_crossed``): the fit, and its variance components by name."""
+    fit = fit_crossed(y, exog, raters, items)
+    rater, item = fit.variances
+    return fit, {"rater": rater, "item": item}

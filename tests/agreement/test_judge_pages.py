@@ -186,12 +186,15 @@ def test_import_and_calibration_match_scikit_learn(client, study):
     report = page.context["report"]
     humans = report["humans"]
 
-    # Humans: the strict majority of the three raters; judge: a tie where the orders disagree.
-    # Compared in key order (the raters' answers are), whatever order the prompts showed.
+    # Humans: the side more of the three raters chose (a tie chooses none; the report's rule),
+    # a tie when as many chose each; judge: a tie where the orders disagree. Compared in key
+    # order (the raters' answers are), whatever order the prompts showed. The last case's
+    # (tie, tie, second) is the second.
     majority = []
     for column in np.array(HUMANS, dtype=float).T:
-        values, counts = np.unique(column, return_counts=True)
-        majority.append(values[counts.argmax()] if (counts == counts.max()).sum() == 1 else None)
+        first, second = (column < 0).sum(), (column > 0).sum()
+        majority.append(-1.0 if first > second else 1.0 if second > first else 0.0)
+    assert majority[-1] == 1.0
     judge_key = []
     for first, second in JUDGE:
         ab = -1 if first == "A" else 1

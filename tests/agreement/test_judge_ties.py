@@ -197,8 +197,13 @@ def _key_preference(verdict: str, order: str) -> int:
 
 
 def _majority(column):
-    values, counts = np.unique(column, return_counts=True)
-    return values[counts.argmax()] if (counts == counts.max()).sum() == 1 else None
+    """The report's rule, by hand: the side more raters chose (a tie chooses none), a tie
+    when as many chose each side; None when nobody rated the case."""
+    sides = [v for v in column if not np.isnan(v)]
+    if not sides:
+        return None
+    first, second = sum(v < 0 for v in sides), sum(v > 0 for v in sides)
+    return -1.0 if first > second else 1.0 if second > first else 0.0
 
 
 def import_page(client, study, data, template):

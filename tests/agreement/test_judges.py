@@ -7,7 +7,6 @@ from sklearn.metrics import cohen_kappa_score
 from agreement.judges.verdicts import (
     REFERENCE_TEMPLATE,
     first_position_rate,
-    human_majority,
     judge_case_preferences,
     kappa_with_interval,
     key_preference,
@@ -89,19 +88,6 @@ def test_template_problems_are_listed():
     problems = template_check("Judge {question} {candidate}")
     assert any("{candidate}" in p for p in problems)
     assert any("{step_a}" in p for p in problems)
-
-
-def test_human_majority_needs_a_strict_majority():
-    votes = np.array(
-        [
-            [-2, 1, 0, NAN, -1],
-            [-1, 2, 0, NAN, 1],
-            [1, NAN, -1, NAN, NAN],
-        ]
-    )
-    result = human_majority(votes)
-    assert result[:3].tolist() == [-1.0, 1.0, 0.0]
-    assert np.isnan(result[3]) and np.isnan(result[4])
 
 
 def test_judge_case_preference_is_a_tie_when_the_orders_disagree():
