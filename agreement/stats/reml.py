@@ -22,7 +22,6 @@ docs/statistics.md.
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize
 
 # The optimiser's projected-gradient tolerance on the criterion (-2 x restricted log
 # likelihood): the variances it leaves are within about 1e-8 of the optimum.
@@ -121,6 +120,8 @@ def fit_crossed(y, x, first, second) -> CrossedFit:
     first, second = np.asarray(first, int), np.asarray(second, int)
     swap = first.max() > second.max()  # the smaller factor takes the dense block
     design = _Design(y, x, *((second, first) if swap else (first, second)))
+
+    from scipy import optimize  # here, not at the top: a web process never loads scipy
 
     def objective(ratios):
         value, grad, *_ = design.evaluate(ratios)
