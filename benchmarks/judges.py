@@ -2,12 +2,13 @@
 for an arena-sized judge (999 cases, both orders, about one output in ten a tie). Prints
 figures, and the kappa with the ties kept beside the one on decisive verdicts only.
 
-.venv/bin/python benchmarks/judges.py
+.venv/bin/python benchmarks/judges.py [--repeat 5]
 """
 
+import argparse
 import contextlib
 import sys
-import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ from agreement.judges.verdicts import (  # noqa: E402
     key_preference,
     parse_verdict,
 )
+from benchmarks.report import add_repeat, reported, spread, timed  # noqa: E402
 
 CASES = 999
 TIE_SHARE = 0.107
@@ -63,25 +65,30 @@ def calibration(raters, outputs, *, allow_tie: bool):
     return kappa_with_interval(judge, preference_majority(raters), n_resamples=1000, seed=1)
 
 
-def main() -> None:
+def read_all(outputs, *, allow_tie: bool) -> None:
+    for _, _, text in outputs:
+        with contextlib.suppress(ValueError):
+            parse_verdict(text, allow_tie=allow_tie)
+
+
+def main(runs: int) -> None:
     raters, outputs = simulated()
-    print("| rule | outputs | read (s) | kappa + 1,000 resamples (s) | kappa | cases |")
+    print("| rule | outputs | read | kappa + 1,000 resamples | kappa | cases |")
     print("|---|---|---|---|---|---|")
     for allow_tie in (False, True):
-        start = time.perf_counter()
-        for _, _, text in outputs:
-            with contextlib.suppress(ValueError):
-                parse_verdict(text, allow_tie=allow_tie)
-        read = time.perf_counter() - start
-        start = time.perf_counter()
+        read = timed(partial(read_all, outputs, allow_tie=allow_tie), runs)
+        total = timed(partial(calibration, raters, outputs, allow_tie=allow_tie), runs)
         result = calibration(raters, outputs, allow_tie=allow_tie)
-        total = time.perf_counter() - start
         rule = "ties allowed" if allow_tie else "strict A/B"
         print(
-            f"| {rule} | {len(outputs)} | {read:.3f} | {total:.2f} | {result.kappa:.3f} "
-            f"| {result.n_cases} |"
+            f"| {rule} | {len(outputs)} | {spread(read, digits=3)} | {spread(total)} "
+            f"| {result.kappa:.3f} | {result.n_cases} |"
         )
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_repeat(parser)
+    args = parser.parse_args()
+    with reported("A judge's calibration with ties", runs=args.repeat):
+        main(args.repeat)

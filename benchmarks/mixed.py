@@ -1,12 +1,13 @@
 """The mixed-effects robustness check: time of one fit (rater and case random intercepts,
-a system effect) by study size. Prints figures, with the load average.
+a system effect) by study size. Prints figures through benchmarks/report.py.
 
-.venv/bin/python benchmarks/mixed.py
+.venv/bin/python benchmarks/mixed.py [--repeat 5]
 """
 
+import argparse
 import os
 import sys
-import time
+from functools import partial
 from pathlib import Path
 
 # As the app sets it (config/__init__.py): a fit's matrices are small, and BLAS threads
@@ -19,8 +20,7 @@ import numpy as np
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 from agreement.stats.mixed import system_effect  # noqa: E402
-
-RUNS = 3
+from benchmarks.report import add_repeat, reported, spread, timed  # noqa: E402
 
 
 def study(cases: int, raters: int, seed: int = 0):
@@ -35,24 +35,21 @@ def study(cases: int, raters: int, seed: int = 0):
     return outcome, system, rater, case
 
 
-def main() -> None:
-    print(f"load average before: {os.getloadavg()[0]:.2f}")
-    print("| ratings | cases | raters | fit, median of 3 (min-max) | fitted |")
+def main(runs: int) -> None:
+    print("| ratings | cases | raters | fit, median (min-max) | fitted |")
     print("|---|---|---|---|---|")
     for cases, raters in [(50, 4), (150, 6), (300, 6), (500, 6)]:
         outcome, system, rater, case = study(cases, raters)
-        times, result = [], {}
-        for _ in range(RUNS):
-            start = time.perf_counter()
-            result = system_effect(outcome, system, rater, case, binary=False)
-            times.append(time.perf_counter() - start)
-        times.sort()
+        fit = partial(system_effect, outcome, system, rater, case, binary=False)
+        times = timed(fit, runs)
         print(
-            f"| {len(outcome):,} | {cases} | {raters} | {times[1]:.2f} s "
-            f"({times[0]:.2f}-{times[-1]:.2f}) | {result.get('fitted')} |"
+            f"| {len(outcome):,} | {cases} | {raters} | {spread(times)} | {fit().get('fitted')} |"
         )
-    print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_repeat(parser)
+    args = parser.parse_args()
+    with reported("Mixed-effects fit (system_effect)", runs=args.repeat):
+        main(args.repeat)

@@ -1,10 +1,11 @@
 """Bradley-Terry ranking with its bootstrap: time for arena-sized inputs. Prints figures.
 
-.venv/bin/python benchmarks/ranking.py
+.venv/bin/python benchmarks/ranking.py [--repeat 5]
 """
 
+import argparse
 import sys
-import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ import numpy as np
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 from agreement.stats.ranking import bradley_terry, win_matrix  # noqa: E402
+from benchmarks.report import add_repeat, reported, spread, timed  # noqa: E402
 
 
 def arena(systems: int, comparisons: int, items: int, seed: int = 0):
@@ -26,7 +28,7 @@ def arena(systems: int, comparisons: int, items: int, seed: int = 0):
     return first, second, outcome, rng.integers(0, items, comparisons)
 
 
-def main() -> None:
+def main(runs: int) -> None:
     print("| systems | comparisons | items | resamples | win matrix | ranking + bootstrap |")
     print("|---|---|---|---|---|---|")
     for systems, comparisons, items, resamples in (
@@ -35,17 +37,22 @@ def main() -> None:
         (30, 100_000, 20_000, 1_000),
     ):
         first, second, outcome, item = arena(systems, comparisons, items)
-        start = time.perf_counter()
-        win_matrix(first, second, outcome, systems)
-        matrix_seconds = time.perf_counter() - start
-        start = time.perf_counter()
-        bradley_terry(first, second, outcome, systems, items=item, n_resamples=resamples)
-        seconds = time.perf_counter() - start
+        matrix = timed(partial(win_matrix, first, second, outcome, systems), runs)
+        ranking = timed(
+            partial(
+                bradley_terry, first, second, outcome, systems, items=item, n_resamples=resamples
+            ),
+            runs,
+        )
         print(
             f"| {systems} | {comparisons:,} | {items:,} | {resamples:,} | "
-            f"{matrix_seconds:.3f} s | {seconds:.2f} s |"
+            f"{spread(matrix, digits=3)} | {spread(ranking)} |"
         )
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_repeat(parser)
+    args = parser.parse_args()
+    with reported("Bradley-Terry ranking with its bootstrap", runs=args.repeat):
+        main(args.repeat)
