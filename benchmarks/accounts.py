@@ -1,21 +1,24 @@
 """Where a rater's account costs time: `manage.py add_rater` against the API's `accounts/`.
 
 Uses its own database, `concord_bench` by default (BENCH_DATABASE_URL), migrated here.
-Run: .venv/bin/python benchmarks/accounts.py [ACCOUNTS]
-Prints, each as a median: a whole `add_rater` call, the same with --skip-checks, Django's
-start-up alone (`manage.py help`), the write in process (`rater_add`), one password hash
-with the production hasher, and a POST to `accounts/` (a test client in process: the
-token's check, the write and the answer, without the network).
-"""
+Run: .venv/bin/python benchmarks/accounts.py [ACCOUNTS] [--repeat 5]
+Prints, each as the median and spread of --repeat runs (ACCOUNTS runs in process): a whole
+`add_rater` call, the same with --skip-checks, Django's start-up alone (`manage.py help`), the
+write in process (`rater_add`), one password hash with the production hasher, and a POST to
+`accounts/` (a test client in process: the token's check, the write and the answer, without the
+network)."""
 
 import os
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.report import positional, repeat_argument, reported, spread, timed  # noqa: E402
+
 DEFAULT_URL = "postgres://postgres:postgres@127.0.0.1:5432/concord_bench"
 
 
@@ -39,16 +42,7 @@ def setup():
     call_command("migrate", verbosity=0)
 
 
-def timed(function, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def main(accounts: int) -> None:
+def main(accounts: int, repeat: int) -> None:
     setup()
     import json
 
@@ -99,16 +93,19 @@ def main(accounts: int) -> None:
         )  # fmt: skip
         assert response.status_code == 201, response.content
 
-    cli_repeats = 3
-    print(f"add_rater, whole call:           {timed(command, cli_repeats):6.2f} s")
-    skipping = timed(lambda: command("--skip-checks"), cli_repeats)
-    print(f"add_rater --skip-checks:         {skipping:6.2f} s")
-    print(f"manage.py help (start-up alone): {timed(start_up, cli_repeats):6.2f} s")
-    print(f"rater_add in process:            {1000 * timed(in_process, accounts):6.1f} ms")
-    print(f"one PBKDF2 password hash:        {1000 * timed(password_hash, 3):6.1f} ms "
+    ms = {"unit": "ms", "scale": 1000, "digits": 1}
+    print(f"add_rater, whole call:           {spread(timed(command, repeat))}")
+    skipping = timed(lambda: command("--skip-checks"), repeat)
+    print(f"add_rater --skip-checks:         {spread(skipping)}")
+    print(f"manage.py help (start-up alone): {spread(timed(start_up, repeat))}")
+    print(f"rater_add in process:            {spread(timed(in_process, accounts), **ms)}")
+    print(f"one PBKDF2 password hash:        {spread(timed(password_hash, repeat), **ms)} "
           f"({hasher.iterations:,} rounds)")  # fmt: skip
-    print(f"POST accounts/ (in process):     {1000 * timed(api_request, accounts):6.1f} ms")
+    print(f"POST accounts/ (in process):     {spread(timed(api_request, accounts), **ms)}")
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 20)
+    given = positional(sys.argv[1:])
+    repeat = repeat_argument(sys.argv)
+    with reported("A rater's account: add_rater against the API's accounts/", runs=repeat):
+        main(int(given[0]) if given else 20, repeat)

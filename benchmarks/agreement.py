@@ -1,13 +1,14 @@
 """Speed and memory of the statistics core against the krippendorff package.
 
-Run: .venv/bin/python benchmarks/agreement.py  (--no-pipeline skips the real-worker section)
+Run: .venv/bin/python benchmarks/agreement.py [--repeat 5] [--no-pipeline]
+(--no-pipeline skips the real-worker section)
 
-Each row times both implementations in this one run, on the same data (best of a few
-repeats), then measures peak traced memory in a separate, untimed call (tracemalloc sees
-numpy's allocations). Add a section by writing a function that returns rows and calling it
-from main().
-"""
+Each row times both implementations in this one run, on the same data (median and spread of
+--repeat runs; the krippendorff loop of a bootstrap row once, scaled), then measures peak
+traced memory in a separate, untimed call (tracemalloc sees numpy's allocations). Add a
+section by writing a function that returns rows and calling it from main()."""
 
+import argparse
 import os
 import platform
 import sys
@@ -26,26 +27,17 @@ import krippendorff  # noqa: E402
 import numpy as np  # noqa: E402
 
 from agreement.stats import alpha_bootstrap, krippendorff_alpha  # noqa: E402
+from benchmarks.report import RUNS, add_repeat, reported, spread, timed  # noqa: E402
 
 
 @dataclass
 class Row:
     case: str
-    ours_seconds: float
+    ours_seconds: list[float]
     ours_peak_mb: float
-    theirs_seconds: float = float("nan")
+    theirs_seconds: list[float]
     theirs_peak_mb: float = float("nan")
     note: str = ""
-
-
-def best_time(function: Callable[[], object], repeat: int, clock=time.perf_counter) -> float:
-    """Fastest of `repeat` calls, in seconds of `clock` (wall-clock time by default)."""
-    times = []
-    for _ in range(repeat):
-        start = clock()
-        function()
-        times.append(clock() - start)
-    return min(times)
 
 
 def peak_mb(function: Callable[[], object]) -> float:
@@ -66,7 +58,7 @@ def likert(rng, raters: int, units: int, missing: float, low: int, high: int) ->
     return ratings
 
 
-def alpha_row(case: str, data: np.ndarray, level: str, repeat: int) -> Row:
+def alpha_row(case: str, data: np.ndarray, level: str, repeat: int = RUNS) -> Row:
     """Our krippendorff_alpha against krippendorff.alpha on the same data."""
 
     def ours():
@@ -78,15 +70,17 @@ def alpha_row(case: str, data: np.ndarray, level: str, repeat: int) -> Row:
     difference = abs(ours() - theirs())
     return Row(
         case=case,
-        ours_seconds=best_time(ours, repeat),
+        ours_seconds=timed(ours, repeat),
         ours_peak_mb=peak_mb(ours),
-        theirs_seconds=best_time(theirs, repeat),
+        theirs_seconds=timed(theirs, repeat),
         theirs_peak_mb=peak_mb(theirs),
         note=f"|difference| {difference:.1e}",
     )
 
 
-def bootstrap_row(case: str, data: np.ndarray, level: str, method: str, loop_calls: int) -> Row:
+def bootstrap_row(
+    case: str, data: np.ndarray, level: str, method: str, loop_calls: int, repeat: int = RUNS
+) -> Row:
     """10,000 resamples of ours, against krippendorff.alpha called once per resample in a loop
     (timed on `loop_calls` resamples and scaled to 10,000)."""
     n_resamples = 10_000
@@ -104,29 +98,32 @@ def bootstrap_row(case: str, data: np.ndarray, level: str, method: str, loop_cal
     result = ours()
     return Row(
         case=case,
-        ours_seconds=best_time(ours, 3),
+        ours_seconds=timed(ours, repeat),
         ours_peak_mb=peak_mb(ours),
-        theirs_seconds=best_time(theirs, 1) * n_resamples / loop_calls,
+        theirs_seconds=[t * n_resamples / loop_calls for t in timed(theirs, 1)],
         note=(
             f"alpha {result.alpha:.3f} [{result.low:.3f}, {result.high:.3f}]; "
-            f"ours CPU {best_time(ours, 3, clock=time.process_time):.3f} s; theirs: loop, est."
+            f"ours CPU {spread(timed(ours, repeat, clock=time.process_time), digits=3)}; "
+            "theirs: loop, one run, est."
         ),
     )
 
 
-def alpha_rows() -> list[Row]:
+def alpha_rows(repeat: int) -> list[Row]:
     rng = np.random.default_rng(2024)
     wide = likert(rng, 50, 20_000, 0.30, 1, 7)
     categories = np.where(np.isnan(wide), np.nan, rng.integers(0, 6, size=wide.shape))
     long = likert(rng, 5, 1_000_000, 0.30, 1, 5)
     return [
-        alpha_row("(a) alpha, 50 raters x 20,000 units, interval", wide, "interval", 10),
-        alpha_row("(b) alpha, 50 raters x 20,000 units, nominal 0..5", categories, "nominal", 10),
-        alpha_row("(c) alpha, 5 raters x 1,000,000 units, interval", long, "interval", 3),
+        alpha_row("(a) alpha, 50 raters x 20,000 units, interval", wide, "interval", repeat),
+        alpha_row(
+            "(b) alpha, 50 raters x 20,000 units, nominal 0..5", categories, "nominal", repeat
+        ),
+        alpha_row("(c) alpha, 5 raters x 1,000,000 units, interval", long, "interval", repeat),
     ]
 
 
-def bootstrap_rows() -> list[Row]:
+def bootstrap_rows(repeat: int) -> list[Row]:
     rng = np.random.default_rng(36)
     reference = likert(rng, 5, 36, 0.10, 1, 5)
     large = likert(rng, 5, 10_000, 0.10, 1, 5)
@@ -134,53 +131,44 @@ def bootstrap_rows() -> list[Row]:
     study = likert(rng, 3, 33_000, 0.0, 0, 5)
     # Scores in steps of 0.1: about one pattern per unit, so units are drawn (no multinomial).
     continuous = np.round(rng.normal(size=(3, 2_000)) + rng.normal(size=2_000), 1)
-    return [
-        bootstrap_row(
-            "(d) bootstrap 10k, 5 x 36 units, ordinal", reference, "ordinal", "percentile", 500
-        ),
-        bootstrap_row("(d) same, BCa", reference, "ordinal", "bca", 500),
-        bootstrap_row(
-            "(e) bootstrap 10k, 5 x 10,000 units, interval", large, "interval", "percentile", 20
-        ),
-        bootstrap_row(
-            "(f) bootstrap 10k, 3 x 33,000 units, ordinal 0..5", study, "ordinal", "percentile", 5
-        ),
-        bootstrap_row("(f) same, BCa", study, "ordinal", "bca", 5),
-        bootstrap_row(
-            "(g) bootstrap 10k, 3 x 2,000 units, 0.1 steps, interval",
-            continuous,
-            "interval",
-            "percentile",
-            20,
-        ),
-    ]
+    cases = [
+        ("(d) bootstrap 10k, 5 x 36 units, ordinal", reference, "ordinal", "percentile", 500),
+        ("(d) same, BCa", reference, "ordinal", "bca", 500),
+        ("(e) bootstrap 10k, 5 x 10,000 units, interval", large, "interval", "percentile", 20),
+        ("(f) bootstrap 10k, 3 x 33,000 units, ordinal 0..5", study, "ordinal", "percentile", 5),
+        ("(f) same, BCa", study, "ordinal", "bca", 5),
+        ("(g) bootstrap 10k, 3 x 2,000 units, 0.1 steps, interval", continuous, "interval",
+         "percentile", 20),
+    ]  # fmt: skip
+    return [bootstrap_row(*case, repeat=repeat) for case in cases]
 
 
 def print_table(rows: list[Row]) -> None:
     header = (
-        f"{'case':50} {'ours s':>9} {'theirs s':>9} {'ours/theirs':>11} "
-        f"{'ours MB':>8} {'theirs MB':>9}  note"
+        f"{'case':50} {'ours s, median (min-max, runs)':>32} {'theirs s':>30} "
+        f"{'ours/theirs':>11} {'ours MB':>8} {'theirs MB':>9}  note"
     )
     print(header)
     print("-" * len(header))
     for row in rows:
-        ratio = row.ours_seconds / row.theirs_seconds
+        ratio = np.median(row.ours_seconds) / np.median(row.theirs_seconds)
         theirs_mb = "-" if np.isnan(row.theirs_peak_mb) else f"{row.theirs_peak_mb:.1f}"
+        ours, theirs = (spread(t, digits=4) for t in (row.ours_seconds, row.theirs_seconds))
         print(
-            f"{row.case:50} {row.ours_seconds:9.4f} {row.theirs_seconds:9.4f} {ratio:11.3f} "
+            f"{row.case:50} {ours:>32} {theirs:>30} {ratio:11.3f} "
             f"{row.ours_peak_mb:8.1f} {theirs_mb:>9}  {row.note}"
         )
 
 
-def main() -> None:
+def main(repeat: int, pipeline: bool) -> None:
     print(
         f"Python {platform.python_version()}, numpy {np.__version__}, "
         f"krippendorff {version('krippendorff')}, {os.cpu_count()} CPUs, "
         f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}"
     )
-    print("Times: best of 10 (a, b) or 3 runs; memory: peak traced by tracemalloc in one run.")
-    print_table(alpha_rows() + bootstrap_rows())
-    if "--no-pipeline" in sys.argv:
+    print("Times: median and spread of the runs; memory: peak traced by tracemalloc in one run.")
+    print_table(alpha_rows(repeat) + bootstrap_rows(repeat))
+    if not pipeline:
         return
     from benchmarks.pipeline import pipeline_section
 
@@ -191,4 +179,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_repeat(parser)
+    parser.add_argument("--no-pipeline", action="store_true", help="skip the real-worker section")
+    args = parser.parse_args()
+    with reported("The statistics core against the krippendorff package", runs=args.repeat):
+        main(args.repeat, pipeline=not args.no_pipeline)

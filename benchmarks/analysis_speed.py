@@ -14,20 +14,18 @@ Each run puts the study back to closed (its stored result made stale), then time
 `study_unblind` as the study lead's request calls it, with jobs run inline: the unblinding,
 the recompute it asks for (point stage and interval stage with the comparison of the 14
 systems) and the result stored. That is the worker's run without Celery's debounce. Per run
-it prints the wall and CPU seconds and the load average before it; then the best, median
-and spread. `--profile` prints cProfile's top functions of one more run. `--pairs` then
-times the comparison alone (`compare_systems`, no database) on the same ratings laid out as
-700 cases of two responses (each of the 91 pairs in 7-8 cases), the layout whose many small
-pairs made scipy's Wilcoxon test fall back to its permutation test. `--robustness` then
-times the robustness check's job end to end (``analysis_job_start`` with jobs run inline:
-the ratings read, the 455 mixed-model fits of 5 outcomes x 91 pairs, the result kept),
-each run a new job.
+it prints the wall and CPU seconds; then the median and spread, with the commit and the load
+average before and after (benchmarks/report.py). `--profile` prints cProfile's top functions
+of one more run. `--pairs` then times the comparison alone (`compare_systems`, no database)
+on the same ratings laid out as 700 cases of two responses (each of the 91 pairs in 7-8
+cases), the layout whose many small pairs made scipy's Wilcoxon test fall back to its
+permutation test. `--robustness` then times the robustness check's job end to end
+(``analysis_job_start`` with jobs run inline: the ratings read, the 455 mixed-model fits of
+5 outcomes x 91 pairs, the result kept), each run a new job.
 """
 
 import cProfile
-import os
 import pstats
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -37,6 +35,8 @@ sys.path[0] = str(ROOT)  # the repository, not this folder, first on the path
 sys.path.insert(1, str(ROOT / "benchmarks"))
 
 from recompute import setup_django  # noqa: E402  (the same database and settings)
+
+from benchmarks.report import reported, spread  # noqa: E402
 
 SLUG = "bench-analysis-14"
 SYSTEMS = 14
@@ -193,12 +193,12 @@ def robustness_runs(study, repeat: int) -> None:
     from studies.models import Study
 
     study = Study.objects.get(pk=study.pk)
+    walls = []
     for run in range(repeat):
         analysis = robustness_analysis(study=study)
         kept = computed_for_inputs(study=study, name="robustness")
         cache.delete(kept.key)
         Job.objects.filter(study_id=study.pk, kind=Job.Kind.ANALYSIS).delete()
-        load = os.getloadavg()
         wall, cpu = time.perf_counter(), time.process_time()
         job = analysis_job_start(analysis=analysis)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -208,14 +208,14 @@ def robustness_runs(study, repeat: int) -> None:
         fitted = sum(1 for fit in fits if fit["fitted"])
         print(
             f"robustness job, run {run + 1}: {len(fits)} fits ({fitted} fitted) "
-            f"{wall:.2f} s wall, {cpu:.2f} s CPU (load average before {load[0]:.2f} "
-            f"{load[1]:.2f} {load[2]:.2f})",
+            f"{wall:.2f} s wall, {cpu:.2f} s CPU",
             flush=True,
         )
+        walls.append(wall)
+    print(f"robustness job: {spread(walls)} wall")
 
 
-def main() -> None:
-    args = sys.argv[1:]
+def main(args: list[str]) -> None:
     repeat = 5
     if args[:1] == ["--repeat"]:
         repeat, args = int(args[1]), args[2:]
@@ -241,38 +241,34 @@ def main() -> None:
     walls, cpus = [], []
     for run in range(repeat):
         reblind(study)
-        load = os.getloadavg()
         wall, cpu = time.perf_counter(), time.process_time()
         result = unblind(study)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         walls.append(wall)
         cpus.append(cpu)
         print(
-            f"run {run + 1}: unblinding to stored analysis {wall:.2f} s wall, {cpu:.2f} s CPU "
-            f"(load average before {load[0]:.2f} {load[1]:.2f} {load[2]:.2f})",
+            f"run {run + 1}: unblinding to stored analysis {wall:.2f} s wall, {cpu:.2f} s CPU",
             flush=True,
         )
     paired = [r for r in result["comparison"]["paired"] if r["stratum"] == "overall"]
-    print(f"paired rows {len(paired)}; load average after {os.getloadavg()[0]:.2f}")
-    print(
-        f"wall: best {min(walls):.2f} s, median {statistics.median(walls):.2f} s, "
-        f"worst {max(walls):.2f} s; CPU: best {min(cpus):.2f} s, "
-        f"median {statistics.median(cpus):.2f} s"
-    )
+    print(f"paired rows {len(paired)}")
+    print(f"unblinding to stored analysis: wall {spread(walls)}; CPU {spread(cpus)}")
     if pairs:
         from agreement.analysis.outcomes import compare_systems
 
         data = pairs_layout(study)
+        pair_walls = []
         for run in range(repeat):
-            load = os.getloadavg()
             wall, cpu = time.perf_counter(), time.process_time()
             compare_systems(data, n_resamples=settings.AGREEMENT_BOOTSTRAP_RESAMPLES, seed=7)
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
             print(
                 f"pairs layout, run {run + 1}: the comparison alone {wall:.2f} s wall, "
-                f"{cpu:.2f} s CPU (load average before {load[0]:.2f})",
+                f"{cpu:.2f} s CPU",
                 flush=True,
             )
+            pair_walls.append(wall)
+        print(f"pairs layout, the comparison alone: {spread(pair_walls)} wall")
     if "--robustness" in args:
         robustness_runs(study, repeat)
     if profile:
@@ -286,4 +282,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    arguments = sys.argv[1:]
+    runs = int(arguments[1]) if arguments[:1] == ["--repeat"] else 5
+    with reported("Unblinding to a stored analysis, 14 systems", runs=runs):
+        main(arguments)

@@ -1,13 +1,12 @@
 """How long a rater's autosave takes while a large worksheet import runs in the same study.
 
 Needs PostgreSQL (row locks). Uses its own database, `concord_bench` by default
-(BENCH_DATABASE_URL). Run: .venv/bin/python benchmarks/locks.py [CASES]
-Prints the import's duration and the autosaves' latencies during it, next to the latency
-with nothing else running. An autosave must not wait for the import (``studies.locks``).
-"""
+(BENCH_DATABASE_URL). Run: .venv/bin/python benchmarks/locks.py [CASES] [--repeat 5]
+Prints the import's duration (median and spread of --repeat imports, each in a new study) and
+the autosaves' latencies during them, next to the latency with nothing else running. An
+autosave must not wait for the import (``studies.locks``)."""
 
 import os
-import statistics
 import sys
 import threading
 import time
@@ -15,6 +14,10 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.report import positional, repeat_argument, reported, spread  # noqa: E402
+
 DEFAULT_URL = "postgres://postgres:postgres@127.0.0.1:5432/concord_bench"
 
 
@@ -79,8 +82,23 @@ def autosave_latencies(assignment, until: threading.Event | None, count: int = 2
     return latencies
 
 
-def main(cases: int) -> None:
+def main(cases: int, repeat: int) -> None:
     setup()
+    imports, idle, during = [], [], []
+    for _ in range(repeat):
+        took, quiet, busy = one_run(cases)
+        imports.append(took)
+        idle += quiet
+        during += busy
+    print(f"worksheet import of {cases} cases ({2 * cases} rows): {spread(imports)}")
+    for name, values in (("idle", idle), ("during the import", during)):
+        if values:
+            latency = spread(values, unit="ms", scale=1000, digits=1, of="save")
+            print(f"  autosave {name}, every save of every run: {latency}")
+
+
+def one_run(cases: int) -> tuple[float, list, list]:
+    """One import in a new study: its seconds, the autosaves' latencies idle and during it."""
     from django.db import connections
 
     from annotation.models import Assignment
@@ -112,15 +130,12 @@ def main(cases: int) -> None:
     time.sleep(0.2)  # let the import take its locks
     during = autosave_latencies(case, done, count=10_000)
     thread.join()
-    print(f"worksheet import of {cases} cases ({2 * cases} rows): {timing['import']:.2f} s")
-    for name, values in (("idle", idle), ("during the import", during)):
-        if values:
-            print(
-                f"  autosave {name}: median {statistics.median(values) * 1000:.1f} ms, "
-                f"max {max(values) * 1000:.1f} ms over {len(values)} saves"
-            )
+    return timing["import"], idle, during
 
 
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 2500)
+    given = positional(sys.argv[1:])
+    repeat = repeat_argument(sys.argv)
+    with reported("Autosave latency during a worksheet import", runs=repeat):
+        main(int(given[0]) if given else 2500, repeat)

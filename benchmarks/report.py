@@ -105,13 +105,20 @@ def timed(
     return times
 
 
-def spread(values: Sequence[float], *, unit: str = "s", scale: float = 1.0, digits: int = 2) -> str:
-    """``values`` as their median and range: "1.23 s (1.10-1.40, 5 runs)"."""
+def spread(
+    values: Sequence[float],
+    *,
+    unit: str = "s",
+    scale: float = 1.0,
+    digits: int = 2,
+    of: str = "run",
+) -> str:
+    """``values`` as their median and range: "1.23 s (1.10-1.40, 5 runs)" (``of``: "run")."""
     if not values:
         return "no runs"
     ordered = sorted(v * scale for v in values)
     median = statistics.median(ordered)
-    runs = f"{len(ordered)} run" + ("s" if len(ordered) != 1 else "")
+    runs = f"{len(ordered)} {of}" + ("s" if len(ordered) != 1 else "")
     low, high = ordered[0], ordered[-1]
     return f"{median:.{digits}f} {unit} ({low:.{digits}f}-{high:.{digits}f}, {runs})".replace(
         "  ", " "
