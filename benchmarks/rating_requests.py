@@ -7,7 +7,7 @@ The database named is dropped and created again. The script builds a study throu
 services (tests/factories.py: reference rubric, two responses per case, three raters, all
 consented), then one rater, through Django's test client with the production settings
 (PostgreSQL, Redis cache, WhiteNoise, secure cookies), opens the rating page, autosaves and
-submits, case after case. It prints per request the median and minimum of the process's CPU
+submits, case after case. It prints per request the median and spread of the process's CPU
 time (the first round, which fills per-process caches, left out) and its queries, and
 ``--profile page|autosave|submit`` prints cProfile's view of the last such request. No
 server, no concurrency: what one request costs, not how requests queue (see load.py).
@@ -21,12 +21,15 @@ import os
 import pstats
 import re
 import secrets
-import statistics
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.report import reported, spread  # noqa: E402
+
 VERSION = re.compile(r'name="version" id="version" value="(\d+)"')
 
 
@@ -67,7 +70,8 @@ def main() -> None:
         connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         connection.execute(f'CREATE DATABASE "{name}"')
     try:
-        run(args)
+        with reported("A rater's three requests, one at a time", runs=args.repeat - 1):
+            run(args)
     finally:
         import redis
         from django.db import connections
@@ -139,15 +143,11 @@ def run(args) -> None:
         sent = measured("submit", client.post, location, form)
         assert sent.status_code == 302, sent.status_code
         location = sent["Location"]
-    load = os.getloadavg()[0]
-    print(f"One rater, {args.cases} cases, production settings; load average {load:.1f}")
-    print(f"{'request':<10}{'CPU ms p50':>12}{'min':>8}{'queries':>9}")
+    print(f"One rater, {args.cases} cases, production settings")
+    print(f"{'request':<10}{'CPU ms, median (min-max, runs)':>32}{'queries':>9}")
     for name, values in cpu.items():
-        warm = values[1:]
-        print(
-            f"{name:<10}{statistics.median(warm) * 1000:>12.1f}{min(warm) * 1000:>8.1f}"
-            f"{queries[name]:>9}"
-        )
+        warm = spread(values[1:], unit="", scale=1000, digits=1)
+        print(f"{name:<10}{warm:>32}{queries[name]:>9}")
     if args.profile:
         print(measured.profile)
 

@@ -11,7 +11,8 @@ of the coordinator's pages through Django's test client, signed in as the study 
 case list, the results page, the overview, the raters page, the confirmation page before
 opening, and opening itself (each run rolled back, so it can be repeated). For each page
 also the web process's own CPU time (p50) and its number of queries: the machine is
-shared, and those move less with its load than the wall time does.
+shared, and those move less with its load than the wall time does. The build (import and
+assign) is one run: it takes minutes at 10,000 cases; the pages are --repeat runs each.
 
 The database is analysed and vacuumed after it is built, as autovacuum would do on a
 production database (it is off on the machine these figures come from).
@@ -29,6 +30,9 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from benchmarks.report import RUNS, reported, spread  # noqa: E402
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
 
 WORDS = [
@@ -187,7 +191,7 @@ def build(cases: int, raters: int):
 
 
 def timings(function, repeat: int) -> tuple[float, float, float, int]:
-    """p50 and p95 wall ms, p50 CPU ms of this process, queries of one run."""
+    """Wall times (s), p95 wall ms, p50 CPU ms of this process, queries of one run."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -201,7 +205,7 @@ def timings(function, repeat: int) -> tuple[float, float, float, int]:
         function()
     times.sort()
     p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
-    return statistics.median(times) * 1000, p95 * 1000, statistics.median(cpu) * 1000, len(queries)
+    return times, p95 * 1000, statistics.median(cpu) * 1000, len(queries)
 
 
 def get(client, url: str):
@@ -230,6 +234,15 @@ def main() -> None:
     parser.add_argument("--raters", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=15)
     args = parser.parse_args()
+    with reported(
+        f"A study at scale: {args.cases:,} cases, {args.raters} raters; the coordinator's pages",
+        runs=args.repeat,
+    ):
+        print("The build (import, assign) is one run: minutes at 10,000 cases.")
+        measure(args)
+
+
+def measure(args) -> None:
     url = os.environ.get("DATABASE_URL")
     if not url or not url.startswith("postgres"):
         sys.exit("Set DATABASE_URL to a PostgreSQL database of the benchmark's own.")
@@ -246,7 +259,6 @@ def main() -> None:
     from django.urls import reverse
 
     call_command("migrate", verbosity=0, stdout=io.StringIO())
-    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
     study, lead = build(args.cases, args.raters)
     from django.db import connection
 
@@ -263,15 +275,16 @@ def main() -> None:
         ("raters page", reverse("annotation:raters", args=[slug])),
         ("open: confirmation page", reverse("studies:status", args=[slug, "open"])),
     ]
-    print(f"{'page':<28} {'p50 ms':>8} {'p95 ms':>8} {'CPU ms':>8} {'queries':>8}")
-    for name, page in pages:
-        get(client, page)()  # warm
-        p50, p95, cpu, queries = timings(get(client, page), args.repeat)
-        print(f"{name:<28} {p50:8.0f} {p95:8.0f} {cpu:8.0f} {queries:8d}")
+    print(f"{'page':<28} {'p50 ms (min-max, runs)':>28} {'p95 ms':>8} {'CPU ms':>8} {'queries':>8}")
     opening = open_rolled_back(client, reverse("studies:status", args=[slug, "open"]))
-    p50, p95, cpu, queries = timings(opening, max(3, args.repeat // 3))
-    print(f"{'open: POST (rolled back)':<28} {p50:8.0f} {p95:8.0f} {cpu:8.0f} {queries:8d}")
-    print(f"load average {os.getloadavg()[0]:.1f} at the end (other work on the machine slows it)")
+    runs = [(name, get(client, page), args.repeat) for name, page in pages]
+    runs.append(("open: POST (rolled back)", opening, max(RUNS, args.repeat // 3)))
+    for name, run, repeat in runs:
+        if repeat == args.repeat:
+            run()  # warm
+        times, p95, cpu, queries = timings(run, repeat)
+        p50 = spread(times, unit="", scale=1000, digits=0)
+        print(f"{name:<28} {p50:>28} {p95:8.0f} {cpu:8.0f} {queries:8d}")
 
 
 if __name__ == "__main__":
