@@ -25,6 +25,10 @@ a web worker, a web node, PgBouncer -- was down), and the time from the last fau
 the stored statistics equal a from-scratch recompute of the final data. It exits 1 unless:
 every acknowledged submit is stored and every stored one was sent, no duplicates, no 5xx
 outside the killed connections, and the statistics converged within 60 s of the last fault.
+
+One run takes minutes, so the default is one: ``--repeat 5`` runs the whole shape again from
+scratch each time and prints the median and spread of the convergence time (``--json`` then
+writes the list of the runs' figures); it exits 1 if any run failed.
 """
 
 import argparse
@@ -54,6 +58,7 @@ from processes import (
     free_port,
     postgres,
 )
+from report import add_repeat, load_average, reported, runs_apart, spread
 
 ROOT = Path(__file__).resolve().parents[1]
 PG_URL = "postgres://postgres:postgres@127.0.0.1:5432/concord_bench_chaos"
@@ -716,7 +721,7 @@ def verdict(args, tally: Tally, faults, stored, duplicates, converged, began, er
         "convergence_after_last_fault": converged and round(converged - last, 1),
         "convergence_after_last_kill": converged
         and round(converged - max((f.killed for f in faults if f.killed), default=began), 1),
-        "load_average": [round(v, 2) for v in os.getloadavg()],
+        "load_average": round(load_average(), 2),
     }
     problems = list(errors)
     if lost:
@@ -766,8 +771,7 @@ def report(figures: dict) -> None:
            f"({figures['convergence_after_last_kill']} s after the last kill)"
            if figures["convergence_after_last_fault"] is not None else "NOT within the limit")
     )  # fmt: skip
-    load = figures["load_average"]
-    print(f"Load average at the end: {load[0]} / {load[1]} / {load[2]} (1 / 5 / 15 min)")
+    print(f"Load average at the end of the run: {figures['load_average']}")
     print("PASS" if not figures["problems"] else "FAIL: " + "; ".join(figures["problems"]))
 
 
@@ -788,6 +792,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    add_repeat(parser, default=1)
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", PG_URL))
     args = parser.parse_args()
     if not (1 <= args.raters <= MAX_RATERS and 10 <= args.duration <= MAX_DURATION):
@@ -840,6 +845,27 @@ def run(args, cluster: Cluster) -> dict:
 
 def main() -> int:
     args = arguments()
+    title = f"Chaos run: {args.raters} raters for {args.duration:.0f} s, seed {args.seed}"
+    with reported(title, runs=args.repeat, why_fewer="minutes a run"):
+        if args.repeat == 1:
+            figures = one_run(args)
+            runs = [figures] if figures is not None else []
+        else:  # each run in a process of its own: Django is set up once per process
+            runs = runs_apart(__file__, sys.argv[1:], args.repeat)
+        converged = [f["convergence_after_last_fault"] for f in runs]
+        if len(runs) > 1 and None not in converged:
+            print(f"--- statistics equal to a recompute after the last fault: {spread(converged)}")
+    if args.json and runs:
+        args.json.write_text(json.dumps(runs[0] if args.repeat == 1 else runs, indent=2))
+    failed = len(runs) < args.repeat or any(f["problems"] for f in runs)
+    return 1 if failed else 0
+
+
+def one_run(args) -> dict | None:
+    """The shape started, the raters' run with its faults, everything stopped: the figures,
+    or None when interrupted or broken."""
+    # SIGTERM ends the run like Ctrl-C (the previous run's cleanup ignored both).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
 
     tmp = Path(tempfile.mkdtemp(prefix="concord-chaos-"))
@@ -860,8 +886,6 @@ def main() -> int:
         created = True
         figures = run(args, cluster)
         report(figures)
-        if args.json:
-            args.json.write_text(json.dumps(figures, indent=2))
     except KeyboardInterrupt:
         print("\nInterrupted: stopping what was started.", file=sys.stderr)
     finally:
@@ -882,7 +906,7 @@ def main() -> int:
                 args.database_url, f'DROP DATABASE IF EXISTS "{cluster.database}" WITH (FORCE)'
             )
         shutil.rmtree(tmp, ignore_errors=True)
-    return 0 if figures is not None and not figures["problems"] else 1
+    return figures
 
 
 if __name__ == "__main__":

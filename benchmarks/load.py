@@ -21,8 +21,10 @@ does (CSRF cookie and token, the version from the page and from the autosave's a
 then prints requests/s, p50/p95/p99 per page, errors, the ratings lost (submits the client
 sent whose rating is not stored: must be 0) and the delay from the last submission to a
 fresh agreement result. Everything it started is stopped, and its database dropped, at the
-end, Ctrl-C included. Needs PostgreSQL and Redis for the production shape (Redis db from
-``--redis-url``; the Celery queue has a name of its own).
+end, Ctrl-C included. One run (a study built, servers started, the raters' run) takes a minute
+or more, so the default is one run: ``--repeat 5`` repeats it from scratch and prints the
+median and spread of its headline figures. Needs PostgreSQL and Redis for the production
+shape (Redis db from ``--redis-url``; the Celery queue has a name of its own).
 """
 
 import argparse
@@ -51,6 +53,7 @@ from processes import (
     free_port,
     postgres,
 )
+from report import add_repeat, reported, runs_apart, spread
 
 ROOT = Path(__file__).resolve().parents[1]
 PG_URL = "postgres://postgres:postgres@127.0.0.1:5432/concord_bench_load"
@@ -434,6 +437,8 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--redis-url", default=REDIS_URL)
     parser.add_argument("--proxy", action="store_true", help="the scaled-out shape")
     parser.add_argument("--nodes", type=int, default=2, help="web nodes behind the proxy")
+    add_repeat(parser, default=1)
+    parser.add_argument("--json", type=Path, help="also write the headline figures to this file")
     args = parser.parse_args()
     if args.proxy and not 1 <= args.nodes <= 8:
         parser.error("1-8 web nodes")
@@ -442,7 +447,38 @@ def arguments() -> argparse.Namespace:
 
 def main() -> None:
     args = arguments()
-    # SIGTERM ends the run like Ctrl-C, so the cleanup below runs either way.
+    shape = "default" if args.default else "proxy" if args.proxy else "production"
+    title = f"Simulated raters, {shape} shape: {args.raters} raters x {args.cases} cases"
+    with reported(title, runs=args.repeat, why_fewer="a minute or more a run"):
+        if args.repeat == 1:
+            figures = one_run(args)
+            if figures is not None and args.json:
+                args.json.write_text(json.dumps(figures))
+            return
+        # Each run in a process of its own: Django is set up once per process, on its database.
+        runs = runs_apart(__file__, sys.argv[1:], args.repeat)
+        if runs:
+            print(f"--- over {len(runs)} runs")
+            for name, (unit, scale, digits) in HEADLINE.items():
+                values = [figures[name] for figures in runs]
+                print(f"{name}: {spread(values, unit=unit, scale=scale, digits=digits)}")
+
+
+# The figures a run returns, summarised over --repeat runs: (unit, scale, digits).
+HEADLINE = {
+    "requests/s": ("", 1, 1),
+    "submit p95": ("ms", 1000, 0),
+    "median submit": ("ms", 1000, 0),
+    "fresh point estimates": ("s", 1, 2),
+}
+
+
+def one_run(args) -> dict | None:
+    """One run from scratch: its headline figures, or None when interrupted."""
+    figures = None
+    # SIGTERM ends the run like Ctrl-C, so the cleanup below runs either way (the previous
+    # run's cleanup ignored both).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
 
     tmp = Path(tempfile.mkdtemp(prefix="concord-load-"))
@@ -483,6 +519,13 @@ def main() -> None:
             wait_healthy(base, processes)
         stats, wall, point, intervals = measure(args, base, study, usernames, processes)
         report(args, stats, wall, study, point, intervals)
+        submits = stats.times.get("submit") or [float("nan")]
+        figures = {
+            "requests/s": sum(len(v) for v in stats.times.values()) / wall,
+            "submit p95": percentile(submits, 0.95),
+            "median submit": statistics.median(submits),
+            "fresh point estimates": point,
+        }
     except KeyboardInterrupt:
         print("\nInterrupted: stopping what was started.", file=sys.stderr)
     finally:
@@ -493,6 +536,7 @@ def main() -> None:
             cluster.stop()
             processes = []
         cleanup(args, env, tmp, port, processes, created=created)
+    return figures
 
 
 def start_cluster(args, tmp: Path):
@@ -528,9 +572,7 @@ def report(args, stats: Stats, wall: float, study, point: float, intervals: floa
             "PgBouncer in transaction mode, PostgreSQL, Redis, recompute and jobs workers, beat)"
         )
     total = sum(len(v) for v in stats.times.values())
-    load = os.getloadavg()
     print(f"Shape: {shape}; {args.raters} raters x {args.cases} cases, think {args.think} s")
-    print(f"Load average before the report: {load[0]:.1f} (2 cores)")
     print(f"{total} requests in {wall:.1f} s: {total / wall:.1f} requests/s")
     print(f"{'page':<14}{'n':>6}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'errors':>8}")
     order = ["sign-in page", "sign in", "next case", "rating page", "autosave", "submit"]

@@ -10,9 +10,12 @@ and reads neither the load nor the commit itself (tests/test_benchmarks.py holds
 """
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -61,13 +64,32 @@ def repeat_argument(argv: Sequence[str], default: int = RUNS) -> int:
     return default
 
 
-def positional(argv: Sequence[str]) -> list[str]:
-    """``argv`` without ``--repeat N``."""
+def positional(argv: Sequence[str], options: Sequence[str] = ("--repeat",)) -> list[str]:
+    """``argv`` without ``--repeat N`` (or the other ``options`` given, each with its value)."""
     argv = list(argv)
-    if "--repeat" in argv:
-        at = argv.index("--repeat")
-        del argv[at : at + 2]
+    for option in options:
+        if option in argv:
+            at = argv.index(option)
+            del argv[at : at + 2]
     return argv
+
+
+def runs_apart(script: str, argv: Sequence[str], runs: int) -> list[dict]:
+    """``script`` run ``runs`` times, each in a process of its own (``--repeat 1 --json
+    FILE``), for a benchmark whose run sets Django up on a database of its own: the figures
+    each run wrote. A run that wrote none (interrupted, broken) ends the series."""
+    rest = positional(argv, ("--repeat", "--json"))
+    found = []
+    for run in range(runs):
+        print(f"--- run {run + 1} of {runs}", flush=True)
+        with tempfile.TemporaryDirectory() as folder:
+            figures = Path(folder) / "figures.json"
+            command = [sys.executable, script, *rest, "--repeat", "1", "--json", str(figures)]
+            subprocess.run(command, check=False)
+            if not figures.exists():
+                break
+            found.append(json.loads(figures.read_text()))
+    return found
 
 
 @contextmanager

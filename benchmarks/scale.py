@@ -184,7 +184,7 @@ def build(cases: int, raters: int):
     )  # fmt: skip
     plan_cpu = time.process_time() - plan_cpu
     print(
-        f"assign: {sum(job.created.values())} assignments to {raters} raters in {seconds:.1f} s "
+        f"assign: {sum(job.result['created'].values())} assignments to {raters} raters in {seconds:.1f} s "
         f"(this process's CPU {cpu:.1f} s; the plan alone: {plan_cpu:.2f} s of CPU)"
     )
     return study, lead

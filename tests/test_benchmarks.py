@@ -43,19 +43,32 @@ def problems(source: str) -> list[str]:
     return found
 
 
-SCRIPTS = sorted(p for p in BENCHMARKS.glob("*.py") if p.name not in NOT_SCRIPTS)
+# Being rewritten on other branches at the same time: each is retrofitted when they meet.
+# Strict, so the list must shrink as each one is: a script that passes fails here.
+PENDING = {"case_import.py", "exports.py", "imports.py", "memory.py", "pipeline.py", "recompute.py"}
+SCRIPTS = [
+    pytest.param(
+        p,
+        id=p.name,
+        marks=[pytest.mark.xfail(strict=True, reason="not yet retrofitted")]
+        if p.name in PENDING
+        else [],
+    )
+    for p in sorted(BENCHMARKS.glob("*.py"))
+    if p.name not in NOT_SCRIPTS
+]
 
 
-@pytest.mark.parametrize("script", SCRIPTS, ids=[p.name for p in SCRIPTS])
+@pytest.mark.parametrize("script", SCRIPTS)
 def test_every_benchmark_reports_through_the_shared_module(script):
     assert problems(script.read_text()) == []
 
 
-PLANTED = '''
+PLANTED = """
 import os, time
 start = time.perf_counter()
 print(f"load average {os.getloadavg()[0]:.1f}: {time.perf_counter() - start:.2f} s")
-'''
+"""
 
 
 def test_a_planted_script_with_its_own_load_and_one_run_fails():
