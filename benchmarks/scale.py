@@ -183,8 +183,9 @@ def build(cases: int, raters: int):
         seed=study.blinding_seed,
     )  # fmt: skip
     plan_cpu = time.process_time() - plan_cpu
+    assigned = sum(job.result["created"].values())
     print(
-        f"assign: {sum(job.result['created'].values())} assignments to {raters} raters in {seconds:.1f} s "
+        f"assign: {assigned} assignments to {raters} raters in {seconds:.1f} s "
         f"(this process's CPU {cpu:.1f} s; the plan alone: {plan_cpu:.2f} s of CPU)"
     )
     return study, lead
