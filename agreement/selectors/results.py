@@ -4,8 +4,10 @@ for a run."""
 import hashlib
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db.models import (
     Count,
@@ -95,6 +97,20 @@ def agreement_is_stale(*, study: Study, agreement: StudyAgreement) -> bool:
     if agreement.pk is None:
         return False  # nothing stored: the page says "not computed yet"
     return agreement.is_stale or agreement.inputs != analysis_inputs(study=study)
+
+
+def agreement_full_run(*, agreement: StudyAgreement) -> dict | None:
+    """When the stored result was brought up to date from the alpha tallies: ``at``, the
+    time of the from-scratch run its other figures (intervals, kappas, per rater and per
+    stratum, the QC checks) come from, and ``every_minutes``, how often one runs at least.
+    None when every figure is from the latest run."""
+    incremental = (agreement.result or {}).get("incremental")
+    if not incremental or not incremental.get("full_at"):
+        return None
+    return {
+        "at": datetime.fromisoformat(incremental["full_at"]),
+        "every_minutes": max(1, round(settings.AGREEMENT_FULL_SECONDS / 60)),
+    }
 
 
 def awaiting_run() -> Q:

@@ -243,11 +243,13 @@ def _full_run_due(row: StudyAgreement) -> bool:
 
 
 def _incremental_allowed(*, row: StudyAgreement, inputs: dict) -> bool:
-    """Whether this run may update the stored result from the tallies: tallies are on, a
-    from-scratch result of the study as it is now (but its ratings) is stored, and its
-    from-scratch run is recent enough."""
+    """Whether this run may update the stored result from the tallies: tallies are on, the
+    study is large enough, a from-scratch result of the study as it is now (but its
+    ratings) is stored, and its from-scratch run is recent enough."""
     if settings.AGREEMENT_FULL_SECONDS <= 0 or not (row.result or {}).get("dimensions"):
         return False
+    if row.n_ratings < settings.AGREEMENT_INCREMENTAL_MIN_RATINGS:
+        return False  # a small study: a run from scratch is cheap and keeps all fresh
     stored = {key: value for key, value in (row.inputs or {}).items() if key != "ratings"}
     full_at = _full_at(row)
     return (

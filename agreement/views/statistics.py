@@ -28,6 +28,7 @@ from agreement.models import Judge
 from agreement.qc import checks as qc
 from agreement.report.charts import accuracy_chart, alpha_chart, time_chart
 from agreement.selectors import (
+    agreement_full_run,
     agreement_is_stale,
     dimensions_missing_target,
     dismissed_flags,
@@ -73,6 +74,7 @@ def study_agreement_page(request, slug):
         "agreement": agreement,
         "stale": stale,
         "result": result,
+        "full_run": agreement_full_run(agreement=agreement),
         "chart": alpha_chart(result) if result.get("dimensions") else None,
         "chart_narrow": alpha_chart(result, layout="narrow") if result.get("dimensions") else None,
     }
@@ -193,6 +195,7 @@ def _quality_context(study, *, can_act: bool, form_errors: dict[str, str]) -> di
     return {
         "study": study,
         "agreement": agreement,
+        "full_run": agreement_full_run(agreement=agreement),
         "rows": rows,
         "events": rater_decisions(study=study, kinds=RATER_DECISIONS),
         "skips": study_skip_summary(study=study),

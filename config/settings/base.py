@@ -306,6 +306,10 @@ AGREEMENT_DEBOUNCE_SECONDS = env.float("AGREEMENT_DEBOUNCE_SECONDS", default=1.0
 # updates alpha from the tallies of the cases it touched (docs/statistics.md); 0: every
 # run is from scratch.
 AGREEMENT_FULL_SECONDS = env.int("AGREEMENT_FULL_SECONDS", default=300)
+# ... and only for a study with at least this many submitted ratings: below it a run from
+# scratch takes a fraction of a second, so every figure (the kappas, per rater, the QC
+# checks) stays as fresh as alpha.
+AGREEMENT_INCREMENTAL_MIN_RATINGS = env.int("AGREEMENT_INCREMENTAL_MIN_RATINGS", default=20_000)
 # Assign: a design of at least this many assignments (sample cases times raters per case)
 # runs as a job whose progress the page shows; a smaller one, inside the request (about a
 # second per 10,000 assignments on a small machine).

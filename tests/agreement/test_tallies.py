@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from django.db import close_old_connections, connection
 from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -116,6 +117,7 @@ def check(study: Study, result: dict) -> None:
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_incremental_runs_equal_from_scratch_through_random_sequences(db, seed, settings):
     settings.AGREEMENT_FULL_SECONDS = 3600
+    settings.AGREEMENT_INCREMENTAL_MIN_RATINGS = 0
     rng = random.Random(seed)
     users = [UserFactory() for _ in range(5)]
     study = make_study(slug=f"tally-{seed}", cases=5, raters=users, consented=True)
@@ -154,6 +156,7 @@ def test_incremental_runs_equal_from_scratch_through_random_sequences(db, seed, 
 
 def test_an_incremental_run_reads_only_the_touched_cases(db, settings):
     settings.AGREEMENT_FULL_SECONDS = 3600
+    settings.AGREEMENT_INCREMENTAL_MIN_RATINGS = 0
     users = [UserFactory() for _ in range(3)]
     study = make_study(slug="touched", cases=6, raters=users, consented=True)
     for rater in ("R-01", "R-02", "R-03"):
@@ -180,6 +183,7 @@ def test_an_incremental_run_reads_only_the_touched_cases(db, settings):
 
 def test_a_structural_change_rebuilds_from_scratch(db, settings):
     settings.AGREEMENT_FULL_SECONDS = 3600
+    settings.AGREEMENT_INCREMENTAL_MIN_RATINGS = 0
     users = [UserFactory() for _ in range(3)]
     study = make_study(slug="structural", cases=4, raters=users, consented=True)
     for rater in ("R-01", "R-02", "R-03"):
@@ -205,6 +209,7 @@ def test_a_structural_change_rebuilds_from_scratch(db, settings):
 )
 def test_concurrent_updates_lose_nothing(settings):
     settings.AGREEMENT_FULL_SECONDS = 3600
+    settings.AGREEMENT_INCREMENTAL_MIN_RATINGS = 0
     users = [UserFactory() for _ in range(4)]
     study = make_study(slug="concurrent", cases=6, raters=users, consented=True)
     for rater in ("R-01", "R-02"):
@@ -241,6 +246,7 @@ def test_concurrent_updates_lose_nothing(settings):
 
 def test_intervals_of_a_from_scratch_run_join_the_update_made_meanwhile(db, settings):
     settings.AGREEMENT_FULL_SECONDS = 3600
+    settings.AGREEMENT_INCREMENTAL_MIN_RATINGS = 0
     settings.AGREEMENT_BOOTSTRAP_RESAMPLES = 200
     users = [UserFactory() for _ in range(3)]
     study = make_study(slug="merge", cases=5, raters=users, consented=True)
@@ -273,3 +279,45 @@ def test_a_from_scratch_run_finds_the_tallies_equal(db, caplog):
     run(study)  # checks
     assert "differed from scratch" not in caplog.text
     check(study, stored(study).result)
+
+
+def test_a_study_below_the_threshold_is_computed_from_scratch_every_time(db, settings):
+    """A small study gets every figure fresh: no run updates it from the tallies."""
+    settings.AGREEMENT_FULL_SECONDS = 3600
+    users = [UserFactory() for _ in range(3)]
+    study = make_study(slug="small", cases=4, raters=users, consented=True)
+    for rater in ("R-01", "R-02", "R-03"):
+        submit(study, rater=rater)
+    run(study)
+    settings.AGREEMENT_INCREMENTAL_MIN_RATINGS = stored(study).n_ratings + 100
+    submit(study, rater="R-02", cases={"TC-003"}, n=4)
+    assert "incremental" not in run(study)
+    settings.AGREEMENT_INCREMENTAL_MIN_RATINGS = stored(study).n_ratings
+    submit(study, rater="R-01", cases={"TC-002"}, n=3)
+    assert "incremental" in run(study)
+
+
+def test_the_pages_say_which_figures_are_fresh_between_full_runs(db, settings, client):
+    """Between two runs from scratch, the agreement and QC pages name the figures that
+    are from the full run, and when it was; a full run's result says nothing of it."""
+    settings.AGREEMENT_FULL_SECONDS = 600
+    settings.AGREEMENT_INCREMENTAL_MIN_RATINGS = 0
+    users = [UserFactory() for _ in range(3)]
+    study = make_study(slug="pages", cases=4, raters=users, consented=True)
+    for rater in ("R-01", "R-02", "R-03"):
+        submit(study, rater=rater)
+    run(study)
+    client.force_login(study.lead)
+    pages = ("agreement:study", "agreement:qc")
+    for name in pages:
+        assert "data-full-run" not in client.get(reverse(name, args=[study.slug])).text
+        assert "at least every" not in client.get(reverse(name, args=[study.slug])).text
+    full_at = stored(study).computed_at
+    submit(study, rater="R-02", cases={"TC-003"}, n=4)
+    assert "incremental" in run(study)
+    agreement = client.get(reverse("agreement:study", args=[study.slug])).text
+    assert "data-full-run" in agreement
+    assert f"full computation of {full_at:%Y-%m-%d %H:%M:%S} UTC" in agreement
+    assert "at least every 10 minutes" in agreement
+    qc = client.get(reverse("agreement:qc", args=[study.slug])).text
+    assert f"at least every 10 minutes); last {full_at:%Y-%m-%d %H:%M} UTC" in qc
