@@ -7,9 +7,16 @@ there and reused by later runs (slugs `bench-recompute-<ratings>`).
         [6000 20000 100000]
     .venv/bin/python benchmarks/recompute.py --incremental [--repeat 5] [100000 1000000]
 
+The cases and assignments are made by the services (`test_cases_add`,
+`assignments_create_all`), a few answers submitted through `rating_submit`; every other
+answer is a copy of one of those, written by two SQL statements inside the database
+(at 1,000,000 ratings the cases take most of the build).
+
 Studies use the reference rubric, 3 raters, two responses per case. A few cases are
 submitted through `annotation.services.rating_submit`; the rest copy those stored answers
 in bulk (the same stored shape, made quickly), with raters mostly agreeing.
+`--incremental` prints the commit, the load average before and after, and the median and
+spread (min, max) of ``--repeat`` runs of the point stage from scratch and from the tallies.
 
 For each size it prints the best of a few runs of: loading the data (the ratings' one
 read, laid out for agreement and for QC), the point estimate (loaded, analysed without
@@ -367,7 +374,9 @@ def main() -> None:
         setup_django()
         print(f"commit {_commit()}; load average before {os.getloadavg()}", flush=True)
         for size in sizes:
+            start = time.perf_counter()
             study = build_study(size)
+            print(f"  ({size}-rating study ready in {time.perf_counter() - start:.0f} s)")
             from django.db import connection
 
             with connection.cursor() as cursor:
