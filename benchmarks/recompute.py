@@ -179,6 +179,8 @@ def _copy_answers(study, stored: dict, done: set) -> None:
     membership, labels = Membership._meta.db_table, BlindedLabel._meta.db_table
     now = timezone.now()
     with transaction.atomic(), connection.cursor() as cursor:
+        # The joins of a million rows hash in memory rather than in batches on disk.
+        cursor.execute("SET LOCAL work_mem = '256MB'")
         cursor.execute("CREATE TEMPORARY TABLE bench_answer (n int, case_scores jsonb)")
         cursor.executemany("INSERT INTO bench_answer VALUES (%s, %s::jsonb)", answers)
         cursor.execute(
@@ -191,6 +193,7 @@ def _copy_answers(study, stored: dict, done: set) -> None:
             f"WHERE m.study_id = %s AND NOT (a.id = ANY(%s))",
             [study.pk, sorted(done)],
         )
+        cursor.execute("ANALYZE bench_todo")
         cursor.execute(
             f"INSERT INTO {rating} (assignment_id, label, shown_label, response_id, scores, "
             f"total, submitted_at) "
