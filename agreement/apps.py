@@ -1,5 +1,22 @@
 from django.apps import AppConfig
 
+# The hooks agreement registers with the lower apps. Each imports its module when first
+# called, not at start-up: the receivers import the recompute services, and with them the
+# statistics (numpy); a process that never calls them (`make run`'s autoreloader, a
+# management command) does not load them (benchmarks/memory.py, the warm start).
+
+
+def _setup_checklist_analysis_plan(*, study):
+    from .selectors import setup_checklist_analysis_plan
+
+    return setup_checklist_analysis_plan(study=study)
+
+
+def _analysis_inputs_changed_received(sender, **kwargs):
+    from .receivers import analysis_inputs_changed_received
+
+    return analysis_inputs_changed_received(sender, **kwargs)
+
 
 class AgreementConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
@@ -9,11 +26,8 @@ class AgreementConfig(AppConfig):
         from studies.setup_checklist import checklist_reader_register
         from studies.signals import analysis_inputs_changed
 
-        from .receivers import analysis_inputs_changed_received
-        from .selectors import setup_checklist_analysis_plan
-
-        checklist_reader_register(setup_checklist_analysis_plan)
+        checklist_reader_register(_setup_checklist_analysis_plan)
 
         analysis_inputs_changed.connect(
-            analysis_inputs_changed_received, dispatch_uid="agreement.analysis_inputs"
+            _analysis_inputs_changed_received, dispatch_uid="agreement.analysis_inputs"
         )

@@ -21,7 +21,6 @@ from .models import (
     TrainingItem,
     Withdrawal,
 )
-from .services.participation import withdrawal_record
 
 
 class WithdrawalForm(ReasonForm):
@@ -35,6 +34,10 @@ class WithdrawalForm(ReasonForm):
 
 @admin.action(description="Withdraw the selected raters (under the study's policy)")
 def rater_withdraw(modeladmin, request, queryset):
+    # Imported here: the services import the statistics (numpy), which the admin's
+    # registration at start-up does not need (apps.py).
+    from .services.participation import withdrawal_record
+
     def apply(membership, data):
         withdrawal = withdrawal_record(
             rater=membership, data=data["data"] or None, reason=data["reason"], actor=request.user

@@ -1,5 +1,40 @@
 from django.apps import AppConfig
 
+# The hooks annotation registers with ``studies``. Each imports its module when first
+# called, not at start-up: the selectors import the statistics (numpy), and a process that
+# never calls them (`make run`'s autoreloader, a management command) does not load them
+# (benchmarks/memory.py, the warm start).
+
+
+def _study_rating_activity(*, study):
+    from .selectors import study_rating_activity
+
+    return study_rating_activity(study=study)
+
+
+def _setup_checklist_onboarding(*, study):
+    from .selectors import setup_checklist_onboarding
+
+    return setup_checklist_onboarding(study=study)
+
+
+def _setup_checklist_pay(*, study):
+    from .selectors.pay import setup_checklist_pay
+
+    return setup_checklist_pay(study=study)
+
+
+def _study_submitted_count(*, study_id):
+    from .selectors.rating import study_submitted_count
+
+    return study_submitted_count(study_id=study_id)
+
+
+def _raters_need_cases_received(sender, **kwargs):
+    from .receivers import raters_need_cases_received
+
+    return raters_need_cases_received(sender, **kwargs)
+
 
 class AnnotationConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
@@ -11,15 +46,10 @@ class AnnotationConfig(AppConfig):
         from studies.signals import raters_need_cases
         from studies.webhooks import submitted_count_reader_register
 
-        from .receivers import raters_need_cases_received
-        from .selectors import setup_checklist_onboarding, study_rating_activity
-        from .selectors.pay import setup_checklist_pay
-        from .selectors.rating import study_submitted_count
-
-        activity_reader_register(study_rating_activity)
-        checklist_reader_register(setup_checklist_onboarding)
-        checklist_reader_register(setup_checklist_pay)
-        submitted_count_reader_register(study_submitted_count)
+        activity_reader_register(_study_rating_activity)
+        checklist_reader_register(_setup_checklist_onboarding)
+        checklist_reader_register(_setup_checklist_pay)
+        submitted_count_reader_register(_study_submitted_count)
         raters_need_cases.connect(
-            raters_need_cases_received, dispatch_uid="annotation.raters_need_cases"
+            _raters_need_cases_received, dispatch_uid="annotation.raters_need_cases"
         )

@@ -3,6 +3,7 @@
     BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/concord_bench_memory \\
       .venv/bin/python benchmarks/memory.py --runs 5
     .venv/bin/python benchmarks/memory.py --runs 5 --no-preload   # GUNICORN_PRELOAD=false
+    .venv/bin/python benchmarks/memory.py --runs 5 --make-run-only  # the warm start alone
 
 Each run starts, one after the other:
 - the web: gunicorn with config/gunicorn.py (``--workers``, 4 by default; the app preloaded
@@ -206,6 +207,9 @@ def main() -> None:
     parser.add_argument("--no-preload", action="store_true", help="GUNICORN_PRELOAD=false")
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", PG_URL))
     parser.add_argument("--redis-url", default=REDIS_URL)
+    parser.add_argument(
+        "--make-run-only", action="store_true", help="only make run's warm start and memory"
+    )
     args = parser.parse_args()
     load = os.getloadavg()
     print(f"commit {commit()}; load average before {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
@@ -244,10 +248,10 @@ def main() -> None:
                 )  # fmt: skip
         figures: dict[str, list[float]] = {}
         for run in range(args.runs):
-            results = {
-                "web": web(args, production, log),
-                "worker": worker(production, log),
-            }
+            results = {}
+            if not args.make_run_only:
+                results["web"] = web(args, production, log)
+                results["worker"] = worker(production, log)
             seconds, cpu, results["make run"] = make_run(local, log)
             figures.setdefault("make run warm start", []).append(seconds)
             figures.setdefault("make run warm start, CPU", []).append(cpu)
