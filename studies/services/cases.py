@@ -7,6 +7,7 @@ from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
+from django.core.cache import cache
 from django.core.files.base import ContentFile, File
 from django.db import transaction
 from django.utils import timezone
@@ -254,6 +255,19 @@ def case_upload_create(
         upload.file.delete(save=False)  # no row, no file
         raise
     return upload
+
+
+# How long an upload's checked preview is kept; past it, the preview checks the file again.
+PREVIEW_KEPT_SECONDS = 24 * 60 * 60
+
+
+def case_upload_preview_keep(
+    *, study: Study, upload: CaseUpload, parsed: ParsedCases, check: dict
+) -> None:
+    """Keep what the upload's check found (``selectors.test_cases_check``), so that its
+    preview page shows it without reading the file again: the import checks it anyway."""
+    key = selectors.case_upload_preview_key(study=study, upload=upload)
+    transaction.on_commit(lambda: cache.set(key, (parsed, check), PREVIEW_KEPT_SECONDS))
 
 
 def _pending_uploads_delete(study: Study) -> None:
