@@ -525,8 +525,27 @@ def test_cases_check(*, study: Study, filename: str, data: Source) -> tuple[Pars
         )
     mentions = scanner.mentions if scanner is not None else []
     count = scanner.count if scanner is not None else 0
-    check = {"mentions": mentions, "mention_count": count, "mentions_more": count - len(mentions)}
+    check = {
+        "mentions": mentions,
+        "mention_count": count,
+        "mentions_more": count - len(mentions),
+        # The names the texts were scanned for: the import stores these mentions instead of
+        # scanning again when they are all here and the study's systems are these.
+        "systems": sorted(scanner.systems) if scanner is not None else [],
+    }
     return parsed, check
+
+
+def case_upload_kept_mentions(*, study: Study, upload) -> tuple[list[Mention], list[str]] | None:
+    """Every mention the upload's check found, with the systems it looked for, while the
+    study is as it was then and none was left out of the kept preview; else None."""
+    kept = cache.get(case_upload_preview_key(study=study, upload=upload))
+    if kept is None:
+        return None
+    _, check = kept
+    if check["mentions_more"] or "systems" not in check:
+        return None
+    return check["mentions"], check["systems"]
 
 
 def case_upload_preview_key(*, study: Study, upload) -> str:
