@@ -7,8 +7,9 @@ Writes CSV and JSONL files of cases of about 2 KB (a prompt and two responses of
 peak resident memory (``ru_maxrss``) is that file's alone:
 
 - **check**: ``studies.importing.parse_cases`` on the file's path (what the upload runs);
-- with ``--db``, **whole import**: as the pages run it, the check of the upload, keeping
-  it (copied to the upload store), the check for the preview, and the import with its
+- with ``--db``, **whole import**: as the pages run it, the check of the upload (with its
+  blinding check), keeping it (copied to the upload store) with its preview, the preview
+  (read from the cache), and the import (which stores the upload's blinding check) with its
   writes, in a PostgreSQL database of its own (``concord_bench_cases``, or
   BENCH_DATABASE_URL), inside a transaction that is rolled back. The database is vacuumed
   before each import and at the end, so that the rolled-back rows of earlier runs neither
@@ -133,21 +134,28 @@ def whole_import(path: Path) -> None:
         with transaction.atomic():
             lead = get_user_model().objects.create(username="bench-lead")
             study = services.study_create(slug="bench", name="Bench", lead=lead)
-            assert selectors.test_cases_preview(
-                study=study, filename=path.name, data=path, sink=lambda case: None
-            ).ok
+            checked_file, check = selectors.test_cases_check(
+                study=study, filename=path.name, data=path
+            )
+            assert checked_file.ok
             with path.open("rb") as stream:
                 upload = services.case_upload_create(
                     study=study, actor=lead, filename=path.name, data=File(stream)
                 )
+            services.case_upload_preview_keep(
+                study=study, upload=upload, parsed=checked_file, check=check
+            )
             stored = Path(upload.file.path)
             checked = time.perf_counter()
-            selectors.test_cases_preview(
-                study=study, filename=path.name, data=stored, sink=lambda case: None
-            )
+            selectors.case_upload_preview(study=study, upload=upload)
             previewed = time.perf_counter()
             parsed = services.test_cases_import(
-                study=study, actor=lead, filename=path.name, data=stored, upload=upload
+                study=study,
+                actor=lead,
+                filename=path.name,
+                data=stored,
+                upload=upload,
+                scanned=selectors.case_upload_kept_mentions(study=study, upload=upload),
             )
             imported = time.perf_counter()
             assert study.test_cases.count() == parsed.case_count

@@ -5,9 +5,11 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from django.contrib.auth.models import User
-from django.db.models import Count, Q
+from django.core.cache import cache
+from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from . import protocol
@@ -15,7 +17,12 @@ from .activity import rating_activity
 from .bulk_rows import batches
 from .exposure import exposure_limits
 from .importing.cases import ParsedCases, parse_cases
-from .importing.identity_check import MAX_LISTED, Mention, find_identity_mentions
+from .importing.identity_check import (
+    MAX_LISTED,
+    IdentityScanner,
+    Mention,
+    find_identity_mentions,
+)
 from .importing.tabular import Source
 from .models import (
     AdjudicationRule,
@@ -487,6 +494,77 @@ def study_blinding_check(*, study: Study) -> dict:
     passages, _ = study_identity_mention_counts(study=study)
     shown = study_identity_mentions(study=study, limit=MENTIONS_SHOWN) if passages else []
     return {"mentions": shown, "mention_count": passages, "mentions_more": passages - len(shown)}
+
+
+def test_cases_check(*, study: Study, filename: str, data: Source) -> tuple[ParsedCases, dict]:
+    """An upload's check and the blinding check of its texts, in one pass over the file that
+    keeps no case beyond the first few (``parsed.cases`` is empty): what the preview shows,
+    as ``test_cases_preview`` and ``test_cases_preview_blinding_check`` would show it."""
+    known = set(study.systems.values_list("name", flat=True))
+    scanners: list[IdentityScanner] = []
+
+    def scan(scanner: IdentityScanner, case: dict) -> None:
+        for name in sorted(case["responses"]):
+            scanner.scan(case["id"], name, case["responses"][name])
+
+    def sink(case: dict) -> None:
+        if not scanners:  # a CSV file's first case has every system of the file
+            systems = sorted(known | set(case["responses"]))
+            scanners.append(IdentityScanner(systems=systems, keep=MENTIONS_SHOWN))
+        scan(scanners[0], case)
+
+    parsed = test_cases_preview(study=study, filename=filename, data=data, sink=sink)
+    scanner = scanners[0] if scanners else None
+    wanted = known | set(parsed.systems)
+    if parsed.ok and scanner is not None and not wanted <= scanner.systems:
+        # A system first seen after the first case (a JSONL file, an arena-style study):
+        # its name is looked for in every text, in a second pass.
+        scanner = IdentityScanner(systems=sorted(wanted), keep=MENTIONS_SHOWN)
+        test_cases_preview(
+            study=study, filename=filename, data=data, sink=lambda case: scan(scanner, case)
+        )
+    mentions = scanner.mentions if scanner is not None else []
+    count = scanner.count if scanner is not None else 0
+    check = {
+        "mentions": mentions,
+        "mention_count": count,
+        "mentions_more": count - len(mentions),
+        # The names the texts were scanned for: the import stores these mentions instead of
+        # scanning again when they are all here and the study's systems are these.
+        "systems": sorted(scanner.systems) if scanner is not None else [],
+    }
+    return parsed, check
+
+
+def case_upload_kept_mentions(*, study: Study, upload) -> tuple[list[Mention], list[str]] | None:
+    """Every mention the upload's check found, with the systems it looked for, while the
+    study is as it was then and none was left out of the kept preview; else None."""
+    kept = cache.get(case_upload_preview_key(study=study, upload=upload))
+    if kept is None:
+        return None
+    _, check = kept
+    if check["mentions_more"] or "systems" not in check:
+        return None
+    return check["mentions"], check["systems"]
+
+
+def case_upload_preview_key(*, study: Study, upload) -> str:
+    """Where an upload's checked preview is kept: it holds while the study's cases and
+    systems are as they were when the file was checked (any import or removal since, and
+    the key changes: the file is checked again)."""
+    cases = study.test_cases.aggregate(count=Count("pk"), last=Max("pk"))
+    systems = ",".join(sorted(study.systems.values_list("name", flat=True)))
+    state = hashlib.sha256(f"{cases['count']}:{cases['last']}:{systems}".encode()).hexdigest()
+    return f"case-upload-preview:{upload.uuid}:{state[:32]}"
+
+
+def case_upload_preview(*, study: Study, upload) -> tuple[ParsedCases, dict]:
+    """The preview of a kept upload: as checked when it was uploaded, if the study has not
+    changed since, else the file checked again (``test_cases_check``)."""
+    kept = cache.get(case_upload_preview_key(study=study, upload=upload))
+    if kept is not None:
+        return kept
+    return test_cases_check(study=study, filename=upload.filename, data=Path(upload.file.path))
 
 
 def test_cases_preview_blinding_check(*, study: Study, parsed: ParsedCases) -> dict:

@@ -136,31 +136,50 @@ def _hits(text: str, pattern: re.Pattern, reason: str, seen: set) -> Iterable[tu
             yield reason, phrase, match.span()
 
 
+class IdentityScanner:
+    """The check, one response at a time, for a caller that reads a file as a stream.
+
+    Keeps the first ``keep`` mentions (all of them when None) and counts every one.
+    """
+
+    def __init__(self, *, systems: Sequence[str], keep: int | None = None):
+        system_pattern, system_words = _system_pattern(systems)
+        checks = [(pattern, words, SELF_DESCRIPTION) for pattern, words in SELF_DESCRIPTIONS]
+        # The study's own names before the list's: a system called "gpt-4o" is reported as one.
+        if system_pattern is not None:
+            checks.append((system_pattern, system_words, SYSTEM_NAME))
+        checks.append((MODEL_PATTERN, MODEL_WORDS, MODEL_NAME))
+        self.checks = checks
+        self.systems = frozenset(systems)
+        self.keep = keep
+        self.mentions: list[Mention] = []
+        self.count = 0
+
+    def scan(self, case_id: str, system: str, text: str) -> None:
+        folded = _fold(text)
+        seen: set[str] = set()
+        for pattern, words, reason in self.checks:
+            if words is not None and not _may_match(folded, words):
+                continue
+            for found, phrase, span in _hits(text, pattern, reason, seen):
+                self.count += 1
+                if self.keep is None or len(self.mentions) < self.keep:
+                    self.mentions.append(
+                        Mention(
+                            case_id=case_id,
+                            system=system,
+                            reason=found,
+                            matched=phrase,
+                            snippet=_snippet(text, *span),
+                        )
+                    )
+
+
 def find_identity_mentions(
     *, responses: Iterable[tuple[str, str, str]], systems: Sequence[str]
 ) -> list[Mention]:
     """``responses`` are (case id, system name, text); one mention per phrase and response."""
-    system_pattern, system_words = _system_pattern(systems)
-    checks = [(pattern, words, SELF_DESCRIPTION) for pattern, words in SELF_DESCRIPTIONS]
-    # The study's own names before the list's: a system called "gpt-4o" is reported as one.
-    if system_pattern is not None:
-        checks.append((system_pattern, system_words, SYSTEM_NAME))
-    checks.append((MODEL_PATTERN, MODEL_WORDS, MODEL_NAME))
-    mentions = []
+    scanner = IdentityScanner(systems=systems)
     for case_id, system, text in responses:
-        folded = _fold(text)
-        seen: set[str] = set()
-        for pattern, words, reason in checks:
-            if words is not None and not _may_match(folded, words):
-                continue
-            for found, phrase, span in _hits(text, pattern, reason, seen):
-                mentions.append(
-                    Mention(
-                        case_id=case_id,
-                        system=system,
-                        reason=found,
-                        matched=phrase,
-                        snippet=_snippet(text, *span),
-                    )
-                )
-    return mentions
+        scanner.scan(case_id, system, text)
+    return scanner.mentions

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
+from django.core.cache import cache
 from django.core.files.base import ContentFile, File
 from django.db import transaction
 from django.utils import timezone
@@ -55,7 +56,7 @@ class CaseWriter:
     case as ``test_cases_add`` does; ``finish`` writes the last batch and returns the count.
     """
 
-    def __init__(self, *, study: Study, progress=None):
+    def __init__(self, *, study: Study, progress=None, scanned=None):
         self.study = study
         self.system_pks = dict(study.systems.values_list("name", "pk"))
         self.start = study.test_cases.count()
@@ -65,6 +66,15 @@ class CaseWriter:
         # The systems each batch was scanned for; a name first seen later is looked for
         # again in the texts already written, once, at the end.
         self.scanned_for: set[str] | None = None
+        # ``scanned``: (mentions, systems) of the same file's check, made before (the
+        # upload's, ``selectors.test_cases_check``): stored as they are, not scanned again.
+        self.known: dict[str, list] | None = None
+        if scanned is not None:
+            mentions, systems = scanned
+            self.known = {}
+            for mention in mentions:
+                self.known.setdefault(mention.case_id, []).append(mention)
+            self.scanned_for = set(systems)
 
     def add(self, case: dict) -> None:
         self.batch.append(case)
@@ -130,17 +140,41 @@ class CaseWriter:
                 scan.append((case["id"], name, text))
                 labels.append({"test_case_id": case_pk, "label": label})
         response_pks = rows_insert(Response, responses)
-        self.scanned_for = set(self.system_pks)
-        _identity_mentions_store(
-            rows=((pk, *entry) for pk, entry in zip(response_pks, scan, strict=True)),
-            systems=sorted(self.scanned_for),
-        )
+        if self.known is None:
+            self.scanned_for = set(self.system_pks)
+            _identity_mentions_store(
+                rows=((pk, *entry) for pk, entry in zip(response_pks, scan, strict=True)),
+                systems=sorted(self.scanned_for),
+            )
+        else:
+            self._known_mentions_store(cases, response_pks, scan)
         for label, pk in zip(labels, response_pks, strict=True):
             label["response_id"] = pk
         rows_insert(BlindedLabel, labels)
         self.count += len(cases)
         if self.progress is not None:
             self.progress(self.count)
+
+    def _known_mentions_store(self, cases: list[dict], response_pks: list[int], scan) -> None:
+        """The batch's mentions from the earlier check, in its order (case, system name)."""
+        assert self.known is not None
+        keys = {
+            (case_id, system): pk
+            for pk, (case_id, system, _) in zip(response_pks, scan, strict=True)
+        }
+        rows_insert(
+            IdentityMention,
+            [
+                {
+                    "response_id": keys[mention.case_id, mention.system],
+                    "reason": mention.reason,
+                    "matched": mention.matched,
+                    "snippet": mention.snippet,
+                }
+                for case in cases
+                for mention in self.known.get(case["id"], ())
+            ],
+        )
 
 
 @transaction.atomic
@@ -256,6 +290,19 @@ def case_upload_create(
     return upload
 
 
+# How long an upload's checked preview is kept; past it, the preview checks the file again.
+PREVIEW_KEPT_SECONDS = 24 * 60 * 60
+
+
+def case_upload_preview_keep(
+    *, study: Study, upload: CaseUpload, parsed: ParsedCases, check: dict
+) -> None:
+    """Keep what the upload's check found (``selectors.test_cases_check``), so that its
+    preview page shows it without reading the file again: the import checks it anyway."""
+    key = selectors.case_upload_preview_key(study=study, upload=upload)
+    cache.set(key, (parsed, check), PREVIEW_KEPT_SECONDS)
+
+
 def _pending_uploads_delete(study: Study) -> None:
     """Delete the study's uploads not imported yet, and their files once that is committed."""
     pending = study.case_uploads.filter(imported_at__isnull=True)
@@ -288,17 +335,20 @@ def test_cases_import(
     data: tabular.Source,
     upload: CaseUpload | None = None,
     progress: Callable[[int], None] | None = None,
+    scanned: tuple[list, list[str]] | None = None,
 ) -> ParsedCases:
     """Import a whole file in one transaction, or nothing if it has any problem.
 
     The file (its bytes, or its path: read as a stream) is checked and written in one pass:
     each checked case is written in a batch as it is read, and should any problem turn up,
     everything written is undone with the transaction. ``progress`` is told the number of
-    cases written after each batch.
+    cases written after each batch. ``scanned``: the blinding check's mentions of this very
+    file, with the systems looked for (``selectors.case_upload_kept_mentions``): stored
+    instead of scanning the texts again (a system not among them: the texts are scanned).
     """
     study = locked_study(study)
     refuse_if_frozen(study, "Test cases can no longer be added.")
-    writer = CaseWriter(study=study, progress=progress)
+    writer = CaseWriter(study=study, progress=progress, scanned=scanned)
     parsed = selectors.test_cases_preview(
         study=study, filename=filename, data=data, sink=writer.add
     )
@@ -390,6 +440,8 @@ def case_upload_import_run(*, upload_id: int, actor_id: int | None) -> None:
 
     def work(job: Job, report) -> dict:
         total = upload.cases
+        # Read before the import locks the study; checked against its systems as it writes.
+        scanned = selectors.case_upload_kept_mentions(study=upload.study, upload=upload)
         try:
             test_cases_import(
                 study=upload.study,
@@ -401,6 +453,7 @@ def case_upload_import_run(*, upload_id: int, actor_id: int | None) -> None:
                 filename=upload.filename,
                 data=Path(upload.file.path),
                 upload=upload,
+                scanned=scanned,
                 progress=lambda written: report(
                     "writing", written, total, f"{written} of {total} test cases written"
                 ),

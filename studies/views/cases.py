@@ -32,10 +32,12 @@ def case_list(request, slug):
             # A file too large is refused before it is read. A large upload is on disk
             # already (Django spools it): it is checked there, as a stream.
             too_large = importing.size_problem(upload.size)
+            check: dict = {}
             if too_large:
                 parsed = importing.ParsedCases(problems=[too_large])
             else:
-                parsed = selectors.test_cases_preview(
+                # The file is read once here, checked and scanned; its preview is kept.
+                parsed, check = selectors.test_cases_check(
                     study=study, filename=upload.name, data=_uploaded_source(upload)
                 )
             if parsed.ok:
@@ -46,6 +48,9 @@ def case_list(request, slug):
                         filename=upload.name,
                         data=upload,
                         cases=parsed.case_count,
+                    )
+                    services.case_upload_preview_keep(
+                        study=study, upload=pending, parsed=parsed, check=check
                     )
                 except ApplicationError as error:
                     messages.error(request, str(error))
@@ -134,12 +139,9 @@ def case_import(request, slug, upload_uuid):
                 "page_url": reverse("studies:case_import", args=[slug, upload.uuid]),
             },
         )
-    parsed = selectors.test_cases_preview(
-        study=study, filename=upload.filename, data=Path(upload.file.path)
-    )
-    problems = status["problems"] if status["state"] in ("failed", "stopped") else []
     # Warnings before anything is written: the same scan the import stores afterwards.
-    check = selectors.test_cases_preview_blinding_check(study=study, parsed=parsed)
+    parsed, check = selectors.case_upload_preview(study=study, upload=upload)
+    problems = status["problems"] if status["state"] in ("failed", "stopped") else []
     return render(
         request,
         "studies/case_import.html",

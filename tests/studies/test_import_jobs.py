@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from jobs import services as job_services
 from jobs.models import Job
-from studies import services
+from studies import selectors, services
 from studies.importing import case_checks
 from studies.importing import cases as importing
 from studies.importing.cases import parse_cases
@@ -246,3 +246,68 @@ def test_a_large_import_analyses_its_tables_after_commit_a_small_one_does_not(
     assert len(analyze) == 1 and analyze[0] >= before_commit  # once, after the commit
     tables = ("testcase", "response", "blindedlabel", "identitymention")
     assert queries[analyze[0]]["sql"] == "ANALYZE " + ", ".join(f'"studies_{t}"' for t in tables)
+
+
+def _mentions(study) -> list[tuple]:
+    return list(
+        IdentityMention.objects.filter(response__test_case__study=study)
+        .order_by("response__test_case__position", "response__system__name", "pk")
+        .values_list("response__test_case__case_id", "response__system__name", "reason", "matched")
+    )
+
+
+FLAGGED = (
+    f"{HEADER}\n"
+    "T1,P,,,As an AI language model I think so,fine\n"
+    "T2,P,,,plain,GPT-4o says b is better than a\n"
+    "T3,P,,,also plain,and plain\n"
+)
+
+
+def test_the_preview_is_kept_and_the_import_stores_the_same_blinding_check(client, draft, lead):
+    """The upload's one pass keeps its preview: the page does not read the file again, and
+    the import stores that check's mentions, the same as scanning the texts afresh."""
+    client.force_login(lead)
+    response = client.post(
+        reverse("studies:cases", args=[draft.slug]),
+        {"file": SimpleUploadedFile("f.csv", FLAGGED.encode())},
+    )
+    assert response.status_code == 302
+    upload = CaseUpload.objects.get(study=draft)
+    Path(upload.file.path).write_text(f"{HEADER}\nX9,P,,,changed,changed\n")  # not read
+    page = client.get(response["Location"]).text
+    assert 'id="count-cases">3<' in page and "describes itself as an AI" in page
+    assert "X9" not in page
+    Path(upload.file.path).write_text(FLAGGED)
+    kept = selectors.case_upload_kept_mentions(study=draft, upload=upload)
+    assert kept is not None and len(kept[0]) == 2 and kept[1] == ["baseline", "improved"]
+    assert client.post(response["Location"]).status_code == 302
+    assert Case.objects.filter(study=draft).count() == 3
+    stored = _mentions(draft)
+    services.identity_mentions_rescan(study=draft)
+    assert stored == _mentions(draft) and len(stored) == 2
+
+
+def test_a_kept_preview_is_not_used_once_the_study_has_changed(client, draft, lead):
+    client.force_login(lead)
+    response = client.post(
+        reverse("studies:cases", args=[draft.slug]),
+        {"file": SimpleUploadedFile("f.csv", FLAGGED.encode())},
+    )
+    upload = CaseUpload.objects.get(study=draft)
+    services.test_cases_add(
+        study=draft,
+        systems=["baseline", "improved"],
+        cases=[
+            {
+                "id": "T1",
+                "prompt": "P",
+                "stratum": "",
+                "responses": {"baseline": "x", "improved": "y"},
+            }
+        ],
+    )
+    assert selectors.case_upload_kept_mentions(study=draft, upload=upload) is None
+    page = client.get(response["Location"])
+    # Checked again: the file's T1 is now in the study.
+    assert "the study already has a test case with the id" in page.text
