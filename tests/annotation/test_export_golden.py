@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from agreement.report.bundle import report_bundle_chunks
-from annotation import exports
+from annotation import export_xlsx, exports
 from annotation.models import Adjudication, Assignment, Rating
 from annotation.services import assignments_create_all
 from annotation.services.skipping import case_skip
@@ -139,3 +139,24 @@ def test_every_export_is_byte_for_byte_its_golden_copy(unblinded, settings):
     assert sorted(files) == sorted(expected)
     for name, data in files.items():
         assert data == expected[name], name
+
+
+TRICKY = [
+    "plain", " leading space", "trailing space ", "   ", "a & b < c > d", "=1+1", "+1", "-2",
+    "@SUM(A1)", "\tTAB", "\rCR", "bell\x07 inside", "\x01", "x" * 40_000, "quote ' \" ",
+    "Ünïcödé 日本語 ½", "line\nbreak", 0, 7, -3, 2.5, 1e17, 1 / 3, True, False,
+    float("nan"), None, "",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("formulas", [True, False])
+def test_the_excel_rows_are_written_as_openpyxl_writes_them(formulas):
+    """Every kind of cell value, in rows of different lengths, against openpyxl itself."""
+    values = [v for v in TRICKY if formulas or not (isinstance(v, str) and v[:1] in "=+-@\t\r")]
+    rows = [["TC-ID", "Response", "Notes", "Rater"]]
+    rows += [values[i : i + 1 + i % 5] for i in range(len(values))]
+    rows += [[], [None, "", 3]]
+    fast, plain = io.BytesIO(), io.BytesIO()
+    export_xlsx.xlsx_write(iter(rows), fast)
+    export_xlsx._openpyxl_write(iter(rows), plain, title="Worksheet")
+    assert xlsx_parts(fast.getvalue()) == xlsx_parts(plain.getvalue())
