@@ -33,10 +33,6 @@ from .worksheets.columns import FORMULA_START
 # Column widths (in characters) of the Excel worksheet; other columns fit their heading.
 XLSX_WIDTHS = {"TC-ID": 10, "Response": 10, "Confidence": 12, "Notes": 60, "System": 18}
 
-# Zip compression: level 1 deflates a large worksheet several times faster than the
-# default 6, for a somewhat larger file (the parts inside are the same).
-COMPRESSLEVEL = 1
-
 
 def xlsx_write(rows: Iterable[list], file: IO[bytes], *, title: str = "Worksheet") -> None:
     """Write rows to an .xlsx file, the data rows streamed through a temporary file.
@@ -58,7 +54,7 @@ def xlsx_write(rows: Iterable[list], file: IO[bytes], *, title: str = "Worksheet
         _openpyxl_write([header, *([["="]] if quoted else [])], template, title=title)
         with (
             zipfile.ZipFile(template) as source,
-            zipfile.ZipFile(file, "w", zipfile.ZIP_DEFLATED, compresslevel=COMPRESSLEVEL) as target,
+            zipfile.ZipFile(file, "w", zipfile.ZIP_DEFLATED) as target,
         ):
             for info in source.infolist():
                 data = source.read(info)

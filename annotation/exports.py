@@ -105,9 +105,11 @@ def _systems(study: Study) -> dict[tuple[int, str], str] | None:
     return systems
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Rated:
-    """What the exports read of one assignment, and of its ratings (``_RatingRow``)."""
+    """What the exports read of one assignment, and of its ratings (``_RatingRow``).
+    Plain slotted classes, not frozen ones: a frozen dataclass sets each field through
+    ``object.__setattr__``, and a large study's export makes 100,000s of these."""
 
     pk: int
     test_case_id: int
@@ -131,7 +133,7 @@ class _Rated:
         return _CONFIDENCE.get(self.confidence, self.confidence)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _RatingRow:
     label: str
     shown_label: str
