@@ -105,9 +105,11 @@ def _systems(study: Study) -> dict[tuple[int, str], str] | None:
     return systems
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Rated:
-    """What the exports read of one assignment, and of its ratings (``_RatingRow``)."""
+    """What the exports read of one assignment, and of its ratings (``_RatingRow``).
+    Plain slotted classes, not frozen ones: a frozen dataclass sets each field through
+    ``object.__setattr__``, and a large study's export makes 100,000s of these."""
 
     pk: int
     test_case_id: int
@@ -131,7 +133,7 @@ class _Rated:
         return _CONFIDENCE.get(self.confidence, self.confidence)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _RatingRow:
     label: str
     shown_label: str
@@ -366,21 +368,22 @@ def _adjudications(study: Study) -> dict[int, tuple[str, dict, str]]:
     return {case: (status, answers or {}, reason) for case, status, answers, reason in rows}
 
 
-def _adjudicated(adjudications, column, *, test_case_id: int, label: str) -> dict:
-    """The adjudication columns of a long row: the case's status, the resolved answer to
-    the dimension (for the response ``label``; "" for a per-case one) and the reason."""
-    status, answers, reason = adjudications.get(test_case_id, ("", {}, ""))
+def _resolved(answers: dict, column, *, label: str) -> Any:
+    """The adjudicator's resolved answer to the dimension, for the response ``label`` (""
+    for a per-case one), as a worksheet cell holds it; "" when there is none."""
     if label:
         resolved = ((answers.get("responses") or {}).get(label) or {}).get(column.key)
     else:
         resolved = (answers.get("case") or {}).get(column.key)
     # Resolved on a screen that shows the pair in key order: never flipped.
-    value = "" if resolved is None else column.scoring.cell_out(resolved, flipped=False)
-    return {"adjudication": status, "adjudicated_value": value, "adjudication_reason": reason}
+    return "" if resolved is None else column.scoring.cell_out(resolved, flipped=False)
 
 
 def long_rows(*, study: Study) -> Iterator[list]:
-    """One row per submitted rating and dimension (per-case dimensions once per case)."""
+    """One row per submitted rating and dimension (per-case dimensions once per case).
+
+    Each row is built as a list in ``LONG_COLUMNS`` order from the parts its assignment
+    and rating share: a large study's table has millions of rows."""
     columns = dimension_columns(study=study)
     per_response = [c for c in columns if c.scope != "case"]
     per_case = [c for c in columns if c.scope == "case"]
@@ -391,33 +394,34 @@ def long_rows(*, study: Study) -> Iterator[list]:
         ratings = assignment.ratings
         if not ratings or assignment.purpose != TestCase.Purpose.SAMPLE:
             continue  # gold items and attention checks: see ``gold_rows``
-        common = {
-            "rater": assignment.rater,
-            "rater_status": assignment.rater_status,
-            "test_case": assignment.case_id,
-            "stratum": assignment.stratum,
-            "confidence": assignment.confidence_shown,
-            "active_seconds": assignment.active_seconds,
-            "version": assignment.version,
-            "flipped": "yes" if assignment.flipped else "no",
-            "imported": assignment.source == Assignment.Source.WORKSHEET,
-            "adjudications": adjudications,
-        }
+        case_pk = assignment.test_case_id
+        status, answers, reason = adjudications.get(case_pk, ("", {}, ""))
+        flipped = assignment.flipped
+        imported = "yes" if assignment.source == Assignment.Source.WORKSHEET else ""
+        after = [assignment.confidence_shown, assignment.active_seconds]
         for rating in ratings:
-            at = {"phase": study.phase_at(rating.submitted_at),
-                  "submitted_at": _timestamp(rating.submitted_at)}  # fmt: skip
+            label = rating.label
+            head = [assignment.rater, assignment.rater_status, study.phase_at(rating.submitted_at),
+                    assignment.case_id, assignment.stratum, label, rating.shown_label,
+                    "yes" if flipped else "no"]  # fmt: skip
+            tail = [_timestamp(rating.submitted_at), assignment.version, status]
+            system = None if systems is None else systems.get((case_pk, label), "")
             for column in per_response:
                 yield _long_row(
-                    common, column, rating.scores.get(column.key), systems, at,
-                    test_case_id=assignment.test_case_id, label=rating.label,
-                    shown=rating.shown_label, total=rating.total,
+                    head, column, rating.scores.get(column.key), flipped, imported,
+                    rating.total, after, tail, _resolved(answers, column, label=label),
+                    reason, system,
                 )  # fmt: skip
-        at = {"phase": study.phase_at(ratings[0].submitted_at),
-              "submitted_at": _timestamp(ratings[0].submitted_at)}  # fmt: skip
+        first = ratings[0]
+        phase = study.phase_at(first.submitted_at)
+        head = [assignment.rater, assignment.rater_status, phase, assignment.case_id,
+                assignment.stratum, "", "", "yes" if flipped else "no"]  # fmt: skip
+        tail = [_timestamp(first.submitted_at), assignment.version, status]
+        system = None if systems is None else systems.get((case_pk, ""), "")
         for column in per_case:
             yield _long_row(
-                common, column, assignment.case_scores.get(column.key), systems, at,
-                test_case_id=assignment.test_case_id, label="", shown="", total="",
+                head, column, assignment.case_scores.get(column.key), flipped, imported, "",
+                after, tail, _resolved(answers, column, label=""), reason, system,
             )  # fmt: skip
 
 
@@ -474,33 +478,24 @@ def gold_rows(*, study: Study) -> Iterator[list]:
             yield row
 
 
-def _long_row(common, column, entry, systems, at, *, test_case_id, label, shown, total):
-    """One row of the long table; ``at``: the rating's phase and submission time, as text."""
+def _long_row(
+    head, column, entry, flipped, imported, total, after, tail, resolved, reason, system
+) -> list:
+    """One row of the long table: ``head`` (rater ... flipped), the dimension's answer,
+    ``after`` (confidence, active seconds), ``tail`` (submitted_at, version, adjudication),
+    the resolved answer and the reason, and the system once unblinded (else None)."""
     entry = entry or {}
-    items, value = column.scoring.long_text(entry, flipped=common["flipped"] == "yes")
+    items, value = column.scoring.long_text(entry, flipped=flipped)
     points = column.scoring.recorded_points(entry)
     flagged, note = answer_flag(entry)
-    row = {
-        **common,
-        **_adjudicated(common["adjudications"], column, test_case_id=test_case_id, label=label),
-        **at,
-        "response_label": label,
-        "shown_label": shown,
-        "dimension": column.key,
-        "dimension_name": column.name,
-        "scope": column.scope,
-        "items": items,
-        "value": value,
-        "points": "" if points is None else points,
-        "flagged": "yes" if flagged else "",
-        "flag_note": note,
-        "imported": "yes" if common["imported"] else "",
-        "response_total": total,
-    }
-    values = [row[name] for name, _ in LONG_COLUMNS]
-    if systems is not None:
-        values.append(systems.get((test_case_id, label), ""))
-    return values
+    row = [
+        *head, column.key, column.name, column.scope, items, value,
+        "" if points is None else points, "yes" if flagged else "", note, imported, total,
+        *after, *tail, resolved, reason,
+    ]  # fmt: skip
+    if system is not None:
+        row.append(system)
+    return row
 
 
 def _timestamp(value) -> str:

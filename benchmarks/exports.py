@@ -2,17 +2,21 @@
 
 Needs PostgreSQL. Uses the studies of `recompute.py` (the same database, BENCH_DATABASE_URL,
 default `concord_bench`; built there if missing, which takes a few minutes at 100,000):
-    .venv/bin/python benchmarks/exports.py [--repeat 3] [6000 20000 100000]
+    .venv/bin/python benchmarks/exports.py [--repeat 5] [--only NAME,...] [6000 20000 100000]
 
-For each size it prints, per export (the worksheet as CSV and as Excel, the long table) and
-for the report bundle (the zip the report page offers: report, results, the CSV exports,
-the data dictionary): the best wall and CPU seconds of a few runs, the size written, and
-the peak memory Python traced while writing it, all written to a temporary file. A request
-still running after gunicorn's timeout (60 s in `config/gunicorn.py`) is killed, so these
-are the figures to keep well below it.
+It prints the commit and the load average first. For each size it prints, per export (the
+worksheet as CSV and as Excel, the long table) and for the report bundle (the zip the report
+page offers: report, results, the CSV exports, the data dictionary): the median wall and CPU
+seconds of the runs with their spread (lowest-highest wall), the size written, and the peak
+memory Python traced while writing it (one more, untimed run), all written to a temporary
+file; then the load average after. A request still running after gunicorn's timeout (60 s
+in `config/gunicorn.py`) is killed, so these are the figures to keep well below it. The
+machine may be shared: read the figures beside the load averages.
 """
 
 import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -54,8 +58,8 @@ def _bundle(study):
     return write
 
 
-def measure(write, repeat: int) -> tuple[float, float, int, float]:
-    """Best wall and CPU seconds, bytes written, traced peak MB (one more, untimed run)."""
+def measure(write, repeat: int) -> tuple[list[float], list[float], int, float]:
+    """Wall and CPU seconds of each run, bytes written, traced peak MB (one more run)."""
     walls, cpus = [], []
     size = 0
     for _ in range(repeat):
@@ -70,18 +74,33 @@ def measure(write, repeat: int) -> tuple[float, float, int, float]:
         write(file)
         peak = tracemalloc.get_traced_memory()[1] / 1e6
         tracemalloc.stop()
-    return min(walls), min(cpus), size, peak
+    return walls, cpus, size, peak
+
+
+def load() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def main() -> None:
     args = sys.argv[1:]
-    repeat = 3
-    if args[:1] == ["--repeat"]:
-        repeat, args = int(args[1]), args[2:]
+    repeat, only = 5, None
+    while args[:1] in (["--repeat"], ["--only"]):
+        if args[0] == "--repeat":
+            repeat = int(args[1])
+        else:
+            only = set(args[1].split(","))
+        args = args[2:]
     sizes = [int(arg) for arg in args] or list(SIZES)
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
     setup_django()
-    print(f"best of {repeat} runs; peak: Python's traced memory while writing")
-    print(f"{'ratings':>8} {'export':<14} {'wall s':>7} {'CPU s':>7} {'MB out':>7} {'peak MB':>8}")
+    print(f"commit {commit}; load average before {load()} (1, 5, 15 min)")
+    print(f"median of {repeat} runs (wall spread: lowest-highest); peak: Python's traced memory")
+    print(
+        f"{'ratings':>8} {'export':<14} {'wall s':>7} {'spread':>13} {'CPU s':>7} "
+        f"{'MB out':>7} {'peak MB':>8}"
+    )
     for ratings in sizes:
         study = build_study(ratings)
         for name, write in (
@@ -90,12 +109,16 @@ def main() -> None:
             ("long-csv", _export(study, "long-csv")),
             ("bundle", _bundle(study)),
         ):
-            wall, cpu, size, peak = measure(write, repeat)
+            if only and name not in only:
+                continue
+            walls, cpus, size, peak = measure(write, repeat)
+            spread = f"{min(walls):.2f}-{max(walls):.2f}"
             print(
-                f"{ratings:>8} {name:<14} {wall:>7.2f} {cpu:>7.2f} {size / 1e6:>7.1f} {peak:>8.1f}",
+                f"{ratings:>8} {name:<14} {statistics.median(walls):>7.2f} {spread:>13} "
+                f"{statistics.median(cpus):>7.2f} {size / 1e6:>7.1f} {peak:>8.1f}",
                 flush=True,
             )
-        print(f"  load average {os.getloadavg()[0]:.1f}", flush=True)
+    print(f"commit {commit}; load average after {load()}", flush=True)
 
 
 if __name__ == "__main__":
