@@ -9,7 +9,7 @@ import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 # The shared module itself, and what the process benchmarks share (no figures of its own).
-NOT_SCRIPTS = {"report.py", "processes.py"}
+NOT_SCRIPTS = {"report.py", "processes.py", "http_settings.py"}
 # What reads the load average or the commit: report.py's alone.
 OWNED = {"getloadavg", "rev-parse"}
 
@@ -43,9 +43,17 @@ def problems(source: str) -> list[str]:
     return found
 
 
-# Being rewritten on other branches at the same time: each is retrofitted when they meet.
+# Not retrofitted yet (issue 28): each still prints its own load average and commit.
 # Strict, so the list must shrink as each one is: a script that passes fails here.
-PENDING = {"case_import.py", "exports.py", "imports.py", "memory.py", "pipeline.py", "recompute.py"}
+PENDING = {
+    "case_import.py",
+    "case_import_http.py",
+    "exports.py",
+    "imports.py",
+    "memory.py",
+    "pipeline.py",
+    "recompute.py",
+}
 SCRIPTS = [
     pytest.param(
         p,
