@@ -54,6 +54,7 @@ def _both_builds(**collect):
 
 # Slow (every URL, every role): started first in a parallel run (tests/conftest.py).
 @pytest.mark.slow
+@pytest.mark.timeout(600)
 @pytest.mark.django_db(transaction=True)
 def test_no_output_depends_on_the_key():
     first, second = _both_builds()

@@ -121,12 +121,11 @@ def krippendorff_oracle(long: pd.DataFrame, dimension: str, level: str) -> float
     return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
 
 
-def strict_majority(votes: list[int]) -> float:
-    """The answer more raters gave than any other, else none (NaN): the judges' reference."""
-    counts = {v: votes.count(v) for v in (-1, 0, 1)}
-    top = max(counts.values())
-    winners = [v for v, n in counts.items() if n == top]
-    return float(winners[0]) if len(winners) == 1 else np.nan
+def raters_majority(votes: list[int]) -> float:
+    """The side more raters chose, a rater's tie choosing neither side, else the tie 0: the
+    report's per-case preference and the judges' reference (docs/statistics.md)."""
+    sides = sum(int(np.sign(v)) for v in votes)
+    return float(np.sign(sides))
 
 
 def kappa_oracle(judge: list[int], humans: list[float], to_key: np.ndarray) -> tuple[float, int]:
@@ -245,7 +244,7 @@ def check_judges(lead, to_key: np.ndarray) -> None:
     judges = {judge["name"]: judge for judge in lead.judges_list("whole")}
     assert judges["tying-judge"]["ties"] == 4 and judges["strict-judge"]["unparseable"] == 4
 
-    humans = [strict_majority([row[n] for row in HUMANS]) for n in range(CASES)]
+    humans = [raters_majority([row[n] for row in HUMANS]) for n in range(CASES)]
     tied = lead.judge_calibration("whole", judges["tying-judge"]["uuid"], compute=True)
     assert tied["state"] == "computed"
     report = tied["calibration"]
