@@ -20,7 +20,6 @@ from . import selectors
 from .disagreement import MEASURE
 from .forms import CalibrationCallForm
 from .selectors.calibration import CalibrationItem
-from .services import calibration_call as calls
 
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
 MAX_ATTENDEES = 500  # more names than a study has raters are refused before the form
@@ -211,13 +210,7 @@ def calibration_call_record(request, slug):
     form.fields["attended"].to_field_name = "pseudonym"
     if not form.is_valid():
         raise form_errors(form)
-    call = calls.calibration_call_record(
-        study=study,
-        actor=request.user,
-        held_at=form.cleaned_data["held_at"],
-        attended=list(form.cleaned_data["attended"]),
-        note=form.cleaned_data["note"],
-    )
+    call = form.record(study=study, actor=request.user)
     call = next(c for c in selectors.calibration_calls(study=study) if c.pk == call.pk)
     return Response(_call(call), status=status.HTTP_201_CREATED)
 

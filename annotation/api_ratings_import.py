@@ -10,54 +10,38 @@ from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
 from core.api import ErrorResponseSerializer, body_object
-from core.api_jobs import job_accepted, job_url
-from jobs.models import Job
+from core.api_jobs import job_accepted
 from studies import access
 
 from . import ratings_import_jobs as jobs
+from .api_file_import import (
+    FILENAME_CHARS,
+    TRUE,
+    file_import_job_body,
+    file_import_job_serializer,
+    file_too_large,
+    refused,
+)
 from .worksheets import MAX_BYTES, WorksheetError
 
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
-TRUE = ("1", "true", "yes", "on")
-
-PROBLEM_FIELDS: dict[str, serializers.Field] = {
-    "row": serializers.IntegerField(allow_null=True),
-    "column": serializers.CharField(allow_null=True),
-    "message": serializers.CharField(),
-}
-RatingsImportJobSerializer = inline_serializer(
+RatingsImportJobSerializer = file_import_job_serializer(
     "RatingsImportJob",
-    {
-        "job": serializers.CharField(help_text="this job's URL: GET it for its progress"),
-        "state": serializers.ChoiceField(choices=Job.State.values),
-        "stage": serializers.CharField(help_text="checking or writing, while it runs"),
-        "done": serializers.IntegerField(),
-        "total": serializers.IntegerField(),
-        "check_only": serializers.BooleanField(),
-        "result": serializers.DictField(
-            help_text=(
-                "Once done: rows, ratings, cases, raters, new_raters, created, updated, "
-                "first_rated, last_rated, filename."
-            )
-        ),
-        "problems": inline_serializer("RatingsImportProblem", PROBLEM_FIELDS, many=True),
-    },
+    result="rows, ratings, cases, raters, new_raters, created, updated, first_rated, "
+    "last_rated, filename",
 )
-
-
-def _refused(error: WorksheetError) -> exceptions.ValidationError:
-    return exceptions.ValidationError([str(problem) for problem in error.problems])
 
 
 def _job_body(request, study, job) -> dict:
     status_ = jobs.ratings_import_job_status(job=job)
-    result = {k: v for k, v in status_["result"].items() if k not in ("problems", "check_job")}
-    return {
-        "job": job_url(request, "api:ratings_import_job", study.slug, job.uuid),
-        **{key: status_[key] for key in ("state", "stage", "done", "total", "problems")},
-        "check_only": status_["dry_run"],
-        "result": result if status_["state"] == Job.State.DONE else {},
-    }
+    return file_import_job_body(
+        request,
+        url_name="api:ratings_import_job",
+        slug=study.slug,
+        job=job,
+        status=status_,
+        check_only=status_["dry_run"],
+    )
 
 
 @extend_schema(
@@ -97,20 +81,17 @@ def ratings_import(request, slug):
                 study=study, actor=request.user, token=token[:64]
             )
         else:
-            if upload.size > MAX_BYTES:
-                raise exceptions.ValidationError(
-                    [f"file: the file is larger than {MAX_BYTES // 2**20} MB."]
-                )
+            file_too_large(upload)
             check = str(request.data.get("check", "")).strip().lower() in TRUE
             job = jobs.ratings_import_job_start(
                 study=study,
                 actor=request.user,
-                filename=upload.name[:200],
+                filename=upload.name[:FILENAME_CHARS],
                 data=upload.read(MAX_BYTES + 1),
                 dry_run=check,
             )
     except WorksheetError as error:
-        raise _refused(error) from error
+        raise refused(error) from error
     body = _job_body(request, study, job)
     return job_accepted(body, body["job"])
 

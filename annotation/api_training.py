@@ -241,18 +241,6 @@ def _item_form(data: dict, *, kind: str, initial: dict) -> TrainingItemForm:
     return form
 
 
-def _item_save(study: Study, item: TrainingItem | None, kind: str, form) -> TrainingItem:
-    return training.training_item_save(
-        study=study,
-        item=item,
-        kind=kind,
-        title=form.cleaned_data["title"],
-        prompt=form.cleaned_data["prompt"],
-        responses=form.responses(),
-        explanation=form.cleaned_data.get("explanation", ""),
-    )
-
-
 @extend_schema(
     methods=["GET"],
     operation_id="studies_training_items_list",
@@ -282,7 +270,7 @@ def training_items(request, slug):
                 [f"kind: use {' or '.join(TrainingItem.Kind.values)}."]
             )
         form = _item_form(body, kind=kind, initial={})
-        item = _item_save(study, None, kind, form)
+        item = form.save_item(study=study, item=None, kind=kind)
         return Response(_item_out(item), status=status.HTTP_201_CREATED)
     items = study.training_items.order_by("kind", "position", "created_at")
     return Response({"items": [_item_out(item) for item in items]})
@@ -313,7 +301,7 @@ def training_item(request, slug, item_uuid):
                 [f"{name[:50]}: use {', '.join(ITEM_FIELDS)}." for name in unknown]
             )
         form = _item_form(body, kind=item.kind, initial=TrainingItemForm.initial_for(item))
-        item = _item_save(study, item, item.kind, form)
+        item = form.save_item(study=study, item=item, kind=item.kind)
     elif request.method == "DELETE":
         training.training_item_delete(item=item)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -16,56 +16,38 @@ from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
 from core.api import ErrorResponseSerializer, body_object, form_errors
-from core.api_jobs import job_accepted, job_url
+from core.api_jobs import job_accepted
 from jobs.models import Job
 from studies import access
 
 from . import worksheet_jobs as jobs
+from .api_file_import import (
+    FILENAME_CHARS,
+    TRUE,
+    file_import_job_body,
+    file_import_job_serializer,
+    file_too_large,
+    refused,
+)
 from .forms import WorksheetImportForm
 from .selectors import rater_pseudonyms
 from .worksheets import MAX_BYTES, WorksheetError
 
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
-TRUE = ("1", "true", "yes", "on")
-FILENAME_CHARS = 200
-
-
-class WorksheetProblemSerializer(serializers.Serializer):
-    row = serializers.IntegerField(allow_null=True)
-    column = serializers.CharField(allow_null=True)
-    message = serializers.CharField()
-
-
-WorksheetJobSerializer = inline_serializer(
-    "WorksheetJob",
-    {
-        "job": serializers.CharField(help_text="this job's URL: GET it for its progress"),
-        "state": serializers.ChoiceField(choices=Job.State.values),
-        "stage": serializers.CharField(help_text="checking or writing, while it runs"),
-        "done": serializers.IntegerField(),
-        "total": serializers.IntegerField(),
-        "check_only": serializers.BooleanField(),
-        "result": serializers.DictField(
-            help_text=(
-                "Once done: rater (pseudonym), cases, created, updated, skipped, skips, filename."
-            )
-        ),
-        "problems": WorksheetProblemSerializer(many=True),
-    },
+WorksheetJobSerializer = file_import_job_serializer(
+    "WorksheetJob", result="rater (pseudonym), cases, created, updated, skipped, skips, filename"
 )
 
 
 def _job_body(request, study, job) -> dict:
-    status_ = jobs.worksheet_job_status(job=job)
-    result = {
-        k: v for k, v in status_["result"].items() if k not in ("problems", "check_job", "dry_run")
-    }
-    return {
-        "job": job_url(request, "api:worksheet_job", study.slug, job.uuid),
-        **{key: status_[key] for key in ("state", "stage", "done", "total", "problems")},
-        "check_only": job.name == jobs.CHECK,
-        "result": result if status_["state"] == Job.State.DONE else {},
-    }
+    return file_import_job_body(
+        request,
+        url_name="api:worksheet_job",
+        slug=study.slug,
+        job=job,
+        status=jobs.worksheet_job_status(job=job),
+        check_only=job.name == jobs.CHECK,
+    )
 
 
 def _started(request, study) -> Job:
@@ -90,10 +72,7 @@ def _started(request, study) -> Job:
     )
     if not form.is_valid():
         raise form_errors(form)
-    if upload.size > MAX_BYTES:
-        raise exceptions.ValidationError(
-            [f"file: the file is larger than {MAX_BYTES // 2**20} MB."]
-        )
+    file_too_large(upload)
     return jobs.WORKSHEETS.start(
         study=study,
         actor=request.user,
@@ -135,7 +114,7 @@ def worksheet_import(request, slug):
     try:
         job = _started(request, study)
     except WorksheetError as error:
-        raise exceptions.ValidationError([str(p) for p in error.problems]) from error
+        raise refused(error) from error
     body = _job_body(request, study, job)
     return job_accepted(body, body["job"])
 

@@ -11,6 +11,8 @@ from studies.services.invitations import MAX_DAYS
 
 from .models import OnboardingSettings, StudyFeedback, TrainingItem, Withdrawal
 from .selectors.comments import CommentSource, DigestCursor, DigestFilters, comment_strata
+from .services import calibration_call as calls
+from .services import training
 
 YES_NO = [("no", "No"), ("yes", "Yes")]
 
@@ -199,6 +201,19 @@ class TrainingItemForm(forms.Form):
     def responses(self) -> list[str]:
         return [self.cleaned_data.get(f"response_{x}") or "" for x in "abc"]
 
+    def save_item(self, *, study: Study, item: TrainingItem | None, kind: str) -> TrainingItem:
+        """The item as this valid form describes it (``training_item_save``; raises its
+        ``TrainingError``): the page's and the API's one call."""
+        return training.training_item_save(
+            study=study,
+            item=item,
+            kind=kind,
+            title=self.cleaned_data["title"],
+            prompt=self.cleaned_data["prompt"],
+            responses=self.responses(),
+            explanation=self.cleaned_data.get("explanation", ""),
+        )
+
 
 class InvitationForm(forms.Form):
     note = forms.CharField(
@@ -256,6 +271,17 @@ class CalibrationCallForm(forms.Form):
     def __init__(self, *args, raters, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["attended"].queryset = raters
+
+    def record(self, *, study: Study, actor):
+        """The call as this valid form describes it (``calibration_call_record``; raises its
+        ``CalibrationCallError``): the page's and the API's one call."""
+        return calls.calibration_call_record(
+            study=study,
+            actor=actor,
+            held_at=self.cleaned_data["held_at"],
+            attended=list(self.cleaned_data["attended"]),
+            note=self.cleaned_data["note"],
+        )
 
 
 class CommentDigestForm(forms.Form):

@@ -54,13 +54,7 @@ def calibration_call_record(request, slug):
     )
     if form.is_valid():
         try:
-            call = calls.calibration_call_record(
-                study=study,
-                actor=request.user,
-                held_at=form.cleaned_data["held_at"],
-                attended=list(form.cleaned_data["attended"]),
-                note=form.cleaned_data["note"],
-            )
+            call = form.record(study=study, actor=request.user)
         except calls.CalibrationCallError as exc:
             form.add_error(None, str(exc))
         else:

@@ -68,15 +68,7 @@ def training_item_edit(request, slug, item_uuid=None):
     form = TrainingItemForm(request.POST or None, initial=initial, kind=kind)
     if request.method == "POST" and form.is_valid():
         try:
-            item = training.training_item_save(
-                study=study,
-                item=item,
-                kind=kind,
-                title=form.cleaned_data["title"],
-                prompt=form.cleaned_data["prompt"],
-                responses=form.responses(),
-                explanation=form.cleaned_data.get("explanation", ""),
-            )
+            item = form.save_item(study=study, item=item, kind=kind)
         except training.TrainingError as exc:
             form.add_error(None, str(exc))
         else:
