@@ -1,7 +1,8 @@
 """Django's start-up alone (``django.setup()``: what `make run`'s autoreloader and every
 management command run before anything else) loads neither the statistics nor the apps'
 services: the apps' ready() hooks register functions that import their module when first
-called (benchmarks/memory.py, the warm start)."""
+called (benchmarks/memory.py, the warm start). Nor Celery: the job runner loads the
+project's app on the first job (tests/jobs/test_celery_app.py)."""
 
 import json
 import os
@@ -18,6 +19,8 @@ NOT_AT_SETUP = (
     "agreement.selectors",
     "annotation.services",
     "annotation.selectors",
+    "celery",
+    "redis",
 )
 SETUP = f"""
 import json, sys
