@@ -4,19 +4,20 @@
     .venv/bin/python benchmarks/warm_start.py --repeat 5 --profile   # where the CPU goes
 
 `make run` starts ``manage.py runserver`` with the local settings (SQLite, in-process tasks)
-and its autoreloader, once ``prepare_demo`` has migrated the database and run the system
-checks (so runserver skips them, as the Makefile says). This starts the same command on a
-SQLite file migrated in a temporary directory, waits until the sign-in page answers 200
-(polled every 20 ms), and stops it; one start first, not counted, compiles the bytecode and
-fills the page cache, so each counted start is a second start. Each start is measured in
-wall seconds and in CPU seconds of its processes (the autoreloader's parent and the server
-it starts): the CPU figure barely moves with the machine's load, the wall figure does.
+and its autoreloader, once ``prepare_demo`` has migrated the database. This starts the same
+command on a SQLite file migrated in a temporary directory, waits until the sign-in page
+answers 200 (polled every 20 ms), and stops it. One start first, not counted, compiles the
+bytecode and fills the page cache, so each counted start is a second start (the servers
+are started without ``PYTHONDONTWRITEBYTECODE``, which would make every start compile the
+project again). Each start is measured in wall seconds and in CPU seconds of its processes,
+the autoreloader's and the server's apart: CPU seconds barely move with the machine's load,
+wall seconds do. Then the memory (RSS) of the two processes once the page has answered.
 
-``--checks``: without ``--skip-checks`` (runserver runs the system checks itself, as a bare
-``manage.py runserver`` does). ``--profile``: then one start of the server's own work in a
-single process under cProfile (``django.setup()``, the checks unless skipped, the URL
-configuration, the migration check and the first page), its CPU seconds per step and the
-functions with the most cumulative time.
+``--skip-checks``: runserver without its system checks (what they cost, for comparison;
+`make run` runs them). ``--profile``: then the server's own work, step by step, in one
+process (``django.setup()``, the system checks, which import the URL configuration, the
+migration check, the first page): CPU seconds per step, and under cProfile the functions
+with the most cumulative time.
 """
 
 import argparse
@@ -26,15 +27,16 @@ import pstats
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-from memory import cpu_seconds, group, start, stop, wait_for
+from memory import cpu_seconds, group, memory, start, stop, wait_for
 from processes import free_port
 from report import add_repeat, reported, spread
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# The server's own work, step by step, in one process (what runserver's child does).
+# The server's own work, step by step, in one process (what runserver's server process does).
 STEPS = """
 import json, time
 steps = {}
@@ -42,28 +44,29 @@ began = time.process_time()
 import django
 django.setup()
 steps["django.setup()"] = time.process_time() - began
-from django.core.management import call_command
 from django.core.management.commands.runserver import Command
 from django.test import Client
 from django.urls import get_resolver
 if CHECKS:
     began = time.process_time()
     Command().check(display_num_errors=False)
-    steps["system checks"] = time.process_time() - began
+    steps["system checks (the URL configuration's import included)"] = time.process_time() - began
 began = time.process_time()
 get_resolver().url_patterns
-steps["URL configuration"] = time.process_time() - began
+steps["URL configuration (if the checks did not import it)"] = time.process_time() - began
 began = time.process_time()
 Command().check_migrations()
 steps["migration check"] = time.process_time() - began
 began = time.process_time()
 assert Client(HTTP_HOST="127.0.0.1").get("/accounts/login/").status_code == 200
 steps["first page"] = time.process_time() - began
+steps["the whole process (interpreter start included)"] = time.process_time()
 """
 
 
-def warm_start(env: dict, log: Path, checks: bool) -> tuple[float, float]:
-    """Wall and CPU seconds of one start of runserver, until the sign-in page answers."""
+def warm_start(env: dict, log: Path, checks: bool) -> dict[str, float]:
+    """One start of runserver until the sign-in page answers: wall seconds, CPU seconds of
+    the autoreloader and of the server, and their RSS in MB."""
     port = free_port()
     command = [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}"]
     if not checks:
@@ -71,42 +74,50 @@ def warm_start(env: dict, log: Path, checks: bool) -> tuple[float, float]:
     process = start(command, env, log)
     try:
         seconds = wait_for(f"http://127.0.0.1:{port}/accounts/login/", process)
-        return seconds, cpu_seconds(group(process.pid))
+        pids = group(process.pid)
+        servers = [pid for pid in pids if pid != process.pid]
+        return {
+            "wall": seconds,
+            "cpu": cpu_seconds(pids),
+            "cpu reloader": cpu_seconds([process.pid]),
+            "cpu server": cpu_seconds(servers),
+            "rss reloader": memory(process.pid)["rss"],
+            "rss server": sum(memory(pid)["rss"] for pid in servers),
+        }
     finally:
         stop(process)
 
 
 def profile(env: dict, folder: Path, checks: bool) -> None:
-    """One start's steps in one process under cProfile: CPU seconds per step, top functions."""
+    """The server's steps in one process: CPU seconds per step, then the top functions."""
     script = folder / "steps.py"
     stats = folder / "steps.prof"
-    script.write_text(f"CHECKS = {checks!r}\n{STEPS}\nprint(json.dumps(steps))\n", encoding="utf-8")
-    subprocess.run(  # our own script, in our own interpreter
-        [sys.executable, "-m", "cProfile", "-o", str(stats), str(script)],
-        cwd=ROOT, env=env, capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    plain = subprocess.run(  # the same steps without the profiler's overhead
+    script.write_text(f"CHECKS = {checks!r}\n{STEPS}\nprint(json.dumps(steps))\n")
+    plain = subprocess.run(  # our own script, in our own interpreter
         [sys.executable, str(script)], cwd=ROOT, env=env, capture_output=True, text=True,
         check=True,
     )  # fmt: skip
-    print("one process, CPU seconds per step (without the profiler):")
+    print("the server's work in one process, CPU seconds per step (no profiler):")
     for step, seconds in json.loads(plain.stdout.strip().splitlines()[-1]).items():
         print(f"  {step}: {seconds:.3f} s")
-    print("\nunder cProfile, the 25 functions with the most cumulative time:")
-    pstats.Stats(str(stats)).sort_stats("cumulative").print_stats(25)
+    subprocess.run(  # the same steps under the profiler
+        [sys.executable, "-m", "cProfile", "-o", str(stats), str(script)],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    print("\nunder cProfile (its own overhead included), the 30 most cumulative functions:")
+    pstats.Stats(str(stats)).sort_stats("cumulative").print_stats(30)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_repeat(parser)
-    parser.add_argument("--checks", action="store_true", help="runserver runs the checks")
-    parser.add_argument("--profile", action="store_true", help="then profile one start")
+    parser.add_argument("--skip-checks", action="store_true", help="runserver --skip-checks")
+    parser.add_argument("--profile", action="store_true", help="then profile the steps")
     args = parser.parse_args()
+    checks = not args.skip_checks
     folder = Path(tempfile.mkdtemp(prefix="concord-warm-start-"))
     log = folder / "runserver.log"
-    # A second start finds the project's bytecode compiled, as on a developer's machine (a
-    # shell with PYTHONDONTWRITEBYTECODE would compile every module again at each start).
-    skipped = ("DJANGO_", "REDIS_", "PYTHONDONTWRITEBYTECODE")
+    skipped = ("DJANGO_", "REDIS_", "DATABASE_", "JOBS_", "PYTHONDONTWRITEBYTECODE")
     env = {k: v for k, v in os.environ.items() if not k.startswith(skipped)}
     env.update(
         DJANGO_SETTINGS_MODULE="config.settings.local",
@@ -117,20 +128,24 @@ def main() -> None:
         [sys.executable, "manage.py", "migrate", "--no-input", "--verbosity", "0"],
         cwd=ROOT, env=env, check=True,
     )  # fmt: skip
-    shape = "runserver running the system checks" if args.checks else "runserver --skip-checks"
-    title = f"`make run` warm start ({shape}, autoreloader on, SQLite)"
+    shape = "with the system checks" if checks else "--skip-checks"
+    title = f"`make run` warm start (runserver {shape}, its autoreloader on, SQLite)"
     with reported(title, runs=args.repeat):
-        warm_start(env, log, args.checks)  # compiles the bytecode, fills the page cache
-        walls, cpus = [], []
+        warm_start(env, log, checks)  # compiles the bytecode, fills the page cache
+        runs = []
         for _ in range(args.repeat):
-            wall, cpu = warm_start(env, log, args.checks)
-            walls.append(wall)
-            cpus.append(cpu)
-        print(f"warm start, wall: {spread(walls)}")
-        print(f"warm start, CPU of its processes: {spread(cpus)}")
+            runs.append(warm_start(env, log, checks))
+            time.sleep(0.5)  # the stopped server's port and files released
+        print(f"warm start, wall: {spread([r['wall'] for r in runs])}")
+        print(f"warm start, CPU of its processes: {spread([r['cpu'] for r in runs])}")
+        print(f"  of which the autoreloader: {spread([r['cpu reloader'] for r in runs])}")
+        print(f"  of which the server: {spread([r['cpu server'] for r in runs])}")
+        for name in ("rss reloader", "rss server"):
+            values = [r[name] for r in runs]
+            print(f"{name.replace('rss', 'RSS,')}: {spread(values, unit='MB', digits=0)}")
         if args.profile:
             print()
-            profile(env, folder, args.checks)
+            profile(env, folder, checks)
 
 
 if __name__ == "__main__":
