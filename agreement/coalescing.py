@@ -18,9 +18,12 @@ import secrets
 import threading
 import time
 from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING
 
-import redis
 from django.conf import settings
+
+if TYPE_CHECKING:
+    import redis
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +56,10 @@ _local_claims: dict[int, tuple[str, float]] = {}
 _local_running: set[int] = set()
 
 
-def _client() -> redis.Redis:
+def _client() -> "redis.Redis":
+    # Imported here, not at the top: without a broker (`make run`) Redis is never asked.
+    import redis
+
     # Short timeouts: a rater's submit must not wait for a broker that is down.
     return redis.Redis.from_url(
         settings.REDIS_URL, socket_connect_timeout=0.5, socket_timeout=1.0, retry_on_timeout=False
@@ -124,6 +130,8 @@ def running(study_id: int):
                 with _local_lock:
                     _local_running.discard(study_id)
         return
+    from redis.exceptions import LockError
+
     # thread_local=False: the heartbeat thread must see the token this thread acquired.
     lock = _client().lock(
         _running_key(study_id), timeout=RUNNING_SECONDS, blocking=False, thread_local=False
@@ -142,17 +150,19 @@ def running(study_id: int):
         stop.set()
         heartbeat.join()
         # The lock may have been lost (e.g. Redis restarted): nothing to release then.
-        with suppress(redis.exceptions.LockError):
+        with suppress(LockError):
             lock.release()
 
 
 def _renew(lock, stop: threading.Event, study_id: int) -> None:
+    from redis.exceptions import LockNotOwnedError, RedisError
+
     while not stop.wait(HEARTBEAT_SECONDS):
         try:
             lock.reacquire()
-        except redis.exceptions.LockNotOwnedError:
+        except LockNotOwnedError:
             # Another run may start now; the counter check keeps its result and ours apart.
             logger.warning("Agreement run for study %s lost its running lock", study_id)
             return
-        except redis.exceptions.RedisError:
+        except RedisError:
             logger.warning("Could not renew the running lock of study %s; retrying", study_id)

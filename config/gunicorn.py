@@ -22,16 +22,19 @@ preload_app = os.environ.get("GUNICORN_PRELOAD", "true").lower() not in ("0", "f
 
 def when_ready(server):
     """In the master, before the first worker is forked: with the application preloaded,
-    load its URL configuration too (each worker would import every view module on its first
-    request otherwise), then move every object made so far out of the garbage collector's
-    reach, so a worker's collections do not write to (and so copy) the pages it shares. No
-    connection may be inherited by the workers: none is left open."""
+    load its URL configuration and the Celery app too (each worker would import every view
+    module on its first request, and Celery on its first job, otherwise), then move every
+    object made so far out of the garbage collector's reach, so a worker's collections do
+    not write to (and so copy) the pages it shares. No connection may be inherited by the
+    workers: none is left open."""
     if not server.cfg.preload_app:
         return
     import gc
 
     from django.db import connections
     from django.urls import get_resolver
+
+    import config.celery  # noqa: F401 - what the job runner loads on a worker's first job
 
     get_resolver().url_patterns  # noqa: B018 - imports the views
     connections.close_all()

@@ -12,11 +12,12 @@ with Redis, or one whose processes all hang. Asking costs one round trip (a pipe
 
 import logging
 import time
+from typing import TYPE_CHECKING
 
-import redis
 from django.conf import settings
 
-from config.celery import task_queues
+if TYPE_CHECKING:
+    import redis
 
 logger = logging.getLogger(__name__)
 
@@ -24,11 +25,15 @@ CONSUMED_KEY = "concord:worker:consumed"
 # A health check must answer quickly even when a service hangs.
 TIMEOUT_SECONDS = 2
 
-_clients: dict[str, redis.Redis] = {}
+_clients: "dict[str, redis.Redis]" = {}
 
 
-def _client() -> redis.Redis:
-    """One client (and connection pool) per broker URL and process."""
+def _client() -> "redis.Redis":
+    """One client (and connection pool) per broker URL and process. The Redis client is
+    imported here, not at the top: the URL configuration imports this module, and a web
+    process that is never asked its readiness (`make run`'s) need not load it."""
+    import redis
+
     url = settings.CELERY_BROKER_URL
     if url not in _clients:
         _clients[url] = redis.Redis.from_url(
@@ -52,13 +57,15 @@ def consumed_key(queue: str | None = None) -> str:
 def worker_consumed(queue: str | None = None) -> None:
     """Record that a worker of this deployment began a task, from ``queue`` (called on
     ``task_prerun``): in the deployment's key, and in ``queue``'s own if it has one."""
+    from redis import RedisError
+
     keys = dict.fromkeys([CONSUMED_KEY, consumed_key(queue)])
     try:
         with _client().pipeline(transaction=False) as pipe:
             for key in keys:
                 pipe.set(key, int(time.time()), ex=settings.AGREEMENT_SWEEP_SECONDS)
             pipe.execute()
-    except redis.RedisError:
+    except RedisError:
         # The task runs whether or not the heartbeat is stored; readiness is only a report.
         logger.warning("Could not record the worker's heartbeat", exc_info=True)
 
@@ -66,6 +73,10 @@ def worker_consumed(queue: str | None = None) -> None:
 def worker_state() -> tuple[str, str]:
     """(broker, worker): the broker "ok" or "down"; the worker "ok", "stalled" (work is
     queued and nothing began for longer than the sweep interval) or "unknown" (no broker)."""
+    from redis import RedisError
+
+    from config.celery import task_queues
+
     try:
         with _client().pipeline(transaction=False) as pipe:
             queues = task_queues()
@@ -73,7 +84,7 @@ def worker_state() -> tuple[str, str]:
                 pipe.llen(queue)
                 pipe.exists(consumed_key(queue))
             answers = pipe.execute()
-    except redis.RedisError:
+    except RedisError:
         logger.warning("Health check: the broker is unreachable", exc_info=True)
         return "down", "unknown"
     # A queue is stalled when work waits in it and none of its workers began anything.

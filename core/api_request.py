@@ -8,7 +8,6 @@ token sign-in is the studies app's (``studies/api_auth.py``): tokens are its mod
 import logging
 
 from django.conf import settings
-from redis.exceptions import RedisError
 from rest_framework import exceptions
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import JSONParser
@@ -76,7 +75,7 @@ class _CacheSafe:
     def allow_request(self, request, view):
         try:
             return super().allow_request(request, view)
-        except RedisError:
+        except throttle.cache_down_errors():
             logger.warning("API throttle skipped: the cache is unreachable.")
             return True
 

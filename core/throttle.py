@@ -25,9 +25,18 @@ from functools import wraps
 from django.conf import settings
 from django.core.cache import cache
 from django.shortcuts import render
-from redis.exceptions import RedisError
 
 logger = logging.getLogger(__name__)
+
+
+def cache_down_errors() -> tuple[type[Exception], ...]:
+    """What the cache raises when it is down (here and for the API's throttles). An
+    ``except`` clause evaluates this only when an exception is raised: the Redis client is
+    imported then, not with the URL configuration, as `make run`'s in-memory cache never
+    raises it."""
+    from redis.exceptions import RedisError
+
+    return (RedisError, OSError)
 
 
 def client_address(request) -> str:
@@ -95,14 +104,14 @@ def sign_in_throttled(*, username_fields: list[str]):
             try:
                 if _over_limit(keys):
                     return _refuse(request)
-            except (RedisError, OSError):
+            except cache_down_errors():
                 logger.warning("Sign-in throttle unavailable: its cache is down", exc_info=True)
                 return view(request, *args, **kwargs)
             response = view(request, *args, **kwargs)
             if not 300 <= response.status_code < 400:
                 try:
                     _count_failure(keys)
-                except (RedisError, OSError):
+                except cache_down_errors():
                     logger.warning("Sign-in throttle unavailable: its cache is down", exc_info=True)
             return response
 

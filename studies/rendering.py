@@ -4,10 +4,7 @@ Markdown is parsed with raw HTML disabled, so tags in the text are shown as text
 the output is then passed through an allow-list sanitiser as a second line of defence.
 """
 
-import nh3
-from markdown_it import MarkdownIt
-
-_markdown = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+from functools import cache
 
 _ALLOWED_TAGS = {
     "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "code", "pre",
@@ -16,8 +13,18 @@ _ALLOWED_TAGS = {
 _ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}
 
 
+@cache
+def _markdown():
+    """The parser, built on first use: a process that renders no text never loads it."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+
 def render_markdown(text: str) -> str:
-    html = _markdown.render(text or "")
+    import nh3  # here, not at the top, with the parser: on the first text rendered
+
+    html = _markdown().render(text or "")
     return nh3.clean(
         html,
         tags=_ALLOWED_TAGS,

@@ -233,6 +233,10 @@ CELERY_TASK_TIME_LIMIT = 180
 # "celery" on the worker (production), "thread" in a thread of the web process after the
 # response (the embedded default, no broker), "inline" inside the call (the tests).
 JOBS_RUN = env("JOBS_RUN", default="celery")
+# The project's Celery app, loaded by the job runner before it uses a task (the apps' tasks
+# are shared tasks, bound to whichever app is loaded): not at start-up, as a process that
+# runs no job (`make run`'s first pages, a management command) need not load Celery.
+JOBS_CELERY_APP = "config.celery.app"
 CELERY_TASK_EAGER_PROPAGATES = True
 # A submit must stay fast when the broker is down: fail fast instead of retrying.
 CELERY_BROKER_CONNECTION_TIMEOUT = 2

@@ -1,6 +1,8 @@
 """A web process starts without the heavy libraries: scipy, openpyxl, pandas, statsmodels
 and drf-spectacular's schema generator are imported by the code that uses them, on the
-first request that needs them (benchmarks/memory.py measures what that saves)."""
+first request that needs them (benchmarks/memory.py measures what that saves); Celery, the
+Redis client and the Markdown parser on the first job, the first question to the broker or
+the cache, and the first text rendered (benchmarks/warm_start.py: `make run`'s start)."""
 
 import json
 import os
@@ -12,7 +14,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("scipy", "openpyxl", "pandas", "statsmodels", "drf_spectacular.generators")
+HEAVY = (
+    "scipy",
+    "openpyxl",
+    "pandas",
+    "statsmodels",
+    "drf_spectacular.generators",
+    "celery",
+    "redis",
+    "markdown_it",
+)
 
 # What gunicorn loads (the WSGI application: settings, apps, middleware), then the URL
 # configuration with every view module it includes, and the system checks runserver runs.
@@ -54,6 +65,8 @@ def test_the_web_process_starts_without_heavy_libraries(tmp_path):
         ("scipy.stats", "scipy"),
         ("openpyxl", "openpyxl"),
         ("drf_spectacular.views", "drf_spectacular.generators"),
+        ("config.celery", "celery"),
+        ("redis.exceptions", "redis"),
     ],
 )
 def test_an_import_planted_in_the_url_configuration_is_found(tmp_path, planted, found):
