@@ -34,16 +34,18 @@ def read_ahead(
     produce: Callable[[Callable[[T], None]], R],
     consume: Callable[[T], None],
     *,
-    chunk: int = CHUNK,
-    depth: int = DEPTH,
+    chunk: int | None = None,
+    depth: int | None = None,
 ) -> R:
     """Run ``produce(sink)`` in a thread and hand each item it sinks to ``consume`` here,
-    in order; returns what ``produce`` returned.
+    in order; returns what ``produce`` returned. ``chunk`` and ``depth``: ``CHUNK`` and
+    ``DEPTH`` unless given.
 
     An error in ``produce`` is raised here; an error in ``consume`` stops the reader at its
     next chunk, and is raised once the reader has ended.
     """
-    chunks: queue.Queue = queue.Queue(maxsize=depth)
+    chunk = chunk or CHUNK
+    chunks: queue.Queue = queue.Queue(maxsize=depth or DEPTH)
     stop = threading.Event()
     outcome: dict = {}
 
