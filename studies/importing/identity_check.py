@@ -162,7 +162,9 @@ class IdentityScanner:
 
     def __init__(self, *, systems: Sequence[str], keep: int | None = None):
         system_pattern, system_words = _system_pattern(systems)
-        checks = [(pattern, words, SELF_DESCRIPTION) for pattern, words in SELF_DESCRIPTIONS]
+        checks: list[tuple[re.Pattern, tuple | None, str]] = [
+            (pattern, words, SELF_DESCRIPTION) for pattern, words in SELF_DESCRIPTIONS
+        ]
         # The study's own names before the list's: a system called "gpt-4o" is reported as one.
         if system_pattern is not None:
             checks.append((system_pattern, system_words, SYSTEM_NAME))

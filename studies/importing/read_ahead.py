@@ -12,7 +12,7 @@ else. Nothing here imports Django.
 import queue
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -30,6 +30,48 @@ class _Stopped(Exception):
 _END = object()
 
 
+class _Reader(threading.Thread):
+    """Runs ``produce`` and queues what it sinks, ``chunk`` items at a time."""
+
+    def __init__(self, produce: Callable, chunk: int, depth: int):
+        super().__init__(name="read-ahead", daemon=True)
+        self.produce, self.chunk = produce, chunk
+        self.chunks: queue.Queue = queue.Queue(maxsize=depth)
+        self.stop = threading.Event()
+        self.pending: list = []
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.result = self.produce(self.sink)
+            if self.pending:
+                self.put(self.pending)
+        except _Stopped:
+            return
+        except BaseException as error:  # raised again in the caller's thread
+            self.error = error
+        try:
+            self.put(_END)
+        except _Stopped:
+            return
+
+    def sink(self, item) -> None:
+        self.pending.append(item)
+        if len(self.pending) >= self.chunk:
+            self.put(self.pending)
+            self.pending = []
+
+    def put(self, item) -> None:
+        while not self.stop.is_set():
+            try:
+                self.chunks.put(item, timeout=_POLL_SECONDS)
+                return
+            except queue.Full:
+                continue
+        raise _Stopped
+
+
 def read_ahead(
     produce: Callable[[Callable[[T], None]], R],
     consume: Callable[[T], None],
@@ -44,52 +86,15 @@ def read_ahead(
     An error in ``produce`` is raised here; an error in ``consume`` stops the reader at its
     next chunk, and is raised once the reader has ended.
     """
-    chunk = chunk or CHUNK
-    chunks: queue.Queue = queue.Queue(maxsize=depth or DEPTH)
-    stop = threading.Event()
-    outcome: dict = {}
-
-    def put(item) -> None:
-        while True:
-            if stop.is_set():
-                raise _Stopped
-            try:
-                chunks.put(item, timeout=_POLL_SECONDS)
-                return
-            except queue.Full:
-                continue
-
-    def reader() -> None:
-        pending: list = []
-
-        def sink(item: T) -> None:
-            pending.append(item)
-            if len(pending) >= chunk:
-                put(pending[:])
-                pending.clear()
-
-        try:
-            outcome["result"] = produce(sink)
-            if pending:
-                put(pending)
-        except _Stopped:
-            return
-        except BaseException as error:  # raised again in the caller's thread
-            outcome["error"] = error
-        try:
-            put(_END)
-        except _Stopped:
-            return
-
-    thread = threading.Thread(target=reader, name="read-ahead", daemon=True)
-    thread.start()
+    reader = _Reader(produce, chunk or CHUNK, depth or DEPTH)
+    reader.start()
     try:
-        while (items := chunks.get()) is not _END:
+        while (items := reader.chunks.get()) is not _END:
             for item in items:
                 consume(item)
     finally:
-        stop.set()
-        thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["result"]
+        reader.stop.set()
+        reader.join()
+    if reader.error is not None:
+        raise reader.error
+    return reader.result
