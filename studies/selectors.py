@@ -23,6 +23,7 @@ from .importing.identity_check import (
     Mention,
     find_identity_mentions,
 )
+from .importing.read_ahead import read_ahead
 from .importing.tabular import Source
 from .models import (
     AdjudicationRule,
@@ -213,19 +214,35 @@ def study_case_summary(*, study: Study) -> dict:
 
 
 def test_cases_preview(
-    *, study: Study, filename: str, data: Source, sink: Callable[[dict], None] | None = None
+    *,
+    study: Study,
+    filename: str,
+    data: Source,
+    sink: Callable[[dict], None] | None = None,
+    ahead: bool = False,
 ) -> ParsedCases:
     """Check a file against the study (its ids and systems); writes nothing itself.
 
-    ``data`` is the file's bytes or its path; ``sink`` as for ``parse_cases``.
+    ``data`` is the file's bytes or its path; ``sink`` as for ``parse_cases``. ``ahead``:
+    the file is read and checked in a thread of its own (``read_ahead``), a few chunks
+    ahead of the sink, which runs in the caller's thread (an import that writes each case
+    overlaps the reading with its writes).
     """
-    return parse_cases(
-        filename=filename,
-        data=data,
-        existing_ids=set(study.test_cases.values_list("case_id", flat=True)),
-        study_systems=list(study.systems.values_list("name", flat=True)),
-        sink=sink,
-    )
+    existing_ids = set(study.test_cases.values_list("case_id", flat=True))
+    study_systems = list(study.systems.values_list("name", flat=True))
+
+    def read(into: Callable[[dict], None] | None) -> ParsedCases:
+        return parse_cases(
+            filename=filename,
+            data=data,
+            existing_ids=existing_ids,
+            study_systems=study_systems,
+            sink=into,
+        )
+
+    if ahead and sink is not None:
+        return read_ahead(read, sink)
+    return read(sink)
 
 
 def study_protocol_chunks(*, study: Study) -> Iterator[bytes]:

@@ -93,6 +93,24 @@ def _may_match(folded: str, groups: Sequence[Sequence[str]]) -> bool:
     return True
 
 
+# The model names' shortcut for a text whose fold is ASCII (nearly every text): the set of
+# its words against the names' first words, in a few passes in C, where looking for each of
+# the names was a pass over the text each, most of an upload's check. Every name is letters
+# (and a space); the pattern matches one only with no word character before it, and after
+# it none, or its version's digit or separator: so, once every character but the letters
+# and "_" is a space, a name the pattern matches is one of the words the text splits into.
+_WORD_BYTES = frozenset((string.ascii_lowercase + "_").encode())
+_WORDS_ONLY = bytes(byte if byte in _WORD_BYTES else 0x20 for byte in range(256))
+MODEL_FIRST_WORDS = frozenset(name.lower().split()[0].encode() for name in MODEL_AND_VENDOR_NAMES)
+
+
+def _may_name_a_model(folded: str) -> bool:
+    if folded.isascii():
+        words = folded.encode("ascii").translate(_WORDS_ONLY).split()
+        return not MODEL_FIRST_WORDS.isdisjoint(words)
+    return _may_match(folded, MODEL_WORDS)
+
+
 SNIPPET_RADIUS = 60
 
 
@@ -144,11 +162,14 @@ class IdentityScanner:
 
     def __init__(self, *, systems: Sequence[str], keep: int | None = None):
         system_pattern, system_words = _system_pattern(systems)
-        checks = [(pattern, words, SELF_DESCRIPTION) for pattern, words in SELF_DESCRIPTIONS]
+        checks: list[tuple[re.Pattern, tuple | None, str]] = [
+            (pattern, words, SELF_DESCRIPTION) for pattern, words in SELF_DESCRIPTIONS
+        ]
         # The study's own names before the list's: a system called "gpt-4o" is reported as one.
         if system_pattern is not None:
             checks.append((system_pattern, system_words, SYSTEM_NAME))
-        checks.append((MODEL_PATTERN, MODEL_WORDS, MODEL_NAME))
+        # No words: the model names have their own shortcut.
+        checks.append((MODEL_PATTERN, None, MODEL_NAME))
         self.checks = checks
         self.systems = frozenset(systems)
         self.keep = keep
@@ -160,6 +181,8 @@ class IdentityScanner:
         seen: set[str] = set()
         for pattern, words, reason in self.checks:
             if words is not None and not _may_match(folded, words):
+                continue
+            if pattern is MODEL_PATTERN and not _may_name_a_model(folded):
                 continue
             for found, phrase, span in _hits(text, pattern, reason, seen):
                 self.count += 1

@@ -322,6 +322,11 @@ class _Bounds:
             cells.pop()
         if not cells:
             return None
+        # One length test and one search for the whole row (a search per cell cost more
+        # than the rest of the checks); a row that fails one is checked cell by cell, in
+        # order, for the first problem and its column.
+        if max(map(len, cells)) <= self.cell_chars and not unstorable("".join(cells)):
+            return TableRow(number=number, line=line, cells=cells)
         for index, cell in enumerate(cells, start=1):
             if len(cell) > self.cell_chars:
                 message = f"This cell holds more than {self.cell_chars:,} characters."

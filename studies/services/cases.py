@@ -349,8 +349,9 @@ def test_cases_import(
     study = locked_study(study)
     refuse_if_frozen(study, "Test cases can no longer be added.")
     writer = CaseWriter(study=study, progress=progress, scanned=scanned)
+    # Read and checked in a thread of its own while this one waits for the database.
     parsed = selectors.test_cases_preview(
-        study=study, filename=filename, data=data, sink=writer.add
+        study=study, filename=filename, data=data, sink=writer.add, ahead=True
     )
     if not parsed.ok:
         raise CaseImportError(parsed.problem_lines())

@@ -1,5 +1,6 @@
 """The blinding check: responses that say which system or model wrote them."""
 
+import random
 import re
 import string
 
@@ -126,6 +127,9 @@ SHORTCUT_TEXTS = [
     "The BASELINE plan and the İmproved one.",
     "Das Ergebnis von baſeline ist besser.",
     "Allocate 40% to A and keep a reserve.",
+    "gpt4o, (OpenAI), Claude's, llama-3.1 and Gemini_pro; 4gpt, xgpt, GPT_4.",
+    "Mixtral-8x7B-Instruct vs. [Qwen2.5] vs. phi3-mini; Command-R and command r+.",
+    'a meta-analysis, Bingo, Googled it, #Anthropic, @grok: "Baidu".',
     "",
 ]
 
@@ -136,8 +140,23 @@ def test_the_shortcut_finds_what_searching_every_text_finds(monkeypatch, systems
     responses += [("TC-002", "baseline", "Çağrı and STRASSE and \u212a9 and GPT-4O")]
     with_shortcut = find_identity_mentions(responses=responses, systems=systems)
     monkeypatch.setattr(identity_check, "_may_match", lambda folded, groups: True)
+    monkeypatch.setattr(identity_check, "_may_name_a_model", lambda folded: True)
     assert find_identity_mentions(responses=responses, systems=systems) == with_shortcut
     assert with_shortcut  # the texts do name models and systems
+
+
+def test_the_model_names_shortcut_finds_what_the_pattern_finds():
+    # Names beside every kind of character a text may put before or after them.
+    rng = random.Random(28)
+    names = list(identity_check.MODEL_AND_VENDOR_NAMES)
+    pieces = [" ", "-", "_", ".", "'", "3", "4o", "x", "é", "İ", "\u212a", "(", "\n"]
+    for _ in range(3000):
+        text = "".join(
+            rng.choice(pieces) + rng.choice(names).swapcase() * rng.randint(0, 1)
+            for _ in range(rng.randint(1, 4))
+        )
+        if identity_check.MODEL_PATTERN.search(text):
+            assert identity_check._may_name_a_model(identity_check._fold(text)), text
 
 
 def test_the_fold_is_what_ignorecase_matches_an_ascii_letter_with():

@@ -1,5 +1,6 @@
 """Importing test cases: all or nothing, blinded exactly as test_cases_add does."""
 
+import csv
 import hashlib
 import io
 import json
@@ -238,4 +239,83 @@ def test_an_arena_file_imports_each_case_with_its_own_systems_blinded(draft, lea
     other = b'{"id": "T4", "prompt": "P", "responses": {"beta": "b", "delta": "d"}}\n'
     with pytest.raises(CaseImportError):
         services.test_cases_import(study=draft, actor=lead, filename="c.jsonl", data=other)
+    assert db_counts() == before
+
+
+def stored_rows(study) -> list[tuple]:
+    """Every stored field of the study's cases, responses and labels, ids aside."""
+    return [
+        (
+            case.case_id,
+            case.position,
+            case.prompt,
+            case.context,
+            case.stratum,
+            case.content_warning,
+            sorted(
+                (row.label, row.response.system.name, row.response.text)
+                for row in case.labels.all()
+            ),
+        )
+        for case in study.test_cases.order_by("position").prefetch_related(
+            "labels__response__system"
+        )
+    ]
+
+
+def test_a_file_read_ahead_and_written_in_batches_stores_what_test_cases_add_stores(
+    lead, monkeypatch
+):
+    # Small batches and chunks: the reader thread runs ahead of several write batches.
+    monkeypatch.setattr("studies.services.cases.WRITE_BATCH", 7)
+    monkeypatch.setattr("studies.importing.read_ahead.CHUNK", 3)
+    monkeypatch.setattr("studies.importing.read_ahead.DEPTH", 2)
+    systems = ["baseline", "improved", "third"]
+    cases = [
+        {
+            "id": f"TC-{n:03d}",
+            "prompt": f'Prompt {n}, with a comma and "quotes"',
+            "context": f"Context\nover two lines {n}" if n % 3 else "",
+            "stratum": ("policy", "science", "")[n % 3],
+            **({"content_warning": f"Warning {n}"} if n % 5 == 0 else {}),
+            # An empty response is imported as it is.
+            "responses": {s: "" if (n, s) == (4, "third") else f"{s} says {n}" for s in systems},
+        }
+        for n in range(1, 41)
+    ]
+    by_service = study_create(slug="by-service", name="S", lead=lead, blinding_seed=11)
+    services.test_cases_add(study=by_service, systems=systems, cases=cases)
+    by_file = study_create(slug="by-file", name="F", lead=lead, blinding_seed=11)
+    by_file.blinding_secret = by_service.blinding_secret
+    by_file.save(update_fields=["blinding_secret"])
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(
+        ["id", "prompt", "context", "stratum", "content_warning"]
+        + [f"response:{s}" for s in systems]
+    )
+    for case in cases:
+        writer.writerow(
+            [case["id"], case["prompt"], case["context"], case["stratum"]]
+            + [case.get("content_warning", "")]
+            + [case["responses"][s] for s in systems]
+        )
+    parsed = services.test_cases_import(
+        study=by_file, actor=lead, filename="c.csv", data=out.getvalue().encode()
+    )
+    assert parsed.case_count == 40
+    assert stored_rows(by_file) == stored_rows(by_service)
+    assert len(stored_rows(by_file)) == 40
+
+
+def test_a_problem_after_several_batches_read_ahead_leaves_nothing(draft, lead, monkeypatch):
+    monkeypatch.setattr("studies.services.cases.WRITE_BATCH", 5)
+    monkeypatch.setattr("studies.importing.read_ahead.CHUNK", 2)
+    rows = [f"TC-{n:03d},P{n},,,a,b" for n in range(1, 31)] + ["TC-031,,,,a,b"]
+    before = db_counts()
+    with pytest.raises(CaseImportError) as raised:
+        services.test_cases_import(
+            study=draft, actor=lead, filename="c.csv", data="\n".join([HEADER, *rows]).encode()
+        )
+    assert any("Row 32" in line for line in raised.value.problems)
     assert db_counts() == before
