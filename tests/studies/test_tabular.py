@@ -238,15 +238,15 @@ def test_each_bound_is_named_with_the_row_and_column_it_is_exceeded_on():
 
 def test_a_row_with_two_problems_is_refused_at_the_first_cell_that_has_one():
     # A row is tested whole first; one that fails is read cell by cell, in order.
-    nul_then_long = "a,b,c\n1,x\x00,long\n".encode()
+    nul_then_long = b"a,b,c\n1,x\x00,long\n"
     problem = refusal("t.csv", nul_then_long, max_cell_chars=3)
     assert (problem.row, problem.column) == (2, 2)
     assert "NUL character" in problem.message
-    long_then_nul = "a,b,c\n1,long,x\x00\n".encode()
+    long_then_nul = b"a,b,c\n1,long,x\x00\n"
     problem = refusal("t.csv", long_then_nul, max_cell_chars=3)
     assert (problem.row, problem.column) == (2, 2)
     assert "more than 3 characters" in problem.message
-    assert refusal("t.csv", "a,b\n1,2\x00\n".encode()).column == 2
+    assert refusal("t.csv", b"a,b\n1,2\x00\n").column == 2
 
 
 def test_empty_cells_at_the_end_of_a_row_do_not_count_as_columns():
