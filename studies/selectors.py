@@ -275,6 +275,10 @@ def study_protocol_chunks(*, study: Study) -> Iterator[bytes]:
     limits = exposure_limits(study=study)
     if limits:
         head["exposure"] = limits.document()
+    # And the adaptive design, only in a study that has one.
+    adaptive = study.adaptive_raters
+    if adaptive:
+        head["adaptive_raters"] = {"k_min": adaptive[0], "k_max": adaptive[1]}
     # And the strata's content warnings, which raters read before those cases.
     warnings = (
         StratumSetting.objects.filter(study=study)

@@ -116,6 +116,17 @@ def _answers(study: Study, rules, case_ids: list[int]) -> tuple[dict, dict]:
     return counts, answers
 
 
+def adjudication_triggered(*, study: Study, case_ids: list[int]) -> set[int]:
+    """The cases among ``case_ids`` whose submitted ratings so far trigger a dimension's
+    rule (or 7.3's switch), however many they have: the adaptive design adds a rater to
+    them (``annotation.services.adaptive``)."""
+    rules = _rules(study)
+    if not rules or not case_ids:
+        return set()
+    _, answers = _answers(study, rules, case_ids)
+    return {case_id for case_id in case_ids if _case_triggers(rules, answers[case_id])}
+
+
 def adjudication_queue_refresh(*, study: Study) -> int:
     """Bring the study's adjudication queue up to date; returns the cases added or changed.
 
