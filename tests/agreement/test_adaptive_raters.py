@@ -157,7 +157,7 @@ def test_two_runs_at_once_add_one_rater_to_the_case(monkeypatch):
         barrier.wait()
         try:
             results.append(adaptive_rater_add(study=study, test_case_id=case.pk, places=2))
-        except Exception as error:  # noqa: BLE001 - shown by the assertion below
+        except Exception as error:  # shown by the assertion below
             results.append(error)
         finally:
             connection.close()
