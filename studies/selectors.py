@@ -658,6 +658,11 @@ def study_setup_checklist(*, study: Study) -> SetupChecklist:
                     if study.raters_per_item
                     else "Every rater rates every test case"
                 )
+                + (
+                    f" (adaptive: up to {study.raters_per_item_max} where the ratings disagree)"
+                    if study.adaptive_raters
+                    else ""
+                )
                 + ": each rater gets their cases automatically when the study starts, and "
                 "raters who join later when they join."
                 + (

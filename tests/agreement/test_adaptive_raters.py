@@ -7,6 +7,7 @@ import threading
 import numpy as np
 import pytest
 from django.db import connection
+from django.urls import reverse
 
 from agreement.models import StudyAgreement
 from agreement.services.recompute import agreement_recompute
@@ -185,3 +186,22 @@ def test_the_design_range_is_checked_and_frozen():
         )
     study = study_update(study=study, actor=lead, changes={"raters_per_item_max": 4})
     assert study.adaptive_raters == (2, 4)
+
+
+@pytest.mark.django_db
+def test_the_report_and_the_agreement_page_state_the_design(client):
+    study = adaptive_study(cases=2)
+    first, second = study.test_cases.order_by("position")
+    for assignment, choice in zip(holders(first), [A_MUCH, A_MUCH], strict=True):
+        prefer(assignment, choice)
+    for assignment, choice in zip(holders(second), [A_MUCH, B_MUCH], strict=True):
+        prefer(assignment, choice)
+    agreement_recompute(study_id=study.pk)
+    assert len(holders(second)) == 3
+    client.force_login(study.lead)
+    page = client.get(reverse("agreement:study", args=[study.slug])).content.decode()
+    assert "agreement is computed on the first 2 ratings of each case" in page
+    report = client.get(reverse("agreement:report", args=[study.slug])).content.decode()
+    assert "Adaptive design: 2 to 3 raters per test case" in report
+    assert "Of 2 rated cases, 1 got extra raters (1 with 2 raters, 1 with 3 raters)" in report
+    assert "They used 4 ratings where 3 raters on every case would have used 6: 2 saved" in report

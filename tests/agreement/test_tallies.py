@@ -121,9 +121,7 @@ def check(study: Study, result: dict) -> None:
 @pytest.mark.parametrize(
     ("seed", "adaptive"), [(1, False), (2, False), (3, False), (4, True), (5, True)]
 )
-def test_incremental_runs_equal_from_scratch_through_random_sequences(
-    db, seed, adaptive, settings
-):
+def test_incremental_runs_equal_from_scratch_through_random_sequences(db, seed, adaptive, settings):
     """``adaptive``: agreement reads the first two ratings of each case (k_min = 2 of 4),
     which a submission, a withdrawal or an exclusion may change."""
     settings.AGREEMENT_FULL_SECONDS = 3600

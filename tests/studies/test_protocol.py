@@ -163,9 +163,7 @@ def test_the_adaptive_design_is_part_of_the_fingerprint_and_a_fixed_one_adds_not
         assert document["adaptive_raters"] == {"k_min": 2, "k_max": k_max}
         seen.add(fingerprint(study))
     assert len(seen) == 3
-    study = services.study_update(
-        study=study, actor=lead, changes={"raters_per_item_max": None}
-    )
+    study = services.study_update(study=study, actor=lead, changes={"raters_per_item_max": None})
     assert fingerprint(study) == fixed
 
 
