@@ -219,11 +219,12 @@ def agreement_point_stage(*, study_id: int) -> PointStage | None:
         )
     # QC-001 acts on every run, even one a fresher result overtook: the pause is idempotent.
     quality_enforce(study=study)
-    # The adjudication queue, with the other QC: cases that have all their ratings and
-    # trigger a rule (or 7.3's switch) wait for an adjudicator. Idempotent too.
-    adjudication_queue_refresh(study=study)
-    # The adaptive design: cases whose raters disagree get one more rater. Idempotent too.
+    # The adaptive design: cases whose raters disagree get one more rater. Then the
+    # adjudication queue, with the other QC: cases that have all their ratings (in the
+    # adaptive design, their extra raters' too) and trigger a rule (or 7.3's switch) wait
+    # for an adjudicator. Both idempotent.
     adaptive_raters_extend(study=study)
+    adjudication_queue_refresh(study=study)
     # The run's locked part ends here (see tasks.py); its intervals come next.
     logger.info("Agreement run for study %s finished (request %s)", study_id, target)
     if not written:
@@ -306,8 +307,8 @@ def _incremental_point_stage(
             inputs=inputs,
         )
     quality_enforce(study=study)
-    adjudication_queue_refresh(study=study)
     adaptive_raters_extend(study=study)
+    adjudication_queue_refresh(study=study)
     logger.info("Agreement of study %s updated from its tallies (request %s)", study.pk, target)
     if written:
         webhook_event_announce(

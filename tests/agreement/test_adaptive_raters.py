@@ -12,11 +12,11 @@ from django.urls import reverse
 from agreement.models import StudyAgreement
 from agreement.services.recompute import agreement_recompute
 from agreement.stats.krippendorff import krippendorff_alpha
-from annotation.models import Assignment
+from annotation.models import Adjudication, Assignment
 from annotation.selectors.adaptive import adaptive_cases_waiting, adaptive_summary
 from annotation.services.adaptive import adaptive_rater_add
 from annotation.services.assignment import study_assign
-from studies.models import Membership, Study
+from studies.models import AdjudicationRule, Membership, Study
 from studies.services import membership_add, study_create, study_update
 from studies.services import test_cases_add as cases_add
 from studies.services.lifecycle import study_open
@@ -205,3 +205,25 @@ def test_the_report_and_the_agreement_page_state_the_design(client):
     assert "Adaptive design: 2 to 3 raters per test case" in report
     assert "Of 2 rated cases, 1 got extra raters (1 with 2 raters, 1 with 3 raters)" in report
     assert "They used 4 ratings where 3 raters on every case would have used 6: 2 saved" in report
+
+
+@pytest.mark.django_db
+def test_a_case_joins_the_adjudication_queue_once_its_extra_raters_have_rated():
+    study = adaptive_study(cases=2)
+    AdjudicationRule.objects.create(
+        study=study, dimension_key="preference", trigger=AdjudicationRule.Trigger.DISAGREEMENT
+    )
+    first, second = study.test_cases.order_by("position")
+    # TC-001 unanimous: no trigger, no extra rater.
+    for assignment in holders(first):
+        prefer(assignment, A_MUCH)
+    for assignment, choice in zip(holders(second), [A_MUCH, B_MUCH], strict=True):
+        prefer(assignment, choice)
+    agreement_recompute(study_id=study.pk)
+    assert len(holders(second)) == 3
+    assert not Adjudication.objects.filter(test_case=second).exists()
+    prefer(holders(second)[2], B_MUCH)
+    agreement_recompute(study_id=study.pk)
+    assert len(holders(second)) == 3  # k_max
+    assert Adjudication.objects.get(test_case=second).triggers == {"preference": ["disagreement"]}
+    assert not Adjudication.objects.filter(test_case=first).exists()
