@@ -38,18 +38,16 @@ OPEN = Q(assignments__status__in=[Assignment.Status.TODO, Assignment.Status.DRAF
 def _candidates(*, study: Study, test_case: TestCase) -> list[Membership]:
     """The active raters who never had the case, the one to ask first first."""
     had = Assignment.objects.filter(test_case=test_case).values("rater_id")
-    raters = list(
+    rows = list(
         study.memberships.filter(role=Membership.Role.RATER, status=Membership.Status.ACTIVE)
         .exclude(pk__in=had)
-        .annotate(
-            open=Count("assignments", filter=OPEN),
-            load=Count("assignments"),
-        )
+        .annotate(still_open=Count("assignments", filter=OPEN), load=Count("assignments"))
         .order_by("pseudonym")
     )
     rng = random.Random(f"{study.blinding_seed}:adaptive:{test_case.case_id}")
-    rng.shuffle(raters)
-    return sorted(raters, key=lambda rater: (rater.open, rater.load))  # stable: ties shuffled
+    rng.shuffle(rows)
+    counts = {row.pk: (row.still_open, row.load) for row in rows}
+    return sorted(rows, key=lambda row: counts[row.pk])  # stable: ties stay shuffled
 
 
 def _flipped(*, study: Study, rater: Membership, test_case: TestCase) -> bool:
