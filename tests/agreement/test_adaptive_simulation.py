@@ -5,11 +5,12 @@ every case at (nearly) the same accuracy of the majority labels."""
 import itertools
 import math
 
+import numpy as np
 import pytest
 
-from .adaptive_simulation import TIE, simulate
+from agreement.analysis.aggregation import ADJUDICATED, MAJORITY, MEAN, ratings_disagree
 
-pytestmark = pytest.mark.slow
+from .adaptive_simulation import TIE, simulate
 
 
 def exact(*, right: float, k_min: int, k_max: int, tie: float = TIE) -> dict:
@@ -30,6 +31,7 @@ def exact(*, right: float, k_min: int, k_max: int, tie: float = TIE) -> dict:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("right", "k_min", "k_max"), [(0.9, 2, 5), (0.6, 2, 5), (0.8, 3, 5)])
 def test_the_simulation_agrees_with_exact_enumeration(right, k_min, k_max):
     cases = 40_000
@@ -46,6 +48,7 @@ def test_the_simulation_agrees_with_exact_enumeration(right, k_min, k_max):
     assert outcome.ratings["adaptive"] / cases == pytest.approx(truth["ratings"], abs=4 * error)
 
 
+@pytest.mark.slow
 def test_the_adaptive_design_saves_ratings_on_a_mix_of_easy_and_hard_cases():
     cases = 20_000
     wide = simulate(n_cases=cases, k_min=2, k_max=5, seed=11)
@@ -75,3 +78,20 @@ def test_the_exact_loss_of_starting_from_two_or_three_raters(right):
     assert -0.01 < two["k_max"] - two["adaptive"] < 0.012
     assert 0 <= three["k_max"] - three["adaptive"] < 0.0002
     assert two["ratings"] < three["ratings"] < 5
+
+
+def test_disagreement_by_each_rule_on_every_small_matrix():
+    """``ratings_disagree`` on every unit of up to three ratings of -2..2 (or none), against
+    the rule read plainly: a mean never; the majority when the values differ, and for a
+    preference when the sides (sign) differ."""
+    values = (math.nan, -2.0, -1.0, 0.0, 1.0, 2.0)
+    units = list(itertools.product(values, repeat=3))
+    matrix = np.array(units).T
+    for rule in (MAJORITY, ADJUDICATED, MEAN):
+        for sides in (False, True):
+            found = ratings_disagree(matrix, rule=rule, sides=sides)
+            for unit, flag in zip(units, found.tolist(), strict=True):
+                given = [v for v in unit if not math.isnan(v)]
+                seen = {math.copysign(1, v) if v else 0 for v in given} if sides else set(given)
+                expected = len(seen) > 1 and (rule != MEAN or sides)
+                assert flag == expected, (rule, sides, unit)
