@@ -21,6 +21,7 @@ from .rubric import (
     dimension_from_config,
 )
 from .services import ASSIGNMENT_FIELDS, PROTOCOL_FIELDS, SETTINGS_FIELDS
+from .services.settings import MAX_RATERS_PER_ITEM
 
 
 class StudyForm(forms.ModelForm):
@@ -32,6 +33,7 @@ class StudyForm(forms.ModelForm):
             "consent_text": "Information sheet and consent",
             "disclosure_question": "Disclosure question",
             "raters_per_item": "Raters per test case",
+            "raters_per_item_max": "Most raters per test case (adaptive)",
             "side_mode": "A/B sides",
             "explanation_first": "Explanation before the verdict",
             "case_layout": "Case layout",
@@ -62,6 +64,12 @@ class StudyForm(forms.ModelForm):
             "raters_per_item": (
                 "Leave empty for every rater to rate every test case (the reference design). "
                 "Otherwise at least 2, so that agreement can be computed."
+            ),
+            "raters_per_item_max": (
+                "Leave empty for a fixed number. Otherwise the adaptive design: every test case "
+                "gets the raters per test case above (k_min), and a case whose ratings disagree "
+                "gets one more rater at a time up to this many (k_max). Agreement is computed "
+                "on the first k_min ratings of each case. Frozen when the study opens."
             ),
             "side_mode": (
                 "Fixed: Response A is the same system for every rater of a test case. "
@@ -95,6 +103,7 @@ class StudyForm(forms.ModelForm):
         super().__init__(*args, **kw)
         limits = {
             "raters_per_item": [MinValueValidator(2)],
+            "raters_per_item_max": [MinValueValidator(3), MaxValueValidator(MAX_RATERS_PER_ITEM)],
             "success_alpha": [MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("1"))],
             "success_min_dimensions": [MinValueValidator(1)],
         }

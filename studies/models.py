@@ -98,6 +98,11 @@ class Study(models.Model):
     raters_per_item = models.PositiveSmallIntegerField(
         null=True, blank=True, help_text="Empty: every rater rates every test case."
     )
+    # The adaptive design: with ``raters_per_item`` as k_min, a case whose ratings disagree
+    # gets one more rater at a time up to this many (annotation.services.adaptive).
+    raters_per_item_max = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Empty: every case gets raters_per_item raters."
+    )
     side_mode = models.CharField(
         max_length=10,
         choices=[
@@ -143,6 +148,12 @@ class Study(models.Model):
 
     # The lifecycle's predicates: every module asks these instead of comparing statuses
     # (tests/test_architecture_lifecycle.py fails on a comparison anywhere else).
+    @property
+    def adaptive_raters(self) -> tuple[int, int] | None:
+        """(k_min, k_max) in the adaptive design, None in a fixed one."""
+        low, high = self.raters_per_item, self.raters_per_item_max
+        return (low, high) if low and high and high > low else None
+
     @property
     def is_draft(self) -> bool:
         """Being set up: no rater has started, nothing is frozen."""

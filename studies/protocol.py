@@ -33,6 +33,9 @@ coordinator pages offer), so it can be proven what raters were shown. The docume
   study without limits keeps the fingerprint it had before limits existed):
   ``daily_minutes`` (the whole study's limit, or null) and ``strata``, each stratum that
   sets a limit with ``stratum`` and ``daily_minutes``, sorted by stratum.
+- ``adaptive_raters``: present only in the adaptive design (so that every other study keeps
+  its fingerprint): ``k_min`` (the raters every case gets) and ``k_max`` (the most a case
+  whose ratings disagree gets, one more at a time).
 - ``content_warnings``: present only when a stratum sets a content warning (raters read it
   before each case of the stratum): each such stratum with ``stratum`` and
   ``content_warning``, sorted by stratum.

@@ -292,6 +292,10 @@ def study_protocol_chunks(*, study: Study) -> Iterator[bytes]:
     limits = exposure_limits(study=study)
     if limits:
         head["exposure"] = limits.document()
+    # And the adaptive design, only in a study that has one.
+    adaptive = study.adaptive_raters
+    if adaptive:
+        head["adaptive_raters"] = {"k_min": adaptive[0], "k_max": adaptive[1]}
     # And the strata's content warnings, which raters read before those cases.
     warnings = (
         StratumSetting.objects.filter(study=study)
@@ -670,6 +674,11 @@ def study_setup_checklist(*, study: Study) -> SetupChecklist:
                     f"{study.raters_per_item} raters per test case, balanced"
                     if study.raters_per_item
                     else "Every rater rates every test case"
+                )
+                + (
+                    f" (adaptive: up to {study.raters_per_item_max} where the ratings disagree)"
+                    if study.adaptive_raters
+                    else ""
                 )
                 + ": each rater gets their cases automatically when the study starts, and "
                 "raters who join later when they join."

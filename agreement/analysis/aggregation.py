@@ -10,6 +10,9 @@ Rules (protocol section 9, "unit of analysis"):
   win rates count as a tie;
 - ``adjudicated``: the adjudicated answer where the item has one, else the majority.
 
+``ratings_disagree`` says, by the same rules, where an item's ratings so far disagree: the
+adaptive design's reason to add a rater.
+
 An item rated fewer than ``min_ratings`` times (valid ratings, i.e. answered) gets no
 label under any rule: it is excluded and counted. Formulas: docs/statistics.md.
 """
@@ -126,6 +129,30 @@ def preference_majority(matrix) -> np.ndarray:
 def _sides(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A preference's majority (``preference_majority``); never a tie of votes."""
     return preference_majority(values), np.zeros(values.shape[1], bool)
+
+
+def ratings_disagree(matrix, *, rule: str, sides: bool = False) -> np.ndarray:
+    """Per unit (raters x units, NaN = not rated): whether its ratings so far disagree by
+    ``rule``, which is what the adaptive design adds a rater for. A mean is the label
+    however the ratings spread, so it never disagrees (a preference's mean takes its sign,
+    so its sides are read); the majority (and the adjudicated rule, whose label is the
+    majority until an adjudicator decides) disagrees where the raters gave more than one
+    value, or, for a preference, more than one side (a rater's tie is a side of its own:
+    (tie, A) is not yet a clear A)."""
+    if rule not in RULES:
+        raise ValueError(f"No aggregation rule is named {rule!r}")
+    values = np.asarray(matrix, dtype=float)
+    if values.ndim != 2:
+        raise ValueError("matrix must be raters x units")
+    if rule == MEAN and not sides:
+        return np.zeros(values.shape[1], bool)
+    if sides:
+        values = np.sign(values)
+    rated = ~np.isnan(values)
+    with warnings.catch_warnings(action="ignore", category=RuntimeWarning):
+        low = np.where(rated, values, np.inf).min(axis=0)
+        high = np.where(rated, values, -np.inf).max(axis=0)
+    return rated.any(axis=0) & (high > low)
 
 
 def default_min_ratings(raters_per_item: int | None) -> int:

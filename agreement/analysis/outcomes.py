@@ -269,7 +269,13 @@ def compare_systems(data: ComparisonData, *, n_resamples: int = 10_000, seed: in
 
 def rule_of(data: ComparisonData, role: DimensionRole) -> str:
     """The analysis plan's rule for a dimension, or its default when none fits."""
-    rule = data.rules.get(role.key, "")
+    return rule_for(data.rules, role)
+
+
+def rule_for(rules: dict, role: DimensionRole) -> str:
+    """The rule of ``rules`` (the analysis plan's, by dimension key) for a dimension that
+    takes one (``role.aggregated``), or its default when none fits."""
+    rule = rules.get(role.key, "")
     return rule if rule in role.rules else role.rules[0]
 
 

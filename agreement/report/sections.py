@@ -19,6 +19,7 @@ from agreement.services.plan import (
     primary_measure_named,
 )
 from annotation.models import ConsentRecord, QualificationAttempt, StudyFeedback
+from annotation.selectors.adaptive import adaptive_summary
 from annotation.selectors.adjudicated_labels import adjudication_counts
 from annotation.selectors.imported import imported_ratings_count
 from annotation.selectors.profile import profile_summary
@@ -246,6 +247,35 @@ def _design(study: Study) -> dict:
         "than the minimum are excluded and counted",
         "success_alpha": float(study.success_alpha),
         "success_min_dimensions": study.success_min_dimensions,
+        "adaptive": _adaptive(study),
+    }
+
+
+def _adaptive(study: Study) -> dict | None:
+    """The adaptive design's account: k_min to k_max, the cases that got extra raters, and
+    the ratings saved against k_max on every case; None in a fixed design. Counts only."""
+    summary = adaptive_summary(study=study)
+    if summary is None:
+        return None
+    return {
+        "k_min": summary.k_min,
+        "k_max": summary.k_max,
+        "text": (
+            f"Adaptive design: {summary.k_min} to {summary.k_max} raters per test case. Every "
+            f"case got {summary.k_min} raters; one more rater at a time, up to "
+            f"{summary.k_max}, where its ratings so far disagreed by the dimension's "
+            "aggregation rule or triggered its adjudication rule. Agreement is computed on "
+            f"the first {summary.k_min} ratings of each case; the labels and the comparison "
+            "of systems read every rating."
+        ),
+        "cases": summary.cases,
+        "extended": summary.extended,
+        "by_raters": [
+            {"raters": raters, "cases": cases} for raters, cases in summary.by_raters.items()
+        ],
+        "ratings": summary.ratings,
+        "ratings_at_k_max": summary.k_max * summary.cases,
+        "saved": summary.saved,
     }
 
 

@@ -15,6 +15,7 @@ from .ratings import StudyRatings, _cases_in_reverse_system_order, study_system_
 
 def study_comparison_data(*, study: Study, data: StudyRatings) -> ComparisonData | None:
     """The ratings laid out for comparing systems; None while the study is blinded."""
+    data = data.labelled or data  # every rating, also where agreement reads the first k_min
     systems = study_system_order(study=study)
     if not systems or not data.case_ids:
         return None

@@ -43,6 +43,9 @@ class StudyRatings:
     # ratings (counted or not: those ``inputs_ratings`` counts).
     case_ratings: np.ndarray | None = None
     case_inputs: np.ndarray | None = None
+    # The adaptive design's agreement data (the first k_min ratings of each case) carry here
+    # every counted rating, which the labels and the comparison of systems read.
+    labelled: "StudyRatings | None" = None
 
 
 @dataclass(frozen=True)
@@ -188,14 +191,19 @@ def study_submitted_ratings(*, study: Study, case_ids: list[int] | None = None) 
 
 
 def study_ratings(
-    *, study: Study, pilot: bool, submitted: SubmittedRatings | None = None
+    *,
+    study: Study,
+    pilot: bool,
+    submitted: SubmittedRatings | None = None,
+    first_per_case: int | None = None,
 ) -> StudyRatings:
     """The submitted ratings that count: main-study (or pilot) data of raters not excluded.
 
     Pilot data are ratings last submitted before the study opened (a study never opened has
     only the phase it is in). Units are (test case, key label) for per-response dimensions
     and test cases for per-case dimensions. ``submitted``: the study's submitted ratings,
-    if read already.
+    if read already. ``first_per_case``: only the first that many counted ratings of each
+    case (``agreement_first_ratings``: the adaptive design's fixed part, for agreement).
     """
     data = submitted or study_submitted_ratings(study=study)
     cases = [(pk, stratum) for pk, stratum, purpose in data.cases if purpose == SAMPLE]
@@ -208,6 +216,10 @@ def study_ratings(
     if data.opened:
         chosen = counted & (~data.after_opening if pilot else data.after_opening)
     rows = np.flatnonzero(chosen)
+    beyond = 0
+    if first_per_case is not None:
+        kept = _first_per_case(data=data, rows=rows, k=first_per_case)
+        beyond, rows = len(rows) - len(kept), kept
     layout = _layout(data=data, rows=rows, case_ids=case_ids)
     raters, labels = layout["raters"], layout["labels"]
     response_strata = [stratum for _, stratum in cases for _ in labels]
@@ -255,6 +267,7 @@ def study_ratings(
         left_out={
             "excluded_rater_ratings": int((in_sample & by_excluded).sum()),
             "other_phase_ratings": int((counted & ~chosen).sum()),
+            **({"beyond_k_min_ratings": beyond} if first_per_case is not None else {}),
         },
         case_ids=case_ids.tolist(),
         labels=labels,
@@ -274,6 +287,29 @@ def study_ratings(
 
 SAMPLE = TestCase.Purpose.SAMPLE
 EXCLUDED = Membership.Status.EXCLUDED
+
+
+def agreement_first_ratings(*, study: Study) -> int | None:
+    """How many ratings of each case agreement reads: k_min in the adaptive design (extra
+    raters go where raters disagree, so their ratings would bias agreement downwards),
+    None (all of them) otherwise."""
+    design = study.adaptive_raters
+    return design[0] if design else None
+
+
+def _first_per_case(*, data: SubmittedRatings, rows: np.ndarray, k: int) -> np.ndarray:
+    """The ``rows`` of each case's first ``k`` assignments among them, in assignment order:
+    the order of submission in the adaptive design, which adds a rater to a case only once
+    all its earlier ratings are in (``annotation.services.adaptive``); a rater's later
+    revision does not move them."""
+    assignments = data.assignment[rows]
+    distinct, first = np.unique(assignments, return_index=True)  # by assignment id
+    cases = data.case[rows][first]
+    order = np.lexsort((distinct, cases))
+    sorted_cases = cases[order]
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order)) - np.searchsorted(sorted_cases, sorted_cases)
+    return rows[np.isin(assignments, distinct[rank < k])]
 
 
 def _layout(*, data: SubmittedRatings, rows: np.ndarray, case_ids: np.ndarray) -> dict:

@@ -3,7 +3,7 @@
 import gc
 import logging
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -20,6 +20,7 @@ from agreement.qc.checks import answer_values, quality_checks, rater_checks
 from agreement.selectors import (
     StudyRatings,
     agreement_awaits_run,
+    agreement_first_ratings,
     agreement_is_stale,
     analysis_inputs,
     analysis_inputs_but_ratings,
@@ -36,6 +37,7 @@ from jobs.runner import job_schedule
 from studies.models import Study
 from studies.services.webhooks import webhook_event_announce
 
+from .adaptive import adaptive_raters_extend
 from .qc import quality_enforce
 from .tallies import tallies_seen, tallies_settle, tallies_update
 
@@ -132,14 +134,23 @@ def _point_result_computed(*, study: Study) -> tuple[dict, StudyRatings]:
     # One read of the submitted ratings serves the agreement data and the QC records.
     submitted = study_submitted_ratings(study=study)
     data = study_ratings(study=study, pilot=pilot, submitted=submitted)
+    # Agreement reads the adaptive design's fixed part (the first k_min ratings of each
+    # case); the labels and the comparison read every rating (``data``).
+    first = agreement_first_ratings(study=study)
+    fixed = data
+    if first is not None:
+        fixed = replace(
+            study_ratings(study=study, pilot=pilot, submitted=submitted, first_per_case=first),
+            labelled=data,
+        )
     result = analyse_study_point(
-        dimensions=data.dimensions,
-        raters=data.raters,
+        dimensions=fixed.dimensions,
+        raters=fixed.raters,
         success_alpha=float(study.success_alpha),
         success_min_dimensions=study.success_min_dimensions,
     )
     result["phase"] = study.current_phase
-    result["left_out"] = data.left_out
+    result["left_out"] = fixed.left_out
     # The QC rules read point estimates only: they are final in the first stage.
     rules = qc_rules(study=study)
     result["qc"] = rater_checks(
@@ -157,7 +168,7 @@ def _point_result_computed(*, study: Study) -> tuple[dict, StudyRatings]:
     result["summary"] = label_free_summary(dimensions=data.dimensions, confidence=data.confidence)
     if study.is_unblinded:
         result["comparison_pending"] = True
-    return result, data
+    return result, fixed
 
 
 def _with_comparison(result: dict, comparison: ComparisonData | None, *, n_resamples, seed):
@@ -208,8 +219,11 @@ def agreement_point_stage(*, study_id: int) -> PointStage | None:
         )
     # QC-001 acts on every run, even one a fresher result overtook: the pause is idempotent.
     quality_enforce(study=study)
-    # The adjudication queue, with the other QC: cases that have all their ratings and
-    # trigger a rule (or 7.3's switch) wait for an adjudicator. Idempotent too.
+    # The adaptive design: cases whose raters disagree get one more rater. Then the
+    # adjudication queue, with the other QC: cases that have all their ratings (in the
+    # adaptive design, their extra raters' too) and trigger a rule (or 7.3's switch) wait
+    # for an adjudicator. Both idempotent.
+    adaptive_raters_extend(study=study)
     adjudication_queue_refresh(study=study)
     # The run's locked part ends here (see tasks.py); its intervals come next.
     logger.info("Agreement run for study %s finished (request %s)", study_id, target)
@@ -293,6 +307,7 @@ def _incremental_point_stage(
             inputs=inputs,
         )
     quality_enforce(study=study)
+    adaptive_raters_extend(study=study)
     adjudication_queue_refresh(study=study)
     logger.info("Agreement of study %s updated from its tallies (request %s)", study.pk, target)
     if written:

@@ -19,7 +19,12 @@ from django.db.models import F
 from django.utils import timezone
 
 from agreement.models import AgreementTallies, CaseTally, TouchedCase
-from agreement.selectors import StudyRatings, study_ratings, study_submitted_ratings
+from agreement.selectors import (
+    StudyRatings,
+    agreement_first_ratings,
+    study_ratings,
+    study_submitted_ratings,
+)
 from agreement.stats.coincidence import MAX_VALUES, Tally, unit_counts
 from studies.models import Study
 
@@ -161,7 +166,12 @@ def tallies_update(*, study: Study, built_for: dict) -> AgreementTallies | None:
             return row
         case_ids = sorted({case for _, case in touched})
         submitted = study_submitted_ratings(study=study, case_ids=case_ids)
-        data = study_ratings(study=study, pilot=study.current_phase == "pilot", submitted=submitted)
+        data = study_ratings(
+            study=study,
+            pilot=study.current_phase == "pilot",
+            submitted=submitted,
+            first_per_case=agreement_first_ratings(study=study),
+        )
         new = case_counts(data)
         per_case, per_case_inputs = _case_ratings(data)
         # The touched cases' rows, locked in one order (the tallies' row is held already).

@@ -18,6 +18,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.models import Adjudication, Assignment, Rating
+from annotation.selectors.skips import HOLDS_A_PLACE
 from core.errors import ApplicationError
 from core.user_input import reason_text
 from studies.bulk_rows import batches
@@ -116,6 +117,17 @@ def _answers(study: Study, rules, case_ids: list[int]) -> tuple[dict, dict]:
     return counts, answers
 
 
+def adjudication_triggered(*, study: Study, case_ids: list[int]) -> set[int]:
+    """The cases among ``case_ids`` whose submitted ratings so far trigger a dimension's
+    rule (or 7.3's switch), however many they have: the adaptive design adds a rater to
+    them (``annotation.services.adaptive``)."""
+    rules = _rules(study)
+    if not rules or not case_ids:
+        return set()
+    _, answers = _answers(study, rules, case_ids)
+    return {case_id for case_id in case_ids if _case_triggers(rules, answers[case_id])}
+
+
 def adjudication_queue_refresh(*, study: Study) -> int:
     """Bring the study's adjudication queue up to date; returns the cases added or changed.
 
@@ -147,8 +159,12 @@ def adjudication_queue_refresh(*, study: Study) -> int:
         .order_by("pk")
         .values_list("pk", flat=True)
     )
+    # The adaptive design: a case waiting for an extra rater's rating is left as it is, so
+    # that it joins the queue with all its ratings (the worker adds raters first).
+    still_rating = _cases_still_rating(study) if study.adaptive_raters else set()
     changed = 0
     for chunk in batches(cases.iterator(chunk_size=CHUNK), CHUNK):
+        chunk = [case_id for case_id in chunk if case_id not in still_rating]
         if rules:
             counts, answers = _answers(study, rules, chunk)
             wanted = {
@@ -160,6 +176,17 @@ def adjudication_queue_refresh(*, study: Study) -> int:
             wanted = {}
         changed += _write(chunk, {c: t for c, t in wanted.items() if t})
     return changed
+
+
+def _cases_still_rating(study: Study) -> set[int]:
+    """The sample cases with a rater holding a place who has not submitted yet."""
+    return set(
+        Assignment.objects.filter(
+            HOLDS_A_PLACE,
+            test_case__study=study,
+            status__in=[Assignment.Status.TODO, Assignment.Status.DRAFT],
+        ).values_list("test_case_id", flat=True)
+    )
 
 
 def _merged(existing: dict, computed: dict) -> dict:

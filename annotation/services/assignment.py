@@ -1,6 +1,8 @@
 """Assignment designs: which rater rates which test case.
 
-Two designs, chosen by ``Study.raters_per_item``:
+Two designs, chosen by ``Study.raters_per_item`` (and a third built on the second, the
+adaptive design of ``Study.raters_per_item_max``: k_min planned here, extra raters added by
+``annotation.services.adaptive``):
 
 - **Full** (empty): every rater rates every test case, the reference design.
 - **Balanced, k raters per test case**: planned by ``plan_balanced`` below. Every test case
@@ -446,6 +448,12 @@ def cases_beyond_design(*, study: Study, rater: Membership, test_case_ids) -> li
 
 
 def design_summary(*, study: Study) -> str:
+    adaptive = study.adaptive_raters
+    if adaptive:
+        return (
+            f"{adaptive[0]} to {adaptive[1]} raters per test case, adaptive: {adaptive[0]} "
+            "balanced, one more where the ratings disagree"
+        )
     if study.raters_per_item:
         return f"{study.raters_per_item} raters per test case, balanced"
     return "Every rater rates every test case"

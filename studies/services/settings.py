@@ -24,6 +24,7 @@ COPIED_FIELDS = (
     "disclosure_question",
     "blinding_seed",
     "raters_per_item",
+    "raters_per_item_max",
     "side_mode",
     "success_alpha",
     "success_min_dimensions",
@@ -45,6 +46,7 @@ def study_create(
     consent_text: str = "",
     disclosure_question: str | None = None,
     raters_per_item: int | None = None,
+    raters_per_item_max: int | None = None,
     side_mode: str = "fixed",
     explanation_first: bool = False,
     case_layout: str = "standard",
@@ -67,6 +69,7 @@ def study_create(
         "consent_text": consent_text,
         "disclosure_question": disclosure_question,
         "raters_per_item": raters_per_item,
+        "raters_per_item_max": raters_per_item_max,
         "side_mode": side_mode,
         "explanation_first": explanation_first,
         "case_layout": case_layout,
@@ -111,6 +114,7 @@ def _study_insert(
     consent_text: str,
     disclosure_question: str | None,
     raters_per_item: int | None,
+    raters_per_item_max: int | None,
     side_mode: str,
     explanation_first: bool,
     case_layout: str,
@@ -119,6 +123,7 @@ def _study_insert(
     actor: User | None,
 ) -> Study:
     """The study row, its own copy of the rubric, and the record of its creation."""
+    design_range_check(raters_per_item=raters_per_item, raters_per_item_max=raters_per_item_max)
     if Study.objects.filter(slug=slug).exists():
         raise StudySetupError(f"A study with the short name '{slug}' already exists.")
     if rubric_source is not None:
@@ -139,6 +144,7 @@ def _study_insert(
         instructions=instructions,
         consent_text=consent_text,
         raters_per_item=raters_per_item,
+        raters_per_item_max=raters_per_item_max,
         side_mode=side_mode,
         explanation_first=explanation_first,
         case_layout=case_layout,
@@ -159,6 +165,27 @@ def _study_insert(
     return study
 
 
+# The most raters the adaptive design may give one case.
+MAX_RATERS_PER_ITEM = 20
+
+
+def design_range_check(*, raters_per_item: int | None, raters_per_item_max: int | None) -> None:
+    """The adaptive design's k_min to k_max: k_max only with k_min, and above it."""
+    if raters_per_item_max is None:
+        return
+    if not raters_per_item:
+        raise StudySetupError(
+            "Most raters per test case needs raters per test case (k_min) as well: the "
+            "adaptive design starts every case with k_min raters."
+        )
+    if not raters_per_item < raters_per_item_max <= MAX_RATERS_PER_ITEM:
+        raise StudySetupError(
+            f"Most raters per test case must lie above raters per test case "
+            f"({raters_per_item}) and at most {MAX_RATERS_PER_ITEM}; leave it empty for a "
+            "fixed number of raters per test case."
+        )
+
+
 # Settings a coordinator edits on the settings page.
 SETTINGS_FIELDS = (
     "name",
@@ -168,6 +195,7 @@ SETTINGS_FIELDS = (
     "disclosure_question",
     "blinding_seed",
     "raters_per_item",
+    "raters_per_item_max",
     "side_mode",
     "explanation_first",
     "case_layout",
@@ -182,6 +210,7 @@ PROTOCOL_FIELDS = frozenset(
         "instructions",
         "blinding_seed",
         "raters_per_item",
+        "raters_per_item_max",
         "side_mode",
         "explanation_first",
         "case_layout",
@@ -197,6 +226,7 @@ PROTOCOL_FIELD_LABELS = {
     "instructions": "instructions",
     "blinding_seed": "blinding seed",
     "raters_per_item": "raters per test case",
+    "raters_per_item_max": "raters per test case",
     "side_mode": "A/B side design",
     "explanation_first": "explanation before the verdict",
     "case_layout": "case layout",
@@ -225,6 +255,10 @@ def study_update(*, study: Study, actor: User | None, changes: dict) -> Study:
             "screen sides) drawn from the blinding seed and side design, so these cannot "
             "change now."
         )
+    design_range_check(
+        raters_per_item=changes.get("raters_per_item", study.raters_per_item),
+        raters_per_item_max=changes.get("raters_per_item_max", study.raters_per_item_max),
+    )
     for field, value in changed.items():
         setattr(study, field, value)
     update_fields = list(changed)

@@ -71,7 +71,11 @@ def test_a_tally_updated_unit_by_unit_equals_one_from_scratch(start, changes, le
 def scratch_tallies(study: Study) -> tuple[dict, dict]:
     """The tallies and the cases' counts built from every rating, as a from-scratch run."""
     study = Study.objects.get(pk=study.pk)
-    data = selectors.study_ratings(study=study, pilot=study.current_phase == "pilot")
+    data = selectors.study_ratings(
+        study=study,
+        pilot=study.current_phase == "pilot",
+        first_per_case=selectors.agreement_first_ratings(study=study),
+    )
     cases = case_counts(data)
     totals = {}
     for dimension in data.dimensions:
@@ -114,19 +118,26 @@ def check(study: Study, result: dict) -> None:
         assert row["n_judgments"] == int(present.sum())
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_incremental_runs_equal_from_scratch_through_random_sequences(db, seed, settings):
+@pytest.mark.parametrize(
+    ("seed", "adaptive"), [(1, False), (2, False), (3, False), (4, True), (5, True)]
+)
+def test_incremental_runs_equal_from_scratch_through_random_sequences(db, seed, adaptive, settings):
+    """``adaptive``: agreement reads the first two ratings of each case (k_min = 2 of 4),
+    which a submission, a withdrawal or an exclusion may change."""
     settings.AGREEMENT_FULL_SECONDS = 3600
     settings.AGREEMENT_INCREMENTAL_MIN_RATINGS = 0
     rng = random.Random(seed)
     users = [UserFactory() for _ in range(5)]
     study = make_study(slug=f"tally-{seed}", cases=5, raters=users, consented=True)
+    if adaptive:
+        Study.objects.filter(pk=study.pk).update(raters_per_item=2, raters_per_item_max=4)
+        study.refresh_from_db()
     raters = [f"R-0{i}" for i in range(1, 6)]
     cases = [f"TC-00{i}" for i in range(1, 6)]
     submit(study, rater="R-01")
     submit(study, rater="R-02")
     check(study, run(study))
-    kinds = []
+    kinds, beyond = [], []
     for _ in range(25):
         action = rng.choices(["submit", "withdraw", "exclude"], weights=[8, 1, 1])[0]
         active = list(
@@ -150,8 +161,12 @@ def test_incremental_runs_equal_from_scratch_through_random_sequences(db, seed, 
         result = run(study)
         kinds.append("incremental" in result)
         check(study, result)
+        if adaptive:
+            beyond.append(scratch_tallies(study)[2].left_out["beyond_k_min_ratings"])
     assert any(kinds), "no run was incremental"
     assert not TouchedCase.objects.filter(study=study).exists()
+    if adaptive:  # the first two of some case were chosen among more
+        assert any(beyond)
 
 
 def test_an_incremental_run_reads_only_the_touched_cases(db, settings):

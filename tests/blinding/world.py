@@ -265,6 +265,10 @@ def build(*, secret: str, clock) -> World:
         assignments_create_all(study=study, rater=membership)
         consent_record(rater=membership, agreed=True, prior_knowledge=False)
         memberships.append(membership)
+    # The adaptive design's outputs (agreement on the first two ratings of each case, the
+    # report's account of extra raters) are compared too; every rater has every case here,
+    # so nobody is added.
+    Study.objects.filter(pk=study.pk).update(raters_per_item=2, raters_per_item_max=3)
     study = study_open(study=study, actor=lead, acknowledge_warnings=True)
     positions = dict(study.test_cases.values_list("pk", "position"))
     for r, membership in enumerate(memberships):

@@ -3,9 +3,11 @@
 import hashlib
 import json
 
+import pytest
 from django.urls import reverse
 
 from studies import selectors, services
+from studies.errors import ApplicationError
 from studies.models import Response, Study
 from studies.protocol import canonical_json, protocol_fingerprint
 
@@ -142,3 +144,30 @@ def test_the_rating_screen_options_are_part_of_the_fingerprint(lead):
     Study.objects.filter(pk=study.pk).update(explanation_first=True)
     study.refresh_from_db()
     assert fingerprint(study) != before
+
+
+def test_the_adaptive_design_is_part_of_the_fingerprint_and_a_fixed_one_adds_nothing(lead):
+    study = make_study(lead=lead, slug="adaptive", cases=2, status=Study.Status.DRAFT)
+    study = services.study_update(study=study, actor=lead, changes={"raters_per_item": 2})
+    fixed = fingerprint(study)
+    # A fixed design writes the document it wrote before the adaptive design existed.
+    assert "adaptive_raters" not in json.loads(
+        b"".join(selectors.study_protocol_chunks(study=study))
+    )
+    seen = {fixed}
+    for k_max in (3, 5):
+        study = services.study_update(
+            study=study, actor=lead, changes={"raters_per_item_max": k_max}
+        )
+        document = json.loads(b"".join(selectors.study_protocol_chunks(study=study)))
+        assert document["adaptive_raters"] == {"k_min": 2, "k_max": k_max}
+        seen.add(fingerprint(study))
+    assert len(seen) == 3
+    study = services.study_update(study=study, actor=lead, changes={"raters_per_item_max": None})
+    assert fingerprint(study) == fixed
+
+
+def test_the_adaptive_design_is_frozen_when_the_study_opens(lead):
+    study = make_study(lead=lead, slug="frozen-adaptive", cases=2, status=Study.Status.OPEN)
+    with pytest.raises(ApplicationError, match="can no longer change: raters per test case"):
+        services.study_update(study=study, actor=lead, changes={"raters_per_item_max": 4})

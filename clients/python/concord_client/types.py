@@ -32,6 +32,7 @@ class Study(TypedDict, total=False):
     rubric: str
     transitions: list[str]
     raters_per_item: int
+    raters_per_item_max: int | None
     blinding_seed: int
     protocol_fingerprint: str
     created_at: str
