@@ -21,6 +21,7 @@ from django.utils import timezone
 from agreement.models import AgreementTallies, CaseTally, TouchedCase
 from agreement.selectors import StudyRatings, study_ratings, study_submitted_ratings
 from agreement.stats.coincidence import MAX_VALUES, Tally, unit_counts
+from studies.bulk_rows import rows_insert
 from studies.models import Study
 
 logger = logging.getLogger(__name__)
@@ -124,19 +125,21 @@ def _rebuild(*, study, row, data: StudyRatings, totals: dict, built_for: dict, s
     cases = case_counts(data)
     per_case, per_case_inputs = _case_ratings(data)
     CaseTally.objects.filter(study=study).delete()
-    CaseTally.objects.bulk_create(
+    # COPY on PostgreSQL: bulk_create's quoting of each row's counts took most of a
+    # rebuild (about 200 s of 166,667 cases at 1,000,000 ratings, on a loaded machine).
+    rows_insert(
+        CaseTally,
         [
-            CaseTally(
-                study=study,
-                test_case_id=case,
-                counts=_counts_json(cases.get(case, {})),
-                n_ratings=per_case.get(case, 0),
-                n_inputs=per_case_inputs.get(case, 0),
-            )
+            {
+                "study_id": study.pk,
+                "test_case_id": case,
+                "counts": _counts_json(cases.get(case, {})),
+                "n_ratings": per_case.get(case, 0),
+                "n_inputs": per_case_inputs.get(case, 0),
+            }
             for case in data.case_ids
             if case in cases or per_case_inputs.get(case, 0)
         ],
-        batch_size=1000,
     )
     TouchedCase.objects.filter(pk__in=seen.touched).delete()
     AgreementTallies.objects.filter(pk=row.pk).update(
