@@ -141,11 +141,11 @@ def measure(filename: str, data: bytes, runs: int) -> tuple[str, list[float], in
 
 
 def main(runs: int) -> None:
-    print(f"{'case':40} {'file':>9} {'seconds':>26} {'peak MB':>8}  outcome")
+    print(f"{'case':48} {'file':>9} {'seconds':>26} {'peak MB':>8}  outcome")
     for name, filename, data in cases():
         outcome, seconds, peak = measure(filename, data, runs)
         print(
-            f"{name:40} {len(data) / 2**20:8.2f}M {spread(seconds):>26} {peak / 2**20:8.1f}  "
+            f"{name:48} {len(data) / 2**20:8.2f}M {spread(seconds):>26} {peak / 2**20:8.1f}  "
             f"{outcome}",
             flush=True,
         )

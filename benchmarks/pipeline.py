@@ -19,6 +19,7 @@ last run from scratch) or a run from scratch.
 """
 
 import argparse
+import logging
 import os
 import subprocess
 import sys
@@ -82,14 +83,19 @@ def _percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
+def _django_setup() -> None:
+    import django
+
+    django.setup()
+    logging.disable(logging.INFO)  # each run logs its enqueue
+
+
 def pipeline_section(samples: int = 12, ratings: int | None = None) -> None:
     queue = f"concord-bench-{uuid.uuid4().hex[:8]}"
     env = _prepare_environment(queue)
     sys.path.insert(0, str(ROOT))
     _create_database(env["DATABASE_URL"])
-    import django
-
-    django.setup()
+    _django_setup()
     from django.conf import settings
     from django.core.management import call_command
     from django.db import transaction
