@@ -261,13 +261,18 @@ def build_study(ratings: int):
     if study is not None:
         return study
     began = last = time.perf_counter()
-    cpu = time.process_time()
+    cpu = last_cpu = time.process_time()
+    database = last_database = _database_cpu()
 
     def step(what: str) -> None:
-        nonlocal last
-        now = time.perf_counter()
-        print(f"  build {ratings:,}: {what} {now - last:.1f} s", flush=True)
-        last = now
+        nonlocal last, last_cpu, last_database
+        now, now_cpu, now_database = time.perf_counter(), time.process_time(), _database_cpu()
+        print(
+            f"  build {ratings:,}: {what} {now - last:.1f} s (CPU: this process "
+            f"{now_cpu - last_cpu:.1f} s, the database's {now_database - last_database:.1f} s)",
+            flush=True,
+        )
+        last, last_cpu, last_database = now, now_cpu, now_database
 
     study = _structure(slug=slug, ratings=ratings, step=step)
     _backdated(study)
@@ -283,11 +288,26 @@ def build_study(ratings: int):
     _derived(study)
     step("derived state: one run from scratch (point result, QC, tallies)")
     print(
-        f"  build {ratings:,}: {time.perf_counter() - began:.0f} s in all, "
-        f"{time.process_time() - cpu:.0f} s of this process's CPU",
+        f"  build {ratings:,}: {time.perf_counter() - began:.0f} s in all; CPU: this process "
+        f"{time.process_time() - cpu:.0f} s, the database's {_database_cpu() - database:.0f} s",
         flush=True,
     )
     return study
+
+
+def _database_cpu() -> float:
+    """CPU seconds so far of this connection's PostgreSQL process (a server on this
+    machine: /proc; NaN elsewhere), which the machine's load moves far less than wall time."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _copy_answers(study, first: list) -> None:
