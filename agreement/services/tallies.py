@@ -125,8 +125,8 @@ def _rebuild(*, study, row, data: StudyRatings, totals: dict, built_for: dict, s
     cases = case_counts(data)
     per_case, per_case_inputs = _case_ratings(data)
     CaseTally.objects.filter(study=study).delete()
-    # COPY on PostgreSQL: bulk_create's quoting of each row's counts took most of a
-    # rebuild (about 200 s of 166,667 cases at 1,000,000 ratings, on a loaded machine).
+    # COPY on PostgreSQL: bulk_create's quoting of each row's counts (an array of JSON
+    # texts) was most of a rebuild's time at 100,000 ratings.
     rows_insert(
         CaseTally,
         [
