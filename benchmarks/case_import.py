@@ -1,6 +1,6 @@
 """The test case import: seconds, cases per second and peak memory, up to 100,000 cases.
 
-Run: .venv/bin/python benchmarks/case_import.py [--db] [--cases 10000 100000]
+Run: .venv/bin/python benchmarks/case_import.py [--db] [--repeat 5] [10000 100000]
 
 Writes CSV and JSONL files of cases of about 2 KB (a prompt and two responses of about
 1 KB) to a temporary directory, then measures each in a process of its own, so that the
@@ -14,8 +14,12 @@ peak resident memory (``ru_maxrss``) is that file's alone:
   BENCH_DATABASE_URL), inside a transaction that is rolled back. The database is vacuumed
   before each import and at the end, so that the rolled-back rows of earlier runs neither
   pile up nor change the tables each import starts from.
+
+Each measurement is ``--repeat`` runs, each in a process of its own; it prints the median
+and spread (min-max) of the runs' seconds, cases/s and peak RSS.
 """
 
+import argparse
 import csv
 import json
 import os
@@ -29,6 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+
+from benchmarks.report import add_repeat, reported, spread  # noqa: E402
 
 SYSTEMS = ("baseline", "improved")
 BODY = "The response weighs the options, cites the data and says what to do. " * 15
@@ -66,7 +72,7 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def check_only(path: Path) -> None:
+def check_only(path: Path) -> dict:
     from studies.importing.cases import parse_cases
 
     started_rss = peak_mb()
@@ -74,7 +80,7 @@ def check_only(path: Path) -> None:
     parsed = parse_cases(filename=path.name, data=path, sink=lambda case: None)
     seconds = time.perf_counter() - started
     assert parsed.ok, parsed.problem_lines()[:3]
-    report("check", path, parsed.case_count, seconds, started_rss)
+    return figures(parsed.case_count, seconds, started_rss)
 
 
 def database_url() -> str:
@@ -114,7 +120,7 @@ def vacuum() -> None:
         cursor.execute("VACUUM")
 
 
-def whole_import(path: Path) -> None:
+def whole_import(path: Path) -> dict:
     database_url()
     import django
 
@@ -163,46 +169,85 @@ def whole_import(path: Path) -> None:
             raise Rollback
     except Rollback:
         pass
-    report("whole import", path, parsed.case_count, imported - started, started_rss)
-    print(
-        f"    upload check and keep {checked - started:.2f} s, "
-        f"preview {previewed - checked:.2f} s, "
-        f"import {imported - previewed:.2f} s ({parsed.case_count / (imported - previewed):,.0f} "
-        "cases/s)"
-    )
+    return {
+        **figures(parsed.case_count, imported - started, started_rss),
+        "check and keep": checked - started,
+        "preview": previewed - checked,
+        "import": imported - previewed,
+        "import cases/s": parsed.case_count / (imported - previewed),
+    }
 
 
-def report(what: str, path: Path, count: int, seconds: float, started_rss: float) -> None:
+def figures(count: int, seconds: float, started_rss: float) -> dict:
+    return {
+        "cases": count,
+        "seconds": seconds,
+        "cases/s": count / seconds,
+        "peak RSS": peak_mb(),
+        "RSS at start": started_rss,
+    }
+
+
+def show(what: str, path: Path, runs: list[dict]) -> None:
+    """One measurement's runs: their medians and spreads."""
     size = path.stat().st_size / 2**20
+
+    def of(key: str, **options) -> str:
+        return spread([run[key] for run in runs], **options)
+
     print(
-        f"{what:13} {path.suffix[1:]:5} {count:>8,} cases {size:7.1f} MB {seconds:7.2f} s "
-        f"{count / seconds:>8,.0f} cases/s   peak RSS {peak_mb():6.0f} MB "
-        f"(from {started_rss:.0f} MB)"
+        f"{what:13} {path.suffix[1:]:5} {runs[0]['cases']:>8,} cases {size:7.1f} MB: "
+        f"{of('seconds')}; {of('cases/s', unit='cases/s', digits=0)}; "
+        f"peak RSS {of('peak RSS', unit='MB', digits=0)} (from {runs[0]['RSS at start']:.0f} MB)",
+        flush=True,
     )
+    if "import" in runs[0]:
+        print(
+            f"    upload check and keep {of('check and keep')}; preview {of('preview')}; "
+            f"import {of('import')}, {of('import cases/s', unit='cases/s', digits=0)}",
+            flush=True,
+        )
+
+
+def measured(what: str, path: Path, runs: int, with_db: bool) -> list[dict]:
+    """``runs`` runs of one measurement, each in a process of its own (its peak RSS alone)."""
+    found = []
+    for _ in range(runs):
+        if with_db:
+            vacuum()
+        with tempfile.NamedTemporaryFile(suffix=".json") as out:
+            command = [sys.executable, __file__, "--one", what, str(path), out.name]
+            subprocess.run(command, check=True)
+            found.append(json.loads(Path(out.name).read_text()))
+    return found
 
 
 def main() -> None:
     if sys.argv[1:2] == ["--one"]:
-        what, path = sys.argv[2], Path(sys.argv[3])
-        (check_only if what == "check" else whole_import)(path)
+        what, path, out = sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4])
+        found = (check_only if what == "check" else whole_import)(path)
+        out.write_text(json.dumps(found))
         return
-    counts = [int(a) for a in sys.argv[1:] if a.isdigit()] or [10_000, 100_000]
-    with_db = "--db" in sys.argv
-    if with_db:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("counts", nargs="*", type=int, default=[10_000, 100_000])
+    parser.add_argument("--db", action="store_true", help="the whole import, into PostgreSQL")
+    add_repeat(parser)
+    args = parser.parse_args()
+    if args.db:
         prepare_database()
-    print(f"load average: {os.getloadavg()[0]:.1f}")
-    with tempfile.TemporaryDirectory() as directory:
-        for count in counts:
+    title = "Test case import" + (": check, and the whole import" if args.db else ": check")
+    with reported(title, runs=args.repeat), tempfile.TemporaryDirectory() as directory:
+        for count in args.counts:
             for ext in ("csv", "jsonl"):
                 path = Path(directory) / f"cases-{count}.{ext}"
                 write_file(path, count)
-                for what in ("check", "import") if with_db else ("check",):
-                    if what == "import":
-                        vacuum()
-                    subprocess.run([sys.executable, __file__, "--one", what, str(path)], check=True)
+                show("check", path, measured("check", path, args.repeat, with_db=False))
+                if args.db:
+                    runs = measured("import", path, args.repeat, with_db=True)
+                    show("whole import", path, runs)
                 path.unlink()
-    if with_db:
-        vacuum()  # the last run's rows
+        if args.db:
+            vacuum()  # the last run's rows
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 Run (PostgreSQL; the database is dropped and made afresh, so give it one of its own):
 
     BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/concord_bench_http \\
-      .venv/bin/python benchmarks/case_import_http.py [--runs 5] [--workers 2] [10000 100000]
+      .venv/bin/python benchmarks/case_import_http.py [--repeat 5] [--workers 2] [10000 100000]
 
 Starts gunicorn (``config/gunicorn.py``, ``--workers`` workers) and a Celery worker (one
 process) with ``benchmarks/http_settings.py`` (the production shape: one Redis cache, jobs
@@ -14,7 +14,8 @@ and polls the status until the import is done, then checks the study holds every
 Prints per run the seconds of each stage and cases/s for the whole (upload to imported),
 the peak RSS of the gunicorn workers and of the Celery worker's processes (each
 process's VmHWM, read from /proc while the runs go), and at the end the median and the
-range of the runs, the commit and the load average before and after.
+spread (min-max) of the ``--repeat`` runs, with the commit and the load average before and
+after (benchmarks/report.py).
 """
 
 import argparse
@@ -22,7 +23,6 @@ import os
 import re
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,21 +38,13 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from case_import import write_file  # noqa: E402
 
+from benchmarks.report import add_repeat, reported, spread  # noqa: E402
+
 
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def commit() -> str:
-    return subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
-
-
-def load() -> str:
-    return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def server_env(url: str, upload_root: str) -> dict:
@@ -194,14 +186,18 @@ def one_run(base: str, session: requests.Session, slug: str, path: Path, count: 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("counts", nargs="*", type=int, default=[10_000])
-    parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--workers", type=int, default=2)
+    add_repeat(parser)
+    # The option's earlier name.
+    parser.add_argument(
+        "--runs", dest="repeat", type=int, default=argparse.SUPPRESS, help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
     url = os.environ.get(
         "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/concord_bench_http"
     )
-    print(f"commit {commit()}, load average before: {load()}")
-    with tempfile.TemporaryDirectory() as directory:
+    title = f"Case import over HTTP, upload to imported ({args.workers} gunicorn workers)"
+    with reported(title, runs=args.repeat), tempfile.TemporaryDirectory() as directory:
         env = server_env(url, str(Path(directory) / "uploads"))
         prepare(url, env)
         vacuum(url)
@@ -237,7 +233,7 @@ def main() -> None:
                 watch, job_watch = RssWatch(server.pid), RssWatch(worker.pid)
                 watch.start()
                 job_watch.start()
-                for run in range(args.runs):
+                for run in range(args.repeat):
                     slug = f"bench-import-{count}-{run}"
                     study_create(env, slug)
                     result = one_run(base, session, slug, path, count)
@@ -250,16 +246,14 @@ def main() -> None:
                     )
                     vacuum(url)  # each run's study stays: the next imports beside it
                 watch.running = job_watch.running = False
-                rates = sorted(count / r["total"] for r in results)
-                stages = {
-                    k: statistics.median(r[k] for r in results)
-                    for k in ("upload", "preview", "confirm", "job")
-                }
+                rates = [count / r["total"] for r in results]
                 print(
-                    f"{count:>7,} cases: median {statistics.median(rates):,.0f} cases/s "
-                    f"(range {rates[0]:,.0f}-{rates[-1]:,.0f}, {len(rates)} runs); median "
-                    + ", ".join(f"{k} {v:.2f} s" for k, v in stages.items())
-                    + f"; peak RSS: web worker {watch.peak_kb / 1024:.0f} MB, "
+                    f"{count:>7,} cases: {spread(rates, unit='cases/s', digits=0)}; "
+                    + "; ".join(
+                        f"{k} {spread([r[k] for r in results])}"
+                        for k in ("upload", "preview", "confirm", "job", "total")
+                    )
+                    + f"; peak RSS over the runs: web worker {watch.peak_kb / 1024:.0f} MB, "
                     f"job worker {job_watch.peak_kb / 1024:.0f} MB",
                     flush=True,
                 )
@@ -269,7 +263,6 @@ def main() -> None:
                 process.send_signal(signal.SIGTERM)
             for process in (server, worker):
                 process.wait(timeout=60)
-    print(f"commit {commit()}, load average after: {load()}")
 
 
 if __name__ == "__main__":

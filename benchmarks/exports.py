@@ -4,19 +4,17 @@ Needs PostgreSQL. Uses the studies of `recompute.py` (the same database, BENCH_D
 default `concord_bench`; built there if missing, which takes a few minutes at 100,000):
     .venv/bin/python benchmarks/exports.py [--repeat 5] [--only NAME,...] [6000 20000 100000]
 
-It prints the commit and the load average first. For each size it prints, per export (the
-worksheet as CSV and as Excel, the long table) and for the report bundle (the zip the report
-page offers: report, results, the CSV exports, the data dictionary): the median wall and CPU
-seconds of the runs with their spread (lowest-highest wall), the size written, and the peak
-memory Python traced while writing it (one more, untimed run), all written to a temporary
-file; then the load average after. A request still running after gunicorn's timeout (60 s
-in `config/gunicorn.py`) is killed, so these are the figures to keep well below it. The
-machine may be shared: read the figures beside the load averages.
+It prints the commit and the load average first (benchmarks/report.py). For each size it
+prints, per export (the worksheet as CSV and as Excel, the long table) and for the report
+bundle (the zip the report page offers: report, results, the CSV exports, the data
+dictionary): the median and spread (min-max) of the runs' wall and CPU seconds, the size
+written, and the peak memory Python traced while writing it (one more, untimed run), all
+written to a temporary file; then the load average after. A request still running after
+gunicorn's timeout (60 s in `config/gunicorn.py`) is killed, so these are the figures to
+keep well below it. The machine may be shared: read the figures beside the load averages.
 """
 
-import os
-import statistics
-import subprocess
+import argparse
 import sys
 import tempfile
 import time
@@ -28,6 +26,8 @@ sys.path[0] = str(ROOT)  # the repository, not this folder, first on the path
 sys.path.insert(1, str(ROOT / "benchmarks"))
 
 from recompute import SIZES, build_study, setup_django  # noqa: E402
+
+from benchmarks.report import add_repeat, reported, spread  # noqa: E402
 
 
 def _export(study, fmt):
@@ -77,30 +77,8 @@ def measure(write, repeat: int) -> tuple[list[float], list[float], int, float]:
     return walls, cpus, size, peak
 
 
-def load() -> str:
-    return " ".join(f"{value:.2f}" for value in os.getloadavg())
-
-
-def main() -> None:
-    args = sys.argv[1:]
-    repeat, only = 5, None
-    while args[:1] in (["--repeat"], ["--only"]):
-        if args[0] == "--repeat":
-            repeat = int(args[1])
-        else:
-            only = set(args[1].split(","))
-        args = args[2:]
-    sizes = [int(arg) for arg in args] or list(SIZES)
-    commit = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
-    setup_django()
-    print(f"commit {commit}; load average before {load()} (1, 5, 15 min)")
-    print(f"median of {repeat} runs (wall spread: lowest-highest); peak: Python's traced memory")
-    print(
-        f"{'ratings':>8} {'export':<14} {'wall s':>7} {'spread':>13} {'CPU s':>7} "
-        f"{'MB out':>7} {'peak MB':>8}"
-    )
+def main(sizes: list[int], repeat: int, only: set[str] | None) -> None:
+    print("peak: Python's traced memory while writing, one more run")
     for ratings in sizes:
         study = build_study(ratings)
         for name, write in (
@@ -112,14 +90,19 @@ def main() -> None:
             if only and name not in only:
                 continue
             walls, cpus, size, peak = measure(write, repeat)
-            spread = f"{min(walls):.2f}-{max(walls):.2f}"
             print(
-                f"{ratings:>8} {name:<14} {statistics.median(walls):>7.2f} {spread:>13} "
-                f"{statistics.median(cpus):>7.2f} {size / 1e6:>7.1f} {peak:>8.1f}",
+                f"{ratings:>8} ratings {name:<14} wall {spread(walls)}, CPU {spread(cpus)}, "
+                f"{size / 1e6:.1f} MB out, peak {peak:.1f} MB",
                 flush=True,
             )
-    print(f"commit {commit}; load average after {load()}", flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("sizes", nargs="*", type=int, default=list(SIZES))
+    parser.add_argument("--only", help="comma-separated: worksheet-csv, worksheet-xlsx, ...")
+    add_repeat(parser)
+    args = parser.parse_args()
+    setup_django()
+    with reported("Exports and the report bundle", runs=args.repeat):
+        main(args.sizes, args.repeat, set(args.only.split(",")) if args.only else None)

@@ -1,19 +1,27 @@
 """Hostile table files: how long the reader takes, and its peak memory, before it answers.
 
-Run: .venv/bin/python benchmarks/imports.py
+Run: .venv/bin/python benchmarks/imports.py [--repeat 5]
 Every case must answer (rows read, or a clear refusal) in seconds and in flat memory,
-whatever the file declares. Prints one line per case.
+whatever the file declares. Prints one line per case: the median and spread of the reader's
+seconds over the runs, and the peak memory Python traced in one more run.
 """
 
+import argparse
 import contextlib
 import io
-import time
+import sys
 import tracemalloc
 import zipfile
+from functools import partial
+from pathlib import Path
 
 from openpyxl import Workbook
 
-from studies.importing.tabular import TableError, read_table
+# The repository first on the path (the virtual environment may point at another checkout).
+sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from benchmarks.report import add_repeat, reported, spread, timed  # noqa: E402
+from studies.importing.tabular import TableError, read_table  # noqa: E402
 
 
 def workbook(rows) -> bytes:
@@ -111,13 +119,17 @@ def cases():
     )
 
 
-def measure(filename: str, data: bytes) -> tuple[str, float, int]:
-    started = time.perf_counter()
+def read(filename: str, data: bytes) -> str:
+    """What the reader answers: rows read, or its refusal."""
     try:
-        outcome = f"{len(read_table(filename=filename, data=data, max_bytes=len(data)))} rows"
+        return f"{len(read_table(filename=filename, data=data, max_bytes=len(data)))} rows"
     except TableError as error:
-        outcome = f"refused: {error.problems[0].message[:50]}"
-    seconds = time.perf_counter() - started
+        return f"refused: {error.problems[0].message[:50]}"
+
+
+def measure(filename: str, data: bytes, runs: int) -> tuple[str, list[float], int]:
+    outcome = read(filename, data)
+    seconds = timed(partial(read, filename, data), runs)
     tracemalloc.start()
     try:
         with contextlib.suppress(TableError):
@@ -128,12 +140,20 @@ def measure(filename: str, data: bytes) -> tuple[str, float, int]:
     return outcome, seconds, peak
 
 
-def main():
-    print(f"{'case':40} {'file':>9} {'seconds':>8} {'peak MB':>8}  outcome")
+def main(runs: int) -> None:
+    print(f"{'case':48} {'file':>9} {'seconds':>26} {'peak MB':>8}  outcome")
     for name, filename, data in cases():
-        outcome, seconds, peak = measure(filename, data)
-        print(f"{name:40} {len(data) / 2**20:8.2f}M {seconds:8.2f} {peak / 2**20:8.1f}  {outcome}")
+        outcome, seconds, peak = measure(filename, data, runs)
+        print(
+            f"{name:48} {len(data) / 2**20:8.2f}M {spread(seconds):>26} {peak / 2**20:8.1f}  "
+            f"{outcome}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_repeat(parser)
+    args = parser.parse_args()
+    with reported("Hostile table files: the reader's answer, time and memory", runs=args.repeat):
+        main(args.repeat)

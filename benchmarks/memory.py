@@ -1,9 +1,9 @@
 """Memory of Concord's processes at rest, and the warm start of `make run`.
 
     BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/concord_bench_memory \\
-      .venv/bin/python benchmarks/memory.py --runs 5
-    .venv/bin/python benchmarks/memory.py --runs 5 --no-preload   # GUNICORN_PRELOAD=false
-    .venv/bin/python benchmarks/memory.py --runs 5 --make-run-only  # the warm start alone
+      .venv/bin/python benchmarks/memory.py --repeat 5
+    .venv/bin/python benchmarks/memory.py --repeat 5 --no-preload   # GUNICORN_PRELOAD=false
+    .venv/bin/python benchmarks/memory.py --repeat 5 --make-run-only  # the warm start alone
 
 Each run starts, one after the other:
 - the web: gunicorn with config/gunicorn.py (``--workers``, 4 by default; the app preloaded
@@ -21,16 +21,16 @@ Memory per process from /proc/PID/smaps_rollup: RSS (every page it maps, shared 
 included, as ``ps`` and the peer harness count it), PSS (shared pages divided among the
 processes that share them: the sum over processes is what they cost the machine together)
 and USS (the pages only that process has). It prints each process's figures for the first
-run, then the median and spread (min-max) of the sums over ``--runs``, with the commit and
-the load average before and after. The database named is made and migrated at the start and
-dropped at the end; Redis db from ``--redis-url`` (the Celery queue has a name of its own).
+run, then the median and spread (min-max) of the sums over ``--repeat`` runs, with the commit
+and the load average before and after (benchmarks/report.py). The database named is made
+and migrated at the start and dropped at the end; Redis db from ``--redis-url`` (the Celery
+queue has a name of its own).
 """
 
 import argparse
 import os
 import secrets
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,6 +41,10 @@ import requests
 from processes import free_port, postgres
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.report import add_repeat, reported, spread  # noqa: E402
+
 PG_URL = "postgres://postgres@127.0.0.1:5432/concord_bench_memory"
 REDIS_URL = "redis://127.0.0.1:6379/13"
 
@@ -179,21 +183,6 @@ def make_run(env: dict, log: Path) -> tuple[float, float, list[dict]]:
         stop(process)
 
 
-def commit() -> str:
-    head = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
-    dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=ROOT).returncode
-    return head + ("+changes" if dirty else "")
-
-
-def spread(values: list[float], unit: str = " MB", digits: int = 0) -> str:
-    return (
-        f"median {statistics.median(values):.{digits}f}{unit} "
-        f"(min {min(values):.{digits}f}, max {max(values):.{digits}f})"
-    )
-
-
 def show(name: str, processes: list[dict]) -> None:
     print(f"  {name}:")
     for p in processes:
@@ -202,7 +191,11 @@ def show(name: str, processes: list[dict]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=5)
+    add_repeat(parser)
+    # The option's earlier name.
+    parser.add_argument(
+        "--runs", dest="repeat", type=int, default=argparse.SUPPRESS, help=argparse.SUPPRESS
+    )
     parser.add_argument("--workers", type=int, default=4, help="gunicorn workers")
     parser.add_argument("--no-preload", action="store_true", help="GUNICORN_PRELOAD=false")
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", PG_URL))
@@ -211,8 +204,11 @@ def main() -> None:
         "--make-run-only", action="store_true", help="only make run's warm start and memory"
     )
     args = parser.parse_args()
-    load = os.getloadavg()
-    print(f"commit {commit()}; load average before {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    with reported("Memory of the processes at rest, and make run's warm start", runs=args.repeat):
+        measure_all(args)
+
+
+def measure_all(args: argparse.Namespace) -> None:
     database = args.database_url.split("?")[0].rsplit("/", 1)[1]
     postgres(args.database_url, f'DROP DATABASE IF EXISTS "{database}"')
     postgres(args.database_url, f'CREATE DATABASE "{database}"')
@@ -247,7 +243,7 @@ def main() -> None:
                     cwd=ROOT, env=env, check=True,
                 )  # fmt: skip
         figures: dict[str, list[float]] = {}
-        for run in range(args.runs):
+        for run in range(args.repeat):
             results = {}
             if not args.make_run_only:
                 results["web"] = web(args, production, log)
@@ -264,16 +260,14 @@ def main() -> None:
                     total = sum(p[key] for p in processes)
                     figures.setdefault(f"{name} {key.upper()}", []).append(total)
         shape = f"{args.workers} workers, {'not ' if args.no_preload else ''}preloaded"
-        print(f"sums over each server's processes, {args.runs} runs (web: gunicorn, {shape}):")
+        print(f"sums over each server's processes, {args.repeat} runs (web: gunicorn, {shape}):")
         for name, values in figures.items():
             if "start" in name:
-                print(f"  {name}: {spread(values, ' s', 2)}")
-            else:
                 print(f"  {name}: {spread(values)}")
+            else:
+                print(f"  {name}: {spread(values, unit='MB', digits=0)}")
     finally:
         postgres(args.database_url, f'DROP DATABASE IF EXISTS "{database}"')
-    load = os.getloadavg()
-    print(f"load average after {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
 
 
 if __name__ == "__main__":

@@ -1,30 +1,37 @@
-"""A study's recompute at 6,000 / 20,000 / 100,000 ratings: load, point estimate, intervals.
+"""A study's recompute at 6,000 / 20,000 / 100,000 (up to 1,000,000) ratings: load, point
+estimate, intervals; and the point stage from scratch against the update from the tallies.
 
 Needs PostgreSQL (as `make test` does). Uses the database in BENCH_DATABASE_URL
 (default `concord_bench`), created and migrated if missing; the studies it builds are kept
 there and reused by later runs (slugs `bench-recompute-<ratings>`).
-    .venv/bin/python benchmarks/recompute.py [--repeat 3] [--no-analyze] [--point-only]
+    .venv/bin/python benchmarks/recompute.py [--repeat 5] [--no-analyze] [--point-only]
         [6000 20000 100000]
     .venv/bin/python benchmarks/recompute.py --incremental [--repeat 5] [100000 1000000]
+    .venv/bin/python benchmarks/recompute.py --build-only 1000000   # the build alone
+    .venv/bin/python benchmarks/recompute.py --check [600]   # the build's copy, checked
 
-The cases and assignments are made by the services (`test_cases_add`,
-`assignments_create_all`), a few answers submitted through `rating_submit`; every other
-answer is a copy of one of those, written by two SQL statements inside the database
-(at 1,000,000 ratings the cases take most of the build).
+The build: the study, its cases, raters and assignments by the services (`study_create`,
+`test_cases_add`, `membership_add`, `assignments_create_all`: the blinding, the orders and
+the sides are theirs); 28 answers submitted through `rating_submit`; every other answer a
+copy of one of those in the shape the service stores it (the assignment's answer and state,
+a rating per response under its blinded label), written by a few SQL statements inside the
+database; then the derived state by the app's own code from scratch (one run of the point
+stage: the stored result, the QC and the alpha tallies). It prints each step's seconds.
+Before building a study it checks the copy against the service on a small study (600
+ratings, rolled back): written both ways, then the same run from scratch, every stored
+answer, rating, point figure and tally must be the same (`--check` alone: only that).
 
-Studies use the reference rubric, 3 raters, two responses per case. A few cases are
-submitted through `annotation.services.rating_submit`; the rest copy those stored answers
-in bulk (the same stored shape, made quickly), with raters mostly agreeing.
-`--incremental` prints the commit, the load average before and after, and the median and
-spread (min, max) of ``--repeat`` runs of the point stage from scratch and from the tallies.
-
-For each size it prints the best of a few runs of: loading the data (the ratings' one
-read, laid out for agreement and for QC), the point estimate (loaded, analysed without
-intervals, QC, stored: what the page shows first), and the full result with intervals (the
-whole `agreement_recompute`), then the peak memory traced during one untimed full
-recompute; then the point stage's split into its parts (`--point-only`: no full result).
+Studies use the reference rubric, 3 raters, two responses per case, raters mostly agreeing.
+Every figure is the median and spread (min-max) of ``--repeat`` runs (benchmarks/report.py,
+which prints the commit and the load average before and after): loading the data (the
+ratings' one read, laid out for agreement and for QC), the point stage from scratch (loaded,
+analysed without intervals, QC, stored: what the page shows first) with its parts, wall and
+CPU, and the full result with intervals (the whole `agreement_recompute`), then the peak
+memory traced during one untimed full recompute (`--point-only`: no full result).
+`--incremental`: the point stage from scratch, and from the tallies after one revision.
 """
 
+import argparse
 import logging
 import os
 import statistics
@@ -35,7 +42,10 @@ from pathlib import Path
 from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[0] = str(ROOT)  # the repository, not this folder, first on the path
+if sys.path[0] == str(ROOT / "benchmarks"):
+    sys.path[0] = str(ROOT)  # the repository, not this folder, first on the path
+
+from benchmarks.report import add_repeat, reported, spread, timed  # noqa: E402
 
 DEFAULT_URL = "postgres://postgres:postgres@127.0.0.1:5432/concord_bench"
 SIZES = (6_000, 20_000, 100_000)
@@ -92,144 +102,341 @@ def _payload(n: int) -> dict:
     }
 
 
-def build_study(ratings: int):
-    """A study with `ratings` submitted ratings (3 raters x cases x 2 responses)."""
-    from django.contrib.auth import get_user_model
-
-    from annotation.models import Assignment
-    from annotation.services import assignments_create_all, rating_submit
-    from studies.models import Membership, Study
-    from studies.services import membership_add, study_create, test_cases_add
-
-    slug = f"bench-recompute-{ratings}"
-    study = Study.objects.filter(slug=slug).first()
-    if study is not None:
-        return study
-    n_cases = -(-ratings // (RATERS * 2))
-    began = time.perf_counter()
-    users = get_user_model()
-    lead, _ = users.objects.get_or_create(username="bench-lead")
-    study = study_create(slug=slug, name=f"Recompute {ratings}", lead=lead)
-    cases = [
-        {
+def _cases(n_cases: int):
+    for n in range(n_cases):
+        yield {
             "id": f"TC-{n:06d}",
             "prompt": f"Prompt {n}",
             "context": "",
             "stratum": "policy" if n % 2 else "operations",
             "responses": {"baseline": f"First answer {n}.", "improved": f"Second answer {n}."},
         }
-        for n in range(n_cases)
-    ]
-    for start in range(0, n_cases, 2000):
-        test_cases_add(
-            study=study, systems=["baseline", "improved"], cases=cases[start : start + 2000]
-        )
-    print(f"  (cases: {time.perf_counter() - began:.0f} s)", flush=True)
+
+
+def _structure(*, slug: str, ratings: int, step):
+    """The study, its cases and its raters' assignments, by the services (the blinding, the
+    order and the sides are theirs); open."""
+    from django.contrib.auth import get_user_model
+
+    from annotation.services import assignments_create_all
+    from studies.models import Membership, Study
+    from studies.services import membership_add, study_create, test_cases_add
+
+    n_cases = -(-ratings // (RATERS * 2))
+    users = get_user_model()
+    lead, _ = users.objects.get_or_create(username="bench-lead")
+    study = study_create(slug=slug, name=f"Recompute {ratings}", lead=lead)
+    # One call: the writer copies the cases in batches of its own, in one transaction.
+    test_cases_add(study=study, systems=["baseline", "improved"], cases=_cases(n_cases))
+    step("cases (test_cases_add)")
     for r in range(RATERS):
         user, _ = users.objects.get_or_create(username=f"bench-rater-{r}")
         rater = membership_add(study=study, user=user, role=Membership.Role.RATER)
         assignments_create_all(study=study, rater=rater)
-    study.status = Study.Status.OPEN
-    study.save(update_fields=["status"])
-    print(f"  (cases and assignments: {time.perf_counter() - began:.0f} s)", flush=True)
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.OPEN)
+    study.refresh_from_db()
+    step("raters and assignments (assignments_create_all)")
+    return study
 
-    # The stored shape of each template answer, written by the one service.
+
+def _backdated(study) -> None:
+    """Every assignment given a day ago, so that a save may credit its claimed active
+    seconds (the service credits no more than has passed since the case was given)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotation.models import Assignment
+
+    day_ago = timezone.now() - timedelta(days=1)
+    Assignment.objects.filter(rater__study=study).update(updated_at=day_ago)
+
+
+def _active(assignment_id: int) -> int:
+    """The active seconds each answer claims (the copy's SQL says the same)."""
+    return 30 + assignment_id % 90
+
+
+def _template_of(*, test_case_id: int, rater_id: int) -> int:
+    """Which template answer an assignment gets (the copy's SQL says the same): raters
+    mostly agree, the case picks the answer, one time in five the rater differs."""
+    if (test_case_id + rater_id) % 5 == 0:
+        return (test_case_id % TEMPLATES + rater_id) % TEMPLATES
+    return test_case_id % TEMPLATES
+
+
+# The template choice and the active seconds in SQL, over ``a`` (the assignment).
+TEMPLATE_SQL = (
+    f"CASE WHEN (a.test_case_id + a.rater_id) %% 5 = 0 "
+    f"THEN (a.test_case_id %% {TEMPLATES} + a.rater_id) %% {TEMPLATES} "
+    f"ELSE a.test_case_id %% {TEMPLATES} END"
+)
+ACTIVE_SQL = "30 + a.id %% 90"
+
+
+def _templates(study) -> list:
+    """The first rater's first ``TEMPLATES`` assignments, answered by the one service: each
+    stored answer is the shape every copy takes."""
+    from annotation.models import Assignment
+    from annotation.services import rating_submit
+
     first = list(
         Assignment.objects.filter(rater__study=study, rater__pseudonym="R-01").order_by("pk")[
             :TEMPLATES
         ]
     )
     # Each submission still asks for a recompute (the counter), but none is run or sent
-    # while the study is half built: the first measured run does it (at 1,000,000 ratings
-    # the 28 inline recomputes took about 4 minutes).
+    # while the study is half built: the build's last step runs it.
     with mock.patch("agreement.services.recompute.agreement_enqueue", return_value=False):
         for n, assignment in enumerate(first):
-            rating_submit(assignment=assignment, payload=_payload(n), any_version=True)
-    stored = {}
-    for assignment in first:
-        assignment.refresh_from_db()
-        stored[first.index(assignment)] = (
-            assignment.case_scores,
-            {r.label: (r.scores, r.total) for r in assignment.ratings.all()},
-        )
-    _copy_answers(study, stored, done={a.pk for a in first})
-    # The copies bypass the services' announcement: the tallies the template answers built
-    # are invalid, and the next run from scratch rebuilds them (without logging a mismatch).
+            rating_submit(
+                assignment=assignment,
+                payload=_payload(n),
+                any_version=True,
+                active_seconds=_active(assignment.pk),
+            )
+    return first
+
+
+def _submit_the_rest(study, first: list) -> None:
+    """What the copy stands for: every other assignment answered through the service, one
+    submission at a time (``--check`` only: at 1,000,000 ratings, hours)."""
+    from annotation.models import Assignment
+    from annotation.services import rating_submit
+
+    done = {a.pk for a in first}
+    rest = Assignment.objects.filter(rater__study=study).exclude(pk__in=done).order_by("pk")
+    with mock.patch("agreement.services.recompute.agreement_enqueue", return_value=False):
+        for assignment in rest:
+            n = _template_of(test_case_id=assignment.test_case_id, rater_id=assignment.rater_id)
+            rating_submit(
+                assignment=assignment,
+                payload=_payload(n),
+                any_version=True,
+                active_seconds=_active(assignment.pk),
+            )
+
+
+def _derived(study) -> None:
+    """The derived state the app keeps, built by its own code from scratch: one run of the
+    point stage (the stored point result, the QC, the alpha tallies rebuilt from the data)."""
+    from django.conf import settings
+    from django.db.models import F
+
+    from agreement.models import StudyAgreement
+    from agreement.services import agreement_point_stage
     from agreement.services.tallies import tallies_invalidate
 
+    # The copies bypass the services' announcement: the tallies the template answers built
+    # are invalid, and this run from scratch rebuilds them (without logging a mismatch).
     tallies_invalidate(study_id=study.pk)
+    StudyAgreement.objects.get_or_create(study=study)
+    StudyAgreement.objects.filter(study=study).update(requested=F("requested") + 1)
+    kept, settings.AGREEMENT_FULL_SECONDS = settings.AGREEMENT_FULL_SECONDS, 0
+    try:
+        agreement_point_stage(study_id=study.pk)
+    finally:
+        settings.AGREEMENT_FULL_SECONDS = kept
+
+
+def _analyze(*models) -> None:
+    """Planner statistics of these models' tables (of every table by default), as autovacuum
+    keeps them on a production database. Without them (autovacuum off, or right after a
+    bulk write) PostgreSQL guesses a few rows per table and the QC rows' query ran 1.3 s
+    instead of 28 ms at 20,000 ratings."""
+    from django.db import connection
+
+    tables = ", ".join(connection.ops.quote_name(m._meta.db_table) for m in models)
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {tables}")
+
+
+def build_study(ratings: int):
+    """A study with `ratings` submitted ratings (3 raters x cases x 2 responses), its derived
+    state built; the study of that size already in the database if there is one."""
+    from studies.models import Study
+
+    slug = f"bench-recompute-{ratings}"
+    study = Study.objects.filter(slug=slug).first()
+    if study is not None:
+        return study
+    began = last = time.perf_counter()
+    cpu = last_cpu = time.process_time()
+    database = last_database = _database_cpu()
+
+    def step(what: str) -> None:
+        nonlocal last, last_cpu, last_database
+        now, now_cpu, now_database = time.perf_counter(), time.process_time(), _database_cpu()
+        print(
+            f"  build {ratings:,}: {what} {now - last:.1f} s (CPU: this process "
+            f"{now_cpu - last_cpu:.1f} s, the database's {now_database - last_database:.1f} s)",
+            flush=True,
+        )
+        last, last_cpu, last_database = now, now_cpu, now_database
+
+    study = _structure(slug=slug, ratings=ratings, step=step)
+    _backdated(study)
+    # The template answers' queries plan on the new rows: without it each took about half a
+    # second of the database's CPU at 1,000,000 ratings (2 ms each once analysed).
+    _analyze()
+    step("ANALYZE")
+    first = _templates(study)
+    step(f"{TEMPLATES} template answers (rating_submit)")
+    _copy_answers(study, first)
+    step("every other answer, a copy of a template (SQL)")
+    _analyze()
+    step("ANALYZE")
+    _derived(study)
+    step("derived state: one run from scratch (point result, QC, tallies)")
+    print(
+        f"  build {ratings:,}: {time.perf_counter() - began:.0f} s in all; CPU: this process "
+        f"{time.process_time() - cpu:.0f} s, the database's {_database_cpu() - database:.0f} s",
+        flush=True,
+    )
     return study
 
 
-def _copy_answers(study, stored: dict, done: set) -> None:
-    """Every other assignment submitted with a copy of a template answer, in two SQL
-    statements run inside the database (no row passes through Python): at 1,000,000 ratings
-    a few minutes in all, against an hour and more for model instances in batches."""
-    import json
+def _database_cpu() -> float:
+    """CPU seconds so far of this connection's PostgreSQL process (a server on this
+    machine: /proc; NaN elsewhere), which the machine's load moves far less than wall time."""
+    from django.db import connection
 
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _copy_answers(study, first: list) -> None:
+    """Every other assignment submitted with a copy of a template answer, as the service
+    stores it (the assignment's stored answer and state, a rating per response), in a few
+    SQL statements run inside the database (no row passes through Python): at 1,000,000
+    ratings a minute or two, against an hour and more for model instances in batches."""
     from django.db import connection, transaction
     from django.utils import timezone
 
     from annotation.models import Assignment, Rating
     from studies.models import BlindedLabel, Membership
 
-    # Raters mostly agree: the case picks the answer, one time in five the rater differs.
-    template = (
-        f"CASE WHEN (a.test_case_id + a.rater_id) %% 5 = 0 "
-        f"THEN (a.test_case_id %% {TEMPLATES} + a.rater_id) %% {TEMPLATES} "
-        f"ELSE a.test_case_id %% {TEMPLATES} END"
-    )
-    answers = [(n, json.dumps(case_scores)) for n, (case_scores, _) in stored.items()]
-    responses = [
-        (n, label, json.dumps(scores), total)
-        for n, (_, by_label) in stored.items()
-        for label, (scores, total) in by_label.items()
-    ]
+    templates = [(n, assignment.pk) for n, assignment in enumerate(first)]
     assignment, rating = Assignment._meta.db_table, Rating._meta.db_table
     membership, labels = Membership._meta.db_table, BlindedLabel._meta.db_table
     now = timezone.now()
     with transaction.atomic(), connection.cursor() as cursor:
         # The joins of a million rows hash in memory rather than in batches on disk.
         cursor.execute("SET LOCAL work_mem = '256MB'")
-        cursor.execute("CREATE TEMPORARY TABLE bench_answer (n int, case_scores jsonb)")
-        cursor.executemany("INSERT INTO bench_answer VALUES (%s, %s::jsonb)", answers)
-        cursor.execute(
-            "CREATE TEMPORARY TABLE bench_response (n int, label text, scores jsonb, total int)"
-        )
-        cursor.executemany("INSERT INTO bench_response VALUES (%s, %s, %s::jsonb, %s)", responses)
+        cursor.execute("CREATE TEMPORARY TABLE bench_template (n int, assignment_id bigint)")
+        cursor.executemany("INSERT INTO bench_template VALUES (%s, %s)", templates)
         cursor.execute(
             f"CREATE TEMPORARY TABLE bench_todo AS SELECT a.id, a.test_case_id, a.flipped, "
-            f"{template} AS n FROM {assignment} a JOIN {membership} m ON m.id = a.rater_id "
+            f"{TEMPLATE_SQL} AS n, {ACTIVE_SQL} AS active "
+            f"FROM {assignment} a JOIN {membership} m ON m.id = a.rater_id "
             f"WHERE m.study_id = %s AND NOT (a.id = ANY(%s))",
-            [study.pk, sorted(done)],
+            [study.pk, [pk for _, pk in templates]],
         )
         cursor.execute("ANALYZE bench_todo")
+        # A rating per response: the template's scores and total, under the key label; the
+        # label shown is the other one on a flipped screen (two responses per case).
         cursor.execute(
             f"INSERT INTO {rating} (assignment_id, label, shown_label, response_id, scores, "
             f"total, submitted_at) "
             f"SELECT t.id, r.label, CASE WHEN t.flipped THEN "
             f"(CASE r.label WHEN 'A' THEN 'B' ELSE 'A' END) ELSE r.label END, "
             f"l.response_id, r.scores, r.total, %s "
-            f"FROM bench_todo t JOIN bench_response r ON r.n = t.n "
+            f"FROM bench_todo t JOIN bench_template s ON s.n = t.n "
+            f"JOIN {rating} r ON r.assignment_id = s.assignment_id "
             f"JOIN {labels} l ON l.test_case_id = t.test_case_id AND l.label = r.label",
             [now],
         )
+        # The assignment's stored answer as the service leaves it (``_submissions_store``).
         cursor.execute(
-            f"UPDATE {assignment} a SET status = %s, case_scores = s.case_scores, "
-            f"submitted_at = %s, active_seconds = 30 + a.id %% 90 "
-            f"FROM bench_todo t JOIN bench_answer s ON s.n = t.n WHERE a.id = t.id",
-            [Assignment.Status.SUBMITTED, now],
+            f"UPDATE {assignment} a SET status = %s, draft = s.draft, "
+            f"case_scores = s.case_scores, confidence = s.confidence, notes = s.notes, "
+            f"source = s.source, submitted_at = %s, last_saved_at = %s, updated_at = %s, "
+            f"version = a.version + 1, active_seconds = a.active_seconds + t.active "
+            f"FROM bench_todo t JOIN bench_template b ON b.n = t.n "
+            f"JOIN {assignment} s ON s.id = b.assignment_id WHERE a.id = t.id",
+            [Assignment.Status.SUBMITTED, now, now, now],
         )
-        cursor.execute("DROP TABLE bench_todo, bench_answer, bench_response")
+        cursor.execute("DROP TABLE bench_todo, bench_template")
 
 
-def best(function, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
+def _stored(study) -> dict:
+    """What a build leaves that the analyses read: each assignment's stored answer and
+    state, each rating, the point result and the alpha tallies (times left out)."""
+    from agreement.models import AgreementTallies, CaseTally, StudyAgreement
+    from annotation.models import Assignment, Rating
+
+    assignments = {
+        row["pk"]: row
+        for row in Assignment.objects.filter(rater__study=study).values(
+            "pk", "status", "draft", "case_scores", "confidence", "notes", "source",
+            "version", "active_seconds", "flipped",
+        )
+    }  # fmt: skip
+    ratings = {
+        (row["assignment_id"], row["label"]): row
+        for row in Rating.objects.filter(assignment__rater__study=study).values(
+            "assignment_id", "label", "shown_label", "response_id", "scores", "total"
+        )
+    }
+    result = dict(StudyAgreement.objects.get(study=study).result)
+    tallies = AgreementTallies.objects.get(study=study)
+    return {
+        "assignments": assignments,
+        "ratings": ratings,
+        "result": result,
+        # The inputs' ratings part less the latest time and id (a later write's).
+        "tallies": (tallies.totals, tallies.n_ratings, tallies.inputs_ratings[0]),
+        "case tallies": {
+            row["test_case_id"]: row
+            for row in CaseTally.objects.filter(study=study).values(
+                "test_case_id", "counts", "n_ratings", "n_inputs"
+            )
+        },
+    }
+
+
+def build_check(ratings: int = 600) -> None:
+    """The copy against the service: a small study's answers written both ways (the copy,
+    then, rolled back, one ``rating_submit`` per assignment), each followed by the same run
+    from scratch; every stored answer, rating, point figure and tally must be the same.
+    Raises AssertionError on the first difference; leaves nothing in the database."""
+    from django.db import transaction
+
+    class Rollback(Exception):
+        pass
+
+    def step(what: str) -> None:
+        pass
+
+    try:
+        with transaction.atomic():
+            study = _structure(slug="bench-recompute-check", ratings=ratings, step=step)
+            _backdated(study)
+            first = _templates(study)
+            copied = transaction.savepoint()
+            _copy_answers(study, first)
+            _derived(study)
+            bulk = _stored(study)
+            transaction.savepoint_rollback(copied)
+            _submit_the_rest(study, first)
+            _derived(study)
+            service = _stored(study)
+            raise Rollback
+    except Rollback:
+        pass
+    assert len(bulk["ratings"]) == ratings - ratings % 2, len(bulk["ratings"])
+    for part in ("assignments", "ratings", "case tallies", "tallies", "result"):
+        if part == "result":
+            keys = sorted(set(bulk[part]) | set(service[part]))
+            differ = [k for k in keys if bulk[part].get(k) != service[part].get(k)]
+            assert not differ, f"the copy's point result differs from the service's: {differ}"
+        assert bulk[part] == service[part], f"the copy's {part} differ from the service's"
 
 
 # The parts of the point stage, as `agreement.services` calls them (the rest is the
@@ -245,16 +452,15 @@ SPLIT = {
 }
 
 
-def point_split(point, repeat: int) -> dict:
-    """Seconds per part of the point stage, wall and this process's CPU, of the run with the
-    least CPU time of ``repeat`` runs (on a shared machine the wall times vary with the
-    other work; the CPU times much less)."""
+def point_split(point, repeat: int) -> list[dict]:
+    """Seconds per part of the point stage, wall and this process's CPU, of each of
+    ``repeat`` runs ({part: [wall, CPU]}, "total" included)."""
     from agreement.services import recompute as services
 
     spent: dict[str, list[float]] = {}
     originals = {}
 
-    def timed(part, function):
+    def clocked(part, function):
         def wrapper(*args, **kwargs):
             start, cpu = time.perf_counter(), time.process_time()
             try:
@@ -269,7 +475,7 @@ def point_split(point, repeat: int) -> dict:
     for part, names in SPLIT.items():
         for name in names:
             originals[name] = getattr(services, name)
-            setattr(services, name, timed(part, originals[name]))
+            setattr(services, name, clocked(part, originals[name]))
     runs = []
     try:
         for _ in range(repeat):
@@ -282,11 +488,24 @@ def point_split(point, repeat: int) -> dict:
         for name, function in originals.items():
             setattr(services, name, function)
     # quality_enforce calls qc_rules and qc_quality_answers again: counted in both.
-    return min(runs, key=lambda run: run["total"][1])
+    return runs
 
 
-def measure(study, repeat: int, point_only: bool = False) -> dict:
-    nan = float("nan")
+def _request(study) -> None:
+    """Ask for a run, as a submission does (the run stores only a result it was asked for)."""
+    from django.db.models import F
+
+    from agreement.models import StudyAgreement
+
+    StudyAgreement.objects.get_or_create(study=study)
+    StudyAgreement.objects.filter(study=study).update(requested=F("requested") + 1)
+
+
+def measure(study, repeat: int, point_only: bool = False) -> None:
+    """Print the load, the point stage (with its parts) and the full recompute, each over
+    ``repeat`` runs from scratch, and the full recompute's peak traced memory."""
+    from django.conf import settings
+
     from agreement import selectors, services
     from agreement.models import StudyAgreement
 
@@ -297,34 +516,33 @@ def measure(study, repeat: int, point_only: bool = False) -> dict:
         selectors.qc_case_records(study=study, submitted=submitted)
 
     def full():
-        StudyAgreement.objects.get_or_create(study=study)
-        StudyAgreement.objects.filter(study=study).update(requested=1, computed=0)
+        _request(study)
         services.agreement_recompute(study_id=study.pk)
 
-    point_stage = getattr(services, "agreement_point_stage", None)
-
     def point():
-        StudyAgreement.objects.get_or_create(study=study)
-        StudyAgreement.objects.filter(study=study).update(requested=1, computed=0)
-        point_stage(study_id=study.pk)
+        _request(study)
+        services.agreement_point_stage(study_id=study.pk)
 
-    figures = {"load": best(load, repeat), "full": nan, "peak_mb": nan}
-    if not point_only:
-        figures["full"] = best(full, repeat)
-    figures["point"] = best(point, repeat) if point_stage else nan
-    figures["split"] = point_split(point, repeat)
-    if not point_only:
-        tracemalloc.start()
-        full()
-        figures["peak_mb"] = tracemalloc.get_traced_memory()[1] / 1e6
-        tracemalloc.stop()
-    figures["n_ratings"] = StudyAgreement.objects.get(study=study).n_ratings
-    return figures
-
-
-def _spread(times: list[float]) -> str:
-    times = sorted(times)
-    return f"median {statistics.median(times):.3f} s (min {times[0]:.3f}, max {times[-1]:.3f})"
+    settings.AGREEMENT_FULL_SECONDS = 0  # every run from scratch
+    n_ratings = StudyAgreement.objects.get(study=study).n_ratings
+    print(f"{n_ratings:,} ratings, every run from scratch:", flush=True)
+    print(f"  load (the ratings' one read, laid out): {spread(timed(load, repeat))}", flush=True)
+    runs = point_split(point, repeat)
+    for column, name in enumerate(("wall", "CPU")):
+        print(f"  point stage, {name}: {spread([run['total'][column] for run in runs])}")
+        parts = ", ".join(
+            f"{part} {statistics.median(run.get(part, [0, 0])[column] for run in runs):.2f}"
+            for part in SPLIT
+        )
+        print(f"    medians of its parts, {name} s: {parts}", flush=True)
+    if point_only:
+        return
+    print(f"  full recompute, intervals included: {spread(timed(full, repeat))}", flush=True)
+    tracemalloc.start()
+    full()
+    peak = tracemalloc.get_traced_memory()[1] / 1e6
+    tracemalloc.stop()
+    print(f"  full recompute, peak traced memory (one more run): {peak:.0f} MB", flush=True)
 
 
 def measure_incremental(study, repeat: int) -> None:
@@ -332,110 +550,122 @@ def measure_incremental(study, repeat: int) -> None:
     revision (one rater's case resubmitted through the service): ``repeat`` runs each."""
     from django.conf import settings
     from django.db import transaction
-    from django.db.models import F
 
     from agreement.models import StudyAgreement
     from agreement.services import recompute as services
     from annotation.models import Assignment
     from annotation.services import rating_submit
 
-    def request():
-        row, _ = StudyAgreement.objects.get_or_create(study=study)
-        StudyAgreement.objects.filter(pk=row.pk).update(requested=F("requested") + 1)
-
     settings.AGREEMENT_FULL_SECONDS = 0
     full = []
     for _ in range(repeat):
-        request()
+        _request(study)
         start = time.perf_counter()
         services.agreement_point_stage(study_id=study.pk)
         full.append(time.perf_counter() - start)
     settings.AGREEMENT_FULL_SECONDS = 3600
+    n_ratings = StudyAgreement.objects.get(study=study).n_ratings
+    least = settings.AGREEMENT_INCREMENTAL_MIN_RATINGS
+    if n_ratings < least:
+        print(
+            f"  {n_ratings:,} ratings: under AGREEMENT_INCREMENTAL_MIN_RATINGS ({least:,}); "
+            "lowered for this run, as a deployment's runs would not take the tallies' path"
+        )
+        settings.AGREEMENT_INCREMENTAL_MIN_RATINGS = 0
     assignments = list(
         Assignment.objects.filter(rater__study=study, status="submitted").order_by("pk")[:repeat]
     )
     incremental = []
-    for n, assignment in enumerate(assignments):
-        with transaction.atomic():
-            rating_submit(assignment=assignment, payload=_payload(n + 3), any_version=True)
-        request()
-        start = time.perf_counter()
-        services.agreement_point_stage(study_id=study.pk)
-        incremental.append(time.perf_counter() - start)
-        assert "incremental" in StudyAgreement.objects.get(study=study).result
+    with mock.patch("agreement.services.recompute.agreement_enqueue", return_value=False):
+        for n, assignment in enumerate(assignments):
+            with transaction.atomic():
+                rating_submit(assignment=assignment, payload=_payload(n + 3), any_version=True)
+            _request(study)
+            start = time.perf_counter()
+            services.agreement_point_stage(study_id=study.pk)
+            incremental.append(time.perf_counter() - start)
+            assert "incremental" in StudyAgreement.objects.get(study=study).result
+    settings.AGREEMENT_INCREMENTAL_MIN_RATINGS = least
     n_ratings = StudyAgreement.objects.get(study=study).n_ratings
-    print(f"  {n_ratings} ratings, point stage from scratch: {_spread(full)}", flush=True)
-    print(f"  {n_ratings} ratings, point stage from the tallies: {_spread(incremental)}")
-
-
-def _load() -> str:
-    return " ".join(f"{value:.2f}" for value in os.getloadavg())
-
-
-def _commit() -> str:
-    import subprocess
-
-    result = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    print(f"  {n_ratings:,} ratings, point stage from scratch: {spread(full)}", flush=True)
+    print(
+        f"  {n_ratings:,} ratings, point stage from the tallies (after one revision): "
+        f"{spread(incremental, digits=3)}",
+        flush=True,
     )
-    return result.stdout.strip()
+
+
+# At or above this many ratings a run from scratch takes minutes and gigabytes.
+LARGE = 500_000
 
 
 def main() -> None:
-    args = sys.argv[1:]
-    repeat = 3
-    if args[:1] == ["--repeat"]:
-        repeat, args = int(args[1]), args[2:]
-    if "--incremental" in args:
-        sizes = [int(arg) for arg in args if arg != "--incremental"] or [100_000]
-        setup_django()
-        print(f"commit {_commit()}; load average before {_load()}", flush=True)
-        for size in sizes:
-            start = time.perf_counter()
-            study = build_study(size)
-            print(f"  ({size}-rating study ready in {time.perf_counter() - start:.0f} s)")
-            from django.db import connection
-
-            with connection.cursor() as cursor:
-                cursor.execute("ANALYZE")
-            measure_incremental(study, repeat)
-        print(f"load average after {_load()}")
-        return
-    analyze = "--no-analyze" not in args
-    point_only = "--point-only" in args
-    args = [arg for arg in args if arg not in ("--no-analyze", "--point-only")]
-    sizes = [int(arg) for arg in args] or list(SIZES)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("sizes", nargs="*", type=int, help=f"ratings (default {SIZES})")
+    parser.add_argument(
+        "--incremental", action="store_true", help="the point stage from scratch and from tallies"
+    )
+    parser.add_argument("--point-only", action="store_true", help="no full recompute")
+    parser.add_argument("--no-analyze", action="store_true", help="no ANALYZE before measuring")
+    parser.add_argument(
+        "--check",
+        type=int,
+        nargs="?",
+        const=600,
+        metavar="RATINGS",
+        help="only check the build's copy against the service at this size (default 600)",
+    )
+    parser.add_argument(
+        "--build-only", action="store_true", help="build the studies (if missing), measure none"
+    )
+    add_repeat(parser)
+    args = parser.parse_args()
+    sizes = args.sizes or ([100_000] if args.incremental else list(SIZES))
     setup_django()
+    if args.check is not None:
+        with reported(f"The build's copy against the service, {args.check:,} ratings", runs=1):
+            timed_check(args.check)
+        return
     from django.conf import settings
 
-    resamples = settings.AGREEMENT_BOOTSTRAP_RESAMPLES
-    print(f"bootstrap resamples: {resamples}; best of {repeat} runs")
-    print(f"{'ratings':>8} {'load s':>8} {'point s':>8} {'full s':>8} {'peak MB':>8}")
-    for size in sizes:
-        start = time.perf_counter()
-        study = build_study(size)
-        built = time.perf_counter() - start
-        if built > 1:
-            print(f"  (built the {size}-rating study in {built:.0f} s)", flush=True)
-        if analyze:
-            # Planner statistics, as autovacuum keeps them on a production database. Without
-            # them (autovacuum off, or right after a bulk write) PostgreSQL guesses a few rows
-            # per table and the QC rows' query ran 1.3 s instead of 28 ms at 20,000 ratings.
-            from django.db import connection
+    title = (
+        "The point stage from scratch and from the tallies"
+        if args.incremental
+        else f"Recompute from scratch ({settings.AGREEMENT_BOOTSTRAP_RESAMPLES:,} resamples)"
+    )
+    why = "a run from scratch at 1,000,000 ratings takes minutes" if max(sizes) >= LARGE else ""
+    with reported(f"{title}: {', '.join(f'{s:,}' for s in sizes)} ratings", runs=args.repeat,
+                  why_fewer=why):  # fmt: skip
+        checked = False
+        for size in sizes:
+            if not checked and not _built(size):
+                timed_check(600)
+                checked = True
+            study = build_study(size)
+            if args.build_only:
+                continue
+            if not args.no_analyze:
+                _analyze()
+            if args.incremental:
+                measure_incremental(study, args.repeat)
+            else:
+                measure(study, args.repeat, args.point_only)
 
-            with connection.cursor() as cursor:
-                cursor.execute("ANALYZE")
-        f = measure(study, repeat, point_only)
-        print(
-            f"{f['n_ratings']:>8} {f['load']:>8.2f} {f['point']:>8.2f} {f['full']:>8.2f} "
-            f"{f['peak_mb']:>8.1f}",
-            flush=True,
-        )
-        split = f["split"]
-        for column, name in enumerate(("wall", "CPU")):
-            parts = ", ".join(f"{part} {split.get(part, [0, 0])[column]:.2f}" for part in SPLIT)
-            print(f"  point stage {name} s: {split['total'][column]:.2f} = {parts}", flush=True)
-        print(f"  load average {os.getloadavg()[0]:.1f}", flush=True)
+
+def _built(ratings: int) -> bool:
+    from studies.models import Study
+
+    return Study.objects.filter(slug=f"bench-recompute-{ratings}").exists()
+
+
+def timed_check(ratings: int) -> None:
+    start = time.perf_counter()
+    build_check(ratings)
+    print(
+        f"  the build's copy checked against the service at {ratings:,} ratings: the same "
+        f"stored answers, ratings, point result and tallies ({time.perf_counter() - start:.0f} s)",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

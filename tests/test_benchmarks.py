@@ -43,27 +43,8 @@ def problems(source: str) -> list[str]:
     return found
 
 
-# Not retrofitted yet (issue 28): each still prints its own load average and commit.
-# Strict, so the list must shrink as each one is: a script that passes fails here.
-PENDING = {
-    "case_import.py",
-    "case_import_http.py",
-    "exports.py",
-    "imports.py",
-    "memory.py",
-    "pipeline.py",
-    "recompute.py",
-}
 SCRIPTS = [
-    pytest.param(
-        p,
-        id=p.name,
-        marks=[pytest.mark.xfail(strict=True, reason="not yet retrofitted")]
-        if p.name in PENDING
-        else [],
-    )
-    for p in sorted(BENCHMARKS.glob("*.py"))
-    if p.name not in NOT_SCRIPTS
+    pytest.param(p, id=p.name) for p in sorted(BENCHMARKS.glob("*.py")) if p.name not in NOT_SCRIPTS
 ]
 
 
