@@ -44,24 +44,24 @@ def _chosen(first_text_ab: str, other: str, order: str, verdict: str) -> str:
     return shown[0] if verdict == "A" else shown[1]
 
 
-def _cases_moved(study) -> set[int]:
+def _cases_moved(judged) -> set[int]:
     return {
         case.pk
-        for case in study.test_cases.all()
-        if _old_first_text(study, case) != _new_first_text(study, case)
+        for case in judged.test_cases.all()
+        if _old_first_text(judged, case) != _new_first_text(judged, case)
     }
 
 
-def _secret_where_the_rules_differ(study) -> None:
+def _secret_where_the_rules_differ(judged) -> None:
     """Give the study a fixed secret under which the two rules differ on some case.
 
     The fixture's secret is random, and with six cases the two rules agree on all of them
     about once in 64 studies; the migration is only tested where it has something to move.
     """
     for n in range(64):
-        study.blinding_secret = f"fixed-secret-{n}"
-        if _cases_moved(study):
-            Study.objects.filter(pk=study.pk).update(blinding_secret=study.blinding_secret)
+        judged.blinding_secret = f"fixed-secret-{n}"
+        if _cases_moved(judged):
+            Study.objects.filter(pk=judged.pk).update(blinding_secret=judged.blinding_secret)
             return
     raise AssertionError("no secret among 64 separates the two rules")
 
