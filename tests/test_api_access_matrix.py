@@ -17,6 +17,7 @@ from django.utils import timezone
 from studies.models import ApiToken, Membership, Study
 from studies.services import membership_add, tokens
 
+from .test_access_matrix import ROLES as PAGE_ROLES
 from .test_access_matrix import _tables, rolled_back
 from .test_access_matrix import world as world  # the shared fixture
 from .urls_enumeration import api_urls
@@ -31,7 +32,6 @@ ROLES = (
     "coordinator",  # a coordinator member of the study
     "adjudicator",  # an adjudicator member of the study: no endpoint of the API is theirs
     "admin",
-    "adjudicator",  # an adjudicator of the study
 )
 OUTSIDERS = ("other_rater", "outside_coordinator")
 CREATORS = ("outside_coordinator", "lead", "coordinator", "admin")
@@ -167,6 +167,13 @@ def test_every_api_url_has_a_rule():
     names = {name for name, _ in api_urls()}
     assert sorted(names - set(RULES)) == [], "API URLs with no rule in this file"
     assert sorted(set(RULES) - names) == [], "rules for API URLs that no longer exist"
+
+
+def test_each_kind_of_person_is_tried_once():
+    """A role listed twice would send every request of the matrix twice, proving nothing
+    more; the page matrix's roles, with their own people, likewise."""
+    assert len(set(ROLES)) == len(ROLES)
+    assert len(set(PAGE_ROLES)) == len(PAGE_ROLES)
 
 
 def expected(name: str, rule: Rule, role: str, method: str) -> frozenset:

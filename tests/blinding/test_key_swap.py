@@ -8,6 +8,7 @@ both builds (the rater's with the response texts, which they read under their la
 set aside). An output that differs depends on the key: it would tell it.
 """
 
+import functools
 from contextlib import ExitStack
 from unittest import mock
 
@@ -20,7 +21,7 @@ from studies.access import COORDINATOR, get_study_for_user
 from studies.blinding import blinded_order
 
 from ..urls_enumeration import API_NAMESPACE, project_urls, schema_operations
-from .outputs import SKIPPED_SCHEMA_METHODS, differences, outputs_collect
+from .outputs import SKIPPED_SCHEMA_METHODS, Fetched, differences, outputs_collect
 from .world import (
     SECRET,
     build,
@@ -31,12 +32,22 @@ from .world import (
     second_secret,
 )
 
+# The pages of the power test below (planted in this module's URLs), and the overview, a
+# page that says nothing of the key.
+PLANTED = frozenset({"planted_leak", "planted_draw", "annotation:overview"})
 
-def _both_builds(**collect):
+
+@functools.cache
+def _both_builds() -> tuple[tuple[Fetched, Fetched], tuple[Fetched, Fetched]]:
     """The outputs of the study built with two blinding secrets, whose keys differ on some
     of the sample cases: the real draw, so that an output that works the key out from the
-    seed and the secret differs too."""
-    fetched, keys = [], []
+    seed and the secret differs too.
+
+    Each build's outputs are collected twice: every output under the project's URLs, then
+    the planted pages under this module's. Both tests below compare these same two builds
+    (one xdist group keeps them on one process), so the study is built twice, not four times.
+    """
+    fetched, planted, keys = [], [], []
     secrets = (SECRET, second_secret())
     for secret in secrets:
         database_empty()
@@ -45,19 +56,22 @@ def _both_builds(**collect):
                 pins.enter_context(mock.patch(f"{where}.judge_prompt_first", prompt_order_pinned))
             world = build(secret=secret, clock=clock)
             keys.append(world.key)
-            fetched.append(outputs_collect(world, **collect))
+            fetched.append(outputs_collect(world))
+            with override_settings(ROOT_URLCONF=__name__):
+                planted.append(outputs_collect(world, only=PLANTED))
     # The builds differ in their key, and only on the cases the two secrets draw apart.
     differing = {case for case in keys[0] if keys[0][case] != keys[1][case]}
     assert differing == key_differences(*secrets) and differing
-    return fetched
+    return (fetched[0], fetched[1]), (planted[0], planted[1])
 
 
 # Slow (every URL, every role): started first in a parallel run (tests/conftest.py).
 @pytest.mark.slow
 @pytest.mark.timeout(600)
+@pytest.mark.xdist_group("key-swap")
 @pytest.mark.django_db(transaction=True)
 def test_no_output_depends_on_the_key():
-    first, second = _both_builds()
+    (first, second), _ = _both_builds()
     # Coverage: every resolver URL and every schema operation was fetched, or is a write.
     names = {name for name, _ in project_urls() if not name.startswith(f"{API_NAMESPACE}:")}
     assert first.url_names == names
@@ -115,12 +129,13 @@ urlpatterns = [
 
 # Slow (every URL, every role): started first in a parallel run (tests/conftest.py).
 @pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.xdist_group("key-swap")
 @pytest.mark.django_db(transaction=True)
-@override_settings(ROOT_URLCONF=__name__)
 def test_a_page_that_shows_the_key_is_caught():
     """The planted page is enumerated from the resolver like any other, and reported."""
     # The overview as well, a page that says nothing of the key: it must not be reported.
-    first, second = _both_builds(only={"planted_leak", "planted_draw", "annotation:overview"})
+    _, (first, second) = _both_builds()
     assert {"planted_leak", "planted_draw"} <= first.url_names
     problems = differences(first, second)
     assert problems, "the planted pages were not caught"
