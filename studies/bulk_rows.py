@@ -1,9 +1,15 @@
-"""Inserting many new rows fast: COPY on PostgreSQL, ``bulk_create`` elsewhere.
+"""Writing many rows fast: COPY and ``UPDATE ... FROM (VALUES ...)`` on PostgreSQL,
+``bulk_create`` and ``bulk_update`` elsewhere.
 
 Django's ``bulk_create`` builds a model instance and quotes every value in Python, which
 was most of a large case import's time. On PostgreSQL the ids are taken from the table's
 sequence in one query and the rows are streamed with COPY; the rows are the same either
 way (every concrete field, defaults filled in as the model fills them).
+
+Django's ``bulk_update`` writes a ``CASE WHEN id = ... THEN ...`` per field with a branch
+per row: building and evaluating it grows with the square of the batch, and it was two
+thirds of a 10,000-case worksheet's import. ``rows_update`` joins the table to a list of
+values instead, one statement per batch.
 """
 
 import json
@@ -76,6 +82,44 @@ def rows_insert(model: type[Model], rows: Sequence[dict]) -> list[int]:
                     values[index] = field.get_db_prep_save(values[index], connection)
                 copy.write_row((pk, *values, *fixed_values, *defaults))
     return ids
+
+
+# Rows per ``UPDATE ... FROM (VALUES ...)`` statement: well under PostgreSQL's 65,535
+# parameters for a dozen fields.
+UPDATE_BATCH = 1000
+
+
+def rows_update(model: type[Model], objects: Sequence[Model], fields: Sequence[str]) -> None:
+    """Write ``fields`` (names) of ``objects``, saved instances of ``model``, as they are in
+    memory (``auto_now`` is not stamped): what ``bulk_update`` does, without its ``CASE``."""
+    if not objects:
+        return
+    if connection.vendor != "postgresql":
+        model.objects.bulk_update(objects, fields, batch_size=UPDATE_BATCH)
+        return
+    meta = model._meta
+    targets = [meta.get_field(name) for name in fields]
+    quote = connection.ops.quote_name
+    table = quote(meta.db_table)
+    # Each value cast to its column's type: a VALUES list has no types of its own.
+    casts = [f"%s::{meta.pk.db_type(connection)}"] + [
+        f"%s::{field.db_type(connection)}" for field in targets
+    ]
+    row_sql = "(" + ", ".join(casts) + ")"
+    names = ", ".join(["pk", *(f"f{i}" for i in range(len(targets)))])
+    assignments = ", ".join(f"{quote(field.column)} = v.f{i}" for i, field in enumerate(targets))
+    with connection.cursor() as cursor:
+        for batch in batches(objects, UPDATE_BATCH):
+            params: list = []
+            for instance in batch:
+                params.append(instance.pk)
+                for field in targets:
+                    value = getattr(instance, field.attname)
+                    params.append(field.get_db_prep_save(value, connection))
+            # Only the model's own quoted names go into the text; every value is a parameter.
+            values = ", ".join([row_sql] * len(batch))
+            sql = f"UPDATE {table} SET {assignments} FROM (VALUES {values}) AS v({names}) "  # noqa: S608
+            cursor.execute(sql + f"WHERE {table}.{quote(meta.pk.column)} = v.pk", params)
 
 
 # ``uuid.uuid4`` in bulk: random bytes with the version (4) and variant bits set, as it sets

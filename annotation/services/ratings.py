@@ -18,7 +18,7 @@ from annotation.selectors import screen_labels
 from annotation.selectors.imported import concord_ratings_held, imported_ratings_held
 from annotation.services.exposure import exposure_credit
 from studies.blinding import seeded_permutation
-from studies.bulk_rows import rows_insert
+from studies.bulk_rows import rows_insert, rows_update
 from studies.errors import ApplicationError
 from studies.events import study_event_record
 from studies.locks import membership_lock, study_lock
@@ -392,8 +392,8 @@ class Submission:
 
 # Rows per statement when a worksheet writes thousands of cases at once.
 STORE_BATCH = 1000
-# What a submission changes on its assignment (``bulk_update`` writes only these; the
-# update time is set here, as ``auto_now`` is not applied by a bulk update).
+# What a submission changes on its assignment (``rows_update`` writes only these; the
+# update time is set here, as a bulk update does not stamp ``auto_now``).
 _STORED_FIELDS = [
     "draft", "case_scores", "confidence", "notes", "source", "status", "submitted_at",
     "active_seconds", "version", "last_saved_at", "flipped", "updated_at",
@@ -443,9 +443,7 @@ def _submissions_store(*, submissions: list[Submission], source: str, now) -> No
         assignment.submitted_at = now
         _saved(assignment, claimed_seconds=submission.active_seconds, now=now)
         assignment.updated_at = now
-    Assignment.objects.bulk_update(
-        [s.assignment for s in submissions], _STORED_FIELDS, batch_size=STORE_BATCH
-    )
+    rows_update(Assignment, [s.assignment for s in submissions], _STORED_FIELDS)
     touched: dict[int, list[int]] = {}
     for s in submissions:
         touched.setdefault(s.assignment.test_case.study_id, []).append(s.assignment.test_case_id)
