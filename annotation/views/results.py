@@ -3,13 +3,13 @@
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import export_jobs, worksheet_jobs, worksheets
-from annotation.export_responses import export_response
+from annotation.export_responses import export_job_response, export_response
 from annotation.forms import WorksheetImportForm
 from annotation.selectors import case_progress_page, rater_pseudonyms
 from annotation.views.file_import import (
@@ -130,18 +130,7 @@ def export_job_status(request, slug, job_uuid):
 def export_job_download(request, slug, job_uuid):
     """The prepared file, under the direct export's name; 404 once it has gone."""
     _, job = _export_job(request, slug, job_uuid)
-    return export_job_file_response(job=job)
-
-
-def export_job_file_response(*, job) -> FileResponse:
-    """The job's file as a download: the one answer of the page and the API alike."""
-    opened = export_jobs.export_job_file(job=job)
-    if opened is None:
-        raise Http404(export_jobs.EXPIRED)
-    file, name, content_type = opened
-    response = FileResponse(file, as_attachment=True, filename=name, content_type=content_type)
-    response["Cache-Control"] = "no-store"
-    return response
+    return export_job_response(job=job)
 
 
 @login_required
