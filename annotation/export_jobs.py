@@ -31,7 +31,10 @@ from .selectors.rating import study_submitted_count
 UNREACHABLE = (
     "The export could not be started (the task queue is unreachable). Try again in a moment."
 )
-EXPIRED = "The prepared file has been removed (it expires, or a newer one replaced it). Press Prepare again."
+EXPIRED = (
+    "The prepared file has been removed (it expires, or a newer one replaced it). Press "
+    "Prepare again."
+)
 # Progress is reported once per this many bytes written.
 PROGRESS_BYTES = 1024 * 1024
 

@@ -76,9 +76,7 @@ def test_each_job_file_is_the_direct_export_byte_for_byte(study, client, unblind
             assert os.listdir(files.job_files_root()).count(str(job.uuid)) == 1
 
 
-def test_prepare_shows_progress_then_the_download_and_a_second_press_finds_the_first(
-    study, client
-):
+def test_prepare_shows_progress_then_the_download_and_a_second_press_finds_the_first(study, client):
     coordinator = coordinator_of(study)
     client.force_login(coordinator)
     running = job_create(kind=Job.Kind.EXPORT, study_id=study.pk, name="long-csv")

@@ -77,7 +77,9 @@ def test_an_unknown_or_expired_export_is_not_found(study, api_as, settings):
         assert api("POST", f"studies/{study.slug}/exports/{fmt}/job/").status_code == 404
     body = api("POST", f"studies/{study.slug}/exports/long-csv/job/").json()
     job = Job.objects.get(kind=Job.Kind.EXPORT)
-    with time_machine.travel(job.finished_at + timedelta(hours=settings.JOB_FILES_HOURS, seconds=1)):
+    with time_machine.travel(
+        job.finished_at + timedelta(hours=settings.JOB_FILES_HOURS, seconds=1)
+    ):
         expired = api("GET", _path(body["job"])).json()
         assert expired["file"] is None and expired["download"] is None
         assert "Prepare again" in expired["problem"]
