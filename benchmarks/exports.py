@@ -2,7 +2,8 @@
 
 Needs PostgreSQL. Uses the studies of `recompute.py` (the same database, BENCH_DATABASE_URL,
 default `concord_bench`; built there if missing, which takes a few minutes at 100,000):
-    .venv/bin/python benchmarks/exports.py [--repeat 5] [--only NAME,...] [6000 20000 100000]
+    .venv/bin/python benchmarks/exports.py [--repeat 5] [--only NAME,...] [--jobs] \
+        [6000 20000 100000]
 
 It prints the commit and the load average first. For each size it prints, per export (the
 worksheet as CSV and as Excel, the long table) and for the report bundle (the zip the report
@@ -11,7 +12,9 @@ seconds of the runs with their spread (lowest-highest wall), the size written, a
 memory Python traced while writing it (one more, untimed run), all written to a temporary
 file; then the load average after. A request still running after gunicorn's timeout (60 s
 in `config/gunicorn.py`) is killed, so these are the figures to keep well below it. The
-machine may be shared: read the figures beside the load averages.
+machine may be shared: read the figures beside the load averages. With --jobs, also the
+same exports prepared as a job (`annotation.export_jobs`, run inline: the job's rows, the
+file written under a temporary name, its SHA-256 read back, the rename): `<export>-job`.
 """
 
 import os
@@ -58,6 +61,19 @@ def _bundle(study):
     return write
 
 
+def _job(study, key):
+    """The export prepared as a job: inline (``setup_django``), its file in the test
+    settings' JOB_FILES_ROOT (a temporary folder)."""
+    from annotation import export_jobs
+
+    def write(file):
+        job = export_jobs.export_job_start(study=study, key=key, actor=None)
+        assert job.state == "done", job.error
+        file.seek(job.file_size)  # the size written, for the report
+
+    return write
+
+
 def measure(write, repeat: int) -> tuple[list[float], list[float], int, float]:
     """Wall and CPU seconds of each run, bytes written, traced peak MB (one more run)."""
     walls, cpus = [], []
@@ -83,8 +99,11 @@ def load() -> str:
 
 def main() -> None:
     args = sys.argv[1:]
-    repeat, only = 5, None
-    while args[:1] in (["--repeat"], ["--only"]):
+    repeat, only, jobs = 5, None, False
+    while args[:1] in (["--repeat"], ["--only"], ["--jobs"]):
+        if args[0] == "--jobs":
+            jobs, args = True, args[1:]
+            continue
         if args[0] == "--repeat":
             repeat = int(args[1])
         else:
@@ -103,12 +122,16 @@ def main() -> None:
     )
     for ratings in sizes:
         study = build_study(ratings)
-        for name, write in (
+        runs = [
             ("worksheet-csv", _export(study, "worksheet-csv")),
             ("worksheet-xlsx", _export(study, "worksheet-xlsx")),
             ("long-csv", _export(study, "long-csv")),
             ("bundle", _bundle(study)),
-        ):
+        ]
+        if jobs:
+            keys = ("worksheet-csv", "worksheet-xlsx", "long-csv", "bundle")
+            runs += [(f"{key}-job", _job(study, key)) for key in keys]
+        for name, write in runs:
             if only and name not in only:
                 continue
             walls, cpus, size, peak = measure(write, repeat)
