@@ -38,7 +38,7 @@ class AgreementConfig(AppConfig):
     name = "agreement"
 
     def ready(self):
-        from annotation.export_jobs import ExportKind, export_kind_register
+        from annotation.export_kinds import ExportKind, export_kind_register
         from studies.setup_checklist import checklist_reader_register
         from studies.signals import analysis_inputs_changed
 

@@ -1,9 +1,9 @@
 """A large export prepared as a job of the job runner (``jobs``): its file written where
 ``JOB_FILES_ROOT`` says (``jobs.files``), then downloaded from the results page or the API.
 
-The heavy exports (the worksheet as CSV and as Excel, the long table, and the report bundle,
-which ``agreement`` registers here since this app does not import it) can take longer than
-a request may at 100,000 ratings. ``export_job_start`` starts one, or returns the study's
+The heavy exports (the worksheet as CSV and as Excel, the long table, and the report
+bundle, which ``agreement`` registers in ``export_kinds``, as this app does not import it)
+can take longer than a request may at 100,000 ratings. ``export_job_start`` starts one, or returns the study's
 job of that export that is running already (two presses start one job). The file is the
 direct export's, byte for byte: the same writer, the same download name. Which way the
 results page offers an export is ``export_by_job``: a job from ``EXPORT_JOB_FROM``
@@ -11,7 +11,6 @@ submitted ratings on; the direct download stays for every size (docs/exports.md)
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import IO
 
 from django.conf import settings
@@ -25,6 +24,7 @@ from jobs.services import JobFailed, job_active, job_create, job_execute, job_st
 from studies.models import Study
 
 from . import exports
+from .export_kinds import EXPORT_KINDS, ExportKind, Writer, export_kind_register
 from .export_responses import CONTENT_TYPES
 from .selectors.rating import study_submitted_count
 
@@ -37,30 +37,6 @@ EXPIRED = (
 )
 # Progress is reported once per this many bytes written.
 PROGRESS_BYTES = 1024 * 1024
-
-# ``write(study, file, written)``: writes the export to a binary file, and calls
-# ``written(bytes so far)`` now and then.
-Writer = Callable[[Study, IO[bytes], Callable[[int], None]], None]
-
-
-@dataclass(frozen=True)
-class ExportKind:
-    """An export that may be prepared as a job: what it is called, its download name and
-    media type, and its writer."""
-
-    key: str
-    label: str
-    filename: Callable[[Study], str]
-    content_type: str
-    write: Writer
-
-
-EXPORT_KINDS: dict[str, ExportKind] = {}
-
-
-def export_kind_register(kind: ExportKind) -> None:
-    """Offer an export as a job (``agreement`` registers the report bundle)."""
-    EXPORT_KINDS[kind.key] = kind
 
 
 class _Counted:
@@ -100,6 +76,8 @@ def _xlsx_write(study: Study, file: IO[bytes], written: Callable[[int], None]) -
     xlsx_write(rows(), file)
 
 
+# The annotation app's own, registered when this module is first imported (the report
+# bundle is registered by ``agreement`` at start-up).
 for _fmt, _label, _writer in (
     (exports.WORKSHEET_CSV, "Worksheet (CSV)", _text_writer(exports.WORKSHEET_CSV)),
     (exports.WORKSHEET_XLSX, "Worksheet (Excel)", _xlsx_write),
