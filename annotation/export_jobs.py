@@ -3,11 +3,12 @@
 
 The heavy exports (the worksheet as CSV and as Excel, the long table, and the report
 bundle, which ``agreement`` registers in ``export_kinds``, as this app does not import it)
-can take longer than a request may at 100,000 ratings. ``export_job_start`` starts one, or returns the study's
-job of that export that is running already (two presses start one job). The file is the
-direct export's, byte for byte: the same writer, the same download name. Which way the
-results page offers an export is ``export_by_job``: a job from ``EXPORT_JOB_FROM``
-submitted ratings on; the direct download stays for every size (docs/exports.md).
+can take longer than a request may at 100,000 ratings. ``export_job_start`` starts one, or
+returns the study's job of that export that is running already (two presses start one
+job). The file is the direct export's, byte for byte: the same writer, the same download
+name. Which way the results page offers an export is ``export_by_job``: a job from
+``EXPORT_JOB_FROM`` submitted ratings on; the direct download stays for every size
+(docs/exports.md).
 """
 
 from collections.abc import Callable
