@@ -16,7 +16,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
     PATH=/venv/bin:$PATH PYTHONPATH=/app \
     DJANGO_SETTINGS_MODULE=config.settings.production
 RUN useradd --create-home --uid 10001 concord \
-    && mkdir -p /data/case-uploads && chown concord /data/case-uploads
+    && mkdir -p /data/case-uploads /data/job-files \
+    && chown concord /data/case-uploads /data/job-files
 COPY --from=dependencies /venv /venv
 
 WORKDIR /app

@@ -11,6 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 from django.utils.http import content_disposition_header
 
+from jobs.models import Job
 from studies.models import Membership, Study
 
 from . import exports
@@ -65,5 +66,20 @@ def export_response(*, study: Study, fmt: str, rater: str | None) -> HttpRespons
             exports.export_text(study=study, fmt=fmt, rater=rater), content_type=CONTENT_TYPES[fmt]
         )
     response["Content-Disposition"] = content_disposition_header(True, filename)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def export_job_response(*, job: Job) -> FileResponse:
+    """An export job's file as a download, under the direct export's name: the one answer
+    of the results page and the API alike; 404 once it has gone (expired, replaced). The
+    caller has checked who may download it and that the job is the study's."""
+    from .export_jobs import EXPIRED, export_job_file  # that module imports this one
+
+    opened = export_job_file(job=job)
+    if opened is None:
+        raise Http404(EXPIRED)
+    file, name, content_type = opened
+    response = FileResponse(file, as_attachment=True, filename=name, content_type=content_type)
     response["Cache-Control"] = "no-store"
     return response

@@ -3,6 +3,7 @@
 from celery import shared_task
 
 from .assignment_jobs import assignment_job_run
+from .export_jobs import export_job_run
 from .ratings_import_jobs import ratings_import_job_run
 from .worksheet_jobs import worksheet_job_run
 
@@ -43,3 +44,17 @@ def import_worksheet(job_id: int) -> None:
 )
 def import_ratings(job_id: int) -> None:
     ratings_import_job_run(job_id=job_id)
+
+
+# The Excel worksheet of 100,000 ratings takes about a minute on a loaded machine.
+EXPORT_SOFT_LIMIT = 30 * 60
+
+
+@shared_task(
+    acks_late=True,
+    ignore_result=True,
+    soft_time_limit=EXPORT_SOFT_LIMIT,
+    time_limit=EXPORT_SOFT_LIMIT + 60,
+)
+def export_study(job_id: int) -> None:
+    export_job_run(job_id=job_id)

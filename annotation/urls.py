@@ -113,6 +113,26 @@ urlpatterns = [
     path("s/<slug:slug>/welfare/", welfare.welfare_settings, name="welfare"),
     path("s/<slug:slug>/results/", results.results, name="results"),
     path("s/<slug:slug>/results/export/<str:fmt>/", results.export, name="export"),
+    path(
+        "s/<slug:slug>/results/export/<str:fmt>/prepare/",
+        results.export_prepare,
+        name="export_prepare",
+    ),
+    path(
+        "s/<slug:slug>/results/exports/<uuid:job_uuid>/",
+        results.export_job,
+        name="export_job",
+    ),
+    path(
+        "s/<slug:slug>/results/exports/<uuid:job_uuid>/status/",
+        results.export_job_status,
+        name="export_job_status",
+    ),
+    path(
+        "s/<slug:slug>/results/exports/<uuid:job_uuid>/download/",
+        results.export_job_download,
+        name="export_job_download",
+    ),
     path("s/<slug:slug>/results/import/", results.worksheet_import, name="worksheet_import"),
     path(
         "s/<slug:slug>/results/import/<uuid:job_uuid>/",

@@ -2,7 +2,8 @@
 
 Needs PostgreSQL. Uses the studies of `recompute.py` (the same database, BENCH_DATABASE_URL,
 default `concord_bench`; built there if missing, which takes a few minutes at 100,000):
-    .venv/bin/python benchmarks/exports.py [--repeat 5] [--only NAME,...] [6000 20000 100000]
+    .venv/bin/python benchmarks/exports.py [--repeat 5] [--only NAME,...] [--jobs] \
+        [6000 20000 100000]
 
 It prints the commit and the load average first (benchmarks/report.py). For each size it
 prints, per export (the worksheet as CSV and as Excel, the long table) and for the report
@@ -12,6 +13,9 @@ written, and the peak memory Python traced while writing it (one more, untimed r
 written to a temporary file; then the load average after. A request still running after
 gunicorn's timeout (60 s in `config/gunicorn.py`) is killed, so these are the figures to
 keep well below it. The machine may be shared: read the figures beside the load averages.
+With --jobs, also the same exports prepared as a job (`annotation.export_jobs`, run inline:
+the job's rows, the file written under a temporary name, its SHA-256 read back, the
+rename): `<export>-job`.
 """
 
 import argparse
@@ -58,6 +62,19 @@ def _bundle(study):
     return write
 
 
+def _job(study, key):
+    """The export prepared as a job: inline (``setup_django``), its file in the test
+    settings' JOB_FILES_ROOT (a temporary folder)."""
+    from annotation import export_jobs
+
+    def write(file):
+        job = export_jobs.export_job_start(study=study, key=key, actor=None)
+        assert job.state == "done", job.error
+        file.seek(job.file_size)  # the size written, for the report
+
+    return write
+
+
 def measure(write, repeat: int) -> tuple[list[float], list[float], int, float]:
     """Wall and CPU seconds of each run, bytes written, traced peak MB (one more run)."""
     walls, cpus = [], []
@@ -77,16 +94,20 @@ def measure(write, repeat: int) -> tuple[list[float], list[float], int, float]:
     return walls, cpus, size, peak
 
 
-def main(sizes: list[int], repeat: int, only: set[str] | None) -> None:
+def main(sizes: list[int], repeat: int, only: set[str] | None, jobs: bool) -> None:
     print("peak: Python's traced memory while writing, one more run")
     for ratings in sizes:
         study = build_study(ratings)
-        for name, write in (
+        runs = [
             ("worksheet-csv", _export(study, "worksheet-csv")),
             ("worksheet-xlsx", _export(study, "worksheet-xlsx")),
             ("long-csv", _export(study, "long-csv")),
             ("bundle", _bundle(study)),
-        ):
+        ]
+        if jobs:
+            keys = ("worksheet-csv", "worksheet-xlsx", "long-csv", "bundle")
+            runs += [(f"{key}-job", _job(study, key)) for key in keys]
+        for name, write in runs:
             if only and name not in only:
                 continue
             walls, cpus, size, peak = measure(write, repeat)
@@ -101,8 +122,10 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("sizes", nargs="*", type=int, default=list(SIZES))
     parser.add_argument("--only", help="comma-separated: worksheet-csv, worksheet-xlsx, ...")
+    parser.add_argument("--jobs", action="store_true", help="also each export as a job")
     add_repeat(parser)
     args = parser.parse_args()
     setup_django()
     with reported("Exports and the report bundle", runs=args.repeat):
-        main(args.sizes, args.repeat, set(args.only.split(",")) if args.only else None)
+        only = set(args.only.split(",")) if args.only else None
+        main(args.sizes, args.repeat, only, args.jobs)

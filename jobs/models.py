@@ -18,6 +18,7 @@ class Job(models.Model):
         ASSIGN = "assign", "Assign"
         ANALYSIS = "analysis", "Analysis"
         WORKSHEET_IMPORT = "worksheet_import", "Worksheet import"
+        EXPORT = "export", "Export"
 
     class State(models.TextChoices):
         RUNNING = "running", "Running"
@@ -43,6 +44,14 @@ class Job(models.Model):
     # Meant for the user: why it failed or stopped.
     error = models.TextField(blank=True)
     result = models.JSONField(default=dict, blank=True)
+    # A job whose result is a file (an export): the file's name in JOB_FILES_ROOT (the
+    # job's UUID: it tells nothing), empty once removed; the name it downloads under, its
+    # size, media type and SHA-256 (``jobs.files``).
+    file_path = models.CharField(max_length=100, blank=True)
+    file_name = models.CharField(max_length=200, blank=True)
+    file_size = models.PositiveBigIntegerField(null=True, blank=True)
+    file_type = models.CharField(max_length=100, blank=True)
+    file_sha256 = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

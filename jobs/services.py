@@ -20,6 +20,7 @@ from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from .files import job_files_remove
 from .models import Job
 
 logger = logging.getLogger(__name__)
@@ -58,6 +59,7 @@ STOPPED: dict[str, str] = {
         "The worksheet import stopped before it finished; nothing was imported. Choose the "
         "file again."
     ),
+    Job.Kind.EXPORT: "The export stopped before it finished. Press Prepare again.",
 }
 SERVER_ERROR: dict[str, str] = {
     Job.Kind.CASE_IMPORT: "The import stopped on an error of the server; nothing was imported.",
@@ -66,6 +68,7 @@ SERVER_ERROR: dict[str, str] = {
     Job.Kind.WORKSHEET_IMPORT: (
         "The worksheet import stopped on an error of the server; nothing was imported."
     ),
+    Job.Kind.EXPORT: "The export stopped on an error of the server. Press Prepare again.",
 }
 
 
@@ -136,7 +139,9 @@ def _finished_prune(*, kind: str, study_id: int) -> None:
     started: a client pressing a button in a loop must not grow the table without end."""
     finished = Job.objects.filter(kind=kind, study_id=study_id).exclude(state=Job.State.RUNNING)
     old = finished.order_by("-created_at", "-pk").values_list("pk", flat=True)[JOBS_KEPT - 1 :]
-    Job.objects.filter(pk__in=list(old)).delete()
+    pruned = Job.objects.filter(pk__in=list(old))
+    job_files_remove(jobs=pruned)
+    pruned.delete()
 
 
 def job_active(*, kind: str, study_id: int, name: str = "") -> Job | None:

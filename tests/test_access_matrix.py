@@ -25,6 +25,7 @@ from django.db import connection, transaction
 from django.urls import reverse
 
 from agreement.models import Judge
+from annotation.export_jobs import export_job_start
 from annotation.models import Assignment
 from annotation.services.participation import withdrawal_record
 from jobs.models import Job
@@ -165,6 +166,11 @@ RULES = {
     "studies:invitation_respond": Rule("invitee", methods=POST_ONLY),
     "annotation:results": Rule("coordinator"),
     "annotation:export": Rule("coordinator"),
+    # A large export prepared as a job: Prepare, its progress, its file.
+    "annotation:export_prepare": Rule("coordinator", methods=POST_ONLY),
+    "annotation:export_job": Rule("coordinator", methods=("GET",)),
+    "annotation:export_job_status": Rule("coordinator", methods=("GET",)),
+    "annotation:export_job_download": Rule("coordinator", methods=("GET",)),
     "annotation:worksheet_import": Rule("coordinator", methods=POST_ONLY),
     "annotation:worksheet_job": Rule("coordinator", methods=("GET",)),
     "annotation:worksheet_job_status": Rule("coordinator", methods=("GET",)),
@@ -338,6 +344,9 @@ def world(db):
         state=Job.State.FAILED,
         error="Row 2, column System: TC-001 has no response by x.",
     )
+    # A prepared export with its file (of another export than the "fmt" Prepare is asked
+    # for, which would replace it).
+    export = export_job_start(study=study, key="worksheet-csv", actor=people["lead"])
     analysis = Job.objects.create(
         kind=Job.Kind.ANALYSIS, study_id=study.pk, name="ranking@0", state=Job.State.DONE
     )
@@ -363,6 +372,7 @@ def world(db):
             for role in STUDY_RATERS
         },
         "analysis_job": analysis,
+        "export_job": export,
         "worksheet_job": worksheet,
         "ratings_import_job": ratings_import,
         "args": {
@@ -404,6 +414,8 @@ def _kwargs(world, name, pattern, role) -> dict:
             kwargs[arg] = world["analysis_job"].uuid  # its status answers for analyses only
         elif arg == "job_uuid" and name.startswith("annotation:worksheet_job"):
             kwargs[arg] = world["worksheet_job"].uuid  # worksheet jobs' pages answer for them
+        elif arg == "job_uuid" and name.startswith("annotation:export_job"):
+            kwargs[arg] = world["export_job"].uuid
         elif arg == "job_uuid" and name.startswith("annotation:ratings_import"):
             kwargs[arg] = world["ratings_import_job"].uuid
         else:

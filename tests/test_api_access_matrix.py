@@ -80,6 +80,10 @@ RULES = {
     "api:comments": Rule("coordinator"),
     "api:comments_read": Rule("coordinator", methods=("POST",)),
     "api:export": Rule("coordinator"),
+    # A large export prepared as a job: its start, its progress, its file.
+    "api:export_start": Rule("coordinator", methods=("POST",)),
+    "api:export_job": Rule("coordinator"),
+    "api:export_job_download": Rule("coordinator"),
     "api:agreement": Rule("coordinator"),
     "api:analysis_plan": Rule("coordinator", methods=("GET", "PATCH")),
     "api:unblind": Rule("lead", methods=("POST",)),
@@ -237,6 +241,8 @@ def _url(world, name, pattern) -> str:
             kwargs[arg] = "no-such-endpoint/"
         elif arg == "job_uuid" and name == "api:ratings_import_job":
             kwargs[arg] = world["ratings_import_job"].uuid
+        elif arg == "job_uuid" and name.startswith("api:export_job"):
+            kwargs[arg] = world["export_job"].uuid
         elif arg == "job_uuid" and name == "api:worksheet_job":
             kwargs[arg] = world["worksheet_job"].uuid
         else:

@@ -3,8 +3,9 @@ configuration (seeds, fingerprint), the report as HTML and every number as resul
 
 import json
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
 
 from django.contrib.staticfiles import finders
 from django.http import StreamingHttpResponse
@@ -99,20 +100,38 @@ def report_bundle_chunks(*, study: Study, report: dict, report_html: str) -> Ite
     yield pipe.take()
 
 
-def report_bundle_response(*, study: Study) -> StreamingHttpResponse:
-    """The bundle as an HTTP response: the one answer of the report page and the API alike.
-    The caller has checked who may download it (a coordinator of the study)."""
+def report_bundle_filename(study: Study) -> str:
+    return f"{study.slug}-report.zip"
+
+
+def _report_bundle(study: Study) -> Iterator[bytes]:
+    """The bundle of the study's report as it is now, a chunk at a time."""
     report = study_report(study=study)
     css = Path(finders.find("css/report.css")).read_text(encoding="utf-8")
     html = render_to_string(
         "agreement/report_file.html",
         {"study": study, "report": report, "charts": report_charts(report), "css": css},
     )
+    return report_bundle_chunks(study=study, report=report, report_html=html)
+
+
+def report_bundle_write(study: Study, file: IO[bytes], written: Callable[[int], None]) -> None:
+    """The bundle written to a file, as a job prepares it (``annotation.export_jobs``),
+    calling ``written(bytes so far)`` after each chunk."""
+    size = 0
+    for chunk in _report_bundle(study):
+        file.write(chunk)
+        size += len(chunk)
+        written(size)
+
+
+def report_bundle_response(*, study: Study) -> StreamingHttpResponse:
+    """The bundle as an HTTP response: the one answer of the report page and the API alike.
+    The caller has checked who may download it (a coordinator of the study)."""
     # Streamed while it is written: the exports in it grow with the study.
-    response = StreamingHttpResponse(
-        report_bundle_chunks(study=study, report=report, report_html=html),
-        content_type="application/zip",
+    response = StreamingHttpResponse(_report_bundle(study), content_type="application/zip")
+    response["Content-Disposition"] = content_disposition_header(
+        True, report_bundle_filename(study)
     )
-    response["Content-Disposition"] = content_disposition_header(True, f"{study.slug}-report.zip")
     response["Cache-Control"] = "no-store"  # ratings, and after unblinding the key
     return response

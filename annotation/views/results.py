@@ -1,13 +1,15 @@
 """Results: progress per test case, exports and the import of offline worksheets."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import worksheet_jobs, worksheets
-from annotation.export_responses import export_response
+from annotation import export_jobs, worksheet_jobs, worksheets
+from annotation.export_responses import export_job_response, export_response
 from annotation.forms import WorksheetImportForm
 from annotation.selectors import case_progress_page, rater_pseudonyms
 from annotation.views.file_import import (
@@ -48,6 +50,9 @@ def _results_page(
             "is_lead": request.user.pk == study.lead_id,
             "max_problems": worksheets.columns.MAX_PROBLEMS,
             "import_columns": " | ".join(worksheets.worksheet_headings(study=study)),
+            "export_by_job": export_jobs.export_by_job(study=study),
+            "export_file_hours": settings.JOB_FILES_HOURS,
+            "exports_ready": export_jobs.export_jobs_ready(study=study),
         },
         status=status,
     )
@@ -63,6 +68,69 @@ def results(request, slug):
 def export(request, slug, fmt):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     return export_response(study=study, fmt=fmt, rater=request.GET.get("rater") or None)
+
+
+@login_required
+@require_POST
+def export_prepare(request, slug, fmt):
+    """Prepare a large export as a job ("Prepare"), or show the one preparing it already;
+    its page shows the progress, then the download."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    if fmt not in export_jobs.EXPORT_KINDS:
+        raise Http404
+    job = export_jobs.export_job_start(study=study, key=fmt, actor=request.user)
+    return redirect("annotation:export_job", slug=study.slug, job_uuid=job.uuid)
+
+
+def _export_job(request, slug, job_uuid):
+    """The study (its coordinators only) and its export job; 404 for another study's."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    job = export_jobs.export_job_of(study=study, job_uuid=job_uuid)
+    if job is None:
+        raise Http404
+    return study, job
+
+
+@login_required
+@require_GET
+def export_job(request, slug, job_uuid):
+    """A preparing export's progress; once ready, its download; otherwise the results page
+    saying why there is none."""
+    study, job = _export_job(request, slug, job_uuid)
+    status = export_jobs.export_job_status(job=job)
+    kind = export_jobs.EXPORT_KINDS.get(job.name)
+    if status["state"] != "running" and status["file"] is None:
+        messages.error(request, status["problem"])
+        return redirect("annotation:results", slug=study.slug)
+    return render(
+        request,
+        "studies/results/export_job.html",
+        {
+            "study": study,
+            "job": job,
+            "label": kind.label if kind else job.name,
+            "status": status,
+            "status_url": reverse("annotation:export_job_status", args=[study.slug, job.uuid]),
+            "page_url": reverse("annotation:export_job", args=[study.slug, job.uuid]),
+            "export_file_hours": settings.JOB_FILES_HOURS,
+        },
+    )
+
+
+@login_required
+@require_GET
+def export_job_status(request, slug, job_uuid):
+    """The job's progress as JSON, for the page's script."""
+    _, job = _export_job(request, slug, job_uuid)
+    return JsonResponse(export_jobs.export_job_status(job=job))
+
+
+@login_required
+@require_GET
+def export_job_download(request, slug, job_uuid):
+    """The prepared file, under the direct export's name; 404 once it has gone."""
+    _, job = _export_job(request, slug, job_uuid)
+    return export_job_response(job=job)
 
 
 @login_required

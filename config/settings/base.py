@@ -204,6 +204,17 @@ USE_TZ = True
 # the record of what was imported. Never served: only the import reads them. Every process
 # that imports (web workers, the Celery worker) must see the same directory.
 CASE_UPLOAD_ROOT = env.path("CASE_UPLOAD_ROOT", default=BASE_DIR / "var" / "case-uploads")
+# The files jobs write (a large export, prepared as a job): written by the worker (or a
+# thread of the web process), downloaded through the web app, which checks who may, so
+# never served directly. Every web node and jobs worker must see the same directory.
+JOB_FILES_ROOT = env.path("JOB_FILES_ROOT", default=BASE_DIR / "var" / "job-files")
+# A job's file is removed this many hours after the job ended (or once a newer one of the
+# same export replaces it).
+JOB_FILES_HOURS = env.int("JOB_FILES_HOURS", default=24)
+# Exports of a study with at least this many submitted ratings are prepared as a job on the
+# results page (the long table, the worksheet, the Excel worksheet, the report bundle); a
+# smaller study's download directly (docs/exports.md).
+EXPORT_JOB_FROM = env.int("EXPORT_JOB_FROM", default=20_000)
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
@@ -282,6 +293,8 @@ CELERY_BEAT_SCHEDULE = {
         "task": "studies.tasks.purge_identities",
         "schedule": env.int("IDENTITY_PURGE_SECONDS", default=24 * 60 * 60),
     },
+    # Removes the job files (prepared exports) past JOB_FILES_HOURS (jobs.files).
+    "expire-job-files": {"task": "jobs.tasks.job_files_expire_task", "schedule": 60 * 60},
     # Webhook deliveries whose message was lost (the broker down when they were queued).
     "sweep-webhook-deliveries": {
         "task": "studies.tasks.webhook_deliveries_sweep",

@@ -19,6 +19,7 @@ JOBS_RUN = env("JOBS_RUN", default="inline")
 AGREEMENT_FULL_SECONDS = env.int("AGREEMENT_FULL_SECONDS", default=0)
 # Each test run keeps its uploaded files in a directory of its own.
 CASE_UPLOAD_ROOT = Path(tempfile.mkdtemp(prefix="concord-case-uploads-"))
+JOB_FILES_ROOT = Path(tempfile.mkdtemp(prefix="concord-job-files-"))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},

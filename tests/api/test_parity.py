@@ -70,6 +70,10 @@ PARITY = {
     # Results.
     "annotation:results": ops("GET api:progress", "GET api:export"),
     "annotation:export": ops("GET api:export"),
+    "annotation:export_prepare": ops("POST api:export_start"),
+    "annotation:export_job": ops("GET api:export_job"),
+    "annotation:export_job_status": ops("GET api:export_job"),
+    "annotation:export_job_download": ops("GET api:export_job_download"),
     "agreement:study": ops("GET api:agreement"),
     "agreement:status": ops("GET api:agreement"),
     "agreement:qc": ops("GET api:qc_flags", "POST api:qc_decisions"),

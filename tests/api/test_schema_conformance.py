@@ -16,6 +16,7 @@ import pytest
 
 from agreement.services import agreement_recompute
 from annotation import assignment_jobs
+from annotation.export_jobs import export_job_start
 from jobs.models import Job
 from studies.services import invitations
 from tests.annotation.support import make_item
@@ -83,6 +84,9 @@ def served(client, lead_user, api_as):
                                       "skipped": 0, "skips": 0, "dry_run": True},
     )  # fmt: skip
     PATH_VALUES[WORKSHEET_JOB_PATH] = {**values, "job_uuid": str(worksheet_check.uuid)}
+    # A prepared export, its file ready.
+    export = export_job_start(study=study, key="long-csv", actor=lead_user)
+    PATH_VALUES[EXPORT_JOB_PATH] = {**values, "job_uuid": str(export.uuid)}
     return schema, api_as(lead_user), values
 
 
@@ -132,6 +136,7 @@ def _webhook_with_deliveries(study):
 # Endpoints whose job is of another kind than Assign's, with the values they are asked with.
 RATINGS_JOB_PATH = "/api/v1/studies/{slug}/ratings-import/{job_uuid}/"
 WORKSHEET_JOB_PATH = "/api/v1/studies/{slug}/worksheet-import/{job_uuid}/"
+EXPORT_JOB_PATH = "/api/v1/studies/{slug}/export-jobs/{job_uuid}/"
 PATH_VALUES: dict[str, dict] = {}
 
 

@@ -118,6 +118,12 @@ def test_a_study_from_creation_to_unblinding_through_the_client(
     assert set(key["System"]) == set(SYSTEMS) and len(key) == 16
     saved = concord.export_to("pipeline", "worksheet-xlsx", tmp_path / "worksheet.xlsx")
     assert saved.read_bytes()[:2] == b"PK"
+    # A large export prepared as a job, waited for and downloaded: the direct file.
+    direct = concord.export_to("pipeline", "long-csv", tmp_path / "long.csv")
+    prepared = concord.export_prepared_to("pipeline", "long-csv", tmp_path / "prepared.csv")
+    assert prepared.read_bytes() == direct.read_bytes()
+    job = concord.export_prepare("pipeline", "bundle")
+    assert job["state"] == "done" and job["file"]["name"] == "pipeline-report.zip"
     assert Assignment.objects.filter(test_case__study__slug="pipeline").count() == 24
 
 

@@ -8,6 +8,7 @@ subclass carrying the API's error (code, message, problems by field).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -26,6 +27,7 @@ from .types import (
     AnalysisPlan,
     CasesImported,
     ExportFormat,
+    ExportJobFormat,
     Invitation,
     Job,
     Progress,
@@ -401,6 +403,38 @@ class Concord:
         with response, target.open("wb") as out:
             for chunk in response.iter_content(chunk_size=1 << 16):
                 out.write(chunk)
+        return target
+
+    def export_prepare(
+        self, slug: str, fmt: ExportJobFormat, *, wait: bool = True
+    ) -> dict[str, Any]:
+        """Prepare a large export as a job (the worksheet as CSV or Excel, the long table,
+        or the report bundle); its job's body, waited for unless ``wait`` is false. Once
+        done, ``file`` (name, size, SHA-256) and ``download`` (its URL). Safe to repeat:
+        a request while one runs answers that one."""
+        path = self._study(slug, f"exports/{_seg(fmt)}/job/")
+        return self._started(self.http.request("POST", path, idempotent=True), wait)
+
+    def export_prepared_to(
+        self,
+        slug: str,
+        fmt: ExportJobFormat,
+        path: str | os.PathLike[str],
+        *,
+        timeout: float | None = None,
+    ) -> Path:
+        """Prepare an export as a job, wait for it (``timeout`` s), and download its file to
+        ``path``, streamed and checked against its SHA-256: the direct export's bytes."""
+        job = self.job_wait(self.export_prepare(slug, fmt, wait=False), timeout=timeout)
+        target = Path(path)
+        digest = hashlib.sha256()
+        response = self.http.request("GET", job["download"], stream=True)
+        with response, target.open("wb") as out:
+            for chunk in response.iter_content(chunk_size=1 << 16):
+                out.write(chunk)
+                digest.update(chunk)
+        if digest.hexdigest() != job["file"]["sha256"]:
+            raise ConcordError(f"{target.name}: the download does not match its SHA-256.")
         return target
 
     def export_table(

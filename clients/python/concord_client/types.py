@@ -20,6 +20,8 @@ ExportFormat = Literal[
     "profiles-csv",
     "skips-csv",
 ]
+# The exports a job prepares as a file (``Concord.export_prepare``).
+ExportJobFormat = Literal["worksheet-csv", "worksheet-xlsx", "long-csv", "bundle"]
 JobState = Literal["running", "done", "failed", "stopped"]
 
 

@@ -1,0 +1,10 @@
+"""Celery tasks of the job runner: thin adapters."""
+
+from celery import shared_task
+
+from .files import job_files_expire
+
+
+@shared_task(ignore_result=True)
+def job_files_expire_task() -> None:
+    job_files_expire()
