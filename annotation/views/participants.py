@@ -41,6 +41,7 @@ def _participant(request, slug):
 
 @never_cache
 @login_required
+@require_GET
 def participant_status(request, slug):
     """Where the participant link lands: the next step, or how their part ended."""
     study, membership, participant = _participant(request, slug)
