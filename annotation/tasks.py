@@ -4,6 +4,7 @@ from celery import shared_task
 
 from .assignment_jobs import assignment_job_run
 from .ratings_import_jobs import ratings_import_job_run
+from .services.participants import participants_time_out
 from .worksheet_jobs import worksheet_job_run
 
 # Assign at 10,000 cases takes a few seconds; the limits stop a stuck run, whose
@@ -43,3 +44,9 @@ def import_worksheet(job_id: int) -> None:
 )
 def import_ratings(job_id: int) -> None:
     ratings_import_job_run(job_id=job_id)
+
+
+@shared_task(ignore_result=True, soft_time_limit=5 * 60, time_limit=6 * 60)
+def participants_time_out_sweep() -> None:
+    """Beat: release the cases of crowd participants idle past their link's time-out."""
+    participants_time_out()

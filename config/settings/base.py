@@ -278,6 +278,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "studies.tasks.purge_identities",
         "schedule": env.int("IDENTITY_PURGE_SECONDS", default=24 * 60 * 60),
     },
+    # Crowd participants idle past their link's time-out: their open cases are released to
+    # the next participant (annotation.services.participants; also checked on each join).
+    "participants-time-out": {
+        "task": "annotation.tasks.participants_time_out_sweep",
+        "schedule": env.int("PARTICIPANT_TIMEOUT_SWEEP_SECONDS", default=60),
+    },
     # Webhook deliveries whose message was lost (the broker down when they were queued).
     "sweep-webhook-deliveries": {
         "task": "studies.tasks.webhook_deliveries_sweep",

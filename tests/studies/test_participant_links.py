@@ -328,3 +328,18 @@ def test_the_lead_manages_links_on_the_page_and_a_coordinator_only_reads(study):
     assert lead.post(close).status_code == 302
     link.refresh_from_db()
     assert not link.is_open
+
+
+def test_the_next_arrival_releases_the_cases_of_an_idle_participant(study):
+    Study.objects.filter(pk=study.pk).update(raters_per_item=1)
+    link = make_link(study, timeout_minutes="30")
+    arrive(Client(), link, "PIDIDLE1")
+    idle = Participant.objects.get()
+    long_ago = timezone.now() - timedelta(minutes=31)
+    Participant.objects.filter(pk=idle.pk).update(joined_at=long_ago)
+    arrive(Client(), link, "PIDNEWCOMER1")
+    idle.refresh_from_db()
+    assert idle.status == Participant.Status.TIMED_OUT
+    newcomer = Participant.objects.get(external_id="PIDNEWCOMER1").membership
+    assert Assignment.objects.filter(rater=newcomer).count() == 3
+    assert Assignment.objects.filter(rater=idle.membership, released_at__isnull=False).count() == 3
