@@ -11,8 +11,8 @@ from core.api import ErrorResponseSerializer, body_object
 
 from . import access
 from .models import Participant, ParticipantLink
-from .services.participants import participant_link_close, participant_link_save
-from .views.participant_links import FIELDS, participant_link_url
+from .participant_urls import participant_link_url
+from .services.participants import LINK_FIELDS, participant_link_close, participant_link_save
 
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
 
@@ -73,7 +73,7 @@ ParticipantLinkInSerializer = inline_serializer(
 
 
 def _values(body: dict, start: dict | None = None) -> dict:
-    unknown = sorted(set(body) - set(FIELDS))
+    unknown = sorted(set(body) - set(LINK_FIELDS))
     if unknown:
         raise exceptions.ValidationError(
             [f"{name[:100]}: not a field of a participant link." for name in unknown]
@@ -133,7 +133,7 @@ def participant_link(request, slug, link_uuid):
     role = access.LEAD if request.method == "PATCH" else access.COORDINATOR
     study, link = _link(request, slug, link_uuid, role=role)
     if request.method == "PATCH":
-        start = {field: getattr(link, field) for field in FIELDS if field != "linked_studies"}
+        start = {field: getattr(link, field) for field in LINK_FIELDS if field != "linked_studies"}
         start["linked_studies"] = [s.slug for s in link.linked_studies.all()]
         link = participant_link_save(
             study=study, actor=request.user, values=_values(body_object(request), start), link=link

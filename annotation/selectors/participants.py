@@ -57,7 +57,7 @@ def payment_rows(*, link: ParticipantLink) -> list[PaymentRow]:
     }
     rows = []
     for participant in link.participants.order_by("joined_at", "pk"):
-        total = totals.get(participant.membership_id, {})
+        total: dict = totals.get(participant.membership_id, {})
         seconds = int(total.get("seconds") or 0)
         cases = int(total.get("submitted") or 0)
         rows.append(

@@ -46,6 +46,12 @@ CURRENCY = re.compile(r"^[A-Z]{3}$")
 MAX_PARTICIPANTS = 100_000
 MAX_TIMEOUT_MINUTES = 24 * 60
 MAX_BONUS = Decimal("10000")
+# What the lead sets on a link (the page's form, the API's body).
+LINK_FIELDS = (
+    "name", "preset", "participant_param", "study_param", "session_param", "completion_code",
+    "completion_url", "screened_out_code", "screened_out_url", "max_participants",
+    "timeout_minutes", "bonus_rule", "bonus_amount", "bonus_currency", "linked_studies",
+)  # fmt: skip
 FINISHED = (
     Participant.Status.SCREENED_OUT,
     Participant.Status.COMPLETED,
@@ -444,12 +450,13 @@ def participant_finish(*, membership: Membership, status: str, reason: str = "")
     participant.screened_reason = reason[:20]
     participant.finished_at = timezone.now()
     participant.save(update_fields=["status", "screened_reason", "finished_at"])
-    kind = {
+    kinds: dict[str, StudyEvent.Kind] = {
         Participant.Status.SCREENED_OUT: StudyEvent.Kind.PARTICIPANT_SCREENED_OUT,
         Participant.Status.COMPLETED: StudyEvent.Kind.PARTICIPANT_COMPLETED,
         Participant.Status.TIMED_OUT: StudyEvent.Kind.PARTICIPANT_TIMED_OUT,
         Participant.Status.RETURNED: StudyEvent.Kind.RATER_WITHDREW,
-    }[status]
+    }
+    kind = kinds[status]
     if status != Participant.Status.RETURNED:  # the withdrawal records itself
         study_event_record(
             study_id=membership.study_id,

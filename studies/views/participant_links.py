@@ -8,13 +8,14 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
 from django.http import Http404
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from studies import access
 from studies.models import Participant, ParticipantLink
+from studies.participant_urls import participant_link_url
 from studies.services.participants import (
+    LINK_FIELDS,
     PRESETS,
     ParticipantError,
     participant_join,
@@ -22,29 +23,6 @@ from studies.services.participants import (
     participant_link_for_token,
     participant_link_save,
 )
-
-FIELDS = (
-    "name", "preset", "participant_param", "study_param", "session_param", "completion_code",
-    "completion_url", "screened_out_code", "screened_out_url", "max_participants",
-    "timeout_minutes", "bonus_rule", "bonus_amount", "bonus_currency", "linked_studies",
-)  # fmt: skip
-
-
-# Prolific fills in its placeholders when it sends a participant.
-PROLIFIC_QUERY = (
-    "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
-)
-
-
-def participant_link_url(request, link: ParticipantLink) -> str:
-    """The full URL to paste into the vendor, with its placeholders for the ids."""
-    base = request.build_absolute_uri(reverse("studies:participant_join", args=[link.token]))
-    if link.preset == ParticipantLink.Preset.PROLIFIC:
-        return base + PROLIFIC_QUERY
-    if link.preset == ParticipantLink.Preset.MTURK:
-        return base  # MTurk adds workerId, assignmentId and hitId to an external question
-    names = [n for n in (link.participant_param, link.study_param, link.session_param) if n]
-    return base + "?" + "&".join(f"{name}=…" for name in names)
 
 
 def _links(study):
@@ -58,7 +36,7 @@ def _links(study):
 
 
 def _values(post) -> dict:
-    values = {field: post.get(field, "") for field in FIELDS}
+    values = {field: post.get(field, "") for field in LINK_FIELDS}
     return values
 
 
@@ -66,7 +44,7 @@ def _initial(link: ParticipantLink | None) -> dict:
     if link is None:
         return {"preset": "prolific", "timeout_minutes": 60, "bonus_rule": "none",
                 "bonus_amount": "0", "bonus_currency": "GBP"}  # fmt: skip
-    values = {field: getattr(link, field) for field in FIELDS if field != "linked_studies"}
+    values = {field: getattr(link, field) for field in LINK_FIELDS if field != "linked_studies"}
     values["linked_studies"] = " ".join(s.slug for s in link.linked_studies.all())
     return values
 
