@@ -57,9 +57,9 @@ def payment_rows(*, link: ParticipantLink) -> list[PaymentRow]:
     }
     rows = []
     for participant in link.participants.order_by("joined_at", "pk"):
-        total: dict = totals.get(participant.membership_id, {})
-        seconds = int(total.get("seconds") or 0)
-        cases = int(total.get("submitted") or 0)
+        total = totals.get(participant.membership_id)
+        seconds = int(total["seconds"] or 0) if total else 0
+        cases = int(total["submitted"] or 0) if total else 0
         rows.append(
             PaymentRow(
                 external_id=participant.external_id,
