@@ -369,7 +369,12 @@ def _join_new(
             "it again from the platform that sent you here to finish.",
             reason="link_closed",
         )
-    if link.participants.count() >= link.max_participants:
+    # The places taken: those taking part and those who completed. Someone screened out,
+    # who returned the study or timed out frees their place, as on the vendor's side.
+    taken = link.participants.filter(
+        status__in=(Participant.Status.STARTED, Participant.Status.COMPLETED)
+    ).count()
+    if taken >= link.max_participants:
         raise ParticipantError(
             "This study has all the participants it needs. Please return it on the "
             "platform that sent you here; thank you for your interest.",
