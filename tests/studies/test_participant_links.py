@@ -343,3 +343,26 @@ def test_the_next_arrival_releases_the_cases_of_an_idle_participant(study):
     newcomer = Participant.objects.get(external_id="PIDNEWCOMER1").membership
     assert Assignment.objects.filter(rater=newcomer).count() == 3
     assert Assignment.objects.filter(rater=idle.membership, released_at__isnull=False).count() == 3
+
+
+def test_a_screened_out_participant_frees_their_place(study):
+    link = make_link(study, max_participants="1")
+    first = Client()
+    arrive(first, link, "PIDPLACE1")
+    assert b'data-reason="full"' in arrive(Client(), link, "PIDPLACE2").content
+    first.post(reverse("annotation:participant_decline", args=[study.slug]))
+    assert arrive(Client(), link, "PIDPLACE2").status_code == 302
+
+
+def test_a_participant_cannot_reach_another_participants_work_or_other_studies(study):
+    link = make_link(study)
+    mine, theirs = Client(), Client()
+    arrive(mine, link, "PIDMINE1")
+    arrive(theirs, link, "PIDTHEIRS1")
+    other = Participant.objects.get(external_id="PIDTHEIRS1").membership
+    their_case = Assignment.objects.filter(rater=other).first()
+    assert mine.get(reverse("annotation:rate", args=[their_case.uuid])).status_code == 404
+    elsewhere = make_study(cases=1, raters=[], status=Study.Status.OPEN, slug="elsewhere")
+    assert mine.get(reverse("annotation:assignments", args=[elsewhere.slug])).status_code == 404
+    assert mine.get(reverse("annotation:results", args=[study.slug])).status_code == 403
+    assert mine.get(reverse("studies:participant_links", args=[study.slug])).status_code == 403
