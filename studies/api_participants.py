@@ -23,6 +23,9 @@ class ParticipantLinkSerializer(serializers.ModelSerializer):
     is_open = serializers.BooleanField(read_only=True)
     linked_studies = serializers.SerializerMethodField()
     participants = serializers.SerializerMethodField(help_text="Participants by status")
+    # Empty when the lead gave none: not a "uri" then.
+    completion_url = serializers.CharField(read_only=True, help_text="http(s), or empty")
+    screened_out_url = serializers.CharField(read_only=True, help_text="http(s), or empty")
 
     class Meta:
         model = ParticipantLink
@@ -57,9 +60,9 @@ ParticipantLinkInSerializer = inline_serializer(
         "study_param": serializers.CharField(required=False, help_text="custom only"),
         "session_param": serializers.CharField(required=False, help_text="custom only"),
         "completion_code": serializers.CharField(max_length=100),
-        "completion_url": serializers.URLField(required=False),
+        "completion_url": serializers.CharField(required=False, help_text="http(s), or empty"),
         "screened_out_code": serializers.CharField(required=False),
-        "screened_out_url": serializers.URLField(required=False),
+        "screened_out_url": serializers.CharField(required=False, help_text="http(s), or empty"),
         "max_participants": serializers.IntegerField(min_value=1),
         "timeout_minutes": serializers.IntegerField(required=False, default=60),
         "bonus_rule": serializers.ChoiceField(
