@@ -63,6 +63,10 @@ class Assignment(models.Model):
     skip_reason = models.CharField(max_length=15, choices=SkipReason.choices, blank=True)
     skip_note = models.TextField(blank=True)
     skipped_at = models.DateTimeField(null=True, blank=True)
+    # Not the rater's choice: a participant from a crowd platform timed out or was screened
+    # out, and the case (marked skipped, so it holds no place among the case's k) went on
+    # to the next participant (issue 29). A late submit is told the item moved on.
+    released_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["position"]

@@ -5,6 +5,7 @@ from celery import shared_task
 from .assignment_jobs import assignment_job_run
 from .export_jobs import export_job_run
 from .ratings_import_jobs import ratings_import_job_run
+from .services.participants import participants_time_out
 from .worksheet_jobs import worksheet_job_run
 
 # Assign at 10,000 cases takes a few seconds; the limits stop a stuck run, whose
@@ -58,3 +59,9 @@ EXPORT_SOFT_LIMIT = 30 * 60
 )
 def export_study(job_id: int) -> None:
     export_job_run(job_id=job_id)
+
+
+@shared_task(ignore_result=True, soft_time_limit=5 * 60, time_limit=6 * 60)
+def participants_time_out_sweep() -> None:
+    """Beat: release the cases of crowd participants idle past their link's time-out."""
+    participants_time_out()

@@ -6,6 +6,7 @@ from .views import (
     calibration,
     comments,
     overview,
+    participants,
     people,
     preview,
     profile,
@@ -51,6 +52,23 @@ urlpatterns = [
         "s/<slug:slug>/adjudications/<uuid:adjudication_uuid>/gold/",
         adjudication.adjudication_make_gold,
         name="adjudication_make_gold",
+    ),
+    # Crowd participants: where they stand, declining consent, finishing; the payments file.
+    path("s/<slug:slug>/participant/", participants.participant_status, name="participant"),
+    path(
+        "s/<slug:slug>/participant/decline/",
+        participants.participant_decline,
+        name="participant_decline",
+    ),
+    path(
+        "s/<slug:slug>/participant/finish/",
+        participants.participant_finish,
+        name="participant_finish",
+    ),
+    path(
+        "s/<slug:slug>/participant-links/<uuid:link_uuid>/payments.csv",
+        participants.participant_payments,
+        name="participant_payments",
     ),
     # Before the first item.
     path("s/<slug:slug>/start/", views.study_consent, name="consent"),

@@ -9,6 +9,14 @@ Two shapes:
     .venv/bin/python benchmarks/load.py --default --raters 20
     .venv/bin/python benchmarks/load.py --proxy --nodes 1 --raters 8
 
+``--participants N``: instead of the raters' loop, N crowd participants (issue 29) arrive
+through one participant link within ``--window`` seconds (each opens the vendor's URL,
+presses Start, and lands on the information sheet), one thread each; it prints joins per
+second, the join's p50/p95/p99, the errors, and checks one participant and one pseudonym per
+arrival in the database.
+
+    .venv/bin/python benchmarks/load.py --participants 200 --window 60
+
 ``--proxy``: the scaled-out shape of docs/deployment.md instead (benchmarks/chaos.py's, with
 no fault): HAProxy in front of ``--nodes`` web nodes of ``--workers`` gunicorn workers each,
 PgBouncer in transaction mode, a Redis of its own, the recompute and jobs workers and beat.
@@ -382,6 +390,94 @@ def run_raters(args, base: str, study, usernames, processes) -> tuple[Stats, flo
     return stats, wall
 
 
+class Arrival(Rater):
+    """One crowd participant's browser: the vendor's URL, Start, the information sheet."""
+
+    def run(self, slug: str, token: str, pid: str, delay: float, start: threading.Barrier):
+        start.wait()
+        time.sleep(delay)
+        path = f"/p/{token}/?PROLIFIC_PID={pid}&STUDY_ID=LOADSTUDY&SESSION_ID=S-{pid}"
+        began = time.perf_counter()
+        page = self.call("GET", path, "link page", {200})
+        found = TOKEN.search(page.text) if page is not None else None
+        if found is None:
+            return
+        fields = {
+            "csrfmiddlewaretoken": found.group(1),
+            "PROLIFIC_PID": pid,
+            "STUDY_ID": "LOADSTUDY",
+            "SESSION_ID": f"S-{pid}",
+        }
+        if self.call("POST", f"/p/{token}/", "start", {302}, data=fields) is None:
+            return
+        landed = self.call("GET", f"/s/{slug}/participant/", "first step", {302})
+        if landed is None or not self.call("GET", landed.headers["Location"], "sheet", {200}):
+            return
+        self.stats.record("join", time.perf_counter() - began, True)
+
+
+def run_participants(args, base: str, study, processes) -> tuple[Stats, float]:
+    """``args.participants`` arrivals spread evenly over ``args.window`` seconds."""
+    from studies.services.participants import participant_link_save
+
+    link = participant_link_save(
+        study=study,
+        actor=study.lead,
+        values={"name": "load", "completion_code": "LOAD1", "max_participants": args.participants},
+    )
+    stats = Stats()
+    count = args.participants
+    start = threading.Barrier(count)
+    arrivals = [Arrival(base, not args.default, stats) for _ in range(count)]
+    threads = [
+        threading.Thread(
+            target=arrival.run,
+            args=(study.slug, link.token, f"LOADPID{n:05d}", args.window * n / count, start),
+            daemon=True,
+        )
+        for n, arrival in enumerate(arrivals)
+    ]
+    began = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return stats, time.perf_counter() - began
+
+
+def report_participants(args, stats: Stats, wall: float, study) -> dict:
+    from studies.models import Membership, Participant
+
+    joins = stats.times.get("join", [])
+    errors = sum(stats.errors.values())
+    participants = Participant.objects.filter(study=study).count()
+    pseudonyms = list(
+        Membership.objects.filter(study=study, participant__isnull=False).values_list(
+            "pseudonym", flat=True
+        )
+    )
+    print(f"{args.participants} participants arriving within {args.window:.0f} s, one link")
+    print(f"{len(joins)} joins in {wall:.1f} s: {len(joins) / wall:.2f} joins/s; errors: {errors}")
+    print(f"{'step':<12}{'n':>6}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'errors':>8}")
+    for step in ("link page", "start", "first step", "sheet", "join"):
+        values = stats.times.get(step)
+        if values:
+            p50, p95, p99 = (percentile(values, q) * 1000 for q in (0.5, 0.95, 0.99))
+            print(f"{step:<12}{len(values):>6}{p50:>9.0f}{p95:>9.0f}{p99:>9.0f}"
+                  f"{stats.errors[step]:>8}")  # fmt: skip
+    for sample in stats.error_samples:
+        print(f"  error: {sample}")
+    unique = len(set(pseudonyms)) == len(pseudonyms)
+    print(
+        f"In the database: {participants} participants, {len(pseudonyms)} pseudonyms, "
+        f"{'all different' if unique else 'SOME SHARED'}"
+    )
+    if stats.run_cpu:
+        print(f"CPU of the web server: {stats.run_cpu[0]:.1f} s; of the worker: "
+              f"{sum(stats.run_cpu[1:]):.1f} s")  # fmt: skip
+    return {"joins/s": len(joins) / wall, "join errors": errors}
+
+
 def cleanup(args, env: dict, tmp: Path, port: int, processes, *, created: bool) -> None:
     """Stop every process started, drop the database, remove the temporary files."""
     stop(processes)
@@ -439,6 +535,11 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--nodes", type=int, default=2, help="web nodes behind the proxy")
     add_repeat(parser, default=1)
     parser.add_argument("--json", type=Path, help="also write the headline figures to this file")
+    parser.add_argument(
+        "--participants", type=int, default=0,
+        help="crowd participants joining through a link instead of the raters' loop (200)",
+    )  # fmt: skip
+    parser.add_argument("--window", type=float, default=60.0, help="their arrival window, s")
     args = parser.parse_args()
     if args.proxy and not 1 <= args.nodes <= 8:
         parser.error("1-8 web nodes")
@@ -449,6 +550,11 @@ def main() -> None:
     args = arguments()
     shape = "default" if args.default else "proxy" if args.proxy else "production"
     title = f"Simulated raters, {shape} shape: {args.raters} raters x {args.cases} cases"
+    if args.participants:
+        title = (
+            f"Crowd participants joining, {shape} shape: {args.participants} within "
+            f"{args.window:.0f} s, {args.cases} cases each"
+        )
     with reported(title, runs=args.repeat, why_fewer="a minute or more a run"):
         if args.repeat == 1:
             figures = one_run(args)
@@ -459,12 +565,14 @@ def main() -> None:
         runs = runs_apart(__file__, sys.argv[1:], args.repeat)
         if runs:
             print(f"--- over {len(runs)} runs")
-            for name, (unit, scale, digits) in HEADLINE.items():
+            headline = PARTICIPANT_HEADLINE if args.participants else HEADLINE
+            for name, (unit, scale, digits) in headline.items():
                 values = [figures[name] for figures in runs]
                 print(f"{name}: {spread(values, unit=unit, scale=scale, digits=digits)}")
 
 
 # The figures a run returns, summarised over --repeat runs: (unit, scale, digits).
+PARTICIPANT_HEADLINE = {"joins/s": ("", 1, 2), "join errors": ("", 1, 0)}
 HEADLINE = {
     "requests/s": ("", 1, 1),
     "submit p95": ("ms", 1000, 0),
@@ -517,6 +625,12 @@ def one_run(args) -> dict | None:
         else:
             processes.extend(start_servers(args, env, tmp, port))
             wait_healthy(base, processes)
+        if args.participants:
+            before = [cpu_seconds(process) for process in processes]
+            stats, wall = run_participants(args, base, study, processes)
+            stats.run_cpu = [cpu_seconds(p) - b for p, b in zip(processes, before, strict=True)]
+            figures = report_participants(args, stats, wall, study)
+            return figures
         stats, wall, point, intervals = measure(args, base, study, usernames, processes)
         report(args, stats, wall, study, point, intervals)
         submits = stats.times.get("submit") or [float("nan")]

@@ -14,12 +14,14 @@ import annotation.api_adjudication
 import annotation.api_adjudication_outcomes
 import annotation.api_calibration
 import annotation.api_onboarding
+import annotation.api_participants
 import annotation.api_ratings_import
 import annotation.api_training
 import annotation.api_worksheet
 import studies.api
 import studies.api_accounts
 import studies.api_cases_remove
+import studies.api_participants
 import studies.api_protocol
 import studies.api_quality
 import studies.api_webhooks
@@ -53,6 +55,9 @@ urlpatterns = [
     *annotation.api_adjudication_outcomes.urlpatterns,
     *agreement.api_adjudication_admin.urlpatterns,
     *agreement.api_robustness.urlpatterns,
+    # Participant links (issue 29) and their payments file.
+    *studies.api_participants.urlpatterns,
+    *annotation.api_participants.urlpatterns,
     path("openapi.json", api_schema.openapi, name="openapi"),
     path("docs/", api_schema.docs, name="docs"),
     re_path(r"^(?P<rest>.*)$", api.not_found, name="not_found"),

@@ -41,7 +41,12 @@ def get_study_for_user(user, slug: str, *, role: str) -> tuple[Study, Membership
     study = Study.objects.select_related("rubric").filter(slug=slug).first()
     if study is None:
         raise Http404
-    membership = Membership.objects.filter(study=study, user=user).first()
+    # With the participant record, if any (a crowd participant's pages ask for it).
+    membership = (
+        Membership.objects.select_related("participant__link")
+        .filter(study=study, user=user)
+        .first()
+    )
     roles = study_role(user, study, membership)
     if not roles:
         raise Http404

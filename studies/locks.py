@@ -3,10 +3,11 @@
 **The lock order.** A write that locks more than one kind of row takes them in this order,
 skipping the kinds it does not need and never going back up:
 
-    user -> invitation -> study -> membership -> test case -> assignment -> exposure day
-    -> adjudication
+    user -> invitation -> study -> membership -> participant -> test case -> assignment
+    -> exposure day -> adjudication
 
-(Only an identity erasure locks a user row: ``user_lock``.)
+(Only an identity erasure locks a user row: ``user_lock``. A participant link's row is
+locked after its study, by the lead's changes to it.)
 
 Rows of one kind are locked in id order (e.g. a worksheet's assignments; a rater's exposure
 days, written by an upsert, in day order). Two writes that

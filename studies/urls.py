@@ -124,3 +124,25 @@ urlpatterns += [
         name="webhook_replay",
     ),
 ]
+
+# Participant links: raters from a crowd platform (the lead's pages, and the link itself).
+from .views import participant_links  # noqa: E402
+
+urlpatterns += [
+    path("p/<str:link_token>/", participant_links.participant_join_view, name="participant_join"),
+    path(
+        "s/<slug:slug>/participant-links/",
+        participant_links.participant_links,
+        name="participant_links",
+    ),
+    path(
+        "s/<slug:slug>/participant-links/<uuid:link_uuid>/",
+        participant_links.participant_link_edit,
+        name="participant_link",
+    ),
+    path(
+        "s/<slug:slug>/participant-links/<uuid:link_uuid>/close/",
+        participant_links.participant_link_close_view,
+        name="participant_link_close",
+    ),
+]

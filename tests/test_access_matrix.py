@@ -27,12 +27,14 @@ from django.urls import reverse
 from agreement.models import Judge
 from annotation.export_jobs import export_job_start
 from annotation.models import Assignment
-from annotation.services.participation import withdrawal_record
+from annotation.services import assignments_create_all
+from annotation.services.participation import consent_record, withdrawal_record
 from jobs.models import Job
 from studies.access import COORDINATORS_GROUP
 from studies.models import Membership, Study, Webhook, WebhookDelivery
 from studies.services import case_upload_create, invitations, membership_add, rater_status_change
 from studies.services.adjudication_rules import adjudication_rules_set
+from studies.services.participants import participant_join, participant_link_save
 
 from .annotation.support import make_item
 from .factories import AdjudicationFactory, UserFactory, make_study
@@ -45,13 +47,14 @@ ROLES = (
     "other_rater",  # a rater of another study
     "withdrawn",  # a rater of the study who withdrew
     "paused",  # a rater of the study paused by an administrator
+    "participant",  # a rater of the study who came through a participant link (issue 29)
     "lead",
     "coordinator",  # a coordinator member of the study
     "adjudicator",  # an adjudicator member of the study
     "outside_coordinator",  # may create studies, no part in this one
     "admin",  # staff superuser
 )
-STUDY_RATERS = ("rater", "withdrawn", "paused")
+STUDY_RATERS = ("rater", "withdrawn", "paused", "participant")
 OUTSIDERS = ("other_rater", "outside_coordinator")
 
 OK = frozenset({200, 302})
@@ -86,6 +89,8 @@ class Rule:
 #   lead         the study lead only; other members and admins 403
 #   adjudicator  adjudicators of the study; its raters, coordinators and admins 403
 #   invitee      only the account a personal invitation names; anyone else 404
+#   participant  only a rater who came through a participant link; the study's other
+#                raters and outsiders 404, its coordinators 403
 #   admin_site   Django's admin: staff only; others are sent to the admin's sign-in
 #   staff        the project's own administrators' pages: staff only; anyone else 403
 POST_ONLY = ("POST",)
@@ -164,6 +169,21 @@ RULES = {
     # The link is the permission: anyone who has it may open it (joining takes a POST).
     "studies:invitation": Rule("public", allowed={"POST": frozenset({200, 302, 400})}),
     "studies:invitation_respond": Rule("invitee", methods=POST_ONLY),
+    # Participant links (issue 29): the link is the permission to join (a GET writes
+    # nothing; the POST without the vendor's ids is refused with a page); coordinators read
+    # the links, the lead changes them; the payments file names people: administrators only.
+    "studies:participant_join": Rule("public", allowed={"POST": frozenset({200, 302, 400})}),
+    "studies:participant_links": Rule(
+        "coordinator", exceptions={("coordinator", "POST"): 403, ("admin", "POST"): 403}
+    ),
+    "studies:participant_link": Rule(
+        "coordinator", exceptions={("coordinator", "POST"): 403, ("admin", "POST"): 403}
+    ),
+    "studies:participant_link_close": Rule("lead", methods=POST_ONLY),
+    "annotation:participant": Rule("participant", methods=("GET",)),
+    "annotation:participant_decline": Rule("participant", methods=POST_ONLY),
+    "annotation:participant_finish": Rule("participant", methods=POST_ONLY),
+    "annotation:participant_payments": Rule("staff", methods=("GET",)),
     "annotation:results": Rule("coordinator"),
     "annotation:export": Rule("coordinator"),
     # A large export prepared as a job: Prepare, its progress, its file.
@@ -361,6 +381,17 @@ def world(db):
         study=study, url="http://192.0.2.1/hook", events=["study.closed"], secret="whsec_m"
     )
     delivery = WebhookDelivery.objects.create(webhook=webhook, event="study.closed")
+    participant_link = participant_link_save(
+        study=study,
+        actor=people["lead"],
+        values={"name": "matrix", "completion_code": "DONE", "max_participants": "5"},
+    )
+    joined = participant_join(
+        link=participant_link, params={"PROLIFIC_PID": "MATRIXPID", "SESSION_ID": "MATRIXSESSION"}
+    )
+    people["participant"] = joined.user
+    assignments_create_all(study=study, rater=joined.participant.membership)
+    consent_record(rater=joined.participant.membership, agreed=True, prior_knowledge=False)
     assert personal.invitee == people["other_rater"]
     return {
         "people": people,
@@ -393,6 +424,8 @@ def world(db):
             "adjudication_uuid": adjudication.uuid,
             "webhook_uuid": webhook.uuid,
             "delivery_uuid": delivery.uuid,
+            "link_token": participant_link.token,
+            "link_uuid": participant_link.uuid,
         },
         "token_hashes": {
             "studies:invitation_revoke": link.token_hash,
@@ -434,6 +467,10 @@ def _group_answer(who: str, role: str) -> str | int:
         return "ok" if role in ("lead", "coordinator", "outside_coordinator", "admin") else 403
     if who == "staff":
         return "ok" if role == "admin" else 403
+    if who == "participant":
+        if role == "participant":
+            return "ok"
+        return 404 if role in STUDY_RATERS or role in OUTSIDERS else 403
     if who in ("assignment", "invitee"):
         owner = role in STUDY_RATERS if who == "assignment" else role == "other_rater"
         return "ok" if owner else 404

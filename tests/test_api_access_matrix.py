@@ -164,6 +164,14 @@ RULES |= {
     "api:adjudication_switch": Rule("lead", methods=("POST",)),
     "api:robustness": Rule("coordinator", methods=("GET", "POST")),
 }
+# Participant links (issue 29): coordinators read them, the lead changes them; the
+# payments file names people by their vendor ids: administrators only.
+RULES |= {
+    "api:participant_links": Rule("coordinator", methods=("GET", "POST"), lead_methods=("POST",)),
+    "api:participant_link": Rule("coordinator", methods=("GET", "PATCH"), lead_methods=("PATCH",)),
+    "api:participant_link_close": Rule("lead", methods=("POST",)),
+    "api:participant_payments": Rule("staff"),
+}
 METHODS = ("GET", "POST", "PATCH", "PUT", "DELETE")
 
 

@@ -61,7 +61,7 @@ from annotation.selectors.skips import KEEPS_CASES
 from studies.errors import ApplicationError
 from studies.events import study_event_record
 from studies.locks import study_lock
-from studies.models import Membership, Study, StudyEvent, TestCase
+from studies.models import TAKES_NEW_CASES, Membership, Study, StudyEvent, TestCase
 from studies.services.quality import quality_settings_for
 
 from .ratings import assignments_create
@@ -502,7 +502,10 @@ def study_assign(
             status__in=KEEPS_CASES,
         ).order_by("pseudonym")
     )
-    active = [m for m in memberships if m.status == Membership.Status.ACTIVE]
+    # A crowd participant who has finished (completed, screened out, timed out) gets
+    # nothing new; their assignments still count where they hold a place.
+    taking = set(study.memberships.filter(TAKES_NEW_CASES).values_list("pk", flat=True))
+    active = [m for m in memberships if m.status == Membership.Status.ACTIVE and m.pk in taking]
     if not active:
         raise AssignmentDesignError("The study has no active raters yet.")
     # What the plan and the writes need of each case, not its texts.

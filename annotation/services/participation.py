@@ -14,6 +14,7 @@ from studies.events import study_event_record
 from studies.locks import membership_lock
 from studies.models import Membership, StudyEvent
 from studies.selectors import information_sheet_additions
+from studies.services.participants import participant_returned
 
 from .profile import profile_delete
 from .ratings import ratings_withdraw
@@ -181,6 +182,8 @@ def withdrawal_record(
     )
     locked.status = Membership.Status.WITHDRAWN
     locked.save(update_fields=["status"])
+    # A crowd participant who withdraws has "returned" the study, in the vendor's words.
+    participant_returned(membership=locked)
     event_record(
         membership=locked,
         kind=StudyEvent.Kind.RATER_WITHDREW,

@@ -169,6 +169,11 @@ DRAFT_TOO_LARGE = (
     "are kept in this tab."
 )
 
+# A crowd participant's case released after their time-out (``services.participants``).
+MOVED_ON_MESSAGE = (
+    "This item moved on to another participant after a time without activity, so this "
+    "answer was not saved. Thank you: the ratings you submitted before are kept."
+)
 SKIPPED_MESSAGE = (
     "You skipped this case, so it was not saved. Undo the skip on the case's page to rate it."
 )
@@ -212,6 +217,8 @@ def _locked(assignment: Assignment) -> Assignment:
         .select_related("test_case")
         .get(pk=assignment.pk)
     )
+    if locked.released_at is not None:
+        raise RatingClosedError(MOVED_ON_MESSAGE)
     if locked.status == Assignment.Status.SKIPPED:
         raise RatingInvalidError(SKIPPED_MESSAGE)
     locked.rater = rater

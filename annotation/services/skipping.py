@@ -23,10 +23,10 @@ from studies.blinding import seeded_permutation
 from studies.errors import ApplicationError
 from studies.events import study_event_record
 from studies.locks import membership_lock, study_lock
-from studies.models import Membership, Study, StudyEvent, TestCase
+from studies.models import TAKES_NEW_CASES, Membership, Study, StudyEvent, TestCase
 from studies.selectors import skips_handed_on
 
-from .ratings import RatingClosedError, assignments_create
+from .ratings import MOVED_ON_MESSAGE, RatingClosedError, assignments_create
 
 MAX_SKIP_NOTE_LENGTH = 1000
 # A rater picked for the skipped case may be taken by a concurrent write between the pick
@@ -86,6 +86,7 @@ def _replacement_pick(*, study: Study, test_case: TestCase, skipper_id: int) -> 
     have = Assignment.objects.filter(test_case=test_case).values("rater_id")
     candidates = list(
         study.memberships.filter(role=Membership.Role.RATER, status=Membership.Status.ACTIVE)
+        .filter(TAKES_NEW_CASES)
         .exclude(pk__in=have)
         .exclude(pk=skipper_id)
         .annotate(
@@ -219,6 +220,8 @@ def skip_undo(*, assignment: Assignment, actor=None) -> Assignment:
     locked = _assignment_lock(assignment.pk)
     if locked.status != Assignment.Status.SKIPPED:
         return locked
+    if locked.released_at is not None:
+        raise SkipError(MOVED_ON_MESSAGE)
     k = study.raters_per_item
     if (
         k

@@ -7,7 +7,8 @@ from django.shortcuts import redirect, render
 from annotation import qualification as calibration
 from annotation import selectors
 from annotation.selectors.own_profile import profile_asked
-from annotation.services import participation, training
+from annotation.selectors.participants import participant_of
+from annotation.services import participants, participation, training
 from core.user_input import uuid_or_none
 from studies import access
 from studies.errors import ApplicationError
@@ -54,6 +55,7 @@ def study_consent(request, slug):
             "form": form,
             "state": state,
             "additions": information_sheet_additions(study=study),
+            "participant": participant_of(rater=membership),
         },
         status=400 if form.errors else 200,
     )
@@ -191,6 +193,16 @@ def training_item_answer(request, slug, item_uuid):
     )
 
 
+def _screened_out(membership):
+    """A crowd participant who has failed the test leaves with the screened-out code."""
+    if participant_of(rater=membership) is None:
+        return None
+    if not selectors.onboarding_state(rater=membership).qualification_failed:
+        return None
+    participants.participant_screen_out(rater=membership, reason="qualification")
+    return redirect("annotation:participant", slug=membership.study.slug)
+
+
 @login_required
 def study_qualification(request, slug):
     study, membership = rater_study(request, slug)
@@ -222,7 +234,7 @@ def study_qualification(request, slug):
         except ApplicationError as exc:
             error = str(exc)
         else:
-            return redirect("annotation:qualification", slug=slug)
+            return _screened_out(membership) or redirect("annotation:qualification", slug=slug)
     context = {
         "study": study,
         "state": state,

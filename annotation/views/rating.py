@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from studies.errors import ApplicationError
-from studies.models import Membership
+from studies.models import Membership, Participant
 from studies.rendering import reasoning_steps
 from studies.selectors import (
     case_content_warnings,
@@ -25,6 +25,7 @@ from ..assignment_jobs import assignment_in_progress
 from ..models import Assignment
 from ..selectors import adjudication as adjudication_reads
 from ..selectors.own_profile import own_profile_step
+from ..selectors.participants import participant_of
 from ..services import skipping
 from .gate import PayloadError, blocking_redirect, parse_int, parse_payload, rater_study
 
@@ -57,6 +58,9 @@ def session_restored(request):
 @login_required
 def study_assignments(request, slug):
     study, membership = rater_study(request, slug)
+    participant = participant_of(rater=membership)
+    if participant is not None and participant.status != Participant.Status.STARTED:
+        return redirect("annotation:participant", slug=study.slug)  # their code, or the end
     state = selectors.onboarding_state(rater=membership)
     progress = selectors.rater_progress(rater=membership)
     hold = selectors.rating_hold(rater=membership)
@@ -88,6 +92,7 @@ def study_assignments(request, slug):
             "pause_kind": selectors.pause_kind(rater=membership),
             "profile_step": own_profile_step(rater=membership),
             "limit": limit,
+            "participant": participant,
         },
     )
 

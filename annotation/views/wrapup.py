@@ -4,7 +4,8 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 
-from annotation.services import participation
+from annotation.selectors.participants import participant_of
+from annotation.services import participants, participation
 from studies.selectors import rubric_for_display
 
 from .. import selectors
@@ -62,6 +63,11 @@ def study_feedback(request, slug):
             form.add_error(None, str(exc))
         else:
             messages.success(request, "Thank you for your feedback. It has been recorded.")
+            if participant_of(rater=membership) is not None:
+                # A crowd participant whose cases are all done gets the completion code.
+                if participants.completion_ready(rater=membership):
+                    participants.participant_complete(rater=membership)
+                return redirect("annotation:participant", slug=study.slug)
             return redirect("annotation:assignments", slug=study.slug)
     return render(
         request,

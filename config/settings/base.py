@@ -295,6 +295,12 @@ CELERY_BEAT_SCHEDULE = {
     },
     # Removes the job files (prepared exports) past JOB_FILES_HOURS (jobs.files).
     "expire-job-files": {"task": "jobs.tasks.job_files_expire_task", "schedule": 60 * 60},
+    # Crowd participants idle past their link's time-out: their open cases are released to
+    # the next participant (annotation.services.participants; also checked on each join).
+    "participants-time-out": {
+        "task": "annotation.tasks.participants_time_out_sweep",
+        "schedule": env.int("PARTICIPANT_TIMEOUT_SWEEP_SECONDS", default=60),
+    },
     # Webhook deliveries whose message was lost (the broker down when they were queued).
     "sweep-webhook-deliveries": {
         "task": "studies.tasks.webhook_deliveries_sweep",

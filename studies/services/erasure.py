@@ -2,7 +2,8 @@
 when a retention period ends (protocol 3, "Retention").
 
 What goes: the account's username (replaced by ``erased-<random>``), names, e-mail, its
-password (made unusable) and the ability to sign in, its sessions, its API tokens, the
+password (made unusable) and the ability to sign in, its sessions, its API tokens, the ids
+a crowd platform knows it by (participant, study and session ids), the
 names and notes of the invitations that named it, and any mention of its username, name or
 e-mail in the audit trail's free text and in Django admin's log. What stays: the account
 row itself (memberships, ratings, revisions, quality-control evidence and the audit trail
@@ -34,7 +35,14 @@ from core.user_input import reason_text
 from studies.errors import ApplicationError
 from studies.events import study_event_record
 from studies.locks import user_lock
-from studies.models import ApiToken, IdentityErasure, Invitation, Membership, StudyEvent
+from studies.models import (
+    ApiToken,
+    IdentityErasure,
+    Invitation,
+    Membership,
+    Participant,
+    StudyEvent,
+)
 from studies.retention import held_pseudonym, users_due_for_erasure
 
 ERASED_PREFIX = "erased-"
@@ -241,6 +249,10 @@ def identity_erase(
         "imported names": Membership.objects.filter(user=user)
         .exclude(external_name="")
         .update(external_name=""),
+        # A crowd platform's ids for the person (issue 29): identity like a username.
+        "participant ids": Participant.objects.filter(membership__user=user).update(
+            external_id="", vendor_study_id="", vendor_session_id=""
+        ),
     }
     ApiToken.objects.filter(user=user).update(name=REDACTED)
     user.username = new_name

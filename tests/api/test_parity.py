@@ -139,6 +139,14 @@ PARITY = {
 
 # Pages with no endpoint, and why. "On purpose" are decisions; "not yet" are gaps that
 # docs/api.md lists, each open to an endpoint later.
+# Participant links (issue 29): the lead's pages and the administrators' payments file.
+PARITY |= {
+    "studies:participant_links": ops("GET api:participant_links", "POST api:participant_links"),
+    "studies:participant_link": ops("GET api:participant_link", "PATCH api:participant_link"),
+    "studies:participant_link_close": ops("POST api:participant_link_close"),
+    "annotation:participant_payments": ops("GET api:participant_payments"),
+}
+
 BROWSER_ONLY = {
     ADMIN_SITE: "On purpose: Django's admin is the operators' console, read-only where the "
     "services own a model; what a pipeline needs from it has endpoints (accounts/, "

@@ -60,6 +60,7 @@ def served(client, lead_user, api_as):
     )
     job = assignment_jobs.assignment_job_start(study=study, actor=lead_user, inline=True)
     judge = _judge_with_a_tie(study)
+    link = _participant_link_with_a_participant(study)
     close_and_unblind(study)
     webhook = _webhook_with_deliveries(study)
     schema = client.get("/api/v1/openapi.json").json()
@@ -73,6 +74,7 @@ def served(client, lead_user, api_as):
         "job_uuid": str(job.uuid),
         "judge_uuid": str(judge.uuid),
         "webhook_uuid": str(webhook.uuid),
+        "link_uuid": str(link.uuid),
         "case_uuid": str(study.test_cases.order_by("position").first().uuid),
         "item_uuid": str(make_item(study, key=payload_for(1)).uuid),
     }
@@ -102,6 +104,20 @@ def _judge_with_a_tie(study):
     data = "\n".join(map(json.dumps, lines)).encode()
     judge_outputs_import(study=study, filename="j.jsonl", data=data, allow_tie=True)
     return study.judges.get()
+
+
+def _participant_link_with_a_participant(study):
+    """A Prolific link, linked to no study, with one participant who joined through it."""
+    from studies.services.participants import participant_join, participant_link_save
+
+    link = participant_link_save(
+        study=study,
+        actor=study.lead,
+        values={"name": "Prolific", "completion_code": "DONE1", "max_participants": 5,
+                "bonus_rule": "per_case", "bonus_amount": "0.10"},
+    )  # fmt: skip
+    participant_join(link=link, params={"PROLIFIC_PID": "PID1", "SESSION_ID": "S1"})
+    return link
 
 
 def _webhook_with_deliveries(study):
@@ -144,6 +160,7 @@ PATH_VALUES: dict[str, dict] = {}
 OTHER_ROLE_PATHS = {
     "/api/v1/studies/{slug}/adjudication/": "adjudicator",
     "/api/v1/studies/{slug}/onboarding/": "rater",
+    "/api/v1/studies/{slug}/participant-links/{link_uuid}/payments/": "admin",
 }
 
 
@@ -183,9 +200,24 @@ def rater_api(served, api_as):
     return api_as(rater.user)
 
 
-def test_every_get_endpoint_answers_as_its_schema_says(served, adjudicator_api, rater_api):
+@pytest.fixture
+def admin_api(served, api_as):
+    """An administrator (the payments file of a participant link is theirs)."""
+    from tests.factories import UserFactory
+
+    return api_as(UserFactory(username="api-admin", is_staff=True, is_superuser=True))
+
+
+def test_every_get_endpoint_answers_as_its_schema_says(
+    served, adjudicator_api, rater_api, admin_api
+):
     schema, lead_api, values = served
-    apis = {"lead": lead_api, "adjudicator": adjudicator_api, "rater": rater_api}
+    apis = {
+        "lead": lead_api,
+        "adjudicator": adjudicator_api,
+        "rater": rater_api,
+        "admin": admin_api,
+    }
     paths = json_get_paths(schema)
     # The endpoints the brief of this check names, at least: a study, its cases, its
     # agreement, its raters and progress.

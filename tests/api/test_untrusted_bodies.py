@@ -20,6 +20,7 @@ from core.api_request import MAX_JSON_BODY_BYTES
 from studies.models import Membership
 from studies.rubric.definition import preset_definition
 from studies.services import membership_add
+from studies.services.participants import participant_link_save
 from tests.annotation.support import make_item
 from tests.factories import AdjudicationFactory, UserFactory, make_study
 from tests.urls_enumeration import schema_operations
@@ -73,6 +74,8 @@ class Callers:
         self.values["case_uuid"] = str(study.test_cases.order_by("position").first().uuid)
         item = study.training_items.first()
         self.values["item_uuid"] = str(item.uuid) if item else ""
+        link = study.participant_links.first()
+        self.values["link_uuid"] = str(link.uuid) if link else ""
 
     def __call__(self, path: str):
         if "/adjudication/" in path:
@@ -92,6 +95,11 @@ class Callers:
 @pytest.fixture
 def setup(client, lead_user, api_as):
     study = make_study(lead=lead_user, slug="bodies", cases=3, status="draft")
+    participant_link_save(  # for the participant link's own endpoints
+        study=study,
+        actor=lead_user,
+        values={"name": "bodies", "completion_code": "DONE1", "max_participants": "5"},
+    )
     api = api_as(lead_user)
     assert api("GET", "studies/bodies/").status_code == 200  # the token's first use is written
     schema = client.get("/api/v1/openapi.json").json()

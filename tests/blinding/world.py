@@ -47,6 +47,7 @@ from studies.services import (
     test_cases_add,
     tokens,
 )
+from studies.services.participants import participant_join, participant_link_save
 from studies.services.quality import ExpectedCell, attention_check_create, expected_answers_set
 
 from ..annotation.support import make_item
@@ -304,6 +305,16 @@ def build(*, secret: str, clock) -> World:
         event="study.closed",
         payload={"id": "keyswap", "event": "study.closed", "data": {}},
     )
+    # A participant link with one crowd participant (issue 29): its pages, its payments.
+    participant_link = participant_link_save(
+        study=study,
+        actor=lead,
+        values={"name": "Prolific", "completion_code": "DONE1", "max_participants": "5",
+                "bonus_rule": "per_case", "bonus_amount": "0.10"},
+    )  # fmt: skip
+    participant_join(
+        link=participant_link, params={"PROLIFIC_PID": "KEYSWAPPID", "SESSION_ID": "S1"}
+    )
     people = {"lead": lead, "admin": admin, "rater": raters[0], "adjudicator": adjudicator}
     secrets = {
         role: tokens.api_token_create(user=user, name="keyswap") for role, user in people.items()
@@ -333,6 +344,8 @@ def build(*, secret: str, clock) -> World:
             "adjudication_uuid": [a.uuid for a in adjudications],
             "webhook_uuid": [webhook.uuid],
             "delivery_uuid": [delivery.uuid],
+            "link_token": [participant_link.token],
+            "link_uuid": [participant_link.uuid],
         },
         pseudonyms=[m.pseudonym for m in memberships],
         key={

@@ -1,0 +1,57 @@
+"""Fifty participants arriving at once through one link, one id twice (issue 29): one
+participant per id, unique pseudonyms, no server error, every page a redirect onward."""
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.urls import reverse
+
+from annotation.models import Assignment
+from studies.models import Membership, Participant, Study
+from studies.services.participants import participant_link_save
+
+from ..annotation.test_locks import together
+from ..factories import make_study
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ARRIVALS = 50
+
+
+@pytest.fixture(autouse=True)
+def _postgresql_only():
+    if connection.vendor != "postgresql":
+        pytest.skip("needs a database with row locks and concurrent connections")
+
+
+def test_fifty_first_visits_at_once_one_duplicate_give_49_participants():
+    study = make_study(cases=2, raters=[], status=Study.Status.OPEN)
+    link = participant_link_save(
+        study=study,
+        actor=study.lead,
+        values={"name": "burst", "completion_code": "DONE1", "max_participants": "100"},
+    )
+    url = reverse("studies:participant_join", args=[link.token])
+    # The 50th arrival repeats the first one's id and session (a double click, two tabs).
+    ids = [f"PID{n:03d}" for n in range(ARRIVALS - 1)] + ["PID000"]
+
+    def visit(pid):
+        def run():
+            client = Client()
+            return client.post(
+                url, {"PROLIFIC_PID": pid, "STUDY_ID": "V1", "SESSION_ID": f"S-{pid}"}
+            ).status_code
+
+        return run
+
+    runs = together(*(visit(pid) for pid in ids))
+    assert [run.error for run in runs] == [None] * ARRIVALS
+    assert [run.result for run in runs] == [302] * ARRIVALS  # joined or resumed, never a 500
+    assert Participant.objects.filter(link=link).count() == ARRIVALS - 1
+    raters = Membership.objects.filter(study=study, role=Membership.Role.RATER)
+    pseudonyms = list(raters.values_list("pseudonym", flat=True))
+    assert len(pseudonyms) == len(set(pseudonyms)) == ARRIVALS - 1
+    assert sorted(pseudonyms) == [f"R-{n:02d}" for n in range(1, ARRIVALS)]
+    # Every participant got the full design's cases, once.
+    per_rater = {r.pk: Assignment.objects.filter(rater=r).count() for r in raters}
+    assert set(per_rater.values()) == {2}
