@@ -36,6 +36,7 @@ from jobs.runner import job_schedule
 from studies.models import Study
 from studies.services.webhooks import webhook_event_announce
 
+from .monitor import monitor_evaluate
 from .qc import quality_enforce
 from .tallies import tallies_seen, tallies_settle, tallies_update
 
@@ -211,6 +212,8 @@ def agreement_point_stage(*, study_id: int) -> PointStage | None:
     # The adjudication queue, with the other QC: cases that have all their ratings and
     # trigger a rule (or 7.3's switch) wait for an adjudicator. Idempotent too.
     adjudication_queue_refresh(study=study)
+    # The monitored primary question, under this run's request (a stale run gives way).
+    monitor_evaluate(study_id=study_id, version=target)
     # The run's locked part ends here (see tasks.py); its intervals come next.
     logger.info("Agreement run for study %s finished (request %s)", study_id, target)
     if not written:
@@ -294,6 +297,7 @@ def _incremental_point_stage(
         )
     quality_enforce(study=study)
     adjudication_queue_refresh(study=study)
+    monitor_evaluate(study_id=study.pk, version=target)
     logger.info("Agreement of study %s updated from its tallies (request %s)", study.pk, target)
     if written:
         webhook_event_announce(
