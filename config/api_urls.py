@@ -5,6 +5,7 @@ from django.urls import path, re_path
 import agreement.api
 import agreement.api_adjudication_admin
 import agreement.api_judges
+import agreement.api_monitor
 import agreement.api_qc
 import agreement.api_results
 import agreement.api_robustness
@@ -53,6 +54,8 @@ urlpatterns = [
     *annotation.api_adjudication_outcomes.urlpatterns,
     *agreement.api_adjudication_admin.urlpatterns,
     *agreement.api_robustness.urlpatterns,
+    # Monitored collection of the primary question: its state, the lead's choice and stop.
+    *agreement.api_monitor.urlpatterns,
     path("openapi.json", api_schema.openapi, name="openapi"),
     path("docs/", api_schema.docs, name="docs"),
     re_path(r"^(?P<rest>.*)$", api.not_found, name="not_found"),

@@ -8,7 +8,7 @@ Never the direction, the estimate, the interval or the statistic (with the count
 statistic tells |wins - losses|).
 """
 
-from agreement.analysis.outcomes import primary_win_losses
+from agreement.analysis.outcomes import dimension_measure, primary_win_losses
 from agreement.models import AnalysisPlan, PrimaryMonitor, StudyAgreement
 from agreement.stats.sequential import mixing_for_effect, sequential_win_rate
 from studies.models import Study, StudyEvent
@@ -22,6 +22,20 @@ METHOD = "beta-binomial mixture likelihood ratio against 0.5, Beta(c, c) prior, 
 def monitoring_plan(*, study: Study) -> AnalysisPlan | None:
     """The analysis plan when it monitors the primary question; None otherwise."""
     return AnalysisPlan.objects.filter(study=study, monitoring=True).first()
+
+
+def monitoring_settings(*, study: Study) -> dict:
+    """The plan's monitoring settings as the lead's form shows them (the defaults unless
+    set), and whether they can still change (until the study opens)."""
+    plan = AnalysisPlan.objects.filter(study=study).first() or AnalysisPlan(study=study)
+    return {
+        "monitoring": plan.monitoring,
+        "alpha": f"{plan.monitoring_alpha:.3f}",
+        "expected_effect": f"{plan.monitoring_effect:.3f}",
+        "margin": f"{plan.monitoring_margin:.3f}",
+        "mixing": mixing_for_effect(float(plan.monitoring_effect)),
+        "editable": not study.is_frozen,
+    }
 
 
 def monitoring_protocol_part(*, study: Study) -> dict | None:
@@ -131,4 +145,39 @@ def monitor_interval(*, plan: AnalysisPlan, wins: int, losses: int) -> dict:
         "statistic": state.statistic,
         "threshold": state.threshold,
         "mixing": state.mixing,
+    }
+
+
+def monitor_report(*, study: Study, comparison: dict | None) -> dict:
+    """The report's "Monitored collection": the state as ``monitor_shown`` gives it and,
+    after unblinding (``comparison``), the anytime-valid interval of the primary win rate
+    beside the fixed-sample one, with which of them is valid."""
+    shown = monitor_shown(study=study)
+    plan = monitoring_plan(study=study)
+    if plan is None or not study.is_unblinded or not comparison:
+        return shown
+    pair = next(
+        (
+            preference["pairs"][0]
+            for preference in comparison.get("preferences") or []
+            if dimension_measure(preference["key"]) == plan.primary_measure and preference["pairs"]
+        ),
+        None,
+    )
+    if pair is None:
+        return shown
+    items = pair["items"]
+    stopped = shown["stopped_early"] is not None
+    return {
+        **shown,
+        "primary": {
+            "first": pair["first"],
+            "second": pair["second"],
+            **monitor_interval(plan=plan, wins=items["wins"], losses=items["losses"]),
+        },
+        "fixed": {key: items[key] for key in ("rate", "low", "high", "p_value")},
+        # Stopped when the monitor decided: the fixed-sample interval and test assume a
+        # size fixed in advance, which the stop was not. Run to the end of the design: both
+        # hold (the anytime-valid one is wider, the price of looking after every rating).
+        "valid": "anytime" if stopped else "both",
     }

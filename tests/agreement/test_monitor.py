@@ -7,7 +7,7 @@ import json
 import pytest
 
 from agreement.analysis.outcomes import dimension_measure
-from agreement.models import AnalysisPlan, PrimaryMonitor, StudyAgreement
+from agreement.models import AnalysisPlan, PrimaryMonitor
 from agreement.report.sections import study_report
 from agreement.selectors.monitor import monitor_shown
 from agreement.services.monitor import (
@@ -19,9 +19,9 @@ from agreement.services.monitor import (
 from agreement.services.plan import AnalysisPlanError, primary_measure_set
 from annotation.services import assignments_create_all, rating_submit
 from annotation.services.participation import consent_record
+from studies import services as study_services
 from studies.models import BlindedLabel, Membership, Study, StudyEvent
 from studies.selectors import study_protocol_fingerprint
-from studies import services as study_services
 from studies.services import membership_add, study_create, study_open
 from studies.services.unblinding import study_unblind
 
@@ -31,7 +31,12 @@ SYSTEMS = ("baseline", "improved")
 PREFERENCE = dimension_measure("preference")
 
 
-def monitored_study(*, cases: int = 40, monitoring: bool = True, slug: str = "mon") -> Study:
+@pytest.fixture(autouse=True)
+def _few_resamples(settings):
+    settings.AGREEMENT_BOOTSTRAP_RESAMPLES = 20
+
+
+def monitored_study(*, cases: int = 24, monitoring: bool = True, slug: str = "mon") -> Study:
     lead = UserFactory(username=f"{slug}-lead")
     study = study_create(slug=slug, name="Monitored", lead=lead, rubric_preset="pairwise")
     study_services.test_cases_add(
@@ -89,9 +94,9 @@ def test_the_worker_decides_after_enough_one_sided_comparisons_and_shows_no_dire
     assert shown["state"] == "not_decided" and shown["n"] == 5 and shown["current"]
     for hidden in ("statistic", "low", "high", "wins", "losses", "rate", "interval"):
         assert hidden not in shown
-    rate(study, winner="improved", start=5, count=30)
+    rate(study, winner="improved", start=5, count=15)
     shown = monitor_shown(study=study)
-    assert shown["state"] == "decided" and shown["n"] == 35 and shown["may_stop"]
+    assert shown["state"] == "decided" and shown["n"] == 20 and shown["may_stop"]
     text = json.dumps(shown)
     assert "improved" not in text and "baseline" not in text
     # The report's monitor section before unblinding is the same symmetric state.
@@ -103,10 +108,10 @@ def test_the_state_is_the_same_whichever_system_is_preferred():
     states = []
     for slug, winner in (("mon-a", "improved"), ("mon-b", "baseline")):
         study = monitored_study(slug=slug)
-        rate(study, winner=winner, count=30)
-        rate(study, winner=None, start=30, count=3)
+        rate(study, winner=winner, count=20)
+        rate(study, winner=None, start=20, count=3)
         states.append({k: v for k, v in monitor_shown(study=study).items() if k != "evaluated_at"})
-        assert monitor_of(study).n == 30
+        assert monitor_of(study).n == 20
     assert states[0] == states[1]
     assert states[0]["state"] == "decided"
 
@@ -114,7 +119,7 @@ def test_the_state_is_the_same_whichever_system_is_preferred():
 @pytest.mark.django_db(transaction=True)
 def test_a_stale_run_never_overwrites_a_fresher_state():
     study = monitored_study()
-    rate(study, winner="improved", count=35)
+    rate(study, winner="improved", count=20)
     fresh = monitor_of(study)
     assert fresh.state == "decided"
     assert not monitor_evaluate(study_id=study.pk, version=fresh.version - 1)
@@ -124,27 +129,26 @@ def test_a_stale_run_never_overwrites_a_fresher_state():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_lead_stops_collection_once_decided_and_the_report_says_so(settings):
-    settings.AGREEMENT_BOOTSTRAP_RESAMPLES = 100
+def test_the_lead_stops_collection_once_decided_and_the_report_says_so():
     study = monitored_study()
     rate(study, winner="improved", count=5)
     with pytest.raises(MonitoringError, match="has not decided"):
         study_stop_early(study=study, actor=study.lead)
     assert Study.objects.get(pk=study.pk).is_open
-    rate(study, winner="improved", start=5, count=30)
+    rate(study, winner="improved", start=5, count=15)
     study = study_stop_early(study=study, actor=study.lead)
     assert study.is_closed
     event = study.events.filter(kind=StudyEvent.Kind.CLOSED).get()
     recorded = event.detail["stopped_early"]
-    assert recorded["state"] == "decided" and recorded["n"] == 35
+    assert recorded["state"] == "decided" and recorded["n"] == 20
     assert recorded["statistic"] >= recorded["threshold"] == pytest.approx(20.0)
     shown = monitor_shown(study=study)
-    assert shown["stopped_early"]["n"] == 35 and "statistic" not in shown["stopped_early"]
+    assert shown["stopped_early"]["n"] == 20 and "statistic" not in shown["stopped_early"]
     study = study_unblind(study=study, actor=study.lead)
     report = study_report(study=study)["monitor"]
     assert report["stopped_early"]["statistic"] == pytest.approx(recorded["statistic"])
     primary = report["primary"]
-    assert (primary["wins"], primary["losses"]) == (35, 0)
+    assert (primary["wins"], primary["losses"]) == (20, 0)
     assert primary["low"] > 0.5 and primary["high"] == 1.0
     assert report["valid"] == "anytime"
     # The fixed-sample interval is shown beside it, and is narrower (and not valid here).
@@ -216,4 +220,3 @@ def test_monitoring_needs_a_win_rate_as_the_primary_question():
     monitoring_set(study=study, actor=lead, enabled=True, **values)
     with pytest.raises(AnalysisPlanError, match="win rate"):
         primary_measure_set(study=study, actor=lead, measure="")
-    assert StudyAgreement.objects.filter(study=study).exists() or True
