@@ -111,8 +111,12 @@ def study_close(*, study: Study, actor: User | None, stopped_early: dict | None 
     study.status = Study.Status.CLOSED
     study.closed_at = timezone.now()
     study.save(update_fields=["status", "closed_at"])
-    extra = {"stopped_early": stopped_early} if stopped_early else {}
-    study_event_record(study=study, actor=actor, kind=StudyEvent.Kind.CLOSED, **extra)
+    if stopped_early:
+        study_event_record(
+            study=study, actor=actor, kind=StudyEvent.Kind.CLOSED, stopped_early=stopped_early
+        )
+    else:
+        study_event_record(study=study, actor=actor, kind=StudyEvent.Kind.CLOSED)
     analysis_inputs_announce(study_id=study.pk, reason="close")
     webhook_event_announce(study_id=study.pk, event="study.closed", closed_at=study.closed_at)
     return study
