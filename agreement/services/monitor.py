@@ -20,6 +20,7 @@ from studies.events import study_event_record
 from studies.locks import study_lock
 from studies.models import Study, StudyEvent
 from studies.services.lifecycle import study_close
+from studies.services.webhooks import webhook_event_announce
 from studies.signals import analysis_inputs_announce
 
 # (lowest, highest) of each setting; the alpha as the fixed tests allow it.
@@ -123,7 +124,7 @@ def monitor_evaluate(*, study_id: int, version: int) -> bool:
             state = PrimaryMonitor.State.WITHIN_MARGIN
         else:
             state = PrimaryMonitor.State.NOT_DECIDED
-    PrimaryMonitor.objects.get_or_create(study=study)
+    stored, _ = PrimaryMonitor.objects.get_or_create(study=study)
     written = PrimaryMonitor.objects.filter(study=study, version__lt=version).update(
         version=version,
         state=state,
@@ -132,6 +133,9 @@ def monitor_evaluate(*, study_id: int, version: int) -> bool:
         threshold=1.0 / float(plan.monitoring_alpha),
         evaluated_at=timezone.now(),
     )
+    if written and (state != stored.state or not stored.evaluated_at):
+        # The state as every page shows it: symmetric in the systems, with no statistic.
+        webhook_event_announce(study_id=study.pk, event="monitor.changed", state=state, n=n)
     return bool(written)
 
 

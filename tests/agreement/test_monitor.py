@@ -20,7 +20,7 @@ from agreement.services.plan import AnalysisPlanError, primary_measure_set
 from annotation.services import assignments_create_all, rating_submit
 from annotation.services.participation import consent_record
 from studies import services as study_services
-from studies.models import BlindedLabel, Membership, Study, StudyEvent
+from studies.models import BlindedLabel, Membership, Study, StudyEvent, Webhook, WebhookDelivery
 from studies.selectors import study_protocol_fingerprint
 from studies.services import membership_add, study_create, study_open
 from studies.services.unblinding import study_unblind
@@ -101,6 +101,22 @@ def test_the_worker_decides_after_enough_one_sided_comparisons_and_shows_no_dire
     assert "improved" not in text and "baseline" not in text
     # The report's monitor section before unblinding is the same symmetric state.
     assert study_report(study=study)["monitor"] == shown
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_webhook_hears_each_change_of_state_and_nothing_directional():
+    study = monitored_study(slug="mon-hook")
+    Webhook.objects.create(
+        study=study, url="https://example.org/hook", events=["monitor.changed"], secret="whsec"
+    )
+    rate(study, winner="improved", count=20)
+    bodies = [
+        payload["data"]
+        for payload in WebhookDelivery.objects.order_by("pk").values_list("payload", flat=True)
+    ]
+    # The state was "not yet decided" since the study opened (before the webhook): one
+    # delivery, when it decided at the 19th comparison, not one per recompute.
+    assert bodies == [{"state": "decided", "n": 19}]
 
 
 @pytest.mark.django_db(transaction=True)
