@@ -44,7 +44,7 @@ def _chosen(first_text_ab: str, other: str, order: str, verdict: str) -> str:
     return shown[0] if verdict == "A" else shown[1]
 
 
-def _cases_moved(study) -> set[int]:
+def _cases_moved(study) -> set[int]:  # noqa: F811 - not the fixture
     return {
         case.pk
         for case in study.test_cases.all()
@@ -52,7 +52,7 @@ def _cases_moved(study) -> set[int]:
     }
 
 
-def _secret_where_the_rules_differ(study) -> None:
+def _secret_where_the_rules_differ(study) -> None:  # noqa: F811 - not the fixture
     """Give the study a fixed secret under which the two rules differ on some case.
 
     The fixture's secret is random, and with six cases the two rules agree on all of them
