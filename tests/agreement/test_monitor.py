@@ -9,7 +9,7 @@ import pytest
 from agreement.analysis.outcomes import dimension_measure
 from agreement.models import AnalysisPlan, PrimaryMonitor
 from agreement.report.sections import study_report
-from agreement.selectors.monitor import monitor_shown
+from agreement.selectors.monitor import monitor_shown, monitor_win_losses
 from agreement.services.monitor import (
     MonitoringError,
     monitor_evaluate,
@@ -23,6 +23,7 @@ from studies import services as study_services
 from studies.models import BlindedLabel, Membership, Study, StudyEvent, Webhook, WebhookDelivery
 from studies.selectors import study_protocol_fingerprint
 from studies.services import membership_add, study_create, study_open
+from studies.services.lifecycle import study_close
 from studies.services.unblinding import study_unblind
 
 from ..factories import UserFactory, make_cases
@@ -130,6 +131,23 @@ def test_the_state_is_the_same_whichever_system_is_preferred():
         assert monitor_of(study).n == 20
     assert states[0] == states[1]
     assert states[0]["state"] == "decided"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_worker_counts_the_comparisons_as_the_report_does():
+    """One rule: the monitor's keyed count, before unblinding, is the report's win rate's
+    after it (wins, losses; ties left out), on mixed verdicts."""
+    study = monitored_study(slug="mon-count")
+    rate(study, winner="improved", count=8)
+    rate(study, winner="baseline", start=8, count=5)
+    rate(study, winner=None, start=13, count=3)
+    blinded = monitor_win_losses(study=Study.objects.get(pk=study.pk))
+    assert monitor_of(study).n == sum(blinded) == 13
+    study = study_unblind(study=study_close(study=study, actor=study.lead), actor=study.lead)
+    pair = study_report(study=study)["comparison"]["preferences"][0]["pairs"][0]
+    assert (pair["first"], pair["second"]) == SYSTEMS
+    assert (pair["items"]["wins"], pair["items"]["losses"], pair["items"]["ties"]) == (8, 5, 3)
+    assert blinded == (8, 5) == monitor_win_losses(study=study)
 
 
 @pytest.mark.django_db(transaction=True)
