@@ -100,11 +100,11 @@ def monitoring_set(
     return plan
 
 
-def monitor_evaluate(*, study_id: int, version: int) -> bool:
+def monitor_evaluate(*, study: Study, version: int) -> bool:
     """Evaluate the monitor on the study's main-phase data as they are now and store its
     state under ``version`` (the recompute request the run serves); False when the plan
-    does not monitor, the study has not opened, or a fresher state is stored."""
-    study = Study.objects.select_related("rubric").get(pk=study_id)
+    does not monitor, the study has not opened, or a fresher state is stored. One query
+    (the plan) for a study that is not monitored."""
     plan = monitoring_plan(study=study)
     if plan is None or study.opened_at is None:
         return False

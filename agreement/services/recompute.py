@@ -213,7 +213,7 @@ def agreement_point_stage(*, study_id: int) -> PointStage | None:
     # trigger a rule (or 7.3's switch) wait for an adjudicator. Idempotent too.
     adjudication_queue_refresh(study=study)
     # The monitored primary question, under this run's request (a stale run gives way).
-    monitor_evaluate(study_id=study_id, version=target)
+    monitor_evaluate(study=study, version=target)
     # The run's locked part ends here (see tasks.py); its intervals come next.
     logger.info("Agreement run for study %s finished (request %s)", study_id, target)
     if not written:
@@ -297,7 +297,7 @@ def _incremental_point_stage(
         )
     quality_enforce(study=study)
     adjudication_queue_refresh(study=study)
-    monitor_evaluate(study_id=study.pk, version=target)
+    monitor_evaluate(study=study, version=target)
     logger.info("Agreement of study %s updated from its tallies (request %s)", study.pk, target)
     if written:
         webhook_event_announce(

@@ -156,10 +156,10 @@ def test_a_stale_run_never_overwrites_a_fresher_state():
     rate(study, winner="improved", count=20)
     fresh = monitor_of(study)
     assert fresh.state == "decided"
-    assert not monitor_evaluate(study_id=study.pk, version=fresh.version - 1)
-    assert not monitor_evaluate(study_id=study.pk, version=fresh.version)
+    assert not monitor_evaluate(study=study, version=fresh.version - 1)
+    assert not monitor_evaluate(study=study, version=fresh.version)
     assert monitor_of(study).version == fresh.version
-    assert monitor_evaluate(study_id=study.pk, version=fresh.version + 1)
+    assert monitor_evaluate(study=study, version=fresh.version + 1)
 
 
 @pytest.mark.django_db(transaction=True)
