@@ -173,6 +173,10 @@ ReportSerializer = inline_serializer(
             help_text='the primary question: "measure" ("" = none named, every question '
             'Holm-corrected) and whether the estimates "asked" it'
         ),
+        "monitor": serializers.JSONField(
+            help_text="monitored collection of the primary question, as GET .../monitor/ "
+            "gives it: symmetric in the systems until unblinding"
+        ),
         "aggregation": serializers.JSONField(),
         "adjudication": serializers.JSONField(),
         "feedback": serializers.JSONField(),

@@ -15,6 +15,12 @@ def _setup_checklist_analysis_plan(*, study):
     return setup_checklist_analysis_plan(study=study)
 
 
+def _monitoring_protocol_part(*, study):
+    from .selectors.monitor import monitoring_protocol_part
+
+    return monitoring_protocol_part(study=study)
+
+
 def _analysis_inputs_changed_received(sender, **kwargs):
     from .receivers import analysis_inputs_changed_received
 
@@ -39,6 +45,7 @@ class AgreementConfig(AppConfig):
 
     def ready(self):
         from annotation.export_kinds import ExportKind, export_kind_register
+        from studies.protocol_parts import protocol_part_register
         from studies.setup_checklist import checklist_reader_register
         from studies.signals import analysis_inputs_changed
 
@@ -53,6 +60,7 @@ class AgreementConfig(AppConfig):
                 write=_report_bundle_write,
             )
         )
+        protocol_part_register("monitoring", _monitoring_protocol_part)
 
         analysis_inputs_changed.connect(
             _analysis_inputs_changed_received, dispatch_uid="agreement.analysis_inputs"

@@ -1,4 +1,5 @@
 import uuid
+from decimal import Decimal
 
 from django.db import models
 
@@ -131,10 +132,46 @@ class AnalysisPlan(models.Model):
     # Items with fewer valid ratings are excluded and counted; None = the default,
     # ``aggregation.default_min_ratings`` (2, or fewer if the design plans fewer raters).
     min_ratings = models.PositiveSmallIntegerField(null=True, blank=True)
+    # Monitored collection of the primary question (``services.monitor``): the anytime-valid
+    # test's two-sided alpha, the expected effect |p1 - 0.5| that sets its mixture, and the
+    # futility margin's half-width around 0.5. Frozen with the protocol when it opens.
+    monitoring = models.BooleanField(default=False)
+    monitoring_alpha = models.DecimalField(max_digits=4, decimal_places=3, default=Decimal("0.050"))
+    monitoring_effect = models.DecimalField(
+        max_digits=4, decimal_places=3, default=Decimal("0.080")
+    )
+    monitoring_margin = models.DecimalField(
+        max_digits=4, decimal_places=3, default=Decimal("0.050")
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self):
         return f"Analysis plan of {self.study}"
+
+
+class PrimaryMonitor(models.Model):
+    """The anytime-valid monitor of a study's primary question, as the worker last evaluated
+    it (``services.monitor``). Only what is symmetric in the two systems is kept: the state,
+    the non-tied comparisons and the mixture ratio against 0.5 with its threshold, never the
+    wins, the estimate or the interval. ``version`` is the recompute request it reflects; a
+    run only writes a newer one, so a stale run never overwrites a fresher state."""
+
+    class State(models.TextChoices):
+        NOT_DECIDED = "not_decided", "Not yet decided"
+        DECIDED = "decided", "Decided"
+        WITHIN_MARGIN = "within_margin", "No difference larger than the margin"
+        UNAVAILABLE = "unavailable", "Not evaluated (the primary question is not a win rate)"
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="primary_monitor")
+    version = models.PositiveBigIntegerField(default=0)
+    state = models.CharField(max_length=20, choices=State.choices, default=State.NOT_DECIDED)
+    n = models.PositiveIntegerField(default=0)
+    statistic = models.FloatField(default=1.0)
+    threshold = models.FloatField(default=20.0)
+    evaluated_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"Monitor of {self.study}"
 
 
 class AgreementTallies(models.Model):

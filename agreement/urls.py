@@ -54,6 +54,16 @@ urlpatterns = [
         name="primary_measure",
     ),
     path(
+        "s/<slug:slug>/report/monitoring/",
+        report_views.study_monitoring,
+        name="monitoring",
+    ),
+    path(
+        "s/<slug:slug>/report/monitoring/stop/",
+        report_views.study_monitor_stop,
+        name="monitor_stop",
+    ),
+    path(
         "s/<slug:slug>/report/aggregation/",
         report_views.study_aggregation,
         name="aggregation",

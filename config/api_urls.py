@@ -5,6 +5,7 @@ from django.urls import path, re_path
 import agreement.api
 import agreement.api_adjudication_admin
 import agreement.api_judges
+import agreement.api_monitor
 import agreement.api_qc
 import agreement.api_results
 import agreement.api_robustness
@@ -58,6 +59,8 @@ urlpatterns = [
     # Participant links (issue 29) and their payments file.
     *studies.api_participants.urlpatterns,
     *annotation.api_participants.urlpatterns,
+    # Monitored collection of the primary question: its state, the lead's choice and stop.
+    *agreement.api_monitor.urlpatterns,
     path("openapi.json", api_schema.openapi, name="openapi"),
     path("docs/", api_schema.docs, name="docs"),
     re_path(r"^(?P<rest>.*)$", api.not_found, name="not_found"),

@@ -824,6 +824,8 @@ class Webhook(models.Model):
         AGREEMENT_RECOMPUTED = "agreement.recomputed", "Agreement recomputed"
         STUDY_CLOSED = "study.closed", "Study closed"
         ANALYSIS_READY = "analysis.ready", "Analysis ready"
+        # The monitored primary question's state changed (issue 30): symmetric, as shown.
+        MONITOR_CHANGED = "monitor.changed", "Primary question's monitor changed"
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="webhooks")

@@ -39,6 +39,11 @@ coordinator pages offer), so it can be proven what raters were shown. The docume
 - ``content_warnings``: present only when a stratum sets a content warning (raters read it
   before each case of the stratum): each such stratum with ``stratum`` and
   ``content_warning``, sorted by stratum.
+- ``monitoring``: present only when the analysis plan monitors the primary question with
+  the anytime-valid test (``agreement.services.monitor``; registered through
+  ``studies.protocol_parts``): ``method``, ``primary_measure``, ``alpha``,
+  ``expected_effect`` and ``margin`` (strings, e.g. ``"0.050"``) and ``mixing`` (the
+  Beta(c, c) prior's c, as a string with six decimals).
 
 Not included, on purpose: the study's name and description, the consent text and the
 disclosure question (they can be amended while the study runs; a consent change bumps

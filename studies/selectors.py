@@ -41,6 +41,7 @@ from .models import (
     TestCase,
     WelfareSettings,
 )
+from .protocol_parts import protocol_parts
 from .rubric import RubricValueError
 from .setup_checklist import ChecklistItem, SetupChecklist, checklist_items_registered
 
@@ -307,6 +308,8 @@ def study_protocol_chunks(*, study: Study) -> Iterator[bytes]:
         head["content_warnings"] = [
             {"stratum": stratum, "content_warning": warning} for stratum, warning in warnings
         ]
+    # The parts the apps above own (``protocol_parts``), each only when the study has it.
+    head.update(protocol_parts(study=study))
     return protocol.canonical_json_chunks(
         head, last="test_cases", items=_protocol_test_cases(study)
     )

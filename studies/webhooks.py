@@ -55,12 +55,22 @@ def _analysis(value) -> str | None:
     return name if name in ANALYSES else None
 
 
+# The monitor's states (``agreement.models.PrimaryMonitor.State``), all symmetric in the
+# two systems: "decided" never says which one is ahead.
+MONITOR_STATES = ("not_decided", "decided", "within_margin", "unavailable")
+
+
+def _monitor_state(value) -> str | None:
+    return value if isinstance(value, str) and value in MONITOR_STATES else None
+
+
 # Each event's fields and how each is read; a value that does not read is left out.
 PAYLOAD_FIELDS: dict[str, dict[str, Callable]] = {
     Event.RATING_MILESTONE: {"milestone": _count, "submitted": _count, "every": _count},
     Event.AGREEMENT_RECOMPUTED: {"run": _count, "computed_at": _moment},
     Event.STUDY_CLOSED: {"closed_at": _moment},
     Event.ANALYSIS_READY: {"analysis": _analysis},
+    Event.MONITOR_CHANGED: {"state": _monitor_state, "n": _count},
 }
 
 

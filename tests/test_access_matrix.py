@@ -239,6 +239,8 @@ RULES = {
     "agreement:stratum_shares": Rule("coordinator", methods=POST_ONLY),
     "agreement:primary_measure": Rule("coordinator", methods=POST_ONLY),
     "agreement:aggregation": Rule("coordinator", methods=POST_ONLY),
+    "agreement:monitoring": Rule("lead", methods=POST_ONLY),
+    "agreement:monitor_stop": Rule("lead", methods=POST_ONLY),
     # Coordinators read the flags; only administrators pause, retrain or exclude.
     # (An administrator's POST naming no rater of the study is a 404.)
     # The signed-in person's own API tokens (there is no id of anyone else's to ask for).

@@ -95,6 +95,9 @@ RULES = {
     "api:ratings_import_job": Rule("lead"),
     # Coordinators read the adjudication rules; the lead replaces them.
     "api:adjudication_rules": Rule("coordinator", methods=("GET", "PUT"), lead_methods=("PUT",)),
+    # Coordinators read the monitored primary question; the lead chooses it and stops.
+    "api:monitor": Rule("coordinator", methods=("GET", "PUT"), lead_methods=("PUT",)),
+    "api:monitor_stop": Rule("lead", methods=("POST",)),
     # The rater profile's questions (never a rater's answers): coordinators, until opening.
     "api:profile_questions": Rule("coordinator", methods=("GET", "PUT")),
     # LLM judges, as on the judges page: coordinators'. POST on a calibration starts its job.

@@ -502,20 +502,43 @@ def _case_pairs(data: ComparisonData) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return first, second, valid
 
 
+def _pair_verdicts(data, verdicts, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+    """The cases of the pair (a, b) that have a verdict, and those verdicts' signs (the
+    side of the second system b: > 0 a win, < 0 a loss, 0 a tie)."""
+    first, second, valid = _case_pairs(data)
+    cases = ~np.isnan(verdicts) & valid & (first == a) & (second == b)
+    return cases, np.nan_to_num(verdicts)[cases]
+
+
+def _wins_losses_ties(verdict: np.ndarray) -> tuple[int, int, int]:
+    return int(np.sum(verdict > 0)), int(np.sum(verdict < 0)), int(np.sum(verdict == 0))
+
+
+def primary_win_losses(data: ComparisonData) -> tuple[int, int] | None:
+    """The primary question's wins and losses (its non-tied comparisons) when it is a win
+    rate: the second system's over the first of the first pair, per item, by the plan's
+    rule, exactly as the report's win rate counts them. None when the plan names no
+    preference as the primary question (or the study has no pair)."""
+    for role, dim in zip(data.roles, data.dimensions, strict=True):
+        if role.preference and dimension_measure(role.key) == data.primary_measure:
+            if len(data.systems) < 2:
+                return None
+            how = _label(data, role.key, dim.matrix, rule=rule_of(data, role), sides=True)
+            wins, losses, _ = _wins_losses_ties(_pair_verdicts(data, how.labels, 0, 1)[1])
+            return wins, losses
+    return None
+
+
 def _preference(data, dim, role, pairs, verdicts, *, n_resamples, seed) -> dict:
     """Each pair's win rate over cases, from each case's verdict (``verdicts``: the side its
     label takes, 0 a tie, NaN without one), and over every judgment of those cases."""
     matrix = np.asarray(dim.matrix, dtype=float)  # raters x cases, in system order
     first, second, valid = _case_pairs(data)
     signs = np.sign(matrix)
-    verdict_sign = np.nan_to_num(verdicts)
-    judged = ~np.isnan(verdicts) & valid
     result = {"key": role.key, "name": role.name, "pairs": []}
     for a, b in pairs:
-        cases = judged & (first == a) & (second == b)
-        verdict = verdict_sign[cases]
-        wins, losses = int(np.sum(verdict > 0)), int(np.sum(verdict < 0))
-        ties = int(np.sum(verdict == 0))
+        cases, verdict = _pair_verdicts(data, verdicts, a, b)
+        wins, losses, ties = _wins_losses_ties(verdict)
         items = binomial_win_rate(wins, losses, ties).as_dict()
         # Win rate of the second system over items, ties left out, resampling items.
         outcomes = np.where(verdict == 0, np.nan, (verdict > 0).astype(float))

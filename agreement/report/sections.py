@@ -11,6 +11,7 @@ from agreement.analysis.jobs import AnalysisPending, analysis_shown, robustness_
 from agreement.analysis.robustness import robustness_rows
 from agreement.report.raters import raters_item
 from agreement.selectors import agreement_is_stale, study_agreement
+from agreement.selectors.monitor import monitor_report
 from agreement.services.plan import (
     aggregation_choices,
     aggregation_get,
@@ -102,6 +103,10 @@ def study_report(*, study: Study) -> dict:
         "deviations": _deviations(study, result, withdrawn=withdrawn),
         "primary_named": primary_measure_named(study=study),
         "primary": _primary(study, result.get("comparison") if unblinded else None),
+        # Monitored collection of the primary question: symmetric until unblinding.
+        "monitor": monitor_report(
+            study=study, comparison=result.get("comparison") if unblinded else None
+        ),
         "aggregation": _aggregation(study),
         "adjudication": adjudication_counts(
             study=study, case_ids=list(study.test_cases.in_sample().values_list("pk", flat=True))

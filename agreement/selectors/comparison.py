@@ -13,10 +13,13 @@ from studies.models import BlindedLabel, Study
 from .ratings import StudyRatings, _cases_in_reverse_system_order, study_system_order
 
 
-def study_comparison_data(*, study: Study, data: StudyRatings) -> ComparisonData | None:
-    """The ratings laid out for comparing systems; None while the study is blinded."""
+def study_comparison_data(
+    *, study: Study, data: StudyRatings, keyed: bool = False
+) -> ComparisonData | None:
+    """The ratings laid out for comparing systems; None while the study is blinded, unless
+    ``keyed`` (the monitor's read of ``data`` read keyed: see ``study_system_order``)."""
     data = data.labelled or data  # every rating, also where agreement reads the first k_min
-    systems = study_system_order(study=study)
+    systems = study_system_order(study=study, keyed=keyed)
     if not systems or not data.case_ids:
         return None
     index = {name: i for i, name in enumerate(systems)}
@@ -42,7 +45,9 @@ def study_comparison_data(*, study: Study, data: StudyRatings) -> ComparisonData
         study=study,
         case_ids=data.case_ids,
         labels=data.labels,
-        reversed_cases=_cases_in_reverse_system_order(study=study, case_ids=data.case_ids),
+        reversed_cases=_cases_in_reverse_system_order(
+            study=study, case_ids=data.case_ids, keyed=keyed
+        ),
     )
     return ComparisonData(
         systems=systems,

@@ -196,6 +196,7 @@ def study_ratings(
     pilot: bool,
     submitted: SubmittedRatings | None = None,
     first_per_case: int | None = None,
+    keyed: bool = False,
 ) -> StudyRatings:
     """The submitted ratings that count: main-study (or pilot) data of raters not excluded.
 
@@ -204,6 +205,8 @@ def study_ratings(
     and test cases for per-case dimensions. ``submitted``: the study's submitted ratings,
     if read already. ``first_per_case``: only the first that many counted ratings of each
     case (``agreement_first_ratings``: the adaptive design's fixed part, for agreement).
+    ``keyed``: preferences in the systems' order even while blinded (the monitor's read,
+    see ``study_system_order``).
     """
     data = submitted or study_submitted_ratings(study=study)
     cases = [(pk, stratum) for pk, stratum, purpose in data.cases if purpose == SAMPLE]
@@ -224,7 +227,9 @@ def study_ratings(
     raters, labels = layout["raters"], layout["labels"]
     response_strata = [stratum for _, stratum in cases for _ in labels]
     case_strata = [stratum for _, stratum in cases]
-    reversed_cases = _cases_in_reverse_system_order(study=study, case_ids=case_ids.tolist())
+    reversed_cases = _cases_in_reverse_system_order(
+        study=study, case_ids=case_ids.tolist(), keyed=keyed
+    )
     dimensions = []
     for index, (dimension, scoring) in enumerate(data.rubric):
         if scoring.scope == "case":
@@ -352,17 +357,22 @@ def _positions(keys: np.ndarray, found: np.ndarray) -> np.ndarray:
     return order[np.searchsorted(keys[order], found)]
 
 
-def study_system_order(*, study: Study) -> list[str]:
-    """The systems in the order the analysis names them (by name); empty while blinded."""
-    if not study.is_unblinded:
+def study_system_order(*, study: Study, keyed: bool = False) -> list[str]:
+    """The systems in the order the analysis names them (by name); empty while blinded,
+    unless ``keyed``: the worker's step that evaluates the anytime-valid monitor, which
+    keeps only what is symmetric in the systems (``services.monitor``)."""
+    if not (study.is_unblinded or keyed):
         return []
     return list(study.systems.order_by("name").values_list("name", flat=True))
 
 
-def _cases_in_reverse_system_order(*, study: Study, case_ids: list[int]) -> dict | None:
+def _cases_in_reverse_system_order(
+    *, study: Study, case_ids: list[int], keyed: bool = False
+) -> dict | None:
     """Test case pk -> True where key label A holds the later system of the pair; None
-    while the study is blinded (nothing here reads a system before unblinding)."""
-    order = {name: i for i, name in enumerate(study_system_order(study=study))}
+    while the study is blinded (nothing here reads a system before unblinding, but the
+    monitor's ``keyed`` read: see ``study_system_order``)."""
+    order = {name: i for i, name in enumerate(study_system_order(study=study, keyed=keyed))}
     if not order:
         return None
     rows = BlindedLabel.objects.filter(test_case_id__in=case_ids).values_list(

@@ -137,6 +137,13 @@ def primary_measure_choices(*, study: Study) -> list[tuple[str, str]]:
     return choices
 
 
+def win_rate_measures(*, study: Study) -> set[str]:
+    """The measures whose question is a win rate (a preference's): the ones the
+    anytime-valid monitor can follow (``services.monitor``)."""
+    roles = [dimension_role(d) for d in study.rubric.dimensions.order_by("position")]
+    return {dimension_measure(r.key) for r in roles if r.preference}
+
+
 def primary_measure_get(*, study: Study) -> str:
     """The measure the analysis plan names for the primary question; "" = none named."""
     plan = AnalysisPlan.objects.filter(study=study).values_list("primary_measure", flat=True)
@@ -157,6 +164,7 @@ def primary_measure_set(*, study: Study, actor: User, measure: str) -> AnalysisP
     choices = dict(primary_measure_choices(study=study))
     if measure and measure not in choices:
         raise AnalysisPlanError("Choose one of the measures listed for the primary question.")
+    _refuse_unless_monitor_follows(study=study, measure=measure)
     return _plan_update(
         study=study,
         actor=actor,
@@ -164,6 +172,24 @@ def primary_measure_set(*, study: Study, actor: User, measure: str) -> AnalysisP
         value=measure,
         reason=f"Primary question: {choices[measure] if measure else NO_PRIMARY}",
     )
+
+
+def _refuse_unless_monitor_follows(*, study: Study, measure: str) -> None:
+    """With monitored collection, the primary question stays a win rate, and once the study
+    is open it is frozen with the monitor (it is part of the protocol's fingerprint)."""
+    plan = AnalysisPlan.objects.filter(study=study, monitoring=True).first()
+    if plan is None or measure == plan.primary_measure:
+        return
+    if study.is_frozen:
+        raise AnalysisPlanError(
+            "The primary question is monitored, and the monitor is frozen with the protocol: "
+            "its question can no longer change."
+        )
+    if measure not in win_rate_measures(study=study):
+        raise AnalysisPlanError(
+            "The primary question is monitored, which needs a win rate: turn monitoring off "
+            "first, or choose a win rate."
+        )
 
 
 def primary_measure_named(*, study: Study) -> dict | None:

@@ -38,6 +38,7 @@ from studies.models import Study
 from studies.services.webhooks import webhook_event_announce
 
 from .adaptive import adaptive_raters_extend
+from .monitor import monitor_evaluate
 from .qc import quality_enforce
 from .tallies import tallies_seen, tallies_settle, tallies_update
 
@@ -225,6 +226,8 @@ def agreement_point_stage(*, study_id: int) -> PointStage | None:
     # for an adjudicator. Both idempotent.
     adaptive_raters_extend(study=study)
     adjudication_queue_refresh(study=study)
+    # The monitored primary question, under this run's request (a stale run gives way).
+    monitor_evaluate(study=study, version=target)
     # The run's locked part ends here (see tasks.py); its intervals come next.
     logger.info("Agreement run for study %s finished (request %s)", study_id, target)
     if not written:
@@ -309,6 +312,7 @@ def _incremental_point_stage(
     quality_enforce(study=study)
     adaptive_raters_extend(study=study)
     adjudication_queue_refresh(study=study)
+    monitor_evaluate(study=study, version=target)
     logger.info("Agreement of study %s updated from its tallies (request %s)", study.pk, target)
     if written:
         webhook_event_announce(

@@ -19,11 +19,13 @@ from agreement.stats.gwet import gwet_ac
 from agreement.stats.icc import ICC_FORMS, icc
 from agreement.stats.kappa import cohen_kappa, fleiss_kappa, pairwise_cohen_kappa, percent_agreement
 from agreement.stats.krippendorff import LEVELS, alpha_without_each_rater, krippendorff_alpha
+from agreement.stats.sequential import SequentialWinRate, sequential_win_rate
 
 __all__ = [
     "ICC_FORMS",
     "LEVELS",
     "AlphaBootstrap",
+    "SequentialWinRate",
     "WinRate",
     "binomial_win_rate",
     "holm",
@@ -41,4 +43,5 @@ __all__ = [
     "krippendorff_alpha",
     "pairwise_cohen_kappa",
     "percent_agreement",
+    "sequential_win_rate",
 ]

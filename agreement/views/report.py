@@ -15,6 +15,8 @@ from agreement.analysis.jobs import (
 from agreement.report.bundle import report_bundle_response
 from agreement.report.figures import report_charts
 from agreement.report.sections import study_report
+from agreement.selectors.monitor import monitoring_settings
+from agreement.services.monitor import monitoring_set, study_stop_early
 from agreement.services.plan import (
     AnalysisPlanError,
     aggregation_choices,
@@ -51,6 +53,8 @@ def study_report_page(request, slug):
             "aggregation_choices": aggregation_choices(study=study),
             "aggregation": aggregation_get(study=study),
             "robustness": _robustness_pending(request, study, report),
+            "monitoring": monitoring_settings(study=study),
+            "is_lead": study.lead_id == request.user.pk,
         },
     )
 
@@ -119,6 +123,41 @@ def study_primary_measure(request, slug):
     else:
         messages.success(request, "The primary question is saved.")
     return redirect("agreement:report", slug=study.slug)
+
+
+@login_required
+@require_POST
+def study_monitoring(request, slug):
+    """The lead's choice of monitored collection of the primary question (before opening)."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.LEAD)
+    try:
+        monitoring_set(
+            study=study,
+            actor=request.user,
+            enabled=request.POST.get("monitoring") == "on",
+            alpha=request.POST.get("alpha", "")[:20],
+            expected_effect=request.POST.get("expected_effect", "")[:20],
+            margin=request.POST.get("margin", "")[:20],
+        )
+    except ApplicationError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, "Monitored collection is saved in the analysis plan.")
+    return redirect(reverse("agreement:report", args=[study.slug]) + "#monitoring-plan")
+
+
+@login_required
+@require_POST
+def study_monitor_stop(request, slug):
+    """The lead stops collection once the monitor has decided: the study closes."""
+    study, _ = access.get_study_for_user(request.user, slug, role=access.LEAD)
+    try:
+        study_stop_early(study=study, actor=request.user)
+    except ApplicationError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, "Collection stopped under the plan: the study is closed.")
+    return redirect(reverse("agreement:report", args=[study.slug]) + "#section-monitor")
 
 
 @login_required

@@ -102,14 +102,21 @@ def study_open(*, study: Study, actor: User | None, acknowledge_warnings: bool =
 
 
 @transaction.atomic
-def study_close(*, study: Study, actor: User | None) -> Study:
-    """Open -> closed: no more ratings; the study lead may then unblind."""
+def study_close(*, study: Study, actor: User | None, stopped_early: dict | None = None) -> Study:
+    """Open -> closed: no more ratings; the study lead may then unblind. ``stopped_early``:
+    what the analysis plan's monitor stood at when collection stopped under the plan, kept
+    with the event (the app that owns the monitor passes it)."""
     study = locked_study(study)
     _refuse_unless_allowed(study, "close")
     study.status = Study.Status.CLOSED
     study.closed_at = timezone.now()
     study.save(update_fields=["status", "closed_at"])
-    study_event_record(study=study, actor=actor, kind=StudyEvent.Kind.CLOSED)
+    if stopped_early:
+        study_event_record(
+            study=study, actor=actor, kind=StudyEvent.Kind.CLOSED, stopped_early=stopped_early
+        )
+    else:
+        study_event_record(study=study, actor=actor, kind=StudyEvent.Kind.CLOSED)
     analysis_inputs_announce(study_id=study.pk, reason="close")
     webhook_event_announce(study_id=study.pk, event="study.closed", closed_at=study.closed_at)
     return study

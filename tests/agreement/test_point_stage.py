@@ -222,8 +222,9 @@ def test_the_point_stage_runs_as_many_queries_whatever_the_studys_size(db):
     small = point_stage_queries(3, "small")
     assert point_stage_queries(12, "large") == small
     # 25, the adjudication queue's two reads of a study without rules (its rules, and
-    # whether any case waits), and the alpha tallies' (their update, their check against
-    # the data read, and here their first build: lock, replace).
+    # whether any case waits), the alpha tallies' (their update, their check against
+    # the data read, and here their first build: lock, replace), and the monitor's look at
+    # the analysis plan (whether the primary question is monitored).
     assert small <= 45
 
 

@@ -81,6 +81,8 @@ PARITY = {
     "agreement:primary_measure": ops("PATCH api:analysis_plan"),
     "agreement:stratum_shares": ops("PATCH api:analysis_plan"),
     "agreement:aggregation": ops("PATCH api:analysis_plan"),
+    "agreement:monitoring": ops("PUT api:monitor"),
+    "agreement:monitor_stop": ops("POST api:monitor_stop"),
     "agreement:ranking": ops("GET api:ranking"),
     "agreement:ranking_compute": ops("POST api:ranking"),
     "agreement:analysis_status": ops("GET api:ranking"),

@@ -84,6 +84,10 @@ def test_no_output_depends_on_the_key():
     assert first.outputs.keys() == second.outputs.keys()
     problems = differences(first, second)
     assert not problems, f"{len(problems)} outputs depend on the key:\n" + "\n".join(problems)
+    # The monitored primary question's outputs were among them, with its state.
+    monitor = first.outputs[("lead", "API GET /api/v1/studies/keyswap/monitor/")]
+    assert '"monitoring": true' in monitor.replace('"monitoring":true', '"monitoring": true')
+    assert "not_decided" in monitor
 
 
 # The test's power: a page that shows the key ---------------------------------------------

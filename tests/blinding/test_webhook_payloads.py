@@ -120,6 +120,12 @@ def test_a_whole_study_before_unblinding_sends_nothing_that_unblinds(
     # Whatever a caller passes is read through the whitelist.
     with django_capture_on_commit_callbacks(execute=True):
         webhook_event_announce(study_id=study.pk, event="analysis.ready", **planted(study))
+    # The monitored primary question's change (its own run: tests/agreement/test_monitor.py),
+    # given everything the blinding hides beside its fields.
+    with django_capture_on_commit_callbacks(execute=True):
+        webhook_event_announce(
+            study_id=study.pk, event="monitor.changed", state="decided", n=4, **planted(study)
+        )
     with django_capture_on_commit_callbacks(execute=True):
         study_close(study=study, actor=study.lead)
     study.refresh_from_db()

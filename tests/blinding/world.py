@@ -26,7 +26,10 @@ from django.contrib.auth.models import Group
 from django.core.cache import cache
 from django.db import connection
 
+from agreement.analysis.outcomes import dimension_measure
 from agreement.services import judge_outputs_import
+from agreement.services.monitor import monitoring_set
+from agreement.services.plan import primary_measure_set
 from annotation.models import Adjudication
 from annotation.services import assignments_create_all, draft_save, rating_submit
 from annotation.services.adjudication import adjudication_resolve
@@ -270,6 +273,13 @@ def build(*, secret: str, clock) -> World:
     # report's account of extra raters) are compared too; every rater has every case here,
     # so nobody is added.
     Study.objects.filter(pk=study.pk).update(raters_per_item=2, raters_per_item_max=3)
+    # The primary question monitored (issue 30): the monitor's state is in the report, its
+    # section, the API's monitor endpoint and the exports, and must not depend on the key.
+    primary_measure_set(study=study, actor=lead, measure=dimension_measure(pairwise["key"]))
+    monitoring_set(
+        study=study, actor=lead, enabled=True, alpha="0.05", expected_effect="0.08",
+        margin="0.05",
+    )  # fmt: skip
     study = study_open(study=study, actor=lead, acknowledge_warnings=True)
     positions = dict(study.test_cases.values_list("pk", "position"))
     for r, membership in enumerate(memberships):

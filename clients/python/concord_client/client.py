@@ -605,8 +605,9 @@ class Concord:
         milestone_every: int | None = None,
     ) -> dict[str, Any]:
         """Register a URL for the study's ``events`` (``rating.milestone``,
-        ``agreement.recomputed``, ``study.closed``, ``analysis.ready``; the lead only); the
-        answer is ``{"webhook": {"id", ...}, "secret"}``, the signing secret shown this once."""
+        ``agreement.recomputed``, ``study.closed``, ``analysis.ready``, ``monitor.changed``;
+        the lead only); the answer is ``{"webhook": {"id", ...}, "secret"}``, the signing
+        secret shown this once."""
         body: dict[str, Any] = {"url": url, "events": list(events)}
         if milestone_every is not None:
             body["milestone_every"] = milestone_every
