@@ -21,6 +21,7 @@ run plans on the first's committed result and adds nothing twice.
 
 from django.conf import settings
 from django.db import IntegrityError
+from django.db.models import Max
 from django.utils import timezone
 
 from annotation.selectors.imported import imported_ratings_held
@@ -129,6 +130,8 @@ def assignment_job_run(*, job_id: int) -> None:
     job was running gets a new job once this one has ended.
     """
 
+    seen = {"last": 0}
+
     def work(job: Job, report) -> dict:
         study = Study.objects.get(pk=job.study_id)
         try:
@@ -141,6 +144,11 @@ def assignment_job_run(*, job_id: int) -> None:
             )
         except ApplicationError as error:
             raise JobFailed(str(error)) from error
+        # The raters this run saw: it holds the study's lock, which every join takes too,
+        # so a later rater has a higher id. Ids, not times: a rater the design had no case
+        # for (every case at its k) joined before the job, and must not start another.
+        raters = Membership.objects.filter(study_id=job.study_id, role=Membership.Role.RATER)
+        seen["last"] = raters.aggregate(last=Max("pk"))["last"] or 0
         return {"created": created}
 
     job = job_execute(job_id=job_id, work=work)
@@ -150,7 +158,7 @@ def assignment_job_run(*, job_id: int) -> None:
         study_id=job.study_id,
         role=Membership.Role.RATER,
         status=Membership.Status.ACTIVE,
-        created_at__gte=job.created_at,
+        pk__gt=seen["last"],
         assignments__isnull=True,
     )
     if joined_meanwhile.exists():

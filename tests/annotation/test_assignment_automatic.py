@@ -1,8 +1,10 @@
 """Raters get their cases without anyone pressing Assign: at the pilot, at opening, on joining."""
 
+import datetime
 from collections import Counter
 
 import pytest
+import time_machine
 
 from annotation import assignment_jobs
 from annotation.models import Assignment
@@ -83,3 +85,27 @@ def test_a_design_that_cannot_be_made_yet_does_not_stop_the_rater_joining():
     assert failed.state == Job.State.FAILED and "2 raters per test case" in failed.error
     second = rater_joins(study)
     assert cases_of(alone) == cases_of(second) == 4
+
+
+def test_a_rater_the_design_has_no_case_for_starts_one_assign_and_no_more():
+    # Every case has its k raters already: the newcomer gets nothing, and the job that
+    # gave them nothing must not take them for a rater who joined while it ran, even when
+    # the join and the job share a timestamp (a stopped clock: each job then started
+    # another, until the stack ran out).
+    with time_machine.travel(datetime.datetime(2026, 5, 1, tzinfo=datetime.UTC), tick=False):
+        _no_case_for_the_newcomer()
+
+
+def _no_case_for_the_newcomer():
+    study = make_study(cases=4, raters=[], status=Study.Status.OPEN)
+    Study.objects.filter(pk=study.pk).update(raters_per_item=2)
+    first, second = rater_joins(study), rater_joins(study)
+    assert cases_of(first) == cases_of(second) == 4
+    jobs_before = Job.objects.filter(study_id=study.pk, kind=Job.Kind.ASSIGN).count()
+
+    newcomer = rater_joins(study)
+
+    assert cases_of(newcomer) == 0
+    jobs = Job.objects.filter(study_id=study.pk, kind=Job.Kind.ASSIGN)
+    assert jobs.count() == jobs_before + 1
+    assert jobs.first().state == Job.State.DONE

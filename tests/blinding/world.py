@@ -17,8 +17,12 @@ from unittest import mock
 
 # The app imports these where they are used (a web process starts without them), and
 # importing scipy.stats draws random bytes: the first build would import them inside its
-# seeded draws and the second would not, shifting every id after. Imported here, up front.
+# seeded draws and the second would not, shifting every id after. Imported here, up front,
+# with the Celery app (loaded by the first job).
+import markdown_it  # noqa: F401
+import nh3  # noqa: F401
 import openpyxl  # noqa: F401
+import redis  # noqa: F401
 import scipy.optimize
 import scipy.stats  # noqa: F401
 import time_machine
@@ -34,6 +38,7 @@ from annotation.models import Adjudication
 from annotation.services import assignments_create_all, draft_save, rating_submit
 from annotation.services.adjudication import adjudication_resolve
 from annotation.services.participation import consent_record
+from config.celery import app as _celery_app  # noqa: F401
 from jobs.models import Job
 from studies.access import COORDINATORS_GROUP
 from studies.blinding import blinded_order, judge_prompt_first

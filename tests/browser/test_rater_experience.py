@@ -3,6 +3,7 @@ reloads, lost connections and expired sessions, one rating per double submit, st
 the self-check, and an accessibility check of every rater page at desktop and phone width."""
 
 import json
+import time
 from urllib.parse import parse_qs
 
 import pytest
@@ -141,6 +142,17 @@ def test_scoring_with_the_keyboard_only(page, live_server, setup):
     assert assignment.active_seconds >= 0
 
 
+def _draft_notes_reach(assignment, notes: str, seconds: float = 30) -> None:
+    """Wait for the server to hold this draft (sent by a closing tab, so not awaited)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assignment.refresh_from_db()
+        if assignment.draft.get("notes") == notes:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the closing tab's draft never reached the server: {notes!r}")
+
+
 def test_a_draft_survives_a_reload_a_lost_connection_and_a_closed_tab(page, live_server, setup):
     user, study, rater = setup
     consent_all(study)
@@ -166,6 +178,9 @@ def test_a_draft_survives_a_reload_a_lost_connection_and_a_closed_tab(page, live
     context = page.context
     page.locator("#notes").fill("typed just before closing")
     page.close()
+    # The closing tab's save lands on the server (on a loaded machine after the next tab
+    # has opened the case, whose copy would then be one version behind: a false conflict).
+    _draft_notes_reach(assignment, "typed just before closing")
     page = context.new_page()
     open_case(page, live_server, assignment)
     expect(page.locator("#notes")).to_have_value("typed just before closing")
