@@ -32,9 +32,9 @@ class ParticipantLinkSerializer(serializers.ModelSerializer):
         fields = [
             "id", "name", "preset", "participant_param", "study_param", "session_param",
             "completion_code", "completion_url", "screened_out_code", "screened_out_url",
-            "max_participants", "timeout_minutes", "bonus_rule", "bonus_amount",
-            "bonus_currency", "linked_studies", "is_open", "closed_at", "created_at", "url",
-            "participants",
+            "max_participants", "timeout_minutes", "cases_per_participant", "bonus_rule",
+            "bonus_amount", "bonus_currency", "linked_studies", "is_open", "closed_at",
+            "created_at", "url", "participants",
         ]  # fmt: skip
         read_only_fields = fields
 
@@ -65,6 +65,14 @@ ParticipantLinkInSerializer = inline_serializer(
         "screened_out_url": serializers.CharField(required=False, help_text="http(s), or empty"),
         "max_participants": serializers.IntegerField(min_value=1),
         "timeout_minutes": serializers.IntegerField(required=False, default=60),
+        "cases_per_participant": serializers.IntegerField(
+            required=False,
+            allow_null=True,
+            min_value=1,
+            max_value=10_000,
+            help_text="Sample cases each participant gets on joining, and no more; null: the "
+            "design plans them like any rater",
+        ),
         "bonus_rule": serializers.ChoiceField(
             choices=ParticipantLink.BonusRule.values, required=False
         ),
