@@ -22,11 +22,14 @@ from studies.models import (
     QualitySettings,
     Study,
     StudyEvent,
+)
+from studies.models import (
     TestCase as Case,
 )
 from studies.selectors import study_protocol_fingerprint
 from studies.services.membership import membership_add
 from studies.services.participants import ParticipantError, participant_join, participant_link_save
+from studies.services.tokens import api_token_create
 
 from ..factories import UserFactory, make_study
 
@@ -244,11 +247,20 @@ def test_the_lead_sets_the_batch_on_the_page_and_through_the_api():
     link = ParticipantLink.objects.get()
     assert link.cases_per_participant == 5
     assert b"5 cases each" in lead.get(page).content
+    _, secret = api_token_create(user=study.lead, name="tests")
     api = reverse("api:participant_link", args=[study.slug, link.uuid])
-    changed = lead.patch(api, {"cases_per_participant": None}, content_type="application/json")
+
+    def patch(body):
+        return Client().patch(
+            api, body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {secret}"
+        )
+
+    changed = patch({"cases_per_participant": None})
     assert changed.status_code == 200, changed.content
     assert changed.json()["cases_per_participant"] is None
-    bad = lead.patch(api, {"cases_per_participant": 0}, content_type="application/json")
+    assert patch({"cases_per_participant": 7}).json()["cases_per_participant"] == 7
+    bad = patch({"cases_per_participant": 0})
     assert bad.status_code == 400
+    assert "cases per participant" in bad.content.decode()
     link.refresh_from_db()
-    assert link.cases_per_participant is None
+    assert link.cases_per_participant == 7
