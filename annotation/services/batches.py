@@ -10,9 +10,13 @@ the study lock it holds exclusively (``studies.services.participants._join_new``
 arrivals cannot both take a case's last place.
 """
 
+import hashlib
+import heapq
+
+from django.db.models import Q
+
 from annotation.selectors.imported import imported_ratings_held
 from annotation.selectors.skips import sample_places_held
-from studies.blinding import seeded_permutation
 from studies.models import Membership, Study, TestCase
 
 from .assignment import quality_cases_pick
@@ -20,44 +24,55 @@ from .participants import participants_time_out
 from .ratings import assignments_create
 
 
-def batch_cases_open(*, study: Study, have: frozenset[str] = frozenset()) -> list[str]:
-    """The sample case ids a newcomer may be given, the ones to give first first."""
+def _tie_break(seed: int, case_id: str) -> bytes:
+    """The case's place among cases held by as many raters: from the study seed and the
+    case id alone, so a case keeps its place whatever else the study holds."""
+    return hashlib.blake2b(f"{seed}:batch:{case_id}".encode(), digest_size=8).digest()
+
+
+def _places(study: Study, have: frozenset[str]) -> list[tuple[int, str]]:
+    """(places held, case id) of the sample cases a newcomer may be given."""
     if imported_ratings_held(study_id=study.pk):
         return []  # nobody is assigned cases there (``study_assign`` says why)
-    sample = dict(
-        study.test_cases.filter(purpose=TestCase.Purpose.SAMPLE).values_list("case_id", "pk")
-    )
+    sample = study.test_cases.filter(purpose=TestCase.Purpose.SAMPLE).values_list("case_id", "pk")
     held = sample_places_held(study=study)
     k = study.raters_per_item
-    rank = {
-        case_id: index
-        for index, case_id in enumerate(
-            seeded_permutation(seed=study.blinding_seed, key="batch", items=list(sample))
-        )
-    }
-    open_cases = [
-        case_id for case_id, pk in sample.items() if case_id not in have and (not k or held[pk] < k)
+    return [
+        (held[pk], case_id)
+        for case_id, pk in sample
+        if case_id not in have and (not k or held[pk] < k)
     ]
-    return sorted(open_cases, key=lambda case_id: (held[sample[case_id]], rank[case_id]))
+
+
+def batch_cases_open(*, study: Study, size: int, have: frozenset[str] = frozenset()) -> list[str]:
+    """Up to ``size`` sample case ids for a newcomer: fewest places held first."""
+    seed = study.blinding_seed
+    chosen = heapq.nsmallest(
+        size, _places(study, have), key=lambda row: (row[0], _tie_break(seed, row[1]))
+    )
+    return [case_id for _, case_id in chosen]
 
 
 def participant_batch_room(*, study: Study) -> bool:
     """Whether a sample case has a place for a newcomer. When none has, the cases of the
     study's participants idle past their time-out are released first (the join's study
     lock is held, so this waits for nobody), and the newcomer may have those."""
-    if batch_cases_open(study=study):
+    if _places(study, frozenset()):
         return True
-    return bool(participants_time_out(study_id=study.pk)) and bool(batch_cases_open(study=study))
+    return bool(participants_time_out(study_id=study.pk)) and bool(_places(study, frozenset()))
 
 
 def participant_batch_give(*, study: Study, rater: Membership, size: int) -> int:
     """Give the newcomer ``size`` sample cases (fewer when fewer are open) and their share
     of gold items and attention checks; returns the sample cases given."""
-    cases = {
-        case.case_id: case for case in study.test_cases.only("pk", "study", "case_id", "purpose")
-    }
     have = set(rater.assignments.values_list("test_case__case_id", flat=True))
-    chosen = batch_cases_open(study=study, have=frozenset(have))[:size]
+    chosen = batch_cases_open(study=study, size=size, have=frozenset(have))
+    # The chosen cases and the quality items, not the whole sample (10,000 rows a join).
+    wanted = Q(case_id__in=chosen) | ~Q(purpose=TestCase.Purpose.SAMPLE)
+    cases = {
+        case.case_id: case
+        for case in study.test_cases.filter(wanted).only("pk", "study", "case_id", "purpose")
+    }
     pools: dict[str, list[str]] = {}
     for case_id, case in cases.items():
         pools.setdefault(case.purpose, []).append(case_id)

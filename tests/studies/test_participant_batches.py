@@ -2,6 +2,7 @@
 new participant B sample cases with the fewest places held, up to the design's k, and no
 more; a newcomer is refused politely once every case has its k."""
 
+import hashlib
 from collections import Counter
 from datetime import timedelta
 
@@ -111,6 +112,10 @@ def test_the_order_is_seeded_and_reproducible():
     once = batches(42, "seeded-a")
     assert batches(42, "seeded-b") == once
     assert batches(7, "seeded-c") != once
+    # The first batch: the three cases first in the order the seed and the case id give.
+    ids = Study.objects.get(slug="seeded-a").test_cases.values_list("case_id", flat=True)
+    tie = {c: hashlib.blake2b(f"42:batch:{c}".encode(), digest_size=8).digest() for c in ids}
+    assert once[0] == sorted(sorted(ids, key=tie.__getitem__)[:3])
     # Between them the four batches cover the twelve cases, each once.
     assert sorted(c for batch in once for c in batch) == sorted(
         Study.objects.get(slug="seeded-a").test_cases.values_list("case_id", flat=True)
