@@ -12,7 +12,12 @@ from core.api import ErrorResponseSerializer, body_object
 from . import access
 from .models import Participant, ParticipantLink
 from .participant_urls import participant_link_url
-from .services.participants import LINK_FIELDS, participant_link_close, participant_link_save
+from .services.participants import (
+    LINK_FIELDS,
+    MAX_BATCH,
+    participant_link_close,
+    participant_link_save,
+)
 
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
 
@@ -69,7 +74,7 @@ ParticipantLinkInSerializer = inline_serializer(
             required=False,
             allow_null=True,
             min_value=1,
-            max_value=10_000,
+            max_value=MAX_BATCH,
             help_text="Sample cases each participant gets on joining, and no more; null: the "
             "design plans them like any rater",
         ),

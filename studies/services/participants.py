@@ -182,6 +182,8 @@ def participant_link_clean(*, study: Study, values: dict) -> dict:
                      label="The maximum number of participants")  # fmt: skip
     if not maximum:
         raise ParticipantError("Enter the maximum number of participants.")
+    batch = _whole(values, "cases_per_participant", low=1, high=MAX_BATCH, default=0,
+                   label="The cases per participant")  # fmt: skip
     return {
         "name": _text(values, "name", limit=100, required=True, label="A name"),
         "preset": preset,
@@ -201,16 +203,8 @@ def participant_link_clean(*, study: Study, values: dict) -> dict:
             default=60,
             label="The time-out",
         ),  # fmt: skip
-        # Blank: the study's design plans the participants' cases like any rater's.
-        "cases_per_participant": _whole(
-            values,
-            "cases_per_participant",
-            low=1,
-            high=MAX_BATCH,
-            default=0,
-            label="The cases per participant",
-        )
-        or None,  # fmt: skip
+        # None: the study's design plans the participants' cases like any rater's.
+        "cases_per_participant": batch or None,
         "bonus_rule": rule,
         "bonus_amount": amount,
         "bonus_currency": currency,
