@@ -30,6 +30,18 @@ def _study_submitted_count(*, study_id):
     return study_submitted_count(study_id=study_id)
 
 
+def _participant_batch_room(*, study):
+    from .services.batches import participant_batch_room
+
+    return participant_batch_room(study=study)
+
+
+def _participant_batch_give(*, study, rater, size):
+    from .services.batches import participant_batch_give
+
+    return participant_batch_give(study=study, rater=rater, size=size)
+
+
 def _raters_need_cases_received(sender, **kwargs):
     from .receivers import raters_need_cases_received
 
@@ -42,6 +54,7 @@ class AnnotationConfig(AppConfig):
 
     def ready(self):
         from studies.activity import activity_reader_register
+        from studies.participant_batch import BatchSteps, batch_steps_register
         from studies.setup_checklist import checklist_reader_register
         from studies.signals import raters_need_cases
         from studies.webhooks import submitted_count_reader_register
@@ -50,6 +63,7 @@ class AnnotationConfig(AppConfig):
         checklist_reader_register(_setup_checklist_onboarding)
         checklist_reader_register(_setup_checklist_pay)
         submitted_count_reader_register(_study_submitted_count)
+        batch_steps_register(BatchSteps(room=_participant_batch_room, give=_participant_batch_give))
         raters_need_cases.connect(
             _raters_need_cases_received, dispatch_uid="annotation.raters_need_cases"
         )

@@ -30,7 +30,7 @@ from jobs.models import Job
 from jobs.runner import job_schedule
 from jobs.services import JobFailed, job_active, job_create, job_execute, job_status
 from studies.errors import ApplicationError
-from studies.models import Membership, Study, TestCase
+from studies.models import TAKES_NEW_CASES, Membership, Study, TestCase
 
 UNREACHABLE = (
     "The assignment could not be started (the task queue is unreachable); nothing was "
@@ -109,7 +109,9 @@ def assignment_auto_start(*, study_id: int) -> Job | None:
         return None
     if imported_ratings_held(study_id=study.pk):
         return None  # its raters were imported with their ratings; Assign says why
-    raters = study.memberships.filter(role=Membership.Role.RATER, status=Membership.Status.ACTIVE)
+    raters = study.memberships.filter(
+        TAKES_NEW_CASES, role=Membership.Role.RATER, status=Membership.Status.ACTIVE
+    )
     if not raters.exists() or not study.test_cases.filter(purpose=TestCase.Purpose.SAMPLE).exists():
         return None
     return assignment_job_start(study=study, actor=None)

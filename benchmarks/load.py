@@ -17,6 +17,14 @@ arrival in the database.
 
     .venv/bin/python benchmarks/load.py --participants 200 --window 60
 
+``--cases-per-participant B`` gives the link a batch size: the study is then built with no
+raters and ``--raters-per-case`` (default 2) raters per case, so each arrival is given B of
+the ``--cases`` cases in the join; once every case has its k, later arrivals are refused
+politely (counted apart, not as errors), and the run checks that no case has more than k.
+
+    .venv/bin/python benchmarks/load.py --participants 200 --window 60 --cases 200 \
+        --cases-per-participant 2
+
 ``--proxy``: the scaled-out shape of docs/deployment.md instead (benchmarks/chaos.py's, with
 no fault): HAProxy in front of ``--nodes`` web nodes of ``--workers`` gunicorn workers each,
 PgBouncer in transaction mode, a Redis of its own, the recompute and jobs workers and beat.
@@ -47,7 +55,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
@@ -408,7 +416,13 @@ class Arrival(Rater):
             "STUDY_ID": "LOADSTUDY",
             "SESSION_ID": f"S-{pid}",
         }
-        if self.call("POST", f"/p/{token}/", "start", {302}, data=fields) is None:
+        started = self.call("POST", f"/p/{token}/", "start", {302, 400}, data=fields)
+        if started is None:
+            return
+        if started.status_code == 400:
+            # A batch link with every case at its k: the polite refusal, anything else an error.
+            refused = 'data-reason="no_places"' in started.text
+            self.stats.record("refused", time.perf_counter() - began, refused, started.text[:80])
             return
         landed = self.call("GET", f"/s/{slug}/participant/", "first step", {302})
         if landed is None or not self.call("GET", landed.headers["Location"], "sheet", {200}):
@@ -418,12 +432,21 @@ class Arrival(Rater):
 
 def run_participants(args, base: str, study, processes) -> tuple[Stats, float]:
     """``args.participants`` arrivals spread evenly over ``args.window`` seconds."""
+    from studies.models import Study
     from studies.services.participants import participant_link_save
 
+    if args.cases_per_participant:
+        Study.objects.filter(pk=study.pk).update(raters_per_item=args.raters_per_case)
+        study.refresh_from_db()
     link = participant_link_save(
         study=study,
         actor=study.lead,
-        values={"name": "load", "completion_code": "LOAD1", "max_participants": args.participants},
+        values={
+            "name": "load",
+            "completion_code": "LOAD1",
+            "max_participants": args.participants,
+            "cases_per_participant": args.cases_per_participant or "",
+        },
     )
     stats = Stats()
     count = args.participants
@@ -446,7 +469,8 @@ def run_participants(args, base: str, study, processes) -> tuple[Stats, float]:
 
 
 def report_participants(args, stats: Stats, wall: float, study) -> dict:
-    from studies.models import Membership, Participant
+    from annotation.models import Assignment
+    from studies.models import Membership, Participant, TestCase
 
     joins = stats.times.get("join", [])
     errors = sum(stats.errors.values())
@@ -459,7 +483,7 @@ def report_participants(args, stats: Stats, wall: float, study) -> dict:
     print(f"{args.participants} participants arriving within {args.window:.0f} s, one link")
     print(f"{len(joins)} joins in {wall:.1f} s: {len(joins) / wall:.2f} joins/s; errors: {errors}")
     print(f"{'step':<12}{'n':>6}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'errors':>8}")
-    for step in ("link page", "start", "first step", "sheet", "join"):
+    for step in ("link page", "start", "first step", "sheet", "join", "refused"):
         values = stats.times.get(step)
         if values:
             p50, p95, p99 = (percentile(values, q) * 1000 for q in (0.5, 0.95, 0.99))
@@ -467,6 +491,20 @@ def report_participants(args, stats: Stats, wall: float, study) -> dict:
                   f"{stats.errors[step]:>8}")  # fmt: skip
     for sample in stats.error_samples:
         print(f"  error: {sample}")
+    if args.cases_per_participant:
+        refused = len(stats.times.get("refused", []))
+        per_case = Counter(
+            Assignment.objects.filter(
+                test_case__study=study, test_case__purpose=TestCase.Purpose.SAMPLE
+            ).values_list("test_case_id", flat=True)
+        )
+        most = max(per_case.values(), default=0)
+        print(
+            f"Batches of {args.cases_per_participant}, {args.raters_per_case} raters per case: "
+            f"{refused} arrivals refused (every case had its k); {len(per_case)} of "
+            f"{args.cases} cases rated, at most {most} raters on one "
+            f"({'within k' if most <= args.raters_per_case else 'OVER k'})"
+        )
     unique = len(set(pseudonyms)) == len(pseudonyms)
     print(
         f"In the database: {participants} participants, {len(pseudonyms)} pseudonyms, "
@@ -540,9 +578,20 @@ def arguments() -> argparse.Namespace:
         help="crowd participants joining through a link instead of the raters' loop (200)",
     )  # fmt: skip
     parser.add_argument("--window", type=float, default=60.0, help="their arrival window, s")
+    parser.add_argument(
+        "--cases-per-participant", type=int, default=0,
+        help="the link's batch size (the study then has no raters, --raters-per-case per case)",
+    )  # fmt: skip
+    parser.add_argument("--raters-per-case", type=int, default=2, help="k, with a batch size")
     args = parser.parse_args()
     if args.proxy and not 1 <= args.nodes <= 8:
         parser.error("1-8 web nodes")
+    if args.cases_per_participant:
+        if not args.participants:
+            parser.error("--cases-per-participant goes with --participants")
+        if not 1 <= args.cases_per_participant <= 10_000 or args.raters_per_case < 1:
+            parser.error("a batch of 1-10,000 cases and at least 1 rater per case")
+        args.raters = 0  # the participants are the raters: every place is theirs
     return args
 
 
@@ -555,6 +604,12 @@ def main() -> None:
             f"Crowd participants joining, {shape} shape: {args.participants} within "
             f"{args.window:.0f} s, {args.cases} cases each"
         )
+        if args.cases_per_participant:
+            title = (
+                f"Crowd participants joining, {shape} shape: {args.participants} within "
+                f"{args.window:.0f} s, batches of {args.cases_per_participant} of {args.cases} "
+                f"cases, {args.raters_per_case} raters per case"
+            )
     with reported(title, runs=args.repeat, why_fewer="a minute or more a run"):
         if args.repeat == 1:
             figures = one_run(args)

@@ -12,7 +12,12 @@ from core.api import ErrorResponseSerializer, body_object
 from . import access
 from .models import Participant, ParticipantLink
 from .participant_urls import participant_link_url
-from .services.participants import LINK_FIELDS, participant_link_close, participant_link_save
+from .services.participants import (
+    LINK_FIELDS,
+    MAX_BATCH,
+    participant_link_close,
+    participant_link_save,
+)
 
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
 
@@ -32,9 +37,9 @@ class ParticipantLinkSerializer(serializers.ModelSerializer):
         fields = [
             "id", "name", "preset", "participant_param", "study_param", "session_param",
             "completion_code", "completion_url", "screened_out_code", "screened_out_url",
-            "max_participants", "timeout_minutes", "bonus_rule", "bonus_amount",
-            "bonus_currency", "linked_studies", "is_open", "closed_at", "created_at", "url",
-            "participants",
+            "max_participants", "timeout_minutes", "cases_per_participant", "bonus_rule",
+            "bonus_amount", "bonus_currency", "linked_studies", "is_open", "closed_at",
+            "created_at", "url", "participants",
         ]  # fmt: skip
         read_only_fields = fields
 
@@ -65,6 +70,14 @@ ParticipantLinkInSerializer = inline_serializer(
         "screened_out_url": serializers.CharField(required=False, help_text="http(s), or empty"),
         "max_participants": serializers.IntegerField(min_value=1),
         "timeout_minutes": serializers.IntegerField(required=False, default=60),
+        "cases_per_participant": serializers.IntegerField(
+            required=False,
+            allow_null=True,
+            min_value=1,
+            max_value=MAX_BATCH,
+            help_text="Sample cases each participant gets on joining, and no more; null: the "
+            "design plans them like any rater",
+        ),
         "bonus_rule": serializers.ChoiceField(
             choices=ParticipantLink.BonusRule.values, required=False
         ),

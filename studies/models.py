@@ -921,6 +921,9 @@ class ParticipantLink(models.Model):
     screened_out_url = models.URLField(max_length=500, blank=True)
     max_participants = models.PositiveIntegerField()
     timeout_minutes = models.PositiveIntegerField(default=60)
+    # Sample cases each participant is given when they join, and never more (blank: the
+    # study's design plans them like any rater). See ``docs/admin.md``, "Batches".
+    cases_per_participant = models.PositiveIntegerField(null=True, blank=True)
     bonus_rule = models.CharField(max_length=10, choices=BonusRule.choices, default="none")
     bonus_amount = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("0"))
     bonus_currency = models.CharField(max_length=3, default="GBP")
@@ -987,8 +990,10 @@ class Participant(models.Model):
 
 
 # Raters who may be given new cases: everyone but participants who have finished (screened
-# out, completed, returned or timed out). Read by the assignment design and the hand-on
-# of skipped and released cases (``annotation``).
+# out, completed, returned or timed out) and participants of a link with a batch size, who
+# get their batch when they join and nothing after. Read by the assignment design, the
+# adaptive design and the hand-on of skipped and released cases (``annotation``).
 TAKES_NEW_CASES = models.Q(participant__isnull=True) | models.Q(
-    participant__status=Participant.Status.STARTED
+    participant__status=Participant.Status.STARTED,
+    participant__link__cases_per_participant__isnull=True,
 )

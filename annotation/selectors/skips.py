@@ -7,7 +7,7 @@ Nothing here names a system or a response: a skip belongs to a case.
 from collections import Counter
 from dataclasses import dataclass, field
 
-from django.db.models import Q
+from django.db.models import Count, Q
 
 from annotation.models import Assignment
 from studies.models import Membership, Study, TestCase
@@ -35,6 +35,21 @@ def case_places_taken(*, test_case_id: int, besides: int | None = None) -> int:
     if besides is not None:
         taken = taken.exclude(rater_id=besides)
     return taken.count()
+
+
+def sample_places_held(*, study: Study) -> Counter[int]:
+    """Per sample case (by test case id): how many of its places are held; cases with
+    none are absent. One query whatever the study's size."""
+    rows = (
+        Assignment.objects.filter(
+            HOLDS_A_PLACE, test_case__study=study, test_case__purpose=TestCase.Purpose.SAMPLE
+        )
+        .values("test_case_id")
+        .annotate(held=Count("pk"))
+        .order_by()
+        .values_list("test_case_id", "held")
+    )
+    return Counter(dict(rows))
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from django.db.models import Count, Max, Q
 from annotation.models import Assignment
 from annotation.selectors.skips import HOLDS_A_PLACE
 from studies.locks import membership_lock, study_lock
-from studies.models import Membership, Study, TestCase
+from studies.models import TAKES_NEW_CASES, Membership, Study, TestCase
 
 OPEN = Q(assignments__status__in=[Assignment.Status.TODO, Assignment.Status.DRAFT])
 
@@ -40,6 +40,7 @@ def _candidates(*, study: Study, test_case: TestCase) -> list[Membership]:
     had = Assignment.objects.filter(test_case=test_case).values("rater_id")
     rows = list(
         study.memberships.filter(role=Membership.Role.RATER, status=Membership.Status.ACTIVE)
+        .filter(TAKES_NEW_CASES)
         .exclude(pk__in=had)
         .annotate(still_open=Count("assignments", filter=OPEN), load=Count("assignments"))
         .order_by("pseudonym")

@@ -19,7 +19,7 @@ from annotation.models import Assignment, StudyFeedback
 from annotation.selectors.rating import HANDLED
 from studies.errors import ApplicationError
 from studies.locks import membership_lock, study_lock
-from studies.models import Membership, Participant, TestCase
+from studies.models import Membership, Participant, ParticipantLink, TestCase
 from studies.services.participants import participant_finish
 from studies.signals import raters_need_cases_announce
 
@@ -108,12 +108,20 @@ def participants_time_out(*, study_id: int | None = None, now=None) -> int:
     their link's time-out; returns how many. Idempotent, and safe against the late
     participant's own submit (see ``_time_out``)."""
     now = now or timezone.now()
+    links = ParticipantLink.objects.all()
+    if study_id is not None:
+        links = links.filter(study_id=study_id)
+    # Nobody idle yet who joined less than their link's time-out ago: a burst of arrivals
+    # (each of which runs this, and a full batch study's newcomer under the study lock)
+    # reads no one of the burst.
+    joined_long_enough = Q(pk__in=[])
+    for link_id, minutes in links.values_list("pk", "timeout_minutes"):
+        joined_long_enough |= Q(link_id=link_id, joined_at__lte=now - timedelta(minutes=minutes))
     started = Participant.objects.filter(
+        joined_long_enough,
         status=Participant.Status.STARTED,
         membership__assignments__status__in=OPEN,
     )
-    if study_id is not None:
-        started = started.filter(study_id=study_id)
     timed_out = 0
     for participant_id in started.values_list("pk", flat=True).distinct().order_by("pk"):
         timed_out += _time_out(participant_id, now)

@@ -37,6 +37,7 @@ class Migration(migrations.Migration):
                 ('screened_out_url', models.URLField(blank=True, max_length=500)),
                 ('max_participants', models.PositiveIntegerField()),
                 ('timeout_minutes', models.PositiveIntegerField(default=60)),
+                ('cases_per_participant', models.PositiveIntegerField(blank=True, null=True)),
                 ('bonus_rule', models.CharField(choices=[('none', 'No bonus'), ('per_case', 'Per case completed'), ('per_hour', 'Per hour of active time')], default='none', max_length=10)),
                 ('bonus_amount', models.DecimalField(decimal_places=2, default=Decimal('0'), max_digits=8)),
                 ('bonus_currency', models.CharField(default='GBP', max_length=3)),

@@ -25,6 +25,7 @@ from studies.errors import ApplicationError
 from studies.events import study_event_record
 from studies.locks import membership_lock, study_lock
 from studies.models import Membership, Participant, ParticipantLink, Study, StudyEvent
+from studies.participant_batch import batch_steps
 
 from .membership import membership_add
 
@@ -46,11 +47,13 @@ CURRENCY = re.compile(r"^[A-Z]{3}$")
 MAX_PARTICIPANTS = 100_000
 MAX_TIMEOUT_MINUTES = 24 * 60
 MAX_BONUS = Decimal("10000")
+MAX_BATCH = 10_000
 # What the lead sets on a link (the page's form, the API's body).
 LINK_FIELDS = (
     "name", "preset", "participant_param", "study_param", "session_param", "completion_code",
     "completion_url", "screened_out_code", "screened_out_url", "max_participants",
-    "timeout_minutes", "bonus_rule", "bonus_amount", "bonus_currency", "linked_studies",
+    "timeout_minutes", "cases_per_participant", "bonus_rule", "bonus_amount",
+    "bonus_currency", "linked_studies",
 )  # fmt: skip
 FINISHED = (
     Participant.Status.SCREENED_OUT,
@@ -179,6 +182,8 @@ def participant_link_clean(*, study: Study, values: dict) -> dict:
                      label="The maximum number of participants")  # fmt: skip
     if not maximum:
         raise ParticipantError("Enter the maximum number of participants.")
+    batch = _whole(values, "cases_per_participant", low=1, high=MAX_BATCH, default=0,
+                   label="The cases per participant")  # fmt: skip
     return {
         "name": _text(values, "name", limit=100, required=True, label="A name"),
         "preset": preset,
@@ -198,6 +203,8 @@ def participant_link_clean(*, study: Study, values: dict) -> dict:
             default=60,
             label="The time-out",
         ),  # fmt: skip
+        # None: the study's design plans the participants' cases like any rater's.
+        "cases_per_participant": batch or None,
         "bonus_rule": rule,
         "bonus_amount": amount,
         "bonus_currency": currency,
@@ -230,6 +237,7 @@ def participant_link_save(
         link=link.name,
         max_participants=link.max_participants,
         timeout_minutes=link.timeout_minutes,
+        cases_per_participant=link.cases_per_participant,
     )
     return link
 
@@ -329,6 +337,10 @@ def participant_join(
     if existing is None:
         try:
             outcome = _join_new(link, external_id, session, vendor_study)
+        except ParticipantError as exc:
+            if exc.reason == "no_places":
+                _refusal_record(link, None, "no_places")
+            raise
         except IntegrityError:
             # Should the lock ever be bypassed, the constraint keeps the id to one participant.
             existing = _existing(link.study_id, external_id)
@@ -380,6 +392,16 @@ def _join_new(
             "platform that sent you here; thank you for your interest.",
             reason="full",
         )
+    # A batch link: refused before any account is made when no sample case has a place
+    # left (the study has the ratings it needs), and so not counted in the quota.
+    batch = link.cases_per_participant
+    if batch and not batch_steps().room(study=study):
+        raise ParticipantError(
+            "This study has all the ratings it needs, so there is nothing left for you to "
+            "rate. Please return it on the platform that sent you here; thank you for your "
+            "interest.",
+            reason="no_places",
+        )
     accounts = get_user_model()
     user = accounts(username=f"participant-{secrets.token_hex(8)}")
     user.set_unusable_password()
@@ -393,6 +415,10 @@ def _join_new(
         vendor_study_id=vendor_study,
         vendor_session_id=session,
     )
+    if batch:
+        # Under the study lock held since the count above: no other join, Assign or
+        # release can take the places between the count and the writes.
+        batch_steps().give(study=study, rater=membership, size=batch)
     study_event_record(
         study=study,
         actor=user,

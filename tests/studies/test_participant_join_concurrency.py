@@ -1,10 +1,14 @@
 """Fifty participants arriving at once through one link, one id twice (issue 29): one
 participant per id, unique pseudonyms, no server error, every page a redirect onward."""
 
+from collections import Counter
+from datetime import timedelta
+
 import pytest
 from django.db import connection
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation.models import Assignment
 from studies.models import Membership, Participant, Study
@@ -55,3 +59,70 @@ def test_fifty_first_visits_at_once_one_duplicate_give_49_participants():
     # Every participant got the full design's cases, once.
     per_rater = {r.pk: Assignment.objects.filter(rater=r).count() for r in raters}
     assert set(per_rater.values()) == {2}
+
+
+def held_per_case(study) -> Counter:
+    """Places held per case: assignments not skipped (a time-out marks released ones so)."""
+    rows = Assignment.objects.filter(test_case__study=study).exclude(status="skipped")
+    return Counter(rows.values_list("test_case_id", flat=True))
+
+
+def test_fifty_arrivals_at_once_for_thirty_batches_of_two_fill_every_case_to_k():
+    # 30 cases, 2 raters each, 2 cases per participant: 60 places, room for 30 participants.
+    study = make_study(cases=30, raters=[], status=Study.Status.OPEN)
+    Study.objects.filter(pk=study.pk).update(raters_per_item=2)
+    link = participant_link_save(
+        study=study,
+        actor=study.lead,
+        values={
+            "name": "batches",
+            "completion_code": "DONE1",
+            "max_participants": "100",
+            "cases_per_participant": "2",
+        },
+    )
+    url = reverse("studies:participant_join", args=[link.token])
+
+    def visit(pid):
+        def run():
+            response = Client().post(
+                url, {"PROLIFIC_PID": pid, "STUDY_ID": "V1", "SESSION_ID": f"S-{pid}"}
+            )
+            refused = b'data-reason="no_places"' in response.content
+            return response.status_code, refused
+
+        return run
+
+    runs = together(*(visit(f"PID{n:03d}") for n in range(ARRIVALS)))
+    assert [run.error for run in runs] == [None] * ARRIVALS
+    outcomes = Counter(run.result for run in runs)
+    # Joined (a redirect onward) or refused politely (the page, with the reason): no 500.
+    assert outcomes == {(302, False): 30, (400, True): ARRIVALS - 30}
+    participants = Participant.objects.filter(link=link)
+    assert participants.count() == 30
+    per_rater = Counter(
+        Assignment.objects.filter(rater__participant__link=link).values_list("rater_id", flat=True)
+    )
+    assert sorted(per_rater.values()) == [2] * 30
+    assert sorted(held_per_case(study).values()) == [2] * 30
+    # Nobody refused has an account or a membership.
+    assert Membership.objects.filter(study=study, role=Membership.Role.RATER).count() == 30
+
+    # Three participants go idle past the time-out; ten more arrive at once. The first to
+    # find the study full releases the idle ones' six cases, which make three batches.
+    idle = list(participants.order_by("pk")[:3])
+    Participant.objects.filter(pk__in=[p.pk for p in idle]).update(
+        joined_at=timezone.now() - timedelta(hours=2)
+    )
+    released = set(
+        Assignment.objects.filter(rater__participant__in=idle).values_list(
+            "test_case_id", flat=True
+        )
+    )
+    late = together(*(visit(f"LATE{n:03d}") for n in range(10)))
+    assert [run.error for run in late] == [None] * 10
+    assert Counter(run.result for run in late) == {(302, False): 3, (400, True): 7}
+    newcomers = Assignment.objects.filter(rater__participant__external_id__startswith="LATE")
+    assert set(newcomers.values_list("test_case_id", flat=True)) == released
+    assert newcomers.count() == 6
+    assert set(held_per_case(study).values()) == {2}
