@@ -188,7 +188,11 @@ def agreement_point_stage(*, study_id: int) -> PointStage | None:
     """Store the study's point estimates, marked ``intervals_pending``; None if a fresher
     result was stored (then there is nothing more to do for this run)."""
     logger.info("Agreement run for study %s started", study_id)
-    study = Study.objects.select_related("rubric").get(pk=study_id)
+    study = Study.objects.select_related("rubric").filter(pk=study_id).first()
+    if study is None:
+        # Deleted while its run waited in the queue: nothing left to compute.
+        logger.info("Agreement run for study %s: the study no longer exists", study_id)
+        return None
     row, _ = StudyAgreement.objects.get_or_create(study=study)
     # Read the request counter and the inputs before the data: anything committed later
     # bumps the counter again and gets a run of its own. The inputs' ratings part comes

@@ -48,3 +48,12 @@ def test_a_submission_returns_before_its_recompute_runs(
     assert agreement.n_ratings == 6 and agreement.computed == agreement.requested
     assert len(runs) > before
     assert request_thread not in runs
+
+
+def test_a_run_queued_for_a_study_deleted_meanwhile_does_nothing():
+    study = make_study(cases=2, raters=[UserFactory()])
+    study_id = study.pk
+    study.delete()
+
+    assert services.agreement_point_stage(study_id=study_id) is None
+    assert not StudyAgreement.objects.filter(study_id=study_id).exists()
