@@ -135,23 +135,33 @@ LOG_LINE = re.compile(
 )
 
 
+RECEIVED = re.compile(r"^Task agreement\.tasks\.recompute_study\[(?P<id>[0-9a-f-]+)\] received$")
+
+
 def timeline(outputs: list[str], study_id: int) -> list[tuple[str, str]]:
     """(time, event) for the study from the workers' logs, in order: "received" (a task
     reached a worker), "picked" (a task began), "start" and "end" (a run of the statistics).
-    At equal times a task's beginning sorts before another's arrival, as it happened."""
+    At equal times a task's beginning sorts before another's arrival, as it happened.
+
+    A message that reaches a second worker is not a second task: a worker stopping with a
+    message it had prefetched but not begun gives it back to the broker, and another worker
+    receives it again. Only its first arrival counts."""
     events = []
     order = {"end": 0, "picked": 1, "start": 2, "received": 3}
+    arrivals: dict[str, str] = {}
+    for output in outputs:
+        for line in output.splitlines():
+            match = LOG_LINE.match(line)
+            if match and (received := RECEIVED.match(match["message"])):
+                arrivals[received["id"]] = min(arrivals.get(received["id"], "~"), match["at"])
+    events.extend((at, "received") for at in arrivals.values())
     for output in outputs:
         for line in output.splitlines():
             match = LOG_LINE.match(line)
             if not match:
                 continue
             message = match["message"]
-            if message.startswith("Task agreement.tasks.recompute_study[") and (
-                message.endswith(" received")
-            ):
-                event = "received"
-            elif message == f"Agreement task for study {study_id} picked up":
+            if message == f"Agreement task for study {study_id} picked up":
                 event = "picked"
             elif message == f"Agreement run for study {study_id} started":
                 event = "start"
