@@ -4,6 +4,16 @@
       .venv/bin/python benchmarks/memory.py --repeat 5
     .venv/bin/python benchmarks/memory.py --repeat 5 --no-preload   # GUNICORN_PRELOAD=false
     .venv/bin/python benchmarks/memory.py --repeat 5 --make-run-only  # the warm start alone
+    .venv/bin/python benchmarks/memory.py --repeat 5 --python /tmp/runtime/bin/python
+
+``--python`` runs the servers with another interpreter: a virtualenv with the runtime lock
+only, as the image (Dockerfile) and `make run` install it. The development lock adds
+packages that libraries import when they find them (Django REST framework imports
+``requests``, about 16 MB in every process), so figures taken in `.venv` overstate
+production's. Such a virtualenv::
+
+    python3.11 -m venv /tmp/runtime
+    /tmp/runtime/bin/pip install --no-deps -r requirements/runtime.txt
 
 Each run starts, one after the other:
 - the web: gunicorn with config/gunicorn.py (``--workers``, 4 by default; the app preloaded
@@ -126,7 +136,7 @@ def measured(process: subprocess.Popen) -> list[dict]:
 
 def web(args, env: dict, log: Path) -> list[dict]:
     port = free_port()
-    gunicorn = str(Path(sys.executable).parent / "gunicorn")
+    gunicorn = str(Path(args.python).parent / "gunicorn")
     process = start(
         [gunicorn, "-c", "config/gunicorn.py", "config.wsgi:application"],
         {
@@ -148,11 +158,11 @@ def web(args, env: dict, log: Path) -> list[dict]:
         stop(process)
 
 
-def worker(env: dict, log: Path) -> list[dict]:
+def worker(args, env: dict, log: Path) -> list[dict]:
     worker_log = log.with_name("worker.log")
     worker_log.unlink(missing_ok=True)
     process = start(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--concurrency", "1",
+        [args.python, "-m", "celery", "-A", "config", "worker", "--concurrency", "1",
          "-Q", f"concord-memory-{secrets.token_hex(4)}", "--without-gossip",
          "--without-mingle", "--without-heartbeat", "--loglevel", "INFO"],
         env, worker_log,
@@ -169,11 +179,11 @@ def worker(env: dict, log: Path) -> list[dict]:
         stop(process)
 
 
-def make_run(env: dict, log: Path) -> tuple[float, float, list[dict]]:
+def make_run(args, env: dict, log: Path) -> tuple[float, float, list[dict]]:
     """Warm start (wall and CPU seconds: the CPU figure barely moves with the machine's load)
     and memory of `make run`'s server."""
     port = free_port()
-    process = start([sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}"], env, log)
+    process = start([args.python, "manage.py", "runserver", f"127.0.0.1:{port}"], env, log)
     try:
         seconds = wait_for(f"http://127.0.0.1:{port}/accounts/login/", process)
         cpu = cpu_seconds(group(process.pid))
@@ -200,6 +210,9 @@ def main() -> None:
     parser.add_argument("--no-preload", action="store_true", help="GUNICORN_PRELOAD=false")
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", PG_URL))
     parser.add_argument("--redis-url", default=REDIS_URL)
+    parser.add_argument(
+        "--python", default=sys.executable, help="the servers' interpreter (default: this one)"
+    )
     parser.add_argument(
         "--make-run-only", action="store_true", help="only make run's warm start and memory"
     )
@@ -247,8 +260,8 @@ def measure_all(args: argparse.Namespace) -> None:
             results = {}
             if not args.make_run_only:
                 results["web"] = web(args, production, log)
-                results["worker"] = worker(production, log)
-            seconds, cpu, results["make run"] = make_run(local, log)
+                results["worker"] = worker(args, production, log)
+            seconds, cpu, results["make run"] = make_run(args, local, log)
             figures.setdefault("make run warm start", []).append(seconds)
             figures.setdefault("make run warm start, CPU", []).append(cpu)
             if run == 0:
@@ -260,6 +273,7 @@ def measure_all(args: argparse.Namespace) -> None:
                     total = sum(p[key] for p in processes)
                     figures.setdefault(f"{name} {key.upper()}", []).append(total)
         shape = f"{args.workers} workers, {'not ' if args.no_preload else ''}preloaded"
+        print(f"servers' interpreter: {args.python}")
         print(f"sums over each server's processes, {args.repeat} runs (web: gunicorn, {shape}):")
         for name, values in figures.items():
             if "start" in name:
