@@ -252,7 +252,11 @@ def test_payments_files_are_for_administrators_and_follow_the_bonus_rule(study):
     client = Client()
     arrive(client, link, "PIDPAY1")
     membership = Participant.objects.get().membership
-    Assignment.objects.filter(rater=membership).update(status="submitted", active_seconds=600)
+    # Three cases of ten minutes each, in half an hour in the study.
+    Participant.objects.update(joined_at=timezone.now() - timedelta(minutes=30))
+    Assignment.objects.filter(rater=membership).update(
+        status="submitted", active_seconds=600, submitted_at=timezone.now()
+    )
     url = reverse("annotation:participant_payments", args=[study.slug, link.uuid])
     lead = Client()
     lead.force_login(study.lead)
@@ -366,3 +370,34 @@ def test_a_participant_cannot_reach_another_participants_work_or_other_studies(s
     assert mine.get(reverse("annotation:assignments", args=[elsewhere.slug])).status_code == 404
     assert mine.get(reverse("annotation:results", args=[study.slug])).status_code == 403
     assert mine.get(reverse("studies:participant_links", args=[study.slug])).status_code == 403
+
+
+def test_active_time_paid_per_hour_is_never_more_than_the_time_spent_in_the_study(study):
+    """Cases open side by side each let a save claim the time since it was assigned: three
+    cases submitted ten minutes after joining, each claiming ten minutes, are ten minutes
+    in the study, not thirty, and the per-hour bonus pays for ten."""
+    Study.objects.filter(pk=study.pk).update(consent_text="", disclosure_question="")
+    link = make_link(study, bonus_rule="per_hour", bonus_amount="6.00")
+    client = Client()
+    arrive(client, link, "PIDCLOCK1")
+    participant = Participant.objects.get()
+    held = Assignment.objects.filter(rater=participant.membership).order_by("position")
+    assert held.count() == 3
+    ten_minutes_ago = timezone.now() - timedelta(minutes=10)
+    Participant.objects.filter(pk=participant.pk).update(joined_at=ten_minutes_ago)
+    held.update(updated_at=ten_minutes_ago)
+    for n, assignment in enumerate(held):
+        rated = client.post(
+            reverse("annotation:rate", args=[assignment.uuid]),
+            {"payload": json.dumps(payload_for(n)), "version": 0, "active_seconds": 600},
+        )
+        assert rated.status_code == 302
+    assert held.filter(status="submitted").count() == 3
+    url = reverse("annotation:participant_payments", args=[study.slug, link.uuid])
+    admin = Client()
+    admin.force_login(UserFactory(is_staff=True, is_superuser=True))
+    row = admin.get(url).content.decode().splitlines()[1].split(",")
+    assert row[:2] == ["PIDCLOCK1", "started"]
+    seconds, bonus = int(row[2]), Decimal(row[4])
+    assert 600 <= seconds < 900  # ten minutes and the test's own time, not 1,800
+    assert bonus == bonus_for(link=link, cases=3, active_seconds=seconds) < Decimal("1.50")
