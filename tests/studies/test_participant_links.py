@@ -401,3 +401,32 @@ def test_active_time_paid_per_hour_is_never_more_than_the_time_spent_in_the_stud
     seconds, bonus = int(row[2]), Decimal(row[4])
     assert 600 <= seconds < 900  # ten minutes and the test's own time, not 1,800
     assert bonus == bonus_for(link=link, cases=3, active_seconds=seconds) < Decimal("1.50")
+
+
+def test_linking_one_arm_to_the_other_refuses_a_participant_in_either_order(study):
+    """The lead links this arm's link to the other arm: a participant who took part here
+    first is refused at the other arm's link as well, though that link names no study."""
+    other = make_study(cases=2, raters=[], status=Study.Status.OPEN, lead=study.lead, slug="arm-c")
+    other_link = make_link(other)
+    link = make_link(study, linked_studies=other.slug)
+    assert arrive(Client(), link, "PIDFIRSTHERE").status_code == 302
+    refused = arrive(Client(), other_link, "PIDFIRSTHERE")
+    assert refused.status_code == 400 and b'data-reason="linked"' in refused.content
+    assert not Participant.objects.filter(study=other).exists()
+    assert arrive(Client(), other_link, "PIDONLYTHERE").status_code == 302
+    # An unrelated study's link is not affected by the pair.
+    third = make_study(cases=1, raters=[], status=Study.Status.OPEN, lead=study.lead, slug="arm-x")
+    assert arrive(Client(), make_link(third), "PIDFIRSTHERE").status_code == 302
+
+
+def test_a_lead_links_only_studies_they_coordinate(study):
+    """Linking refuses participants both ways, so a lead cannot name another team's study
+    (and learn nothing of it: it is "not found" like a study that does not exist)."""
+    theirs = make_study(cases=1, raters=[], status=Study.Status.OPEN, slug="their-arm")
+    with pytest.raises(ParticipantError, match="not found"):
+        make_link(study, linked_studies=theirs.slug)
+    assert not ParticipantLink.objects.filter(study=study).exists()
+    # A study the lead coordinates (not leads) can be linked.
+    Membership.objects.create(study=theirs, user=study.lead, role=Membership.Role.COORDINATOR)
+    link = make_link(study, linked_studies=theirs.slug)
+    assert list(link.linked_studies.all()) == [theirs]
