@@ -430,3 +430,40 @@ def test_a_lead_links_only_studies_they_coordinate(study):
     Membership.objects.create(study=theirs, user=study.lead, role=Membership.Role.COORDINATOR)
     link = make_link(study, linked_studies=theirs.slug)
     assert list(link.linked_studies.all()) == [theirs]
+
+
+def test_a_participant_working_through_training_and_the_test_is_not_idle(study):
+    """Cases are held from joining, but training and the qualification test come first: a
+    participant answering them is active and keeps their cases past the link's time-out."""
+    training_item = make_item(study, key=payload_for(1))
+    qualification_item = make_item(study, kind="qualification", key=payload_for(1))
+    link = make_link(study, timeout_minutes="15")
+    client = Client()
+    arrive(client, link, "PIDTRAINEE1")
+    client.post(
+        reverse("annotation:consent", args=[study.slug]), {"agree": "on", "prior_knowledge": "no"}
+    )
+    participant = Participant.objects.get()
+    twenty_minutes_ago = timezone.now() - timedelta(minutes=20)
+    Participant.objects.filter(pk=participant.pk).update(joined_at=twenty_minutes_ago)
+    participant.membership.consents.update(agreed_at=twenty_minutes_ago)
+    # Twenty minutes on the worked examples, the last answered just now.
+    answered = client.post(
+        reverse("annotation:training_item", args=[study.slug, training_item.uuid]),
+        {"payload": json.dumps(payload_for(1))},
+    )
+    assert answered.status_code == 302 and training_item.answers.count() == 1
+    assert participants_time_out() == 0
+    # Then twenty minutes on the qualification test, started just now.
+    TrainingAnswerModel = training_item.answers.model
+    TrainingAnswerModel.objects.update(submitted_at=twenty_minutes_ago)
+    started = client.post(reverse("annotation:qualification", args=[study.slug]), {"start": "1"})
+    assert started.status_code == 302
+    assert participant.membership.qualification_attempts.count() == 1
+    assert participants_time_out() == 0
+    assert qualification_item.answers.count() == 0
+    participant.refresh_from_db()
+    assert participant.status == Participant.Status.STARTED
+    assert not Assignment.objects.filter(rater=participant.membership, released_at__isnull=False)
+    # Idle for the time-out after the last of these: timed out as before.
+    assert participants_time_out(now=timezone.now() + timedelta(minutes=16)) == 1
