@@ -13,7 +13,7 @@ from django.utils import timezone
 from annotation.models import Assignment, OnboardingSettings
 from annotation.selectors.participants import bonus_for
 from annotation.services.participants import participants_time_out
-from studies.models import Membership, Participant, ParticipantLink, Study, StudyEvent
+from studies.models import ApiToken, Membership, Participant, ParticipantLink, Study, StudyEvent
 from studies.services.erasure import identity_erase
 from studies.services.participants import (
     ParticipantError,
@@ -467,3 +467,19 @@ def test_a_participant_working_through_training_and_the_test_is_not_idle(study):
     assert not Assignment.objects.filter(rater=participant.membership, released_at__isnull=False)
     # Idle for the time-out after the last of these: timed out as before.
     assert participants_time_out(now=timezone.now() + timedelta(minutes=16)) == 1
+
+
+def test_a_participant_cannot_make_an_api_token(study):
+    """The session is a participant's only credential: no token outlives it, and no script
+    rates through the API in their name."""
+    link = make_link(study)
+    client = Client()
+    arrive(client, link, "PIDTOKEN1")
+    refused = client.post(reverse("studies:tokens"), {"name": "my script"})
+    assert refused.status_code == 400
+    assert b"API tokens are not available" in refused.content
+    assert not ApiToken.objects.exists()
+    # Anyone else signed in still makes one.
+    client.force_login(study.lead)
+    assert client.post(reverse("studies:tokens"), {"name": "pipeline"}).status_code == 200
+    assert ApiToken.objects.filter(user=study.lead).count() == 1
