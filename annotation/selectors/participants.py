@@ -2,9 +2,10 @@
 record. The vendor ids are identity: only the payments file (administrators) shows them."""
 
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Max, Q, Sum
 
 from annotation.models import Assignment
 from studies.models import Membership, Participant, ParticipantLink
@@ -44,6 +45,15 @@ class PaymentRow:
     bonus: Decimal
 
 
+def _seconds_in_study(participant: Participant, *, last: list[datetime | None]) -> int:
+    """From joining to the participant's last save, submit or skip: what the active time
+    paid for may not exceed."""
+    times = [t for t in last if t is not None]
+    if not times:
+        return 0
+    return max(0, int((max(times) - participant.joined_at).total_seconds()))
+
+
 def payment_rows(*, link: ParticipantLink) -> list[PaymentRow]:
     """One row per participant of the link, in the order they joined (two queries)."""
     totals = {
@@ -53,12 +63,27 @@ def payment_rows(*, link: ParticipantLink) -> list[PaymentRow]:
         .annotate(
             seconds=Sum("active_seconds"),
             submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
+            saved=Max("last_saved_at"),
+            submitted_at=Max("submitted_at"),
+            skipped=Max("skipped_at"),
         )
     }
     rows = []
     for participant in link.participants.order_by("joined_at", "pk"):
         total = totals.get(participant.membership_id)
-        seconds = int(total["seconds"] or 0) if total else 0
+        # Each save credits at most the time since its own case was last saved, so cases
+        # open side by side could claim the same minutes once each: the time paid for is
+        # never more than the time the participant spent in the study.
+        seconds = (
+            min(
+                int(total["seconds"] or 0),
+                _seconds_in_study(
+                    participant, last=[total["saved"], total["submitted_at"], total["skipped"]]
+                ),
+            )
+            if total
+            else 0
+        )
         cases = int(total["submitted"] or 0) if total else 0
         rows.append(
             PaymentRow(

@@ -93,14 +93,24 @@ def participant_complete(*, rater: Membership) -> Participant:
 
 
 def participant_last_active(*, participant: Participant):
-    """When the participant last did something the study records: joined, consented, or
-    saved, submitted or skipped a case."""
+    """When the participant last did something the study records: joined, consented,
+    answered a worked example or a test item, started or finished a qualification attempt
+    (their cases are held from joining, and onboarding comes first), or saved, submitted
+    or skipped a case."""
     rater = participant.membership
     times = rater.assignments.aggregate(
         saved=Max("last_saved_at"), submitted=Max("submitted_at"), skipped=Max("skipped_at")
     )
     consented = rater.consents.aggregate(at=Max("agreed_at"))["at"]
-    return max(t for t in [participant.joined_at, consented, *times.values()] if t is not None)
+    answered = rater.training_answers.aggregate(at=Max("submitted_at"))["at"]
+    attempts = rater.qualification_attempts.aggregate(
+        started=Max("started_at"), finished=Max("finished_at")
+    )
+    return max(
+        t
+        for t in [participant.joined_at, consented, answered, *attempts.values(), *times.values()]
+        if t is not None
+    )
 
 
 def participants_time_out(*, study_id: int | None = None, now=None) -> int:

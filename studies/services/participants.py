@@ -19,6 +19,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from studies.errors import ApplicationError
@@ -156,20 +157,31 @@ def _bonus(values: dict) -> tuple[str, Decimal, str]:
     return rule, amount, currency
 
 
-def _linked(values: dict, study: Study) -> list[Study]:
+def _linked(values: dict, study: Study, actor: User | None) -> list[Study]:
+    """The studies named, each one the actor coordinates: a link refuses the linked
+    studies' participants and theirs refuse its own, so no one links a study of others
+    (and a study the actor has no part in is "not found", as everywhere)."""
     linked = values.get("linked_studies") or []
     if isinstance(linked, str):
         linked = [s for s in re.split(r"[\s,]+", linked) if s]
     if not isinstance(linked, list) or len(linked) > 20:
         raise ParticipantError("Link at most 20 studies.")
     slugs = {str(s)[:100] for s in linked} - {study.slug}
-    found = list(Study.objects.filter(slug__in=slugs))
+    found = Study.objects.filter(slug__in=slugs)
+    if not (actor is not None and actor.is_staff):
+        found = found.filter(
+            Q(lead=actor)
+            | Q(memberships__user=actor, memberships__role=Membership.Role.COORDINATOR)
+        )
+    found = list(found.distinct())
     if len(found) != len(slugs):
-        raise ParticipantError("A linked study was not found; give the studies' slugs.")
+        raise ParticipantError(
+            "A linked study was not found; give the slugs of studies you coordinate."
+        )
     return found
 
 
-def participant_link_clean(*, study: Study, values: dict) -> dict:
+def participant_link_clean(*, study: Study, values: dict, actor: User | None = None) -> dict:
     """The link's fields from what the lead entered (the page's form, the API's body), or
     ``ParticipantError`` naming the first problem."""
     preset = str(values.get("preset") or ParticipantLink.Preset.PROLIFIC)
@@ -208,7 +220,7 @@ def participant_link_clean(*, study: Study, values: dict) -> dict:
         "bonus_rule": rule,
         "bonus_amount": amount,
         "bonus_currency": currency,
-        "linked_studies": _linked(values, study),
+        "linked_studies": _linked(values, study, actor),
     }
 
 
@@ -217,7 +229,7 @@ def participant_link_save(
     *, study: Study, actor: User, values: dict, link: ParticipantLink | None = None
 ) -> ParticipantLink:
     """Create a link (with a new unguessable token) or change one; the lead's action."""
-    cleaned = participant_link_clean(study=study, values=values)
+    cleaned = participant_link_clean(study=study, values=values, actor=actor)
     linked = cleaned.pop("linked_studies")
     study = study_lock(study.pk, exclusive=True)
     if study.is_closed:
@@ -322,12 +334,7 @@ def participant_join(
     vendor_study = _vendor_id(params.get(link.study_param) if link.study_param else "",
                               label="study id", required=False)  # fmt: skip
     existing = _existing(link.study_id, external_id)
-    if (
-        existing is None
-        and Participant.objects.filter(
-            study__in=link.linked_studies.all(), external_id=external_id
-        ).exists()
-    ):
+    if existing is None and _in_linked_study(link, external_id):
         _refusal_record(link, None, "linked_study")
         raise ParticipantError(
             "You have already taken part in a related study, so you cannot take part in "
@@ -352,6 +359,20 @@ def participant_join(
             existing = _existing(link.study_id, external_id)
     assert existing is not None
     return _resume(link, existing, session, signed_in)
+
+
+def _in_linked_study(link: ParticipantLink, external_id: str) -> bool:
+    """Whether the id took part in a study linked to this one, either way round: named by
+    this link, or with a link of its own that names this link's study."""
+    pairs = ParticipantLink.linked_studies.through.objects
+    named = pairs.filter(participantlink=link).values("study_id")
+    naming = pairs.filter(study_id=link.study_id).values("participantlink__study_id")
+    return (
+        Participant.objects.filter(Q(study__in=named) | Q(study__in=naming))
+        .filter(external_id=external_id)
+        .exclude(study_id=link.study_id)
+        .exists()
+    )
 
 
 def _existing(study_id: int, external_id: str) -> Participant | None:

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from studies.errors import ApplicationError
-from studies.models import ApiToken
+from studies.models import ApiToken, Participant
 
 TOKEN_PREFIX = "concord_"  # noqa: S105 - a marker, not a secret
 MAX_TOKENS_PER_USER = 20
@@ -35,6 +35,13 @@ def secret_hash(secret: str) -> str:
 @transaction.atomic
 def api_token_create(*, user: User, name: str) -> tuple[ApiToken, str]:
     """A new token for ``user``; returns it with its secret, which exists only here."""
+    if Participant.objects.filter(membership__user=user).exists():
+        # A crowd participant's session is their only credential (docs/admin.md, "Session
+        # binding"): no longer-lived one, and no scripted ratings through the API.
+        raise TokenError(
+            "Participants from a crowd platform take part through the study's pages; API "
+            "tokens are not available to them."
+        )
     name = (name or "").strip()
     if not name:
         raise TokenError("Give the token a name, e.g. the pipeline that will use it.")

@@ -17,6 +17,7 @@ from studies.services.participants import participant_link_save
 from ..annotation.support import make_item
 from ..factories import make_study
 from ..payloads import payload_for
+from .accessibility import assert_accessible, assert_fits
 from .test_rating_flow import fill_response
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -123,3 +124,39 @@ def test_a_timed_out_participant_is_told_the_item_moved_on(page, live_server, cr
     assert participant.status == Participant.Status.TIMED_OUT
     assert not Assignment.objects.filter(rater=participant.membership, status="submitted").exists()
     assert json.dumps(participant.external_id) == '"PIDSLOW"'
+
+
+def test_on_a_phone_the_pages_a_participant_sees_fit_and_show_their_codes(
+    browser, live_server, crowd_study, screenshot
+):
+    """Crowd participants often come on a phone: the link's page, the information sheet,
+    the screened-out code and the completion code fit 375 pixels and pass axe."""
+    link = vendor_link(crowd_study, live_server)
+    context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    page.goto(f"{live_server.url}/p/{link.token}/?PROLIFIC_PID=PIDPHONE1&SESSION_ID=S1")
+    assert_fits(page)
+    assert_accessible(page, name="participant-join-phone")
+    page.click("#participant-start")
+    expect(page.get_by_role("heading", name="Before you start")).to_be_visible()
+    assert_fits(page)
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#participant-decline")
+    expect(page.locator("#screened-out-code")).to_have_text("SCREENED1")
+    assert_fits(page)
+    assert_accessible(page, name="participant-screened-out-phone")
+    screenshot(page, "participant-screened-out-phone")
+    # A second participant who has completed: the code and the countdown, on a phone.
+    page.context.clear_cookies()
+    page.goto(f"{live_server.url}/p/{link.token}/?PROLIFIC_PID=PIDPHONE2&SESSION_ID=S2")
+    page.click("#participant-start")
+    Participant.objects.filter(external_id="PIDPHONE2").update(
+        status=Participant.Status.COMPLETED, finished_at=timezone.now()
+    )
+    page.goto(f"{live_server.url}/s/{crowd_study.slug}/participant/")
+    expect(page.locator("#completion-code")).to_have_text("C1234ABC")
+    expect(page.locator("#countdown")).to_be_visible()
+    assert_fits(page)
+    assert_accessible(page, name="participant-completed-phone")
+    context.close()

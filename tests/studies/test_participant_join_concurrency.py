@@ -126,3 +126,32 @@ def test_fifty_arrivals_at_once_for_thirty_batches_of_two_fill_every_case_to_k()
     assert set(newcomers.values_list("test_case_id", flat=True)) == released
     assert newcomers.count() == 6
     assert set(held_per_case(study).values()) == {2}
+
+
+def test_thirty_arrivals_at_once_on_a_link_of_twelve_places_give_twelve_participants():
+    study = make_study(cases=2, raters=[], status=Study.Status.OPEN)
+    link = participant_link_save(
+        study=study,
+        actor=study.lead,
+        values={"name": "quota", "completion_code": "DONE1", "max_participants": "12"},
+    )
+    url = reverse("studies:participant_join", args=[link.token])
+
+    def visit(pid):
+        def run():
+            response = Client().post(
+                url, {"PROLIFIC_PID": pid, "STUDY_ID": "V1", "SESSION_ID": f"S-{pid}"}
+            )
+            return response.status_code, b'data-reason="full"' in response.content
+
+        return run
+
+    runs = together(*(visit(f"QPID{n:03d}") for n in range(30)))
+    assert [run.error for run in runs] == [None] * 30
+    # Twelve join; the others get the polite "all the participants it needs" page, no 500.
+    assert Counter(run.result for run in runs) == {(302, False): 12, (400, True): 18}
+    assert Participant.objects.filter(link=link).count() == 12
+    pseudonyms = Membership.objects.filter(study=study, role=Membership.Role.RATER)
+    assert sorted(pseudonyms.values_list("pseudonym", flat=True)) == [
+        f"R-{n:02d}" for n in range(1, 13)
+    ]

@@ -13,7 +13,7 @@ from django.utils import timezone
 from annotation.models import Assignment, OnboardingSettings
 from annotation.selectors.participants import bonus_for
 from annotation.services.participants import participants_time_out
-from studies.models import Membership, Participant, ParticipantLink, Study, StudyEvent
+from studies.models import ApiToken, Membership, Participant, ParticipantLink, Study, StudyEvent
 from studies.services.erasure import identity_erase
 from studies.services.participants import (
     ParticipantError,
@@ -252,7 +252,11 @@ def test_payments_files_are_for_administrators_and_follow_the_bonus_rule(study):
     client = Client()
     arrive(client, link, "PIDPAY1")
     membership = Participant.objects.get().membership
-    Assignment.objects.filter(rater=membership).update(status="submitted", active_seconds=600)
+    # Three cases of ten minutes each, in half an hour in the study.
+    Participant.objects.update(joined_at=timezone.now() - timedelta(minutes=30))
+    Assignment.objects.filter(rater=membership).update(
+        status="submitted", active_seconds=600, submitted_at=timezone.now()
+    )
     url = reverse("annotation:participant_payments", args=[study.slug, link.uuid])
     lead = Client()
     lead.force_login(study.lead)
@@ -366,3 +370,116 @@ def test_a_participant_cannot_reach_another_participants_work_or_other_studies(s
     assert mine.get(reverse("annotation:assignments", args=[elsewhere.slug])).status_code == 404
     assert mine.get(reverse("annotation:results", args=[study.slug])).status_code == 403
     assert mine.get(reverse("studies:participant_links", args=[study.slug])).status_code == 403
+
+
+def test_active_time_paid_per_hour_is_never_more_than_the_time_spent_in_the_study(study):
+    """Cases open side by side each let a save claim the time since it was assigned: three
+    cases submitted ten minutes after joining, each claiming ten minutes, are ten minutes
+    in the study, not thirty, and the per-hour bonus pays for ten."""
+    Study.objects.filter(pk=study.pk).update(consent_text="", disclosure_question="")
+    link = make_link(study, bonus_rule="per_hour", bonus_amount="6.00")
+    client = Client()
+    arrive(client, link, "PIDCLOCK1")
+    participant = Participant.objects.get()
+    held = Assignment.objects.filter(rater=participant.membership).order_by("position")
+    assert held.count() == 3
+    ten_minutes_ago = timezone.now() - timedelta(minutes=10)
+    Participant.objects.filter(pk=participant.pk).update(joined_at=ten_minutes_ago)
+    held.update(updated_at=ten_minutes_ago)
+    for n, assignment in enumerate(held):
+        rated = client.post(
+            reverse("annotation:rate", args=[assignment.uuid]),
+            {"payload": json.dumps(payload_for(n)), "version": 0, "active_seconds": 600},
+        )
+        assert rated.status_code == 302
+    assert held.filter(status="submitted").count() == 3
+    url = reverse("annotation:participant_payments", args=[study.slug, link.uuid])
+    admin = Client()
+    admin.force_login(UserFactory(is_staff=True, is_superuser=True))
+    row = admin.get(url).content.decode().splitlines()[1].split(",")
+    assert row[:2] == ["PIDCLOCK1", "started"]
+    seconds, bonus = int(row[2]), Decimal(row[4])
+    assert 600 <= seconds < 900  # ten minutes and the test's own time, not 1,800
+    assert bonus == bonus_for(link=link, cases=3, active_seconds=seconds) < Decimal("1.50")
+
+
+def test_linking_one_arm_to_the_other_refuses_a_participant_in_either_order(study):
+    """The lead links this arm's link to the other arm: a participant who took part here
+    first is refused at the other arm's link as well, though that link names no study."""
+    other = make_study(cases=2, raters=[], status=Study.Status.OPEN, lead=study.lead, slug="arm-c")
+    other_link = make_link(other)
+    link = make_link(study, linked_studies=other.slug)
+    assert arrive(Client(), link, "PIDFIRSTHERE").status_code == 302
+    refused = arrive(Client(), other_link, "PIDFIRSTHERE")
+    assert refused.status_code == 400 and b'data-reason="linked"' in refused.content
+    assert not Participant.objects.filter(study=other).exists()
+    assert arrive(Client(), other_link, "PIDONLYTHERE").status_code == 302
+    # An unrelated study's link is not affected by the pair.
+    third = make_study(cases=1, raters=[], status=Study.Status.OPEN, lead=study.lead, slug="arm-x")
+    assert arrive(Client(), make_link(third), "PIDFIRSTHERE").status_code == 302
+
+
+def test_a_lead_links_only_studies_they_coordinate(study):
+    """Linking refuses participants both ways, so a lead cannot name another team's study
+    (and learn nothing of it: it is "not found" like a study that does not exist)."""
+    theirs = make_study(cases=1, raters=[], status=Study.Status.OPEN, slug="their-arm")
+    with pytest.raises(ParticipantError, match="not found"):
+        make_link(study, linked_studies=theirs.slug)
+    assert not ParticipantLink.objects.filter(study=study).exists()
+    # A study the lead coordinates (not leads) can be linked.
+    Membership.objects.create(study=theirs, user=study.lead, role=Membership.Role.COORDINATOR)
+    link = make_link(study, linked_studies=theirs.slug)
+    assert list(link.linked_studies.all()) == [theirs]
+
+
+def test_a_participant_working_through_training_and_the_test_is_not_idle(study):
+    """Cases are held from joining, but training and the qualification test come first: a
+    participant answering them is active and keeps their cases past the link's time-out."""
+    training_item = make_item(study, key=payload_for(1))
+    qualification_item = make_item(study, kind="qualification", key=payload_for(1))
+    link = make_link(study, timeout_minutes="15")
+    client = Client()
+    arrive(client, link, "PIDTRAINEE1")
+    client.post(
+        reverse("annotation:consent", args=[study.slug]), {"agree": "on", "prior_knowledge": "no"}
+    )
+    participant = Participant.objects.get()
+    twenty_minutes_ago = timezone.now() - timedelta(minutes=20)
+    Participant.objects.filter(pk=participant.pk).update(joined_at=twenty_minutes_ago)
+    participant.membership.consents.update(agreed_at=twenty_minutes_ago)
+    # Twenty minutes on the worked examples, the last answered just now.
+    answered = client.post(
+        reverse("annotation:training_item", args=[study.slug, training_item.uuid]),
+        {"payload": json.dumps(payload_for(1))},
+    )
+    assert answered.status_code == 302 and training_item.answers.count() == 1
+    assert participants_time_out() == 0
+    # Then twenty minutes on the qualification test, started just now.
+    TrainingAnswerModel = training_item.answers.model
+    TrainingAnswerModel.objects.update(submitted_at=twenty_minutes_ago)
+    started = client.post(reverse("annotation:qualification", args=[study.slug]), {"start": "1"})
+    assert started.status_code == 302
+    assert participant.membership.qualification_attempts.count() == 1
+    assert participants_time_out() == 0
+    assert qualification_item.answers.count() == 0
+    participant.refresh_from_db()
+    assert participant.status == Participant.Status.STARTED
+    assert not Assignment.objects.filter(rater=participant.membership, released_at__isnull=False)
+    # Idle for the time-out after the last of these: timed out as before.
+    assert participants_time_out(now=timezone.now() + timedelta(minutes=16)) == 1
+
+
+def test_a_participant_cannot_make_an_api_token(study):
+    """The session is a participant's only credential: no token outlives it, and no script
+    rates through the API in their name."""
+    link = make_link(study)
+    client = Client()
+    arrive(client, link, "PIDTOKEN1")
+    refused = client.post(reverse("studies:tokens"), {"name": "my script"})
+    assert refused.status_code == 400
+    assert b"API tokens are not available" in refused.content
+    assert not ApiToken.objects.exists()
+    # Anyone else signed in still makes one.
+    client.force_login(study.lead)
+    assert client.post(reverse("studies:tokens"), {"name": "pipeline"}).status_code == 200
+    assert ApiToken.objects.filter(user=study.lead).count() == 1
