@@ -314,6 +314,12 @@ def participant_link_for_token(*, token: str) -> ParticipantLink:
     return link
 
 
+LINKED_REFUSAL = (
+    "You have already taken part in a related study, so you cannot take part in this one. "
+    "Please return it on the platform that sent you here."
+)
+
+
 def participant_join(
     *, link: ParticipantLink, params, signed_in: User | None = None
 ) -> JoinOutcome:
@@ -336,17 +342,14 @@ def participant_join(
     existing = _existing(link.study_id, external_id)
     if existing is None and _in_linked_study(link, external_id):
         _refusal_record(link, None, "linked_study")
-        raise ParticipantError(
-            "You have already taken part in a related study, so you cannot take part in "
-            "this one. Please return it on the platform that sent you here.",
-            reason="linked",
-        )
+        raise ParticipantError(LINKED_REFUSAL, reason="linked")
     if existing is None:
         try:
             outcome = _join_new(link, external_id, session, vendor_study)
         except ParticipantError as exc:
-            if exc.reason == "no_places":
-                _refusal_record(link, None, "no_places")
+            refusal = {"no_places": "no_places", "linked": "linked_study"}.get(exc.reason)
+            if refusal:
+                _refusal_record(link, None, refusal)
             raise
         except IntegrityError:
             # Should the lock ever be bypassed, the constraint keeps the id to one participant.
@@ -361,18 +364,33 @@ def participant_join(
     return _resume(link, existing, session, signed_in)
 
 
-def _in_linked_study(link: ParticipantLink, external_id: str) -> bool:
-    """Whether the id took part in a study linked to this one, either way round: named by
-    this link, or with a link of its own that names this link's study."""
+def _linked_study_ids(link: ParticipantLink):
+    """The studies linked to this link's study, either way round: named by this link, or
+    with a link of their own that names this link's study (a query, not yet run)."""
     pairs = ParticipantLink.linked_studies.through.objects
-    named = pairs.filter(participantlink=link).values("study_id")
-    naming = pairs.filter(study_id=link.study_id).values("participantlink__study_id")
+    named = pairs.filter(participantlink=link).values_list("study_id", flat=True)
+    naming = pairs.filter(study_id=link.study_id).values_list("participantlink__study_id",
+                                                              flat=True)  # fmt: skip
+    return named.union(naming)
+
+
+def _in_linked_study(link: ParticipantLink, external_id: str) -> bool:
+    """Whether the id took part in a study linked to this one, either way round."""
     return (
-        Participant.objects.filter(Q(study__in=named) | Q(study__in=naming))
+        Participant.objects.filter(study__in=list(_linked_study_ids(link)))
         .filter(external_id=external_id)
         .exclude(study_id=link.study_id)
         .exists()
     )
+
+
+def _study_and_linked_lock(link: ParticipantLink) -> Study:
+    """This link's study and every study linked to it, locked exclusively in the order of
+    their ids (every join takes its group's locks in that one order, so two joins cannot
+    wait on each other): one id joining two linked arms at once joins one of them."""
+    ids = sorted({link.study_id, *_linked_study_ids(link)})
+    locked = {study_id: study_lock(study_id, exclusive=True) for study_id in ids}
+    return locked[link.study_id]
 
 
 def _existing(study_id: int, external_id: str) -> Participant | None:
@@ -390,10 +408,13 @@ def _join_new(
     """A new participant, or None when the id joined while this request waited."""
     # Joins to one study run one at a time (membership_add locks it the same way): the
     # quota counted here and the pseudonym picked there cannot be read twice.
-    study = study_lock(link.study_id, exclusive=True)
+    study = _study_and_linked_lock(link)
     if Participant.objects.filter(study=study, external_id=external_id).exists():
         return None
     link = ParticipantLink.objects.get(pk=link.pk)
+    if _in_linked_study(link, external_id):
+        # The same id joined a linked arm while this request waited for the locks.
+        raise ParticipantError(LINKED_REFUSAL, reason="linked")
     if study.is_closed:
         raise ParticipantError("This study has closed; no one can join it now.", reason="closed")
     if link.closed_at is not None:

@@ -155,3 +155,38 @@ def test_thirty_arrivals_at_once_on_a_link_of_twelve_places_give_twelve_particip
     assert sorted(pseudonyms.values_list("pseudonym", flat=True)) == [
         f"R-{n:02d}" for n in range(1, 13)
     ]
+
+
+def test_one_id_arriving_at_two_linked_arms_at_once_joins_one_of_them():
+    """Each arm's link names the other: the same participant arriving at both at the same
+    instant (two tabs, two vendor studies) becomes a participant of exactly one arm, however
+    the two joins interleave; the other is refused as a participant of a related study."""
+    lead = make_study(cases=2, raters=[], status=Study.Status.OPEN, slug="arm-one").lead
+    arm_one = Study.objects.get(slug="arm-one")
+    arm_two = make_study(cases=2, raters=[], status=Study.Status.OPEN, lead=lead, slug="arm-two")
+    values = {"completion_code": "DONE1", "max_participants": "100"}
+    links = [
+        participant_link_save(study=arm_one, actor=lead,
+                              values={**values, "name": "one", "linked_studies": "arm-two"}),
+        participant_link_save(study=arm_two, actor=lead,
+                              values={**values, "name": "two", "linked_studies": "arm-one"}),
+    ]  # fmt: skip
+
+    def visit(link, pid):
+        def arrive():
+            url = reverse("studies:participant_join", args=[link.token])
+            return Client().post(
+                url, {"PROLIFIC_PID": pid, "STUDY_ID": "V1", "SESSION_ID": f"S-{pid}"}
+            )
+
+        return arrive
+
+    for round_ in range(5):
+        pid = f"TWICE{round_}"
+        runs = together(*(visit(link, pid) for link in links))
+        assert [run.error for run in runs] == [None, None]
+        statuses = sorted(run.result.status_code for run in runs)
+        assert statuses == [302, 400], statuses  # one joined, one refused, never a 500
+        refused = next(run.result for run in runs if run.result.status_code == 400)
+        assert b'data-reason="linked"' in refused.content
+        assert Participant.objects.filter(external_id=pid).count() == 1
