@@ -117,6 +117,16 @@ def assignment_auto_start(*, study_id: int) -> Job | None:
     return assignment_job_start(study=study, actor=None)
 
 
+def assignment_last_failure(*, study: Study) -> str:
+    """Why the study's latest Assign job ended without assigning (it failed or stopped), or
+    "" when it did not: with no one pressing Assign, the Raters page is where a coordinator
+    learns why a rater still has no cases (too few raters for the design, say)."""
+    last = Job.objects.filter(kind=Job.Kind.ASSIGN, study_id=study.pk).first()  # newest
+    if last is None or last.state not in (Job.State.FAILED, Job.State.STOPPED):
+        return ""
+    return last.error
+
+
 def assignment_in_progress(*, study: Study) -> bool:
     """True while an Assign job of the study runs (a rater with no case yet has them on
     the way). Reads only, unlike ``assignment_job_running``: for the rater's pages."""

@@ -21,8 +21,9 @@ def analysis_inputs_announce(
     analysis_inputs_changed.send(sender=sender, study_id=study_id, reason=reason, case_ids=case_ids)
 
 
-# Sent with ``study_id`` and ``reason`` ("pilot", "open", "reopen" or "rater_joined") when
-# raters may be waiting for cases: the study began to accept ratings, or a rater joined it.
+# Sent with ``study_id`` and ``reason`` ("pilot", "open", "reopen", "rater_joined" or
+# "rater_reinstated") when raters may be waiting for cases: the study began to accept
+# ratings, or a rater joined it or was reinstated.
 # ``annotation`` gives them their cases by the study's design once the change commits.
 raters_need_cases = Signal()
 

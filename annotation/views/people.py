@@ -40,6 +40,9 @@ def _raters_page(request, study, *, invitation_form=None, add_form=None, status=
             "design": assignment.design_summary(study=study),
             "can_assign": not study.is_closed,
             "assign_job": assignment_jobs.assignment_job_running(study=study),
+            "assign_failure": assignment_jobs.assignment_last_failure(study=study)
+            if unassigned
+            else "",
             "invitations": study_selectors.invitations_for_study(study=study),
             "invitation_form": invitation_form or InvitationForm(study=study, user=request.user),
             "add_form": add_form or AddAccountForm(),

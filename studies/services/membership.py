@@ -139,6 +139,10 @@ def rater_status_change(
         status=status,
     )
     analysis_inputs_announce(study_id=locked.study_id, reason="rater_status")
+    if status == Membership.Status.ACTIVE:
+        # A rater paused when the study opened (or when others joined) got no cases then:
+        # back at work, they get them by the design as a newcomer would.
+        raters_need_cases_announce(study_id=locked.study_id, reason="rater_reinstated")
     return locked
 
 

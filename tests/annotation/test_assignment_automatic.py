@@ -5,13 +5,19 @@ from collections import Counter
 
 import pytest
 import time_machine
+from django.urls import reverse
 
 from annotation import assignment_jobs
 from annotation.models import Assignment
 from jobs import services as job_services
 from jobs.models import Job
 from studies.models import Membership, Study
-from studies.services import membership_add, study_open, study_pilot_start
+from studies.services import (
+    membership_add,
+    rater_status_change,
+    study_open,
+    study_pilot_start,
+)
 
 from ..factories import UserFactory, make_study
 from .test_locks import together
@@ -109,3 +115,27 @@ def _no_case_for_the_newcomer():
     jobs = Job.objects.filter(study_id=study.pk, kind=Job.Kind.ASSIGN)
     assert jobs.count() == jobs_before + 1
     assert jobs.first().state == Job.State.DONE
+
+
+def test_the_raters_page_says_why_a_rater_still_has_no_cases(client):
+    study = make_study(cases=4, raters=[], status=Study.Status.DRAFT)
+    Study.objects.filter(pk=study.pk).update(raters_per_item=2)
+    rater_joins(study)
+    study_open(study=study, actor=study.lead)  # two raters per case, one rater: nothing yet
+    client.force_login(study.lead)
+    page = client.get(reverse("annotation:raters", args=[study.slug])).content.decode()
+    assert "No cases yet for R-01." in page
+    assert "The design needs 2 raters per test case but the study has 1 rater." in page
+    rater_joins(study)  # the design can be made now: both get their cases, no warning left
+    page = client.get(reverse("annotation:raters", args=[study.slug])).content.decode()
+    assert 'id="unassigned"' not in page
+
+
+def test_a_rater_paused_when_the_study_opened_gets_cases_when_reinstated():
+    study = make_study(cases=3, raters=[], status=Study.Status.DRAFT)
+    paused = rater_joins(study)
+    rater_status_change(membership=paused, action="pause", reason="Checking", actor=study.lead)
+    study_open(study=study, actor=study.lead)  # the design gives cases to active raters only
+    assert cases_of(paused) == 0
+    rater_status_change(membership=paused, action="reinstate", reason="Fine", actor=study.lead)
+    assert cases_of(paused) == 3
