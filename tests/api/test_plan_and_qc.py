@@ -70,6 +70,12 @@ def test_the_primary_question_and_stratum_shares_are_set_over_the_api(
         ({"stratum_shares": "policy: 100"}, "missing: science"),
         ({"primary_measure": "no-such-measure"}, "Choose one of the measures"),
         ({"primary_measure": 3}, "primary_measure: send a text."),
+        # A misspelt field is no change to answer 200 for: the pipeline would believe it set.
+        (
+            {"stratum_share": "policy: 50\nscience: 50"},
+            "stratum_share: not part of the analysis plan; use primary_measure, "
+            "stratum_shares, aggregation, min_ratings.",
+        ),
     ],
 )
 def test_a_bad_plan_is_refused_whole(strata_study, lead_user, api_as, body, problem):
