@@ -18,6 +18,7 @@ from .services import invitations
 from .services.accounts import password_set_link_parts, rater_account_create
 
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
+ACCOUNT_FIELDS = ("study", "username", "email")
 
 AccountCreatedSerializer = inline_serializer(
     "RaterAccountCreated",
@@ -56,8 +57,14 @@ def accounts(request):
     # Administrators only, before the study is looked up: a refusal says nothing of it.
     if not request.user.is_staff:
         raise exceptions.PermissionDenied("Only administrators create accounts.")
-    data = scalar_fields(body_object(request), ["study", "username", "email"])
-    problems = [f"{name}: give a text." for name in ("study", "username") if not data.get(name)]
+    body = body_object(request)
+    data = scalar_fields(body, ACCOUNT_FIELDS)
+    # A misspelt field ("emial") would make the account without it: refused instead.
+    problems = [
+        f"{name}: not a field of an account; use {', '.join(ACCOUNT_FIELDS)}."
+        for name in sorted(set(body) - set(ACCOUNT_FIELDS))
+    ]
+    problems += [f"{name}: give a text." for name in ("study", "username") if not data.get(name)]
     problems += [
         f"{name}: give a text." for name, value in data.items() if not isinstance(value, str)
     ]

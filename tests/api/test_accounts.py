@@ -61,6 +61,10 @@ def test_an_administrator_makes_a_raters_account_who_sets_their_own_password(
         ({"study": "people", "username": "bo", "email": "not-mail"}, "not an email"),
         ({"study": "people"}, "username: give a text."),
         ({"study": "people", "username": 7}, "username: give a text."),
+        (
+            {"study": "people", "username": "bo", "emial": "bo@example.org"},
+            "emial: not a field of an account; use study, username, email.",
+        ),
     ],
 )
 def test_a_bad_account_is_refused_and_nothing_is_made(study, admin, api_as, body, problem):

@@ -140,6 +140,16 @@ def test_the_calculator_gives_the_pages_answers(client, lead_user, api_as):
         ({"which": "mean", "sd": "abc"}, "sd: Enter a number."),
         ({"which": "odds"}, "which: win (a win rate) or mean (a difference)."),
         ({"p1": 0.6}, "which: win (a win rate) or mean (a difference)."),
+        # A misspelt input must not take its default unseen (the answer would be for 80%).
+        (
+            {"which": "win", "p1": 0.6, "powr": 0.95},
+            "powr: not an input of the win calculator; its inputs are p1, alpha, power, tie_share.",
+        ),
+        (
+            {"which": "mean", "difference": 1, "sd": 2, "tie_share": 0.2},
+            "tie_share: not an input of the mean calculator; its inputs are difference, sd, "
+            "alpha, power.",
+        ),
     ],
 )
 def test_impossible_inputs_are_refused(lead_user, api_as, body, problem):
