@@ -9,7 +9,13 @@ from rest_framework import exceptions, serializers
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from core.api import ErrorResponseSerializer, body_object, form_errors, scalar_fields
+from core.api import (
+    ErrorResponseSerializer,
+    body_object,
+    form_errors,
+    scalar_fields,
+    unknown_fields_refuse,
+)
 from studies import access
 
 from .forms import MeanDifferenceForm, WinRateForm
@@ -126,15 +132,12 @@ def sample_size(request, slug):
         form_class = CALCULATORS[which][0]
         # A misspelt input would otherwise take its default unseen, and the answer would
         # be for another question than the one asked.
-        unknown = sorted(set(body) - {"which", *form_class.base_fields})
-        if unknown:
-            inputs = ", ".join(form_class.base_fields)
-            raise exceptions.ValidationError(
-                [
-                    f"{name}: not an input of the {which} calculator; its inputs are {inputs}."
-                    for name in unknown
-                ]
-            )
+        unknown_fields_refuse(
+            body,
+            ["which", *form_class.base_fields],
+            what=f"an input of the {which} calculator",
+            use=list(form_class.base_fields),
+        )
         # The page's defaults for what the body leaves out.
         for name, field in form_class.base_fields.items():
             data.setdefault(name, field.initial)

@@ -11,7 +11,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from core.api import ErrorResponseSerializer, body_object, scalar_fields
+from core.api import ErrorResponseSerializer, body_object, scalar_fields, unknown_fields_refuse
 
 from . import access
 from .services import invitations
@@ -58,13 +58,9 @@ def accounts(request):
     if not request.user.is_staff:
         raise exceptions.PermissionDenied("Only administrators create accounts.")
     body = body_object(request)
+    unknown_fields_refuse(body, ACCOUNT_FIELDS, what="a field of an account")
     data = scalar_fields(body, ACCOUNT_FIELDS)
-    # A misspelt field ("emial") would make the account without it: refused instead.
-    problems = [
-        f"{name}: not a field of an account; use {', '.join(ACCOUNT_FIELDS)}."
-        for name in sorted(set(body) - set(ACCOUNT_FIELDS))
-    ]
-    problems += [f"{name}: give a text." for name in ("study", "username") if not data.get(name)]
+    problems = [f"{name}: give a text." for name in ("study", "username") if not data.get(name)]
     problems += [
         f"{name}: give a text." for name, value in data.items() if not isinstance(value, str)
     ]

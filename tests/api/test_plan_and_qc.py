@@ -143,12 +143,11 @@ def test_the_calculator_gives_the_pages_answers(client, lead_user, api_as):
         # A misspelt input must not take its default unseen (the answer would be for 80%).
         (
             {"which": "win", "p1": 0.6, "powr": 0.95},
-            "powr: not an input of the win calculator; its inputs are p1, alpha, power, tie_share.",
+            "powr: not an input of the win calculator; use p1, alpha, power, tie_share.",
         ),
         (
             {"which": "mean", "difference": 1, "sd": 2, "tie_share": 0.2},
-            "tie_share: not an input of the mean calculator; its inputs are difference, sd, "
-            "alpha, power.",
+            "tie_share: not an input of the mean calculator; use difference, sd, alpha, power.",
         ),
     ],
 )
