@@ -7,7 +7,7 @@ from rest_framework import exceptions, serializers
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from core.api import ErrorResponseSerializer, body_object
+from core.api import ErrorResponseSerializer, body_object, unknown_fields_refuse
 from studies import access
 from studies.locks import study_lock
 
@@ -108,6 +108,10 @@ def _plan(study) -> dict:
     }
 
 
+# The fields a PATCH of the analysis plan may send.
+PLAN_FIELDS = ("primary_measure", "stratum_shares", "aggregation", "min_ratings")
+
+
 @extend_schema(
     methods=["GET"],
     summary="The analysis plan: primary question, stratum shares, aggregation per item",
@@ -118,11 +122,12 @@ def _plan(study) -> dict:
     summary="Change the analysis plan: primary question, stratum shares, aggregation",
     description=(
         'Each field left out stays. `primary_measure`: one of `primary_measures`, or "" '
-        'for the default rule (until unblinding); `stratum_shares`: "stratum: share" per '
-        'line as on the report page (every stratum of the sample, adding up to 100%; "" '
-        "removes them); `aggregation`: {dimension key: rule} (a question left out of it "
-        "takes its default); `min_ratings`: a whole number, or null for the default. "
-        "All or nothing; a change after opening is recorded as a deviation."
+        "for none (no primary question: every question is corrected with Holm's method), "
+        'until unblinding; `stratum_shares`: "stratum: share" per line as on the report '
+        'page (every stratum of the sample, adding up to 100%; "" removes them); '
+        "`aggregation`: {dimension key: rule} (a question left out of it takes its "
+        "default); `min_ratings`: a whole number, or null for the default. Any other field "
+        "is refused. All or nothing; a change after opening is recorded as a deviation."
     ),
     request=inline_serializer(
         "AnalysisPlanIn",
@@ -140,6 +145,7 @@ def study_analysis_plan(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     if request.method == "PATCH":
         body = body_object(request)
+        unknown_fields_refuse(body, PLAN_FIELDS, what="part of the analysis plan")
         for name in ("primary_measure", "stratum_shares"):
             if name in body and not isinstance(body[name], str):
                 raise exceptions.ValidationError([f"{name}: send a text."])

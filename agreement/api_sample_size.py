@@ -9,7 +9,13 @@ from rest_framework import exceptions, serializers
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from core.api import ErrorResponseSerializer, body_object, form_errors, scalar_fields
+from core.api import (
+    ErrorResponseSerializer,
+    body_object,
+    form_errors,
+    scalar_fields,
+    unknown_fields_refuse,
+)
 from studies import access
 
 from .forms import MeanDifferenceForm, WinRateForm
@@ -98,7 +104,7 @@ def _answer(study, data: dict | None) -> dict:
     description=(
         "`which`: `win` (a win rate: `p1`, `alpha`, `power`, `tie_share`) or `mean` (a "
         "mean difference: `difference`, `sd`, `alpha`, `power`); inputs left out take the "
-        "page's defaults. Computes only: nothing is stored."
+        "page's defaults; any other field is refused. Computes only: nothing is stored."
     ),
     request=inline_serializer(
         "SampleSizeIn",
@@ -119,11 +125,20 @@ def sample_size(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     if request.method == "GET":
         return Response(_answer(study, None))
-    data = scalar_fields(body_object(request), ["which", *_INPUTS])
+    body = body_object(request)
+    data = scalar_fields(body, ["which", *_INPUTS])
     which = data.get("which")
     if which in CALCULATORS:
-        # The page's defaults for what the body leaves out.
         form_class = CALCULATORS[which][0]
+        # A misspelt input would otherwise take its default unseen, and the answer would
+        # be for another question than the one asked.
+        unknown_fields_refuse(
+            body,
+            ["which", *form_class.base_fields],
+            what=f"an input of the {which} calculator",
+            use=list(form_class.base_fields),
+        )
+        # The page's defaults for what the body leaves out.
         for name, field in form_class.base_fields.items():
             data.setdefault(name, field.initial)
     return Response(_answer(study, data))

@@ -22,6 +22,7 @@ from core.api import (
     form_errors,
     paginated,
     scalar_fields,
+    unknown_fields_refuse,
 )
 from core.api_jobs import job_accepted, job_url
 from jobs.models import Job
@@ -152,6 +153,9 @@ def study_raters(request, slug):
     return Response({"message": invitations.ACCOUNT_INVITED}, status=status.HTTP_202_ACCEPTED)
 
 
+INVITATION_FIELDS = ("note", "days", "role")
+
+
 @extend_schema(
     methods=["GET"],
     summary="The study's invitations",
@@ -178,7 +182,10 @@ def study_invitations(request, slug):
         paginator = Pagination()
         page = paginator.paginate_queryset(study.invitations.order_by("-created_at"), request)
         return paginator.get_paginated_response(InvitationSerializer(page, many=True).data)
-    data = scalar_fields(body_object(request), ["note", "days", "role"])
+    body = body_object(request)
+    # A misspelt "days" would otherwise give the link the default life, unseen.
+    unknown_fields_refuse(body, INVITATION_FIELDS, what="a field of an invitation")
+    data = scalar_fields(body, INVITATION_FIELDS)
     data.setdefault("days", invitations.DEFAULT_DAYS)
     form = InvitationForm(data, study=study, user=request.user)
     asks_coordinator = data.get("role") not in (None, "", Membership.Role.RATER)

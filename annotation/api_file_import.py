@@ -10,8 +10,22 @@ from jobs.models import Job
 
 from .worksheets import MAX_BYTES, WorksheetError
 
-TRUE = ("1", "true", "yes", "on")
 FILENAME_CHARS = 200
+
+
+def check_flag(data) -> bool:
+    """The upload's ``check`` field, read as the schema's boolean (true, yes, 1, on, ...;
+    absent or empty: false). Anything else is refused: a check spelt otherwise must not
+    import the file for real."""
+    value = data.get("check", "")
+    if value is None or value == "":
+        return False
+    try:
+        return serializers.BooleanField().to_internal_value(value)
+    except exceptions.ValidationError:
+        raise exceptions.ValidationError(
+            ["check: true or false (true checks the file only)."]
+        ) from None
 
 
 class FileImportProblemSerializer(serializers.Serializer):

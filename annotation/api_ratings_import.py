@@ -16,7 +16,7 @@ from studies import access
 from . import ratings_import_jobs as jobs
 from .api_file_import import (
     FILENAME_CHARS,
-    TRUE,
+    check_flag,
     file_import_job_body,
     file_import_job_serializer,
     file_too_large,
@@ -82,7 +82,7 @@ def ratings_import(request, slug):
             )
         else:
             file_too_large(upload)
-            check = str(request.data.get("check", "")).strip().lower() in TRUE
+            check = check_flag(request.data)
             job = jobs.ratings_import_job_start(
                 study=study,
                 actor=request.user,

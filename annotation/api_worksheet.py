@@ -23,7 +23,7 @@ from studies import access
 from . import worksheet_jobs as jobs
 from .api_file_import import (
     FILENAME_CHARS,
-    TRUE,
+    check_flag,
     file_import_job_body,
     file_import_job_serializer,
     file_too_large,
@@ -78,7 +78,7 @@ def _started(request, study) -> Job:
         actor=request.user,
         filename=upload.name[:FILENAME_CHARS],
         data=upload.read(MAX_BYTES + 1),
-        dry_run=str(data.get("check", "")).strip().lower() in TRUE,
+        dry_run=check_flag(data),
         rater=form.cleaned_data["rater"],
     )
 

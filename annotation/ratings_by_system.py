@@ -40,6 +40,7 @@ from annotation.services import (
     submission_check,
 )
 from studies.errors import ApplicationError
+from studies.locks import study_lock
 from studies.models import BlindedLabel, Membership, Study
 from studies.rubric import RubricValueError, cell_number, total_points
 from studies.services import membership_add
@@ -462,6 +463,12 @@ def ratings_file_import(
         report("writing", 0, len(parsed.answers), f"Recording the ratings of the rater{plural}")
         try:
             with transaction.atomic():
+                # The names are matched to the study's raters under the lock the import
+                # takes anyway, so that two imports of one file at once (two tabs, a retry)
+                # make each new name one rater, not one per import.
+                study_lock(study.pk, exclusive=True)
+                known = _imported_raters(study)
+                new_names = [name for name in parsed.answers if name.casefold() not in known]
                 raters = {
                     name: known.get(name.casefold()) or _rater_create(study=study, name=name)
                     for name in parsed.answers

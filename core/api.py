@@ -106,6 +106,16 @@ def form_errors(form) -> exceptions.ValidationError:
     return exceptions.ValidationError(problems)
 
 
+def unknown_fields_refuse(data: dict, fields, *, what: str, use=None) -> None:
+    """Refuse a body that sends a field not in ``fields``: a misspelt one would otherwise be
+    left out unseen (its default taken, or the write made without it). ``what`` says what
+    the name is not ("a field of an account"); ``use`` the names listed (``fields``)."""
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        listed = ", ".join(use if use is not None else fields)
+        raise exceptions.ValidationError([f"{name}: not {what}; use {listed}." for name in unknown])
+
+
 def scalar_fields(data: dict, fields) -> dict:
     """The named fields of a body, each a text, a number, true/false or null."""
     problems = [

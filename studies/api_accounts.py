@@ -11,13 +11,14 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from core.api import ErrorResponseSerializer, body_object, scalar_fields
+from core.api import ErrorResponseSerializer, body_object, scalar_fields, unknown_fields_refuse
 
 from . import access
 from .services import invitations
 from .services.accounts import password_set_link_parts, rater_account_create
 
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
+ACCOUNT_FIELDS = ("study", "username", "email")
 
 AccountCreatedSerializer = inline_serializer(
     "RaterAccountCreated",
@@ -56,7 +57,9 @@ def accounts(request):
     # Administrators only, before the study is looked up: a refusal says nothing of it.
     if not request.user.is_staff:
         raise exceptions.PermissionDenied("Only administrators create accounts.")
-    data = scalar_fields(body_object(request), ["study", "username", "email"])
+    body = body_object(request)
+    unknown_fields_refuse(body, ACCOUNT_FIELDS, what="a field of an account")
+    data = scalar_fields(body, ACCOUNT_FIELDS)
     problems = [f"{name}: give a text." for name in ("study", "username") if not data.get(name)]
     problems += [
         f"{name}: give a text." for name, value in data.items() if not isinstance(value, str)

@@ -4,7 +4,7 @@ import hashlib
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
@@ -48,7 +48,14 @@ def judge_template_save(
         raise JudgeTemplateError(" ".join(problems), problems=problems)
     template = template or JudgeTemplate(study=study)
     template.name, template.text, template.allow_tie = name, text, allow_tie
-    template.save()
+    try:
+        # The name was free when checked; a save of the same name from another tab may
+        # commit in between, and the unique constraint then says so.
+        with transaction.atomic():
+            template.save()
+    except IntegrityError:
+        message = f"The study already has a template named {name!r}."
+        raise JudgeTemplateError(message, problems=[message]) from None
     study_event_record(
         study=study,
         actor=actor,

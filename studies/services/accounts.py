@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
@@ -25,6 +25,7 @@ from studies.models import Membership, Study, StudyEvent
 from .membership import membership_add
 
 MAX_USERNAME = 150
+USERNAME_TAKEN = "An account with that username exists already."
 
 
 def _clean_username(username: str) -> str:
@@ -40,7 +41,7 @@ def _clean_username(username: str) -> str:
         raise StudySetupError(" ".join(error.messages)) from None
     # Case-insensitive, as Django's own sign-up form: "Ana" and "ana" are one person.
     if accounts.objects.filter(**{f"{accounts.USERNAME_FIELD}__iexact": username}).exists():
-        raise StudySetupError("An account with that username exists already.")
+        raise StudySetupError(USERNAME_TAKEN)
     return username
 
 
@@ -69,7 +70,15 @@ def rater_account_create(
     study = study_lock(study.pk, exclusive=True)
     if study.is_closed:
         raise StudySetupError("The study is closed; no one can join it now.")
-    user = get_user_model().objects.create_user(username=username, email=email, password=None)
+    try:
+        # The username was free when checked; the same one asked for at once (a retry,
+        # another administrator) may be taken in between, and the unique index says so.
+        with transaction.atomic():
+            user = get_user_model().objects.create_user(
+                username=username, email=email, password=None
+            )
+    except IntegrityError:
+        raise StudySetupError(USERNAME_TAKEN) from None
     membership = membership_add(study=study, user=user, role=Membership.Role.RATER)
     # The history names the pseudonym, never the account: coordinators read it.
     study_event_record(

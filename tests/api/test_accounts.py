@@ -61,6 +61,10 @@ def test_an_administrator_makes_a_raters_account_who_sets_their_own_password(
         ({"study": "people", "username": "bo", "email": "not-mail"}, "not an email"),
         ({"study": "people"}, "username: give a text."),
         ({"study": "people", "username": 7}, "username: give a text."),
+        (
+            {"study": "people", "username": "bo", "emial": "bo@example.org"},
+            "emial: not a field of an account; use study, username, email.",
+        ),
     ],
 )
 def test_a_bad_account_is_refused_and_nothing_is_made(study, admin, api_as, body, problem):
@@ -115,3 +119,19 @@ def test_an_administrator_cannot_join_as_a_rater_by_a_link(study, lead_user, adm
     refused = api_as(admin)("POST", f"invitations/{token}/accept/")
     assert refused.status_code == 400 and "administrator" in refused.json()["error"]["message"]
     assert not study.memberships.filter(user=admin).exists()
+
+
+def test_an_invitation_with_a_field_it_does_not_have_is_refused_and_none_is_made(
+    study, lead_user, api_as
+):
+    """A misspelt "days" would give the link the default fourteen days, unseen."""
+    refused = api_as(lead_user)("POST", "studies/people/invitations/", {"expires_in_days": 3})
+    assert refused.status_code == 400
+    assert refused.json()["error"]["problems"] == [
+        "expires_in_days: not a field of an invitation; use note, days, role."
+    ]
+    assert not study.invitations.exists()
+    made = api_as(lead_user)("POST", "studies/people/invitations/", {"days": 3})
+    assert made.status_code == 201
+    (invitation,) = study.invitations.all()
+    assert (invitation.expires_at - invitation.created_at).days in (2, 3)

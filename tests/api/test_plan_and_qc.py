@@ -70,6 +70,12 @@ def test_the_primary_question_and_stratum_shares_are_set_over_the_api(
         ({"stratum_shares": "policy: 100"}, "missing: science"),
         ({"primary_measure": "no-such-measure"}, "Choose one of the measures"),
         ({"primary_measure": 3}, "primary_measure: send a text."),
+        # A misspelt field is no change to answer 200 for: the pipeline would believe it set.
+        (
+            {"stratum_share": "policy: 50\nscience: 50"},
+            "stratum_share: not part of the analysis plan; use primary_measure, "
+            "stratum_shares, aggregation, min_ratings.",
+        ),
     ],
 )
 def test_a_bad_plan_is_refused_whole(strata_study, lead_user, api_as, body, problem):
@@ -134,6 +140,15 @@ def test_the_calculator_gives_the_pages_answers(client, lead_user, api_as):
         ({"which": "mean", "sd": "abc"}, "sd: Enter a number."),
         ({"which": "odds"}, "which: win (a win rate) or mean (a difference)."),
         ({"p1": 0.6}, "which: win (a win rate) or mean (a difference)."),
+        # A misspelt input must not take its default unseen (the answer would be for 80%).
+        (
+            {"which": "win", "p1": 0.6, "powr": 0.95},
+            "powr: not an input of the win calculator; use p1, alpha, power, tie_share.",
+        ),
+        (
+            {"which": "mean", "difference": 1, "sd": 2, "tie_share": 0.2},
+            "tie_share: not an input of the mean calculator; use difference, sd, alpha, power.",
+        ),
     ],
 )
 def test_impossible_inputs_are_refused(lead_user, api_as, body, problem):

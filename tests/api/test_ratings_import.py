@@ -98,3 +98,38 @@ def test_a_study_with_ratings_made_in_concord_refuses_and_says_why(client):
     body = post_file(client, study, full_file()).json()
     assert body["state"] == "failed"
     assert body["problems"][0]["message"] == CONCORD_HELD_MESSAGE
+
+
+@pytest.mark.parametrize("check", ["maybe", "check only", "2", "tru"])
+def test_a_check_flag_that_does_not_read_is_refused_and_imports_nothing(client, check):
+    """A pipeline that meant a check but spelt it otherwise must not import for real: the
+    import is final for the study, which then takes no rating made in Concord."""
+    study = make_likert_study()
+    _, secret = tokens.api_token_create(user=study.lead, name="pipeline")
+    answer = client.post(
+        f"/api/v1/studies/{study.slug}/ratings-import/",
+        {"file": SimpleUploadedFile("ratings.csv", full_file()), "check": check},
+        HTTP_AUTHORIZATION=f"Bearer {secret}",
+    )
+    assert answer.status_code == 400
+    assert answer.json()["error"]["problems"] == [
+        "check: true or false (true checks the file only)."
+    ]
+    assert not Rating.objects.exists()
+    assert not study.events.filter(kind=StudyEvent.Kind.RATINGS_IMPORTED).exists()
+
+
+@pytest.mark.parametrize(
+    "check, check_only", [("false", False), ("0", False), ("", False), ("yes", True), ("Y", True)]
+)
+def test_the_check_flag_reads_as_a_boolean_does(client, check, check_only):
+    study = make_likert_study()
+    _, secret = tokens.api_token_create(user=study.lead, name="pipeline")
+    answer = client.post(
+        f"/api/v1/studies/{study.slug}/ratings-import/",
+        {"file": SimpleUploadedFile("ratings.csv", full_file()), "check": check},
+        HTTP_AUTHORIZATION=f"Bearer {secret}",
+    )
+    assert answer.status_code == 202
+    assert answer.json()["check_only"] is check_only
+    assert Rating.objects.exists() is not check_only

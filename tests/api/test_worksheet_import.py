@@ -63,6 +63,21 @@ def test_every_problem_is_in_the_jobs_answer_and_nothing_is_written(consented, a
     assert snapshot() == before
 
 
+def test_a_check_flag_that_does_not_read_is_refused_and_imports_nothing(consented, api_as):
+    """A check misspelt must not import the worksheet for real."""
+    study = consented
+    before = snapshot()
+    body = {"rater": "R-01", "file": SimpleUploadedFile("sheet.csv", csv_bytes(HEADER, GOOD_A))}
+    refused = api_as(study.lead)(
+        "POST", f"studies/{study.slug}/worksheet-import/", files={**body, "check": "maybe"}
+    )
+    assert refused.status_code == 400
+    assert refused.json()["error"]["problems"] == [
+        "check: true or false (true checks the file only)."
+    ]
+    assert snapshot() == before
+
+
 @pytest.mark.parametrize(
     "pseudonym, problem",
     [("R-99", "rater: Select a valid choice."), ("", "rater: This field is required.")],
