@@ -475,11 +475,17 @@ def test_a_participant_cannot_make_an_api_token(study):
     link = make_link(study)
     client = Client()
     arrive(client, link, "PIDTOKEN1")
+    # The user menu offers neither tokens nor a password change (they have no password).
+    page = client.get(reverse("home"))
+    assert page.status_code == 200
+    assert reverse("studies:tokens").encode() not in page.content
+    assert reverse("password_change").encode() not in page.content
     refused = client.post(reverse("studies:tokens"), {"name": "my script"})
     assert refused.status_code == 400
     assert b"API tokens are not available" in refused.content
     assert not ApiToken.objects.exists()
     # Anyone else signed in still makes one.
     client.force_login(study.lead)
+    assert reverse("studies:tokens").encode() in client.get(reverse("home")).content
     assert client.post(reverse("studies:tokens"), {"name": "pipeline"}).status_code == 200
     assert ApiToken.objects.filter(user=study.lead).count() == 1
