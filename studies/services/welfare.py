@@ -15,7 +15,7 @@ from typing import Any
 
 from django.db import transaction
 
-from core.user_input import unstorable
+from core.user_input import unstorable, whole_number_text
 from studies.errors import StudySetupError
 from studies.events import study_event_record
 from studies.locks import study_lock
@@ -69,12 +69,8 @@ def _whole(value, *, label: str, bounds: tuple[int, int], problems: list[str]) -
     if isinstance(value, bool) or not isinstance(value, int | str):
         problems.append(f"{label}: give a whole number {low}-{high}.")
         return None
-    text = str(value).strip()
-    if len(text) > MAX_NUMBER_CHARS or not text.isascii() or not text.lstrip("-").isdigit():
-        problems.append(f"{label}: give a whole number {low}-{high}.")
-        return None
-    number = int(text)
-    if not low <= number <= high:
+    number = whole_number_text(str(value), max_chars=MAX_NUMBER_CHARS)
+    if number is None or not low <= number <= high:
         problems.append(f"{label}: give a whole number {low}-{high}.")
         return None
     return number
