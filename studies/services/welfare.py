@@ -248,10 +248,12 @@ def _strata_changes(study: Study, rows: dict[str, dict]) -> tuple[dict, dict]:
     return warnings, limits
 
 
-def _consent_ask_again(*, study: Study, sheet_before: list[str]) -> bool:
-    """Pilot raters agreed to a sheet without the new warning or limit: like a changed
-    consent text (``studies.services.settings``), a new version asks them again. In a draft
-    no one has agreed yet; an open study refuses these changes."""
+def consent_renew_if_sheet_changed(*, study: Study, sheet_before: list[str]) -> bool:
+    """Whether the information sheet's additions (``information_sheet_additions``) differ
+    from ``sheet_before``, and so the consent version was raised: pilot raters agreed to a
+    sheet without the new warning or limit, and like a changed consent text
+    (``studies.services.settings``) a new version asks them again. In a draft no one has
+    agreed yet; an open study refuses these changes. ``study`` is locked by the caller."""
     if study.is_draft or information_sheet_additions(study=study) == sheet_before:
         return False
     study.consent_version += 1
@@ -307,7 +309,7 @@ def welfare_settings_update(
             StratumSetting.objects.filter(study=study, stratum=stratum).delete()
         else:
             StratumSetting.objects.update_or_create(study=study, stratum=stratum, defaults=row)
-    consent_asked_again = _consent_ask_again(study=study, sheet_before=sheet_before)
+    consent_asked_again = consent_renew_if_sheet_changed(study=study, sheet_before=sheet_before)
     if changed or limits or consent_asked_again:
         detail: dict[str, Any] = {"fields": changed}
         if consent_asked_again:

@@ -126,3 +126,30 @@ def test_the_welfare_page_tells_the_lead_that_raters_are_asked_again(client, stu
     assert "asked to agree again" in response.text
     study.refresh_from_db()
     assert study.consent_version == 3
+
+
+def test_a_pilot_rater_consents_again_when_cases_with_their_own_warning_are_imported(
+    client, study_and_rater
+):
+    from studies.models import Study
+    from studies.services import test_cases_import
+
+    study, user = study_and_rater
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.PILOT)
+    study.refresh_from_db()
+    client.force_login(user)
+    url = reverse("annotation:consent", args=[study.slug])
+    assert client.post(url, {"agree": "on", "prior_knowledge": "no"}).status_code == 302
+    systems = sorted(study.systems.values_list("name", flat=True))
+    header = "id,prompt,content_warning," + ",".join(f"response:{s}" for s in systems)
+    plain = f"{header}\nTC-900,P,,{','.join('r' for _ in systems)}\n".encode()
+    test_cases_import(study=study, actor=study.lead, filename="more.csv", data=plain)
+    study.refresh_from_db()
+    assert study.consent_version == 2  # the sheet says the same: no new consent
+    warned = f"{header}\nTC-901,P,Slurs.,{','.join('r' for _ in systems)}\n".encode()
+    test_cases_import(study=study, actor=study.lead, filename="warned.csv", data=warned)
+    study.refresh_from_db()
+    assert study.consent_version == 3
+    cases = reverse("annotation:assignments", args=[study.slug])
+    assert "Read and agree" in client.get(cases).text
+    assert "Some cases carry a content warning of their own" in client.get(url).text
