@@ -26,6 +26,9 @@ MAX_FIELD_NAME_CHARS = 100
 # A surrogate code point in a Python string is always a lone one: JSON's escaped pairs
 # ("\ud83d\ude00") are joined into one character as they are read.
 SURROGATE = re.compile("[\ud800-\udfff]")
+# A whole number as a person types it: ASCII digits, an optional minus. str.isdigit() is
+# not this: it takes superscripts ("²") that int() refuses, and "--3".lstrip("-") passes.
+WHOLE_NUMBER = re.compile(r"-?[0-9]+", re.ASCII)
 
 
 class UserInputError(ApplicationError):
@@ -43,6 +46,15 @@ def _number(text: str, convert):
     if isinstance(value, float) and not math.isfinite(value):
         raise UserInputError("it holds a number too large to store")
     return value
+
+
+def whole_number_text(text: str, *, max_chars: int = MAX_NUMBER_CHARS) -> int | None:
+    """The whole number ``text`` spells (spaces around it ignored), or None for anything
+    else, a number longer than ``max_chars`` included."""
+    text = text.strip()
+    if len(text) > max_chars or not WHOLE_NUMBER.fullmatch(text):
+        return None
+    return int(text)
 
 
 def _constant(name: str):

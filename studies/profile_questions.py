@@ -14,7 +14,7 @@ from typing import Any
 
 from django.utils.text import slugify
 
-from core.user_input import unstorable
+from core.user_input import unstorable, whole_number_text
 from studies.errors import StudySetupError
 from studies.models import ProfileQuestion
 
@@ -101,10 +101,9 @@ def _whole(value: Any, *, what: str, error: type[StudySetupError]) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, str):
-        text = value.strip()
-        if not text.lstrip("-").isdigit() or len(text) > 8:
+        value = whole_number_text(value, max_chars=8)
+        if value is None:
             raise error(f"{what} must be a whole number.")
-        value = int(text)
     if not isinstance(value, int):
         raise error(f"{what} must be a whole number.")
     if abs(value) > NUMBER_LIMIT:

@@ -12,7 +12,11 @@ from annotation.services import participants, participation, training
 from core.user_input import uuid_or_none
 from studies import access
 from studies.errors import ApplicationError
-from studies.selectors import information_sheet_additions, rubric_for_display
+from studies.selectors import (
+    case_content_warnings,
+    information_sheet_additions,
+    rubric_for_display,
+)
 
 from ..access import get_training_item_for_user
 from ..forms import ConsentForm
@@ -72,6 +76,9 @@ def study_practice(request, slug):
     if case is None:
         messages.info(request, "This study has no practice case.")
         return redirect("annotation:assignments", slug=study.slug)
+    # A warned case is practised as it is rated: the warning first, the prompt and the
+    # responses only once the rater chooses to see them ("?show=1").
+    warnings = case_content_warnings(test_case=case)
     dimensions = rubric_for_display(rubric=study.rubric)
     # Shown in key-label order: a practice screen is never flipped.
     responses = [
@@ -87,6 +94,8 @@ def study_practice(request, slug):
             "case": case,
             "responses": responses,
             "payload": {},
+            "warnings": warnings,
+            "gated": bool(warnings) and not request.GET.get("show"),
         },
     )
 

@@ -51,6 +51,7 @@ def welfare_settings(request, slug):
     status = 200
     if request.method == "POST":
         posted, strata = _posted(request, rows, frozen=study.is_frozen)
+        version = study.consent_version
         try:
             service.welfare_settings_update(
                 study=study, actor=request.user, values=posted, strata=strata
@@ -66,6 +67,13 @@ def welfare_settings(request, slug):
             status = 400
         else:
             messages.success(request, "The rater welfare settings are saved.")
+            study.refresh_from_db(fields=["consent_version"])
+            if study.consent_version != version:
+                messages.info(
+                    request,
+                    "The information sheet now states a new warning or limit: raters who "
+                    "agreed to the earlier sheet are asked to agree again before rating on.",
+                )
             return redirect("annotation:welfare", slug=study.slug)
     check = pay_check(study=study)
     return render(

@@ -125,18 +125,29 @@ def worksheet_import(
             for case in cases
         }
         try:
-            if answers:
-                counts = ratings_import(
-                    rater=rater, answers=answers, actor=actor, source_name=filename
-                )
-                # What the import did under its locks (a second import at once finds the
-                # first done).
-                result = replace(result, created=counts.created, updated=counts.updated)
-            # Each skip on its own, as on the screen: the case goes to another rater.
-            for assignment, case in skips:
-                case_skip(
-                    assignment=assignment, reason=case.skip_reason, note=case.notes, actor=actor
-                )
+            # One transaction for the scores and the skips: a skip refused after the scores
+            # are written (the rater paused, the study closed, the case submitted in a tab
+            # meanwhile) undoes them too. A skip may then lock the rater it hands the case
+            # to after this rater, against ``studies.locks``' id order; the one wait that
+            # could close a cycle (that rater skipping at this moment and picking this
+            # one) ends in PostgreSQL's deadlock error, which fails the job with nothing
+            # recorded.
+            with transaction.atomic():
+                if answers:
+                    counts = ratings_import(
+                        rater=rater, answers=answers, actor=actor, source_name=filename
+                    )
+                    # What the import did under its locks (a second import at once finds
+                    # the first done).
+                    result = replace(result, created=counts.created, updated=counts.updated)
+                # Each skip as on the screen: the case goes to another rater.
+                for assignment, case in skips:
+                    case_skip(
+                        assignment=assignment,
+                        reason=case.skip_reason,
+                        note=case.notes,
+                        actor=actor,
+                    )
         except ApplicationError as error:
             raise WorksheetError([WorksheetProblem(None, None, str(error))]) from error
     return result

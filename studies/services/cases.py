@@ -37,6 +37,7 @@ from studies.signals import analysis_inputs_announce
 from studies.upload_files import case_upload_storage
 
 from .guards import locked_study, refuse_if_frozen
+from .welfare import consent_renew_if_sheet_changed
 
 logger = logging.getLogger(__name__)
 
@@ -348,6 +349,7 @@ def test_cases_import(
     """
     study = locked_study(study)
     refuse_if_frozen(study, "Test cases can no longer be added.")
+    sheet_before = selectors.information_sheet_additions(study=study)
     writer = CaseWriter(study=study, progress=progress, scanned=scanned)
     # Read and checked in a thread of its own while this one waits for the database.
     parsed = selectors.test_cases_preview(
@@ -356,6 +358,8 @@ def test_cases_import(
     if not parsed.ok:
         raise CaseImportError(parsed.problem_lines())
     writer.finish()
+    # The first case with a warning of its own changes the information sheet.
+    consent_renew_if_sheet_changed(study=study, sheet_before=sheet_before)
     if upload is not None:
         upload.imported_at = timezone.now()
         upload.save(update_fields=["imported_at"])

@@ -15,12 +15,12 @@ from typing import Any
 
 from django.db import transaction
 
-from core.user_input import unstorable
+from core.user_input import unstorable, whole_number_text
 from studies.errors import StudySetupError
 from studies.events import study_event_record
 from studies.locks import study_lock
 from studies.models import StratumSetting, Study, StudyEvent, WelfareSettings
-from studies.selectors import study_strata, welfare_settings_for
+from studies.selectors import information_sheet_additions, study_strata, welfare_settings_for
 
 # The settings' bounds, as the page shows them and the service enforces them.
 MINUTES_BOUNDS = (1, 1440)  # a day
@@ -69,12 +69,8 @@ def _whole(value, *, label: str, bounds: tuple[int, int], problems: list[str]) -
     if isinstance(value, bool) or not isinstance(value, int | str):
         problems.append(f"{label}: give a whole number {low}-{high}.")
         return None
-    text = str(value).strip()
-    if len(text) > MAX_NUMBER_CHARS or not text.isascii() or not text.lstrip("-").isdigit():
-        problems.append(f"{label}: give a whole number {low}-{high}.")
-        return None
-    number = int(text)
-    if not low <= number <= high:
+    number = whole_number_text(str(value), max_chars=MAX_NUMBER_CHARS)
+    if number is None or not low <= number <= high:
         problems.append(f"{label}: give a whole number {low}-{high}.")
         return None
     return number
@@ -252,6 +248,19 @@ def _strata_changes(study: Study, rows: dict[str, dict]) -> tuple[dict, dict]:
     return warnings, limits
 
 
+def consent_renew_if_sheet_changed(*, study: Study, sheet_before: list[str]) -> bool:
+    """Whether the information sheet's additions (``information_sheet_additions``) differ
+    from ``sheet_before``, and so the consent version was raised: pilot raters agreed to a
+    sheet without the new warning or limit, and like a changed consent text
+    (``studies.services.settings``) a new version asks them again. In a draft no one has
+    agreed yet; an open study refuses these changes. ``study`` is locked by the caller."""
+    if study.is_draft or information_sheet_additions(study=study) == sheet_before:
+        return False
+    study.consent_version += 1
+    study.save(update_fields=["consent_version"])
+    return True
+
+
 @transaction.atomic
 def welfare_settings_update(
     *, study: Study, actor, values: dict, strata: list | None = None
@@ -260,8 +269,10 @@ def welfare_settings_update(
     nothing. ``values`` holds any of ``WELFARE_FIELDS``; ``strata`` rows of
     {"stratum", "content_warning", "daily_minutes"} (a stratum left out keeps its
     settings). Raises ``StudySetupError`` listing every problem, or when a frozen setting
-    would change after the study opened."""
+    would change after the study opened. A change of what the information sheet states
+    (warnings, limits) during the pilot asks the raters to consent again."""
     study = study_lock(study.pk, exclusive=True)
+    sheet_before = information_sheet_additions(study=study)
     if not isinstance(values, dict):
         raise StudySetupError("Give the settings as an object of field names and values.")
     cleaned, problems = welfare_values_clean(values=values)
@@ -298,8 +309,11 @@ def welfare_settings_update(
             StratumSetting.objects.filter(study=study, stratum=stratum).delete()
         else:
             StratumSetting.objects.update_or_create(study=study, stratum=stratum, defaults=row)
-    if changed or limits:
+    consent_asked_again = consent_renew_if_sheet_changed(study=study, sheet_before=sheet_before)
+    if changed or limits or consent_asked_again:
         detail: dict[str, Any] = {"fields": changed}
+        if consent_asked_again:
+            detail["consent_version"] = study.consent_version
         if limits:
             detail["stratum_limits"] = limits
         study_event_record(

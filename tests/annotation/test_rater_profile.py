@@ -120,6 +120,18 @@ def test_a_wrong_answer_is_refused_and_nothing_is_saved(client, profiled, rater)
     assert response.status_code == 400 and "declining is fine" in response.content.decode()
 
 
+@pytest.mark.parametrize("typed", ["²", "1²", "٣", "--3", "1e3", "1\x00", "12" * 10])
+def test_a_number_typed_oddly_is_refused_with_a_message(client, profiled, rater, typed):
+    # Characters Python counts as digits without reading them as a number (superscripts),
+    # other scripts' digits, and junk: a clear refusal, never an error page.
+    membership = consent(profiled, rater)
+    client.force_login(rater)
+    response = client.post(profile_url(profiled), {"consent": "yes", "answer-years": typed})
+    assert response.status_code == 400
+    assert "whole number" in response.content.decode()
+    assert not RaterProfile.objects.filter(rater=membership).exists()
+
+
 def test_declining_keeps_no_answer_and_does_not_block_rating(client, profiled, rater):
     membership = consent(profiled, rater)
     client.force_login(rater)

@@ -95,3 +95,40 @@ def test_a_row_marked_skipped_with_scores_or_an_unknown_mark_imports_nothing():
             run_import(study, out.getvalue().encode())
         assert "Skipped" in str(error.value)
         assert snapshot() == before
+
+
+def test_a_worksheet_whose_skip_fails_after_its_ratings_records_nothing(monkeypatch):
+    # A worksheet with scores and a skip is one import, all or nothing: should the skip be
+    # refused once the scores are written (here the rater is paused in between, as another
+    # request could), the scores are undone with it.
+    from annotation import worksheets
+    from studies.models import Membership
+
+    study = balanced(raters=3, cases=3, k=2)
+    rater = study.memberships.get(pseudonym="R-01")
+    first, second = rater.assignments.select_related("test_case").order_by("position")[:2]
+    submit(second, payload_for(1))
+    sheet = rows(export_bytes(study, exports.WORKSHEET_CSV, rater="R-01"))
+    header = sheet[0]
+    marked = [list(row) for row in sheet]
+    for row in marked:
+        if row[0] == first.test_case.case_id:
+            row[header.index(exports.SKIPPED_HEADING)] = "yes"
+        if row[0] == second.test_case.case_id:
+            row[header.index("Notes")] = "Revised offline."
+    out = io.StringIO()
+    csv.writer(out).writerows(marked)
+    real_skip = worksheets.case_skip
+
+    def paused_meanwhile(**kwargs):
+        Membership.objects.filter(pk=rater.pk).update(status=Membership.Status.PAUSED)
+        return real_skip(**kwargs)
+
+    monkeypatch.setattr(worksheets, "case_skip", paused_meanwhile)
+    before = snapshot()
+    with pytest.raises(WorksheetError):
+        run_import(study, out.getvalue().encode())
+    Membership.objects.filter(pk=rater.pk).update(status=Membership.Status.ACTIVE)
+    assert snapshot() == before
+    second.refresh_from_db()
+    assert second.notes != "Revised offline."

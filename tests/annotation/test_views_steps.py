@@ -117,6 +117,23 @@ def test_practice_shows_the_practice_case_and_records_nothing(client, rater, stu
         assert name not in response.text
 
 
+def test_a_warned_practice_case_shows_its_warning_before_the_responses(client, rater, study):
+    # The practice screen is the rating screen: a case with a content warning (its own or
+    # its stratum's) is hidden behind the warning until the rater chooses to see it.
+    first = study.test_cases.order_by("position").first()
+    first.content_warning = "Describes graphic violence."
+    first.save(update_fields=["content_warning"])
+    response_text = first.responses.first().text
+    client.force_login(rater)
+    url = reverse("annotation:practice", args=[study.slug])
+    gated = client.get(url).text
+    assert "Describes graphic violence." in gated and "Skip the practice" in gated
+    assert first.prompt not in gated and response_text not in gated
+    shown = client.get(url + "?show=1").text
+    assert first.prompt in shown and response_text in shown
+    assert "Describes graphic violence." in shown
+
+
 def test_training_example_shows_the_coordinators_answers_after_answering(client, rater, study):
     item = make_item(study, key=full_marks_payload())
     client.force_login(rater)

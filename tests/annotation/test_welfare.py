@@ -102,6 +102,8 @@ def test_settings_saved_with_the_change_recorded():
         ({"daily_minutes": "0"}, "daily limit (minutes): give a whole number 1-1440"),
         ({"daily_minutes": "1441"}, "daily limit (minutes): give a whole number 1-1440"),
         ({"daily_minutes": "1.5"}, "daily limit (minutes): give a whole number 1-1440"),
+        ({"daily_minutes": "--30"}, "daily limit (minutes): give a whole number 1-1440"),
+        ({"retention_days": "3²"}, "retention (days): give a whole number 0-3650"),
         ({"retention_days": "3651"}, "retention (days): give a whole number 0-3650"),
         ({"profile_min_cell": "1"}, "smallest profile count reported: give a whole number"),
         ({"profile_min_cell": ""}, "smallest profile count reported: give a whole number"),

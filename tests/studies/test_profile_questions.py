@@ -59,6 +59,8 @@ def test_a_key_is_made_from_the_label_when_none_is_given():
         ({**YEARS, "max": NUMBER_LIMIT + 1}, "between"),
         ({**YEARS, "max": None}, "smallest and the largest"),
         ({**YEARS, "min": "1.5"}, "whole number"),
+        ({**YEARS, "min": "--3"}, "whole number"),
+        ({**YEARS, "max": "5²"}, "whole number"),
         ({**ROLE, "min": 1}, "only a question of kind number"),
         ({**ROLE, "choices": ["a", "b"]}, "only a question of kind choice"),
         ({**ROLE, "kind": "date"}, "kind is one of"),
