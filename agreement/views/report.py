@@ -29,6 +29,7 @@ from agreement.services.plan import (
     stratum_shares_text,
 )
 from agreement.views.statistics import analysis_pending_context
+from core.user_input import whole_number_text
 from studies import access
 from studies.errors import ApplicationError
 
@@ -95,14 +96,10 @@ def study_aggregation(request, slug):
     }
     minimum = request.POST.get("min_ratings", "").strip()[:3]
     try:
-        if minimum and not minimum.isdigit():
+        min_ratings = whole_number_text(minimum) if minimum else None
+        if minimum and (min_ratings is None or min_ratings < 0):
             raise AnalysisPlanError("The minimum of valid ratings is a whole number.")
-        aggregation_set(
-            study=study,
-            actor=request.user,
-            rules=rules,
-            min_ratings=int(minimum) if minimum else None,
-        )
+        aggregation_set(study=study, actor=request.user, rules=rules, min_ratings=min_ratings)
     except ApplicationError as error:
         messages.error(request, str(error))
     else:

@@ -602,7 +602,7 @@ class _PartScan:
             self.cells = 0
             # openpyxl fills the gap up to a row's number with blank rows, one by one.
             number = attributes.get("r", "")
-            if number.isdigit() and int(number) > EXCEL_ROWS:
+            if number.isascii() and number.isdigit() and int(number) > EXCEL_ROWS:
                 raise _Impossible
         elif local == "c":
             self.cells += 1
@@ -620,7 +620,7 @@ class _PartScan:
             self.shared = None
         elif local == "v" and self.reference is not None:
             position = "".join(self.reference).strip()
-            if position.isdigit() and len(position) < 10:
+            if position.isascii() and position.isdigit() and len(position) < 10:
                 index = int(position)
                 self.references[index] = self.references.get(index, 0) + 1
                 # The shared texts are usually scanned first: stop as soon as it is too much.

@@ -56,6 +56,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import ClassVar
 
+from core.user_input import whole_number_text
+
 MAX_NOTE_LENGTH = 2000
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -103,9 +105,10 @@ def whole_number(value) -> int:
     """An int, or its decimal text; anything else (2.5, True, "two") is refused."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
-    raise ValueError(value)
+    number = whole_number_text(value) if isinstance(value, str) else None
+    if number is None:
+        raise ValueError(value)
+    return number
 
 
 def cell_number(text: str) -> int | None:

@@ -9,6 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect, render
 
+from core.user_input import whole_number_text
 from studies import access
 from studies.errors import ApplicationError
 from studies.models import AdjudicationRule
@@ -33,7 +34,8 @@ def rules_from_form(post, rows: list[dict]) -> list[dict]:
         if trigger == AdjudicationRule.Trigger.VALUES:
             rule["values"] = values
         if trigger == AdjudicationRule.Trigger.DISAGREEMENT and row["spread"]:
-            rule["tolerance"] = int(tolerance_text) if tolerance_text.isdigit() else tolerance_text
+            tolerance = whole_number_text(tolerance_text)
+            rule["tolerance"] = tolerance_text if tolerance is None else tolerance
         rules.append(rule)
     return rules
 

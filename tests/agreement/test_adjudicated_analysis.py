@@ -273,3 +273,18 @@ def test_the_api_reads_and_sets_the_aggregation(client):
     refused = api("PATCH", url, {"aggregation": {"harmful": "median"}})
     assert refused.status_code == 400
     assert math.isclose(AnalysisPlan.objects.get(study=study).min_ratings, 3)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("typed", ["²", "1²", "-1", "٣"])
+def test_a_minimum_of_valid_ratings_not_a_whole_number_is_refused(client, typed):
+    study = harm_study()
+    client.force_login(study.lead)
+    page = client.post(
+        reverse("agreement:aggregation", args=[study.slug]),
+        {"rule-harmful": "majority", "min_ratings": typed},
+        follow=True,
+    )
+    assert page.status_code == 200
+    assert "The minimum of valid ratings is a whole number." in page.content.decode()
+    assert aggregation_get(study=study)["min_ratings_set"] is False

@@ -217,3 +217,15 @@ def test_a_missed_target_is_switched_and_the_report_lists_it(client, rated, lead
     refused = client.post(switch, {"dimension": "nope", "reason": "x"}, follow=True)
     assert "Only a dimension whose α is below" in refused.text
     assert rated.events.filter(kind=StudyEvent.Kind.ADJUDICATION_SWITCHED).count() == 1
+
+
+@pytest.mark.parametrize("typed", ["²", "1²", "--3", "٣"])
+def test_a_tolerance_typed_with_other_digits_is_refused_not_an_error(client, draft, lead, typed):
+    """Superscripts and other scripts' digits pass str.isdigit() but not int(): refused with
+    the service's message, nothing saved."""
+    client.force_login(lead)
+    refused = client.post(
+        rules_url(draft), {"trigger-correctness": "disagreement", "tolerance-correctness": typed}
+    )
+    assert refused.status_code == 400
+    assert not draft.adjudication_rules.exists()
