@@ -7,7 +7,7 @@ from rest_framework import exceptions, serializers
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from core.api import ErrorResponseSerializer, body_object, unknown_fields_refuse
+from core.api import ErrorResponseSerializer, body_object
 from studies import access
 from studies.locks import study_lock
 
@@ -144,8 +144,7 @@ PLAN_FIELDS = ("primary_measure", "stratum_shares", "aggregation", "min_ratings"
 def study_analysis_plan(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     if request.method == "PATCH":
-        body = body_object(request)
-        unknown_fields_refuse(body, PLAN_FIELDS, what="part of the analysis plan")
+        body = body_object(request, fields=PLAN_FIELDS, what="part of the analysis plan")
         for name in ("primary_measure", "stratum_shares"):
             if name in body and not isinstance(body[name], str):
                 raise exceptions.ValidationError([f"{name}: send a text."])

@@ -43,7 +43,7 @@ SwitchSerializer = inline_serializer(
 
 
 def _texts(request, fields) -> dict[str, str]:
-    given = scalar_fields(body_object(request), fields)
+    given = scalar_fields(body_object(request, fields=fields), fields)
     return {name: "" if given.get(name) is None else str(given[name]) for name in fields}
 
 

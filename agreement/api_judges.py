@@ -154,7 +154,9 @@ def _templates_out(study) -> dict:
 def judge_templates(request, slug):
     study = _study(request, slug)
     if request.method == "PUT":
-        body = body_object(request)
+        body = body_object(
+            request, fields=("name", "text", "allow_tie", "uuid"), what="a field of a template"
+        )
         problems = [
             f"{field}: must be a text."
             for field in ("name", "text")
@@ -163,8 +165,6 @@ def judge_templates(request, slug):
         allow_tie = body.get("allow_tie", False)
         if not isinstance(allow_tie, bool):
             problems.append("allow_tie: must be true or false.")
-        unknown = sorted(set(body) - {"name", "text", "allow_tie", "uuid"})
-        problems += [f"{field}: not a field of a template." for field in unknown]
         if problems:
             raise exceptions.ValidationError(problems)
         name = body["name"].strip()[:200]
@@ -381,6 +381,8 @@ def judges(request, slug):
 def _outputs_body(request) -> tuple[str, bytes, str]:
     """The file to import (an uploaded one, or a JSON body's outputs as JSONL) and the
     template chosen."""
+    # Outputs as JSON, or a file as a form's "file"; either with the template chosen.
+    body = body_object(request, fields=("outputs", "file", "template"))
     upload = request.FILES.get("file")
     if upload is not None:
         if not upload.name.lower().endswith((".jsonl", ".json", ".csv", ".tsv", ".txt", ".xlsx")):
@@ -389,9 +391,8 @@ def _outputs_body(request) -> tuple[str, bytes, str]:
             raise exceptions.ValidationError(
                 [f"file: larger than {MAX_BYTES // (1024 * 1024)} MB."]
             )
-        template = request.data.get("template", "")
+        template = body.get("template", "")
         return upload.name, upload.read(MAX_BYTES + 1), template
-    body = body_object(request)
     outputs = body.get("outputs")
     if not isinstance(outputs, list) or not outputs:
         raise exceptions.ValidationError(
@@ -479,6 +480,8 @@ def _calibration_out(study, judge, shown) -> dict:
 def judge_calibration(request, slug, judge_uuid):
     study = _study(request, slug)
     judge = get_object_or_404(Judge, study=study, uuid=judge_uuid)
+    if request.method == "POST":
+        body_object(request, fields=())
     analysis = judge_calibration_analysis(study=study, judge=judge)
     if request.method == "POST":
         analysis_job_start(analysis=analysis, requested_by=request.user)

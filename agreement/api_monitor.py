@@ -91,7 +91,7 @@ def study_monitor(request, slug):
         return Response(_answer(study))
     study, _ = access.get_study_for_user(request.user, slug, role=access.LEAD)
     fields = ("monitoring", "alpha", "expected_effect", "margin")
-    body = scalar_fields(body_object(request), fields)
+    body = scalar_fields(body_object(request, fields=fields), fields)
     current = monitoring_settings(study=study)
     enabled = body.get("monitoring", current["monitoring"])
     if not isinstance(enabled, bool):
@@ -119,6 +119,7 @@ def study_monitor(request, slug):
 @api_view(["POST"])
 def study_monitor_stop(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.LEAD)
+    body_object(request, fields=())
     study = study_stop_early(study=study, actor=request.user)
     return Response(_answer(study))
 

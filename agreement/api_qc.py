@@ -140,7 +140,8 @@ def qc_decisions(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     if not request.user.is_staff:
         raise exceptions.PermissionDenied("Only administrators decide about raters.")
-    data = scalar_fields(body_object(request), ["rater", "action", "reason"])
+    fields = ("rater", "action", "reason")
+    data = scalar_fields(body_object(request, fields=fields), fields)
     problems = [
         f"{name}: give a text."
         for name in ("rater", "action", "reason")

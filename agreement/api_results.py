@@ -13,7 +13,7 @@ from rest_framework import serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from core.api import ErrorResponseSerializer, file_download
+from core.api import ErrorResponseSerializer, body_object, file_download
 from core.api_jobs import JOB_PROGRESS_FIELDS, job_progress
 from jobs.models import Job
 from studies import access
@@ -133,6 +133,7 @@ def _ranking_body(study: Study) -> dict:
 def study_ranking(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     if request.method == "POST":
+        body_object(request, fields=())
         unavailable = ranking_unavailable(study=study)
         if unavailable is not None:
             raise RankingUnavailable(unavailable["reason"])

@@ -9,7 +9,7 @@ from rest_framework import serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from core.api import ErrorResponseSerializer
+from core.api import ErrorResponseSerializer, body_object
 from core.api_jobs import JOB_PROGRESS_FIELDS
 from jobs.models import Job
 from studies import access
@@ -84,6 +84,7 @@ def _body(study) -> dict:
 def study_robustness(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     if request.method == "POST":
+        body_object(request, fields=())
         unavailable = robustness_unavailable(study=study)
         if unavailable is not None:
             raise RobustnessUnavailable(unavailable["reason"])

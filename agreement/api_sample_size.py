@@ -125,7 +125,7 @@ def sample_size(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     if request.method == "GET":
         return Response(_answer(study, None))
-    body = body_object(request)
+    body = body_object(request, fields=["which", *_INPUTS], what="an input of either calculator")
     data = scalar_fields(body, ["which", *_INPUTS])
     which = data.get("which")
     if which in CALCULATORS:

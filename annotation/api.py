@@ -22,7 +22,6 @@ from core.api import (
     form_errors,
     paginated,
     scalar_fields,
-    unknown_fields_refuse,
 )
 from core.api_jobs import job_accepted, job_url
 from jobs.models import Job
@@ -137,7 +136,8 @@ def study_raters(request, slug):
         paginator = Pagination()
         page = paginator.paginate_queryset(rater_progress_table(study=study), request)
         return paginator.get_paginated_response(RaterSerializer(page, many=True).data)
-    body = scalar_fields(body_object(request), ["username", "role"])
+    fields = ("username", "role")
+    body = scalar_fields(body_object(request, fields=fields), fields)
     role = body.get("role") or Membership.Role.RATER
     if role not in invitations.ACCOUNT_ROLES:
         raise exceptions.ValidationError(["role: use rater or adjudicator."])
@@ -182,9 +182,8 @@ def study_invitations(request, slug):
         paginator = Pagination()
         page = paginator.paginate_queryset(study.invitations.order_by("-created_at"), request)
         return paginator.get_paginated_response(InvitationSerializer(page, many=True).data)
-    body = body_object(request)
     # A misspelt "days" would otherwise give the link the default life, unseen.
-    unknown_fields_refuse(body, INVITATION_FIELDS, what="a field of an invitation")
+    body = body_object(request, fields=INVITATION_FIELDS, what="a field of an invitation")
     data = scalar_fields(body, INVITATION_FIELDS)
     data.setdefault("days", invitations.DEFAULT_DAYS)
     form = InvitationForm(data, study=study, user=request.user)
@@ -212,6 +211,7 @@ def study_invitations(request, slug):
 @api_view(["POST"])
 def invitation_revoke(request, slug, token_hash):
     study = _study(request, slug)
+    body_object(request, fields=())
     invitation = study.invitations.filter(token_hash=token_hash).first()
     if invitation is None:
         raise exceptions.NotFound("The study has no such invitation.")
@@ -254,6 +254,7 @@ AssignJobSerializer = inline_serializer(
 @api_view(["POST"])
 def study_assign(request, slug):
     study = _study(request, slug)
+    body_object(request, fields=())
     job = assignment_jobs.assignment_job_start(study=study, actor=request.user)
     if job.is_active:
         body = _assign_job_body(request, study, job)
@@ -484,7 +485,8 @@ def _welfare_out(study) -> dict:
 def study_welfare(request, slug):
     study = _study(request, slug)
     if request.method == "PUT":
-        body = dict(body_object(request))
+        fields = (*welfare_service.WELFARE_FIELDS, "strata")
+        body = dict(body_object(request, fields=fields, what="a welfare setting"))
         strata = body.pop("strata", [])
         if not isinstance(strata, list):
             raise exceptions.ValidationError(
@@ -561,6 +563,7 @@ def study_export_job_start(request, slug, fmt):
     study = _study(request, slug)
     if fmt not in export_jobs.EXPORT_KINDS:
         raise exceptions.NotFound("No such export is prepared as a job.")
+    body_object(request, fields=())
     job = export_jobs.export_job_start(study=study, key=fmt, actor=request.user)
     body = _export_job_body(request, study, job)
     return job_accepted(body, body["job"])
@@ -642,7 +645,8 @@ def study_export(request, slug, fmt):
 @api_view(["POST"])
 def study_unblind(request, slug):
     study = _study(request, slug, role=access.LEAD)
-    data = scalar_fields(body_object(request), ["confirm", "reason"])
+    fields = ("confirm", "reason")
+    data = scalar_fields(body_object(request, fields=fields), fields)
     if data.get("confirm") is not True:
         raise exceptions.ValidationError(["confirm: send true; unblinding cannot be undone."])
     form = UnblindForm({"confirm": "on", "reason": data.get("reason") or ""})
@@ -832,7 +836,7 @@ def study_comments(request, slug):
 @api_view(["POST"])
 def study_comments_read(request, slug):
     study = _study(request, slug)
-    keys = body_object(request).get("keys")
+    keys = body_object(request, fields=("keys",)).get("keys")
     if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
         raise exceptions.ValidationError(["keys: a list of the comments' keys."])
     marked = comments_mark_read(study=study, reader=request.user, keys=keys[: MAX_KEYS + 1])

@@ -108,7 +108,7 @@ def adjudication_resolve(request, slug, adjudication_uuid):
     adjudication, _, membership = get_adjudication_for_adjudicator(
         request.user, slug, adjudication_uuid
     )
-    data = body_object(request)
+    data = body_object(request, fields=("version", "reason", "responses", "case", "unresolvable"))
     version = data.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
         raise exceptions.ValidationError(["version: give the adjudication's version."])

@@ -8,7 +8,7 @@ from rest_framework import serializers
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from core.api import ErrorResponseSerializer
+from core.api import ErrorResponseSerializer, body_object
 from studies import access
 
 from .access import get_adjudication_for_coordinator
@@ -77,6 +77,7 @@ def adjudication_make_gold(request, slug, adjudication_uuid):
     adjudication, study = get_adjudication_for_coordinator(
         request.user, slug, adjudication_uuid, role=access.LEAD
     )
+    body_object(request, fields=())
     writes.adjudication_make_gold(adjudication=adjudication, actor=request.user)
     adjudication, study = get_adjudication_for_coordinator(
         request.user, slug, adjudication_uuid, role=access.LEAD

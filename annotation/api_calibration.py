@@ -195,7 +195,7 @@ def calibration_call(request, slug):
 @api_view(["POST"])
 def calibration_call_record(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.LEAD)
-    data = body_object(request)
+    data = body_object(request, fields=("held_at", "attended", "note"))
     fields = scalar_fields(data, ("held_at", "note"))
     attended = data.get("attended", [])
     if not isinstance(attended, list) or not all(isinstance(p, str) for p in attended):

@@ -154,7 +154,8 @@ def onboarding(request, slug):
 @api_view(["POST"])
 def consent(request, slug):
     study, rater = _rater_study(request, slug)
-    data = scalar_fields(body_object(request), ["agree", "prior_knowledge", "disclosure"])
+    fields = ("agree", "prior_knowledge", "disclosure")
+    data = scalar_fields(body_object(request, fields=fields), fields)
     if study.is_draft:
         raise participation.ParticipationError(NOT_STARTED)
     if selectors.onboarding_state(rater=rater).consent is not None:

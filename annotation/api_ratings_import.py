@@ -69,10 +69,12 @@ def _job_body(request, study, job) -> dict:
 @api_view(["POST"])
 def ratings_import(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.LEAD)
+    # A form with the file, or JSON naming a check job.
+    data = body_object(request, fields=("file", "check", "check_job"))
     upload = request.FILES.get("file")
     try:
         if upload is None:
-            token = body_object(request).get("check_job")
+            token = data.get("check_job")
             if not isinstance(token, str) or not token:
                 raise exceptions.ValidationError(
                     ['file: upload the ratings as "file", or send "check_job": a check job\'s id.']
@@ -82,7 +84,7 @@ def ratings_import(request, slug):
             )
         else:
             file_too_large(upload)
-            check = check_flag(request.data)
+            check = check_flag(data)
             job = jobs.ratings_import_job_start(
                 study=study,
                 actor=request.user,

@@ -164,12 +164,7 @@ def _settings_out(study: Study) -> dict:
 def onboarding_settings(request, slug):
     study = _study(request, slug)
     if request.method == "PATCH":
-        body = body_object(request)
-        unknown = sorted(set(body) - set(SETTINGS))
-        if unknown:
-            raise exceptions.ValidationError(
-                [f"{name[:50]}: not a setting; use {', '.join(SETTINGS)}." for name in unknown]
-            )
+        body = body_object(request, fields=SETTINGS, what="a setting")
         data = scalar_fields(body, SETTINGS)
         for name in ("practice_enabled", "calibration_call_required"):
             if name in data and not isinstance(data[name], bool):
@@ -263,7 +258,7 @@ def _item_form(data: dict, *, kind: str, initial: dict) -> TrainingItemForm:
 def training_items(request, slug):
     study = _study(request, slug)
     if request.method == "POST":
-        body = body_object(request)
+        body = body_object(request, fields=("kind", *ITEM_FIELDS))
         kind = body.get("kind")
         if kind not in TrainingItem.Kind.values:
             raise exceptions.ValidationError(
@@ -294,12 +289,7 @@ def training_item(request, slug, item_uuid):
         request.user, slug, item_uuid, role=access.COORDINATOR
     )
     if request.method == "PATCH":
-        body = body_object(request)
-        unknown = sorted(set(body) - set(ITEM_FIELDS))
-        if unknown:
-            raise exceptions.ValidationError(
-                [f"{name[:50]}: use {', '.join(ITEM_FIELDS)}." for name in unknown]
-            )
+        body = body_object(request, fields=ITEM_FIELDS)
         form = _item_form(body, kind=item.kind, initial=TrainingItemForm.initial_for(item))
         item = form.save_item(study=study, item=item, kind=item.kind)
     elif request.method == "DELETE":
@@ -321,7 +311,7 @@ def training_item(request, slug, item_uuid):
 @api_view(["PUT"])
 def training_item_key(request, slug, item_uuid):
     item, _, _ = get_training_item_for_user(request.user, slug, item_uuid, role=access.COORDINATOR)
-    body = body_object(request)
+    body = body_object(request, fields=("responses", "case"))
     for name in ("responses", "case"):
         if name in body and not isinstance(body[name], dict):
             raise exceptions.ValidationError([f"{name}: send an object."])

@@ -53,9 +53,11 @@ def _job_body(request, study, job) -> dict:
 def _started(request, study) -> Job:
     """The page's ``file_import_start``, for a script: a checked file ("Import now"), or
     an upload checked by the page's form, checked or imported."""
+    # A form with the file, or JSON naming a check job.
+    data = body_object(request, fields=("rater", "file", "check", "check_job"))
     upload = request.FILES.get("file")
     if upload is None:
-        token = body_object(request).get("check_job")
+        token = data.get("check_job")
         if not isinstance(token, str) or not token:
             raise exceptions.ValidationError(
                 ['file: upload the worksheet as "file" with its "rater", or send "check_job": '
@@ -64,7 +66,6 @@ def _started(request, study) -> Job:
         return jobs.WORKSHEETS.checked_import_start(
             study=study, actor=request.user, token=token[:64]
         )
-    data = body_object(request)
     form = WorksheetImportForm(
         {"rater": str(data.get("rater", ""))[:100]},
         request.FILES,

@@ -39,6 +39,7 @@ from annotation.services import (
     ratings_import_by_system,
     submission_check,
 )
+from core.user_input import quoted
 from studies.errors import ApplicationError
 from studies.locks import study_lock
 from studies.models import BlindedLabel, Membership, Study
@@ -166,7 +167,7 @@ class _Check:
         if not case_id:
             return self.problem(number, "Case ID", "The case id is empty.")
         if case_id not in self.cases:
-            return self.problem(number, "Case ID", f"There is no test case {case_id} here.")
+            return self.problem(number, "Case ID", f"There is no test case {quoted(case_id)} here.")
         if not rater:
             return self.problem(number, "Rater", "The rater's name is empty.")
         if len(rater) > MAX_NAME_CHARS:
@@ -190,8 +191,8 @@ class _Check:
             return self.problem(
                 number,
                 "System",
-                f"A second row for {case_id}, {values['system']}, {rater} (the first is row "
-                f"{first}).",
+                f"A second row for {case_id}, {quoted(values['system'])}, {quoted(rater)} "
+                f"(the first is row {first}).",
             )
         stamp = values.get("timestamp", "")
         if stamp:
@@ -220,7 +221,9 @@ class _Check:
         if label is None:
             listed = ", ".join(sorted(self.names.get(test_case_id, {}).values()))
             self.problem(
-                number, "System", f"{case_id} has no response by {system}; its systems: {listed}."
+                number,
+                "System",
+                f"{case_id} has no response by {quoted(system)}; its systems: {listed}.",
             )
         return label
 
@@ -281,7 +284,8 @@ class _Check:
             self.problem(
                 group.first_row,
                 "Confidence",
-                f"The confidence is {confidence}; give Low, Medium or High, or leave it empty.",
+                f"The confidence is {quoted(confidence)}; give Low, Medium or High, or leave it "
+                "empty.",
             )
             confidence = ""
         notes = "\n".join(dict.fromkeys(v["notes"] for _, _, v in group.rows if v.get("notes")))
@@ -313,7 +317,8 @@ class _Check:
                 self.problem(
                     number,
                     "Total",
-                    f"The total is {raw_total} but the scores add up to {total_points(scores)}.",
+                    f"The total is {quoted(raw_total)} but the scores add up to "
+                    f"{total_points(scores)}.",
                 )
         return scores
 
@@ -322,7 +327,7 @@ class _Check:
         none is given); None when they differ (the problem is recorded)."""
         given = [(number, v[name]) for number, _, v in group.rows if v.get(name)]
         if len({value.lower() for _, value in given}) > 1:
-            listing = ", ".join(f"{value} on row {number}" for number, value in given)
+            listing = ", ".join(f"{quoted(value)} on row {number}" for number, value in given)
             self.problem(given[1][0], display, f"{case_id} has different values ({listing}).")
             return None
         return given[0][1] if given else ""

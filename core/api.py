@@ -6,6 +6,7 @@ services; ``config/api_urls.py`` gathers them under ``/api/v1/``. See docs/api.m
 """
 
 import logging
+from collections.abc import Iterable
 
 from django.conf import settings
 from django.core.exceptions import (
@@ -27,7 +28,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from core.api_request import BodyTooLarge, Pagination
 from core.errors import ApplicationError
-from core.user_input import unstorable
+from core.user_input import quoted, unstorable
 
 logger = logging.getLogger(__name__)
 
@@ -61,8 +62,16 @@ def paginated(name: str, serializer: type[serializers.Serializer]) -> serializer
     )
 
 
-def body_object(request) -> dict:
-    """The request's body as an object (a JSON array or a form's lists are refused)."""
+def body_object(request, *, fields: Iterable[str], what: str = "a field of this request") -> dict:
+    """The request's body as an object (a JSON array or a form's lists are refused) whose
+    every field is one of ``fields``.
+
+    Every endpoint that takes a body (or none: ``fields=()``) reads it here, before it looks
+    at anything else the body says, so a misspelt field is refused by name with the names
+    to use (``what`` says what it is not) and nothing is written; left out unseen, it would
+    take its default. A body free-form by design (a rubric's definition) names its
+    top-level fields; a multipart upload's file is one of them.
+    """
     data = request.data
     if hasattr(data, "dict"):  # a form or multipart body
         data = data.dict()
@@ -70,14 +79,15 @@ def body_object(request) -> dict:
         # checked here by the same rule. (Django decodes them with errors replaced, so only a
         # NUL can come this way, not a lone surrogate.)
         for name, value in data.items():
-            what = unstorable(value) if isinstance(value, str) else None
-            if what:
+            what_unstorable = unstorable(value) if isinstance(value, str) else None
+            if what_unstorable:
                 raise exceptions.ParseError(
-                    f'The body cannot be read: the field "{name[:100]}" contains {what}, '
-                    "which cannot be stored."
+                    f'The body cannot be read: the field "{quoted(name)}" contains '
+                    f"{what_unstorable}, which cannot be stored."
                 )
     if not isinstance(data, dict):
         raise exceptions.ParseError("The body must be a JSON object.")
+    unknown_fields_refuse(data, fields, what=what)
     return data
 
 
@@ -106,14 +116,20 @@ def form_errors(form) -> exceptions.ValidationError:
     return exceptions.ValidationError(problems)
 
 
-def unknown_fields_refuse(data: dict, fields, *, what: str, use=None) -> None:
+def unknown_fields_refuse(data: dict, fields: Iterable[str], *, what: str, use=None) -> None:
     """Refuse a body that sends a field not in ``fields``: a misspelt one would otherwise be
     left out unseen (its default taken, or the write made without it). ``what`` says what
-    the name is not ("a field of an account"); ``use`` the names listed (``fields``)."""
+    the name is not ("a field of an account"); ``use`` the names listed (``fields``).
+    ``body_object`` asks it of every body; an endpoint whose fields depend on another field
+    (the sample size's calculator) asks it again with the narrower list."""
+    fields = list(fields)
     unknown = sorted(set(data) - set(fields))
     if unknown:
         listed = ", ".join(use if use is not None else fields)
-        raise exceptions.ValidationError([f"{name}: not {what}; use {listed}." for name in unknown])
+        tail = f"use {listed}" if listed else "this request takes none"
+        raise exceptions.ValidationError(
+            [f"{quoted(name)}: not {what}; {tail}." for name in unknown]
+        )
 
 
 def scalar_fields(data: dict, fields) -> dict:

@@ -23,6 +23,8 @@ MAX_JSON_DEPTH = 32
 MAX_NUMBER_CHARS = 40
 NUL = "\x00"
 MAX_FIELD_NAME_CHARS = 100
+# How much of a user's text (a table's cell, a body's field name) a message quotes.
+MAX_QUOTED_CHARS = 100
 # A surrogate code point in a Python string is always a lone one: JSON's escaped pairs
 # ("\ud83d\ude00") are joined into one character as they are read.
 SURROGATE = re.compile("[\ud800-\udfff]")
@@ -92,6 +94,15 @@ def unstorable(text: str) -> str | None:
     if surrogate:
         return f"a lone surrogate (\\u{ord(surrogate.group()):04x})"
     return None
+
+
+def quoted(text: str, *, limit: int = MAX_QUOTED_CHARS) -> str:
+    """A user's text as a message quotes it: the first ``limit`` characters, and how long it
+    is when longer. A cell of a garbage file may be 200,000 characters; a message repeating
+    it (once per problem) would be megabytes that no one can read."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters)"
 
 
 def reason_text(value, *, limit: int, missing: str, error: type[ApplicationError]) -> str:

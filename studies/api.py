@@ -33,6 +33,7 @@ from .models import AdjudicationRule, ProfileQuestion, Study, TestCase
 from .presets import PRESETS
 from .profile_questions import MAX_QUESTIONS, question_as_dict
 from .rubric import KINDS
+from .rubric.definition import FIELDS as DEFINITION_FIELDS
 from .rubric.definition import definition_of, preset_definition
 from .services.adjudication_rules import adjudication_rules_set
 from .services.profile_questions import profile_questions_set
@@ -187,7 +188,8 @@ def study_collection(request):
         return paginator.get_paginated_response(StudySerializer(page, many=True).data)
     if not access.can_create_studies(request.user):
         raise PermissionDenied
-    data = scalar_fields(body_object(request), StudyCreateSerializer.Meta.fields)
+    fields = StudyCreateSerializer.Meta.fields
+    data = scalar_fields(body_object(request, fields=fields), fields)
     data.setdefault("rubric_preset", "reference")
     # As on the New study page: only the studies this person coordinates may be copied.
     copyable = selectors.coordinated_studies(user=request.user).only("slug", "name")
@@ -209,15 +211,8 @@ def study_collection(request):
 def study_detail(request, slug):
     study = _study(request, slug)
     if request.method == "PATCH":
-        data = scalar_fields(body_object(request), services.SETTINGS_FIELDS)
-        unknown = sorted(set(body_object(request)) - set(services.SETTINGS_FIELDS))
-        if unknown:
-            raise exceptions.ValidationError(
-                [
-                    f"{name}: not a setting; use {', '.join(services.SETTINGS_FIELDS)}."
-                    for name in unknown
-                ]
-            )
+        body = body_object(request, fields=services.SETTINGS_FIELDS, what="a setting")
+        data = scalar_fields(body, services.SETTINGS_FIELDS)
         initial = model_to_dict(study, fields=StudyForm.Meta.fields)
         # Fields left out keep their value; the service refuses frozen ones with its message.
         form = StudyForm({**_form_values(initial), **data}, initial=initial)
@@ -246,9 +241,9 @@ def _form_values(initial: dict) -> dict:
 def study_rubric(request, slug):
     study = _study(request, slug)
     if request.method == "PUT":
-        study = services.rubric_replace(
-            study=study, actor=request.user, definition=body_object(request)
-        )
+        # Free-form below its top level: the definition's reader names what is wrong inside.
+        definition = body_object(request, fields=sorted(DEFINITION_FIELDS), what="part of a rubric")
+        study = services.rubric_replace(study=study, actor=request.user, definition=definition)
     return Response(definition_of(study.rubric))
 
 
@@ -283,7 +278,9 @@ def study_cases(request, slug):
         paginator = Pagination()
         page = paginator.paginate_queryset(study.test_cases.order_by("position"), request)
         return paginator.get_paginated_response(TestCaseSerializer(page, many=True).data)
-    filename, data = _cases_body(request)
+    # Cases as JSON, or a file as a form's "file".
+    body = body_object(request, fields=("cases", "file"))
+    filename, data = _cases_body(request, body)
     start = selectors.study_next_case_position(study=study)
     parsed = services.test_cases_import(
         study=study, actor=request.user, filename=filename, data=data
@@ -315,7 +312,7 @@ def study_cases(request, slug):
     )
 
 
-def _cases_body(request) -> tuple[str, bytes]:
+def _cases_body(request, body: dict) -> tuple[str, bytes]:
     """The file to import: an uploaded one, or a JSON body's cases written as JSONL."""
     upload = request.FILES.get("file")
     if upload is not None:
@@ -325,7 +322,6 @@ def _cases_body(request) -> tuple[str, bytes]:
         if too_large:
             raise exceptions.ValidationError([str(too_large)])
         return upload.name, upload.read(MAX_FILE_BYTES + 1)
-    body = body_object(request)
     cases = body.get("cases")
     if not isinstance(cases, list) or not cases:
         raise exceptions.ValidationError(
@@ -345,7 +341,7 @@ def _cases_body(request) -> tuple[str, bytes]:
 @api_view(["POST"])
 def study_status(request, slug):
     study = _study(request, slug)
-    body = body_object(request)
+    body = body_object(request, fields=("action", "acknowledge_warnings"))
     action = body.get("action")
     transition = services.TRANSITIONS.get(action) if isinstance(action, str) else None
     if transition is None:
@@ -432,7 +428,7 @@ def study_adjudication_rules(request, slug):
     if request.method == "PUT":
         if request.user.pk != study.lead_id:
             raise PermissionDenied
-        rules = body_object(request).get("rules")
+        rules = body_object(request, fields=("rules",)).get("rules")
         if not isinstance(rules, list):
             raise exceptions.ValidationError(
                 ['rules: send a list of {"dimension", "trigger", "values", "tolerance"}.']
@@ -486,7 +482,7 @@ def _profile_questions_out(study: Study) -> dict:
 def study_profile_questions(request, slug):
     study = _study(request, slug)
     if request.method == "PUT":
-        questions = body_object(request).get("questions")
+        questions = body_object(request, fields=("questions",)).get("questions")
         if not isinstance(questions, list):
             raise exceptions.ValidationError(
                 ['questions: send a list of {"key", "label", "kind", "choices", "min", "max"}.']

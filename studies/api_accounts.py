@@ -11,7 +11,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from core.api import ErrorResponseSerializer, body_object, scalar_fields, unknown_fields_refuse
+from core.api import ErrorResponseSerializer, body_object, scalar_fields
 
 from . import access
 from .services import invitations
@@ -57,8 +57,7 @@ def accounts(request):
     # Administrators only, before the study is looked up: a refusal says nothing of it.
     if not request.user.is_staff:
         raise exceptions.PermissionDenied("Only administrators create accounts.")
-    body = body_object(request)
-    unknown_fields_refuse(body, ACCOUNT_FIELDS, what="a field of an account")
+    body = body_object(request, fields=ACCOUNT_FIELDS, what="a field of an account")
     data = scalar_fields(body, ACCOUNT_FIELDS)
     problems = [f"{name}: give a text." for name in ("study", "username") if not data.get(name)]
     problems += [
@@ -110,6 +109,7 @@ def accounts(request):
 )
 @api_view(["POST"])
 def invitation_accept(request, token):
+    body_object(request, fields=())
     try:
         membership = invitations.invitation_accept(token=token[:200], user=request.user)
     except invitations.InvitationError as error:

@@ -7,7 +7,7 @@ from rest_framework import serializers
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from core.api import ErrorResponseSerializer
+from core.api import ErrorResponseSerializer, body_object
 
 from . import access, services
 
@@ -29,6 +29,7 @@ ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
 @api_view(["POST"])
 def study_cases_remove(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    body_object(request, fields=())
     return Response({"removed": services.test_cases_remove_all(study=study, actor=request.user)})
 
 

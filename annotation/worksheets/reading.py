@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+from core.user_input import quoted
 from studies.errors import ApplicationError
 from studies.importing import tabular
 
@@ -16,6 +17,11 @@ class WorksheetProblem:
     row: int | None
     column: str | None
     message: str
+
+    def __post_init__(self):
+        # A column may be named by the file's own heading: a cell, quoted within bounds.
+        if self.column:
+            object.__setattr__(self, "column", quoted(self.column))
 
     def __str__(self) -> str:
         where = []

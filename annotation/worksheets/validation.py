@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from annotation.models import Assignment
 from annotation.services import MAX_NOTES_LENGTH
 from annotation.services.skipping import MAX_SKIP_NOTE_LENGTH
+from core.user_input import quoted
 from studies.models import BlindedLabel, Membership, Study
 from studies.rubric import cell_number, total_points
 
@@ -48,7 +49,9 @@ def _rater(study: Study, pseudonym: str) -> Membership:
         role=Membership.Role.RATER, pseudonym__iexact=pseudonym.strip()
     ).first()
     if rater is None:
-        raise WorksheetError([WorksheetProblem(None, None, f"No rater {pseudonym} in this study.")])
+        raise WorksheetError(
+            [WorksheetProblem(None, None, f"No rater {quoted(pseudonym)} in this study.")]
+        )
     problems = []
     if rater.status != Membership.Status.ACTIVE:
         problems.append(
@@ -276,7 +279,8 @@ def _group_rows(body, *, rater, cases, labels, problems) -> dict[str, list[tuple
                 WorksheetProblem(
                     number,
                     "Rater",
-                    f"This row is for {given_rater}, not {rater.pseudonym}. Import one rater's "
+                    f"This row is for {quoted(given_rater)}, not {rater.pseudonym}. Import one "
+                    "rater's "
                     "worksheet at a time.",
                 )
             )
@@ -301,10 +305,12 @@ def _row_place_problem(number, values, cases, labels, first_row) -> WorksheetPro
     if not case_id:
         return WorksheetProblem(number, "TC-ID", "The test case id is empty.")
     if case_id not in cases:
-        return WorksheetProblem(number, "TC-ID", f"There is no test case {case_id} in this study.")
+        return WorksheetProblem(
+            number, "TC-ID", f"There is no test case {quoted(case_id)} in this study."
+        )
     case_labels = labels.get(cases[case_id].pk, [])
     if label not in case_labels:
-        shown = values["label"] or "empty"
+        shown = quoted(values["label"]) or "empty"
         return WorksheetProblem(
             number,
             "Response",
@@ -399,7 +405,9 @@ def _check_confidence(rows, case_id, problems, *, optional=False) -> str:
     for number, value in unknown:
         problems.append(
             WorksheetProblem(
-                number, "Confidence", f"The confidence is {value}; give Low, Medium or High."
+                number,
+                "Confidence",
+                f"The confidence is {quoted(value)}; give Low, Medium or High.",
             )
         )
     if unknown:
@@ -422,7 +430,7 @@ def _per_case(rows, name, display, case_id, problems) -> str | None:
     given = [(number, values.get(name, "")) for number, values in rows if values.get(name, "")]
     distinct = {value.lower() for _, value in given}
     if len(distinct) > 1:
-        listing = ", ".join(f"{value} on row {number}" for number, value in given)
+        listing = ", ".join(f"{quoted(value)} on row {number}" for number, value in given)
         problems.append(
             WorksheetProblem(
                 given[1][0], display, f"{case_id} has different values on its rows ({listing})."

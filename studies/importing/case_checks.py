@@ -3,6 +3,7 @@ and fields, every problem with its row (or line) and column in plain words."""
 
 from dataclasses import dataclass, field
 
+from core.user_input import quoted
 from studies.blinding import LABELS
 
 from . import tabular
@@ -143,7 +144,7 @@ def _case_systems(where, fields, responses, columns, state: _Systems, problems) 
             if responses[system].strip():
                 problems.add(
                     where,
-                    f"system '{system}' is not in this row's systems "
+                    f"system '{quoted(system)}' is not in this row's systems "
                     f"({', '.join(systems) or 'none'}), so its response must be blank; "
                     "or add it to the systems cell.",
                     _column_name(columns, system, kind="response"),
@@ -164,12 +165,14 @@ def _systems_cell(where, text, columns, state: _Systems, problems) -> list[str]:
     for name in names[: len(state.columns) + 1]:  # more names than columns cannot all be good
         if name in systems:
             problems.add(
-                where, f"the system '{name}' is named twice.", _column_name(columns, "systems")
+                where,
+                f"the system '{quoted(name)}' is named twice.",
+                _column_name(columns, "systems"),
             )
         elif name not in state.columns:
             problems.add(
                 where,
-                f"the system '{name}' has no column 'response:{name}' in row 1.",
+                f"the system '{quoted(name)}' has no column 'response:{quoted(name)}' in row 1.",
                 _column_name(columns, "systems"),
             )
         else:
@@ -191,8 +194,8 @@ def _check_union(state: _Systems, problems) -> None:
         for where, system in state.single:
             problems.add(
                 where,
-                f"this test case has a response from '{system}' only; a case needs responses "
-                "from at least two systems to be compared.",
+                f"this test case has a response from '{quoted(system)}' only; a case needs "
+                "responses from at least two systems to be compared.",
             )
     if len(systems) > len(LABELS):
         problems.add("File", f"at most {len(LABELS)} systems can be blinded in one study.")
@@ -216,7 +219,7 @@ def _check_responses(where, responses, systems, columns, problems, result) -> di
                 result.warnings.append(
                     Problem(
                         where,
-                        f"the response of system '{system}' is empty; it is imported as "
+                        f"the response of system '{quoted(system)}' is empty; it is imported as "
                         "that system's output.",
                         _column_name(columns, system, kind="response"),
                     )
@@ -234,13 +237,13 @@ def _check_case_id(where, case_id, columns, first_seen, existing_ids, problems) 
     if case_id in first_seen:
         problems.add(
             where,
-            f"the id '{case_id}' is used twice (also {first_seen[case_id].lower()}).",
+            f"the id '{quoted(case_id)}' is used twice (also {first_seen[case_id].lower()}).",
             _column_name(columns, "id"),
         )
     elif case_id in existing_ids:
         problems.add(
             where,
-            f"the study already has a test case with the id '{case_id}'.",
+            f"the study already has a test case with the id '{quoted(case_id)}'.",
             _column_name(columns, "id"),
         )
     first_seen.setdefault(case_id, where)
@@ -249,8 +252,9 @@ def _check_case_id(where, case_id, columns, first_seen, existing_ids, problems) 
 def _column_name(columns, name: str, *, kind: str = "field") -> str:
     """How to point at a field: "column D 'response:improved'" or "field 'prompt'"."""
     if columns is None:
+        name = quoted(name)
         return f"field '{name}'" if kind == "field" else f"field 'responses.{name}'"
-    header = name if kind == "field" else RESPONSE_PREFIX + name
+    header = quoted(name if kind == "field" else RESPONSE_PREFIX + name)
     for index, entry in enumerate(columns):
         if entry == (kind, name):
             return f"column {tabular.column_letter(index + 1)} '{header}'"

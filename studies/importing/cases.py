@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from core.user_input import UserInputError
+from core.user_input import UserInputError, quoted
 
 from . import tabular
 from .case_checks import (
@@ -283,7 +283,7 @@ def _read_header(where: str, header: list[str], problems: _Collector):
     for index, raw in enumerate(header):
         name = raw.strip()
         letter = tabular.column_letter(index + 1)
-        column = f"column {letter} '{name}'"
+        column = f"column {letter} '{quoted(name)}'"
         entry = _header_column(where, name, column, problems)
         if entry is not None and entry[0] != "unknown":
             if entry in seen:
@@ -375,7 +375,7 @@ def _jsonl_fields(where: str, record: dict, problems: _Collector) -> dict:
             problems.add(
                 where,
                 "unknown field. Use id, prompt, context, stratum, content_warning and responses.",
-                f"field '{key}'",
+                f"field '{quoted(key)}'",
             )
         elif key == "responses":
             continue
@@ -384,7 +384,7 @@ def _jsonl_fields(where: str, record: dict, problems: _Collector) -> dict:
         elif isinstance(value, str) or (key == "id" and isinstance(value, int)):
             fields[key] = str(value)
         else:
-            problems.add(where, "must be text (in double quotes).", f"field '{key}'")
+            problems.add(where, "must be text (in double quotes).", f"field '{quoted(key)}'")
     return fields
 
 
@@ -401,7 +401,7 @@ def _jsonl_responses(where: str, record: dict, problems: _Collector) -> dict:
         responses = {}
     texts = {}
     for system, value in responses.items():
-        column = f"field 'responses.{system}'"
+        column = f"field 'responses.{quoted(system)}'"
         if not system.strip():
             problems.add(where, "a response needs a system name as its key.", column)
         elif len(system) > MAX_SYSTEM_CHARS:

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import ClassVar
 
-from core.user_input import whole_number_text
+from core.user_input import quoted, whole_number_text
 
 MAX_NOTE_LENGTH = 2000
 
@@ -66,7 +66,6 @@ LEVELS = ("nominal", "ordinal", "interval", "ratio")
 # so a cell such as "1E+1000000", "sNaN" or ten thousand digits costs nothing to refuse.
 WHOLE_NUMBER = re.compile(r"([+-]?\d{1,9})(?:\.0{0,9})?")
 # How much of a refused cell a message repeats.
-SHOWN_CHARS = 30
 
 
 class RubricValueError(ValueError):
@@ -139,14 +138,9 @@ def expected_parts(text: str, *, name: str) -> tuple[str, int, str]:
         )
     match = EXPECTED_TOLERANCE.match(text)
     if match is None:  # pragma: no cover - the pattern matches every non-empty text
-        raise RubricValueError(f"{name}: {cell_shown(text)} cannot be read.")
+        raise RubricValueError(f"{name}: {quoted(text)} cannot be read.")
     unit = (match.group("unit") or "").rstrip("s")
     return match.group("value").strip(), int(match.group("k") or 0), unit.replace("pt", "point")
-
-
-def cell_shown(text: str) -> str:
-    """A cell's text as a message repeats it: its start, when it is long."""
-    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "…"
 
 
 def clean_text(value, *, what: str, name: str, limit: int = 500, required: bool = True) -> str:
@@ -397,12 +391,12 @@ class DimensionKind:
             value = cell_number(text)
             if value is None:
                 raise RubricValueError(
-                    f"{cell_shown(text)} is not a whole number; {header} takes "
+                    f"{quoted(text)} is not a whole number; {header} takes "
                     f"{self.describe_choices()}."
                 )
         if value not in self.cell_choices:
             raise RubricValueError(
-                f"{cell_shown(text)} is not allowed; {header} takes {self.describe_choices()}."
+                f"{quoted(text)} is not allowed; {header} takes {self.describe_choices()}."
             )
         return value
 

@@ -16,12 +16,13 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
+from core.user_input import quoted
+
 from .base import (
     ConfigField,
     PointsInCell,
     RubricValueError,
     cell_number,
-    cell_shown,
     clean_flag,
     expected_parts,
     format_count,
@@ -257,7 +258,7 @@ class CountedDimension(PointsInCell):
         points = cell_number(value)
         if points not in self.cell_choices:
             raise RubricValueError(
-                f"{self.name}: {cell_shown(value)} is not a possible score; expected points "
+                f"{self.name}: {quoted(value)} is not a possible score; expected points "
                 f"are {self.describe_choices()}."
             )
         return {"points": points, "tolerance": tolerance, "unit": unit or "band"}

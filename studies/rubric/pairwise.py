@@ -9,7 +9,9 @@ sign back to key order (``in_key_order``).
 
 from dataclasses import dataclass
 
-from .base import ConfigField, RubricValueError, cell_number, cell_shown, clean_text
+from core.user_input import quoted
+
+from .base import ConfigField, RubricValueError, cell_number, clean_text
 from .choice import SingleChoice
 
 
@@ -109,7 +111,7 @@ class PairwiseDimension(SingleChoice):
                 if number not in values:
                     shown = ", ".join(str(n) for n in (names or {}).values())
                     raise RubricValueError(
-                        f"{self.name}: {cell_shown(part) or 'an empty answer'} is not a "
+                        f"{self.name}: {quoted(part) or 'an empty answer'} is not a "
                         f"preference; write {shown + ', ' if shown else ''}tie or values "
                         f"{self.describe_choices()} in key order, several separated by |."
                     )
@@ -152,17 +154,17 @@ class PairwiseDimension(SingleChoice):
         label = by_name.get(name.strip().lower())
         if label not in ("A", "B"):
             raise RubricValueError(
-                f"{cell_shown(text)} names no system of this case; {header} takes {systems} or tie."
+                f"{quoted(text)} names no system of this case; {header} takes {systems} or tie."
             )
         if not strength and len(strengths) > 1:
             raise RubricValueError(
                 f"{header} has {len(strengths)} strengths per side: write "
-                f"{cell_shown(name.strip())}:1 (the mildest) to :{len(strengths)}."
+                f"{quoted(name.strip())}:1 (the mildest) to :{len(strengths)}."
             )
         step = cell_number(strength) if strength else 1
         if step is None or not 1 <= step <= len(strengths):
             raise RubricValueError(
-                f"{cell_shown(text)}: the strength runs from 1 (the mildest) to {len(strengths)}."
+                f"{quoted(text)}: the strength runs from 1 (the mildest) to {len(strengths)}."
             )
         chosen = strengths[step - 1]
         return self.score({"choice": -chosen if label == "A" else chosen})

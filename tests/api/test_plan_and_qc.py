@@ -143,7 +143,8 @@ def test_the_calculator_gives_the_pages_answers(client, lead_user, api_as):
         # A misspelt input must not take its default unseen (the answer would be for 80%).
         (
             {"which": "win", "p1": 0.6, "powr": 0.95},
-            "powr: not an input of the win calculator; use p1, alpha, power, tie_share.",
+            "powr: not an input of either calculator; "
+            "use which, alpha, difference, p1, power, sd, tie_share.",
         ),
         (
             {"which": "mean", "difference": 1, "sd": 2, "tie_share": 0.2},

@@ -63,12 +63,21 @@ def test_an_item_is_made_keyed_edited_and_deleted(study, lead_user, api_as):
     assert item["key"] == {} and item["position"] == 1
     # Raters see it only once its key is entered.
     assert not training_items(study=study, kind="training").exists()
-    key = full_marks_payload()
+    # The answers as the rating screen sends them; its confidence and notes are no part of
+    # a key, and sent here they are refused by name rather than dropped unseen.
+    screen = full_marks_payload()
+    refused = api("PUT", f"{ITEMS}{item['id']}/key/", screen)
+    assert refused.status_code == 400
+    assert (
+        "confidence: not a field of this request; use responses, case."
+        in (refused.json()["error"]["problems"])
+    )
+    key = {"responses": screen["responses"]}
     response = api("PUT", f"{ITEMS}{item['id']}/key/", key)
     assert response.status_code == 200, response.content
     assert response.json()["key"]["responses"]["A"]["depth"]["points"] == 5
     assert training_items(study=study, kind="training").count() == 1
-    bad = full_marks_payload()
+    bad = {"responses": full_marks_payload()["responses"]}
     bad["responses"]["A"]["evidence"] = {"checked": [True]}
     assert api("PUT", f"{ITEMS}{item['id']}/key/", bad).status_code == 400
     assert api("PUT", f"{ITEMS}{item['id']}/key/", {"responses": []}).status_code == 400
