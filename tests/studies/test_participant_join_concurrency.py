@@ -17,7 +17,9 @@ from studies.services.participants import participant_link_save
 from ..annotation.test_locks import together
 from ..factories import make_study
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Up to fifty connections each: on one test process, one after the other, or two of them at
+# once on different processes pass PostgreSQL's 100 connections ("too many clients").
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("many-connections")]
 
 ARRIVALS = 50
 
