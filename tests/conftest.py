@@ -25,11 +25,35 @@ def redis_url_for_worker(url: str, worker: int) -> str:
     return urlunsplit(parts._replace(path=f"/{index}"))
 
 
+def _flush_by_delete() -> None:
+    """A transactional test's database is emptied with DELETE, not TRUNCATE: PostgreSQL
+    makes new files for every table and index a TRUNCATE names, about 0.5 s for the
+    project's tables against 0.02 s for DELETE on the few rows a test leaves. Django's flush
+    runs in one transaction and its foreign keys are deferred to the commit, so the order of
+    the tables does not matter. A flush that resets sequences keeps TRUNCATE."""
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    truncate = DatabaseOperations.sql_flush
+
+    def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
+        if reset_sequences or allow_cascade:
+            return truncate(
+                self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade
+            )
+        return [
+            f"{style.SQL_KEYWORD('DELETE FROM')} {style.SQL_FIELD(self.quote_name(table))};"
+            for table in tables
+        ]
+
+    DatabaseOperations.sql_flush = sql_flush
+
+
 def pytest_configure(config):
     """Under pytest-xdist, each worker its own Redis database: the cache, the broker, the
     coalescing lock and every process a test starts (a Celery worker, ``manage.py``). Two
     workers sharing one would take each other's queued tasks and clear each other's keys.
     The PostgreSQL test database is already per worker (pytest-django adds ``_gw0``...)."""
+    _flush_by_delete()
     worker_id = getattr(config, "workerinput", {}).get("workerid")
     if worker_id is None:
         return
