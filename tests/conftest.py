@@ -30,7 +30,9 @@ def _flush_by_delete() -> None:
     makes new files for every table and index a TRUNCATE names, about 0.5 s for the
     project's tables against 0.02 s for DELETE on the few rows a test leaves. Django's flush
     runs in one transaction and its foreign keys are deferred to the commit, so the order of
-    the tables does not matter. A flush that resets sequences keeps TRUNCATE."""
+    the tables does not matter. The tables are first locked as TRUNCATE locks them, so a
+    write still under way (the live server's thread, a worker finishing a job) ends before
+    the rows go, not between two DELETEs. A flush that resets sequences keeps TRUNCATE."""
     from django.db.backends.postgresql.operations import DatabaseOperations
 
     truncate = DatabaseOperations.sql_flush
@@ -40,10 +42,11 @@ def _flush_by_delete() -> None:
             return truncate(
                 self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade
             )
-        return [
-            f"{style.SQL_KEYWORD('DELETE FROM')} {style.SQL_FIELD(self.quote_name(table))};"
-            for table in tables
-        ]
+        if not tables:
+            return []
+        names = [style.SQL_FIELD(self.quote_name(table)) for table in tables]
+        lock = f"{style.SQL_KEYWORD('LOCK TABLE')} {', '.join(names)} IN ACCESS EXCLUSIVE MODE;"
+        return [lock, *(f"{style.SQL_KEYWORD('DELETE FROM')} {name};" for name in names)]
 
     DatabaseOperations.sql_flush = sql_flush
 

@@ -25,7 +25,7 @@ def rows_per_table() -> dict[str, int]:
 @pytest.mark.django_db(transaction=True)
 def test_the_flush_between_transactional_tests_empties_every_table():
     rater = UserFactory()
-    study = make_study(cases=3, raters=[rater], consented=True)
+    make_study(cases=3, raters=[rater], consented=True)
     filled = {table for table, count in rows_per_table().items() if count}
     # Rows in tables that refer to one another across the three apps.
     assert {"studies_study", "studies_testcase", "studies_membership", "auth_user"} <= filled
