@@ -34,6 +34,9 @@ SESSION_EXPIRED = (
     "your answers stay on this page and in this browser, and are saved once you are back."
 )
 
+# The session key of a refused skip's reason and note, shown again in the form once.
+SKIP_TYPED = "annotation.skip_typed"
+
 
 @login_required
 def home(request):
@@ -221,6 +224,9 @@ def assignment_rate(request, assignment_uuid):
     # saved something, they have seen it.
     gated = bool(warnings) and not skipped and request.method == "GET"
     gated = gated and assignment.status == Assignment.Status.TODO and not request.GET.get("show")
+    skip_typed = request.session.pop(SKIP_TYPED, None) if request.method == "GET" else None
+    if not skip_typed or skip_typed.get("assignment") != str(assignment.uuid):
+        skip_typed = None
     return render(
         request,
         "annotation/rate.html",
@@ -232,6 +238,7 @@ def assignment_rate(request, assignment_uuid):
             "skip_reasons": Assignment.SkipReason.choices,
             "skip_note_max": skipping.MAX_SKIP_NOTE_LENGTH,
             "skips_handed_on": skips_handed_on(study=study),
+            "skip_typed": skip_typed,
             "study": study,
             "assignment": assignment,
             "responses": selectors.blinded_responses(assignment=assignment),
@@ -374,6 +381,12 @@ def assignment_skip(request, assignment_uuid):
         )
     except ApplicationError as exc:
         messages.error(request, f"Not skipped. {exc}")
+        # What the rater typed comes back in the form, for them to correct, not retype.
+        request.session[SKIP_TYPED] = {
+            "assignment": str(assignment.uuid),
+            "reason": request.POST.get("skip_reason", "")[:100],
+            "note": request.POST.get("skip_note", "")[: 2 * skipping.MAX_SKIP_NOTE_LENGTH],
+        }
         return redirect("annotation:rate", assignment_uuid=assignment.uuid)
     messages.success(
         request,

@@ -74,6 +74,27 @@ def test_a_bad_skip_says_why_and_changes_nothing(client, rater, assignment):
     assert assignment.status == Assignment.Status.TODO
 
 
+def test_a_refused_skip_keeps_what_the_rater_typed_once(client, rater, assignment):
+    """The note and the reason come back in the open form for the rater to correct; on the
+    next visit the form is empty again."""
+    client.force_login(rater)
+    note = "Too close to home <b>for me</b>. " * 40  # over the note's limit
+    response = client.post(
+        reverse("annotation:skip", args=[assignment.uuid]),
+        {"skip_reason": "distressing", "skip_note": note},
+        follow=True,
+    )
+    page = response.text
+    assert "Not skipped." in page
+    assert 'id="skip-case" open' in page
+    assert "Too close to home &lt;b&gt;for me&lt;/b&gt;." in page
+    assert 'value="distressing" id="skip-reason-distressing" checked' in page
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.TODO and assignment.skip_note == ""
+    again = client.get(rate_url(assignment)).text
+    assert "Too close to home" not in again and 'id="skip-case" open' not in again
+
+
 def test_another_rater_cannot_skip_my_case(client, other_rater, assignment):
     client.force_login(other_rater)
     response = client.post(reverse("annotation:skip", args=[assignment.uuid]))
