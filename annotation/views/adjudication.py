@@ -12,7 +12,7 @@ from studies import access
 from studies.errors import ApplicationError
 from studies.models import Membership
 from studies.rendering import reasoning_steps
-from studies.selectors import rubric_for_display
+from studies.selectors import case_content_warnings, rubric_for_display
 
 from ..access import get_adjudication_for_adjudicator, get_adjudication_for_coordinator
 from ..models import Adjudication
@@ -109,6 +109,8 @@ def adjudication_screen(request, slug, adjudication_uuid):
             "adjudication": adjudication,
             "decided": adjudication.status != Adjudication.Status.WAITING,
             "test_case": test_case,
+            # The adjudicator reads the same prompt and responses as the raters did.
+            "warnings": case_content_warnings(test_case=test_case),
             "screen": reads.adjudication_screen(adjudication=adjudication, study=study),
             "next_step_steps": reasoning_steps(test_case.context)
             if study.case_layout == "next_step"

@@ -7,6 +7,7 @@ from django.urls import reverse
 
 from annotation.models import Adjudication
 from studies.models import Membership, Study
+from studies.models import TestCase as Case
 from studies.services import membership_add
 
 from ..factories import UserFactory
@@ -63,6 +64,16 @@ def test_screen_shows_three_raters_side_by_side_with_the_disagreement(client):
     assert 'data-mode="adjudicate"' in html
     for system in SYSTEMS:
         assert system not in html
+
+
+def test_the_screen_shows_the_case_content_warning_above_the_prompt(client):
+    world = adjudication_world()
+    client.force_login(world.adjudicator.user)
+    assert 'id="content-warning-note"' not in client.get(_screen(world)).content.decode()
+    Case.objects.filter(pk=world.case.pk).update(content_warning="Descriptions of <violence>.")
+    html = client.get(_screen(world)).content.decode()
+    assert 'id="content-warning-note"' in html
+    assert html.index("Descriptions of &lt;violence&gt;.") < html.index('id="prompt"')
 
 
 def test_posting_a_decision_resolves_the_case(client):
