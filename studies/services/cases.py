@@ -188,6 +188,10 @@ def test_cases_add(*, study: Study, systems: Sequence[str], cases: Iterable[dict
     ``systems`` is their union. Input is assumed validated (the importer reports problems
     before calling this). Returns the number of cases added.
     """
+    sheet_before = None
+    if not study.is_draft:  # raters may have consented: the consent version below
+        study = locked_study(study)
+        sheet_before = selectors.information_sheet_additions(study=study)
     existing = set(study.systems.values_list("name", flat=True))
     if existing and not set(systems) <= existing:
         raise StudySetupError(
@@ -199,7 +203,12 @@ def test_cases_add(*, study: Study, systems: Sequence[str], cases: Iterable[dict
         writer._system_pk(name)
     for case in cases:
         writer.add(case)
-    return writer.finish()
+    added = writer.finish()
+    if sheet_before is not None:
+        # A first case with a warning of its own changes the information sheet, as in an
+        # import (``test_cases_import``).
+        consent_renew_if_sheet_changed(study=study, sheet_before=sheet_before)
+    return added
 
 
 def _identity_mentions_store(

@@ -153,3 +153,29 @@ def test_a_pilot_rater_consents_again_when_cases_with_their_own_warning_are_impo
     cases = reverse("annotation:assignments", args=[study.slug])
     assert "Read and agree" in client.get(cases).text
     assert "Some cases carry a content warning of their own" in client.get(url).text
+
+
+def test_a_warned_case_added_on_its_own_in_the_pilot_asks_for_consent_again(study_and_rater):
+    """The case writer holds the rule, whatever adds the case (an import, an attention
+    check, the demo, a command)."""
+    from studies.models import Study
+    from studies.services import test_cases_add
+
+    study, _ = study_and_rater
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.PILOT)
+    study.refresh_from_db()
+    systems = sorted(study.systems.values_list("name", flat=True))
+
+    def case(case_id, warning):
+        responses = {system: "r" for system in systems}
+        return {"id": case_id, "prompt": "P", "content_warning": warning, "responses": responses}
+
+    test_cases_add(study=study, systems=systems, cases=[case("TC-910", "")])
+    study.refresh_from_db()
+    assert study.consent_version == 2
+    test_cases_add(study=study, systems=systems, cases=[case("TC-911", "Slurs.")])
+    study.refresh_from_db()
+    assert study.consent_version == 3
+    test_cases_add(study=study, systems=systems, cases=[case("TC-912", "Gore.")])
+    study.refresh_from_db()
+    assert study.consent_version == 3  # the sheet already says so
