@@ -22,7 +22,7 @@ from agreement.services.plan import (
 from annotation.models import ConsentRecord, QualificationAttempt, StudyFeedback
 from annotation.selectors.adaptive import adaptive_summary
 from annotation.selectors.adjudicated_labels import adjudication_counts
-from annotation.selectors.imported import imported_ratings_count
+from annotation.selectors.imported import imported_raters_per_case, imported_ratings_count
 from annotation.selectors.profile import profile_summary
 from annotation.selectors.skips import study_skip_summary
 from jobs.models import Job
@@ -236,17 +236,32 @@ def _primary(study: Study, comparison: dict | None) -> dict:
     }
 
 
-def _design(study: Study) -> dict:
+def _raters_per_item_text(study: Study) -> str:
+    """The design as it is: a fixed k balanced over the raters, or every rater on every
+    case (no fixed k); for ratings imported from a file, what the file gave each case."""
     k = study.raters_per_item
+    counts = imported_raters_per_case(study_id=study.pk)
+    if counts:
+        low, high = min(counts), max(counts)
+        spread = f"{low}" if low == high else f"{low} to {high}"
+        parts = ", ".join(
+            f"{raters} on {cases} case{'s' if cases != 1 else ''}"
+            for raters, cases in counts.items()
+        )
+        setting = f"; the study's setting says {k}" if k and (low, high) != (k, k) else ""
+        return (
+            f"Ratings imported from a file: {spread} rater{'s' if high != 1 else ''} per "
+            f"test case ({parts}){setting}"
+        )
+    if k:
+        return f"{k} rater{'s' if k != 1 else ''} per test case, assigned balanced"
+    return "Every rater rates every test case (no fixed number of raters per case)"
+
+
+def _design(study: Study) -> dict:
     return {
-        "raters_per_item": k,
-        # The design as it is: a fixed k balanced over the raters, or every rater on every
-        # case (no fixed k).
-        "raters_per_item_text": (
-            f"{k} rater{'s' if k != 1 else ''} per test case, assigned balanced"
-            if k
-            else "Every rater rates every test case (no fixed number of raters per case)"
-        ),
+        "raters_per_item": study.raters_per_item,
+        "raters_per_item_text": _raters_per_item_text(study),
         "aggregation": "per test case and system, each question's rule (below; the total "
         "score is always the mean of the raters' totals); items with fewer valid ratings "
         "than the minimum are excluded and counted",

@@ -6,8 +6,12 @@ never both: imported by system name, they would let anyone who knows what the fi
 Concord. These reads let the writes keep the two apart.
 """
 
+from collections import Counter
+
+from django.db.models import Count
+
 from annotation.models import Assignment, Rating
-from studies.models import StudyEvent
+from studies.models import StudyEvent, TestCase
 
 _IMPORTED = Assignment.Source.IMPORTED
 
@@ -41,3 +45,20 @@ def imported_ratings_count(*, study_id: int) -> int:
         assignment__source=_IMPORTED,
         assignment__status=Assignment.Status.SUBMITTED,
     ).count()
+
+
+def imported_raters_per_case(*, study_id: int) -> dict[int, int]:
+    """Of the sample cases with imported ratings: how many cases have each number of raters
+    (``{raters: cases}``, ascending). A file sets its own design, whatever the study's."""
+    per_case = (
+        Assignment.objects.filter(
+            test_case__study_id=study_id,
+            test_case__purpose=TestCase.Purpose.SAMPLE,
+            source=_IMPORTED,
+            status=Assignment.Status.SUBMITTED,
+        )
+        .values("test_case_id")
+        .annotate(raters=Count("rater_id", distinct=True))
+        .values_list("raters", flat=True)
+    )
+    return dict(sorted(Counter(per_case).items()))

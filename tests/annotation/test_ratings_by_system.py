@@ -324,3 +324,25 @@ def test_the_columns_are_the_studys_own_rubric():
         "Case ID", "System", "Rater", "Depth", "Evidence", "Alternatives", "Structure",
         "Actionability", "Confidence", "Notes", "Timestamp",
     ]  # fmt: skip
+
+
+def test_the_report_states_the_raters_per_case_the_file_gave():
+    """Not the study's setting (none here, which reads "every rater rates every case"):
+    two raters on two cases and three on the third."""
+    from agreement.report.sections import study_report
+
+    study = likert_study(cases=3)
+    lines = full_file(cases=3).decode().strip().splitlines()
+    third = [
+        line.replace("Ann Example", "Cy Example") for line in lines if line.startswith("TC-003,")
+    ]
+    third = [line for line in third if "Cy Example" in line]
+    run(study, csv_bytes(*lines, *third))
+    text = study_report(study=study)["design"]["raters_per_item_text"]
+    assert text == (
+        "Ratings imported from a file: 2 to 3 raters per test case (2 on 2 cases, 3 on 1 case)"
+    )
+    Study.objects.filter(pk=study.pk).update(raters_per_item=2)
+    study.refresh_from_db()
+    text = study_report(study=study)["design"]["raters_per_item_text"]
+    assert text.endswith("(2 on 2 cases, 3 on 1 case); the study's setting says 2")
