@@ -64,15 +64,26 @@ def url_problem(url: str) -> str | None:
         return "The URL's port cannot be 0."
     if any(ch.isspace() for ch in url):
         return "The URL contains spaces."
-    try:
-        literal = ipaddress.ip_address(parts.hostname)
-    except ValueError:
-        literal = None
+    literal = _literal_address(parts.hostname)
     if literal is not None and not _allowed(literal):
         return f"{literal} is not a public address; webhooks are sent to public addresses only."
     if parts.hostname.lower() in ("localhost", "localhost.localdomain") and not _private_allowed():
         return "localhost is not a public address; webhooks are sent to public addresses only."
     return None
+
+
+def _literal_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address ``host`` names when it is written as one, in any form a resolver reads
+    as an address (``2130706433``, ``0x7f.1`` and ``127.1`` are each 127.0.0.1); None for a
+    name."""
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(host))
+    except (OSError, ValueError):
+        return None
 
 
 def _private_allowed() -> bool:

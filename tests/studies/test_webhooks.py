@@ -80,6 +80,12 @@ def test_only_the_lead_adds_or_removes_one(study, receiver):
         ("http://169.254.169.254/latest/meta-data", "not a public address"),
         ("http://[::1]:8000/", "not a public address"),
         ("http://localhost:8000/", "not a public address"),
+        # 127.0.0.1 and 10.0.0.1 as a resolver also reads them: decimal, hex, octal, short.
+        ("http://2130706433/", "127.0.0.1 is not a public address"),
+        ("http://0x7f000001/", "127.0.0.1 is not a public address"),
+        ("http://0177.0.0.1/", "127.0.0.1 is not a public address"),
+        ("http://127.1/", "127.0.0.1 is not a public address"),
+        ("http://10.1/hook", "10.0.0.1 is not a public address"),
         ("https://example.org/" + "a" * 2000, "longer than"),
     ],
 )
