@@ -4,8 +4,8 @@ dimension's role, the analysis plan's inputs."""
 import numpy as np
 from django.db.models.functions import Length
 
-from agreement.analysis.aggregation import default_min_ratings
-from agreement.analysis.outcomes import ComparisonData, DimensionRole
+from agreement.analysis.outcomes import ComparisonData
+from agreement.analysis.roles import DimensionRole, default_min_ratings
 from agreement.models import AnalysisPlan
 from annotation.selectors.adjudicated_labels import adjudication_inputs, study_adjudicated_labels
 from studies.models import BlindedLabel, Study
