@@ -19,7 +19,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from agreement.models import AgreementTallies, CaseTally, TouchedCase
-from agreement.selectors import (
+from agreement.selectors.ratings import (
     StudyRatings,
     agreement_first_ratings,
     study_ratings,
