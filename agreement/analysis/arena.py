@@ -2,9 +2,9 @@
 
 Each submitted preference on a sample case is one comparison between the two systems of
 that case (whichever pair it is: cases may compare varying pairings), read in key order
-with the screen's side undone (``selectors.study_ratings``). The win matrix and the
-Bradley-Terry ranking (``ranking``) name the systems, so they exist only once the study is
-unblinded.
+with the screen's side undone (``selectors.ratings.study_ratings``). The win matrix and
+the Bradley-Terry ranking (``ranking``) name the systems, so they exist only once the study
+is unblinded.
 """
 
 import numpy as np
