@@ -2,12 +2,12 @@
 the judges and their calibration.
 
 The judges page's own services and reads (``agreement.services.judges``,
-``agreement.judges.calibration``) behind the same access rule (coordinators of the study),
-so a script sees what the page shows and nothing more. Before unblinding that is the judge
-on its own: no system name, and nothing that sets a judge beside the raters (a coordinator
-knows which system wrote each text, so any such figure would tell the key; see
-``judge_calibration``). A calibration is computed by the analysis job, as the page's
-Compute button does: GET reads it, POST starts it.
+``agreement.judges.prompts``, ``agreement.judges.calibration``) behind the same access rule
+(coordinators of the study), so a script sees what the page shows and nothing more. Before
+unblinding that is the judge on its own: no system name, and nothing that sets a judge
+beside the raters (a coordinator knows which system wrote each text, so any such figure
+would tell the key; see ``judge_calibration``). A calibration is computed by the analysis
+job, as the page's Compute button does: GET reads it, POST starts it.
 """
 
 import json
@@ -29,17 +29,21 @@ from jobs.models import Job
 from studies import access
 from studies.importing.tabular import MAX_BYTES
 
-from .analysis.jobs import AnalysisPending, analysis_job_start, analysis_shown
-from .judges import verdicts
-from .judges.calibration import (
+from .analysis.jobs import (
+    AnalysisPending,
+    analysis_job_start,
+    analysis_shown,
     judge_calibration_analysis,
+)
+from .judges import verdicts
+from .judges.files import MAX_ROWS
+from .judges.prompts import (
     judge_outputs_csv,
     judge_prompts_jsonl,
     judge_template_chosen,
     pairwise_dimension,
     study_judges_counted,
 )
-from .judges.files import MAX_ROWS
 from .models import Judge
 from .services import judge_outputs_import, judge_template_save
 

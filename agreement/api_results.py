@@ -20,17 +20,16 @@ from studies import access
 from studies.errors import ApplicationError
 from studies.models import Study
 
-from .analysis.arena import ranking_unavailable
 from .analysis.jobs import (
     Analysis,
     AnalysisPending,
     analysis_job_start,
     analysis_shown,
     ranking_analysis,
+    ranking_unavailable,
 )
 from .report.bundle import report_bundle_response
 from .report.sections import study_report
-from .stats.ranking import RANKING_RESAMPLES
 
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
 # What the ranking's answer says of its computation.
@@ -100,6 +99,8 @@ def analysis_state(*, analysis: Analysis, unavailable: dict | None) -> dict:
 
 def _ranking_body(study: Study) -> dict:
     """The ranking as its page shows it (``analysis_state``)."""
+    from .stats.ranking import RANKING_RESAMPLES  # the statistics load numpy
+
     state = analysis_state(
         analysis=ranking_analysis(study=study), unavailable=ranking_unavailable(study=study)
     )

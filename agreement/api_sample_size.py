@@ -19,16 +19,24 @@ from core.api import (
 from studies import access
 
 from .forms import MeanDifferenceForm, WinRateForm
-from .stats.estimates import mean_difference_sample_size, win_rate_sample_size
 
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
 
-# Which question, its form and its formula: the page's pair (``views/sample_size.py``).
-CALCULATORS: dict[str, tuple[type[forms.Form], Callable[..., int]]] = {
-    "win": (WinRateForm, win_rate_sample_size),
-    "mean": (MeanDifferenceForm, mean_difference_sample_size),
-}
-_INPUTS = sorted({name for form, _ in CALCULATORS.values() for name in form.base_fields})
+# Which question and its form: the page's pair (``views/sample_size.py``).
+CALCULATORS: dict[str, type[forms.Form]] = {"win": WinRateForm, "mean": MeanDifferenceForm}
+_INPUTS = sorted({name for form in CALCULATORS.values() for name in form.base_fields})
+
+
+def _needed(which: str, inputs: dict) -> int:
+    """The test cases a question needs, by its formula (the statistics load numpy: imported
+    when a question is asked)."""
+    from .stats.estimates import mean_difference_sample_size, win_rate_sample_size
+
+    formulas: dict[str, Callable[..., int]] = {
+        "win": win_rate_sample_size,
+        "mean": mean_difference_sample_size,
+    }
+    return formulas[which](**inputs)
 
 
 def _field_schema(field) -> dict:
@@ -70,12 +78,12 @@ def _answer(study, data: dict | None) -> dict:
         which = data.get("which")
         if which not in CALCULATORS:
             raise exceptions.ValidationError(["which: win (a win rate) or mean (a difference)."])
-        form_class, formula = CALCULATORS[which]
+        form_class = CALCULATORS[which]
         inputs = {name: data[name] for name in form_class.base_fields if name in data}
         form = form_class(inputs)
         if not form.is_valid():
             raise form_errors(form)
-        needed = formula(**form.cleaned_data)
+        needed = _needed(which, form.cleaned_data)
         answer = {
             "which": which,
             "inputs": form.cleaned_data,
@@ -87,7 +95,7 @@ def _answer(study, data: dict | None) -> dict:
         "cases": n_cases,
         "calculators": {
             which: {name: _field_schema(f) for name, f in form_class.base_fields.items()}
-            for which, (form_class, _) in CALCULATORS.items()
+            for which, form_class in CALCULATORS.items()
         },
         "answer": answer,
     }
@@ -129,7 +137,7 @@ def sample_size(request, slug):
     data = scalar_fields(body, ["which", *_INPUTS])
     which = data.get("which")
     if which in CALCULATORS:
-        form_class = CALCULATORS[which][0]
+        form_class = CALCULATORS[which]
         # A misspelt input would otherwise take its default unseen, and the answer would
         # be for another question than the one asked.
         unknown_fields_refuse(

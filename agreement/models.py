@@ -127,10 +127,10 @@ class AnalysisPlan(models.Model):
     # ``agreement.services.plan.primary_measure_choices``); "" = none named (no primary question).
     primary_measure = models.CharField(max_length=64, blank=True)
     # {dimension key: rule} for the dimensions whose rule is not their default (see
-    # ``agreement.analysis.aggregation.RULES`` and ``DimensionRole.rules``).
+    # ``agreement.analysis.roles.RULES`` and ``DimensionRole.rules``).
     aggregation = models.JSONField(default=dict, blank=True)
     # Items with fewer valid ratings are excluded and counted; None = the default,
-    # ``aggregation.default_min_ratings`` (2, or fewer if the design plans fewer raters).
+    # ``roles.default_min_ratings`` (2, or fewer if the design plans fewer raters).
     min_ratings = models.PositiveSmallIntegerField(null=True, blank=True)
     # Monitored collection of the primary question (``services.monitor``): the anytime-valid
     # test's two-sided alpha, the expected effect |p1 - 0.5| that sets its mixture, and the

@@ -4,7 +4,7 @@ from functools import partial
 
 from django.db import transaction
 
-from .services import agreement_request_recompute
+from .services.recompute import agreement_request_recompute
 from .services.tallies import tallies_cases_touched, tallies_invalidate
 
 

@@ -6,8 +6,9 @@ from celery import shared_task
 
 from jobs.runner import job_schedule
 
-from . import coalescing, selectors, services
+from . import coalescing, selectors
 from .analysis import jobs as analysis_jobs
+from .services import recompute
 
 logger = logging.getLogger(__name__)
 
@@ -29,16 +30,16 @@ def recompute_study(study_id: int, claim: str | None = None, recheck: bool = Fal
     stage = None
     with coalescing.running(study_id) as acquired:
         if acquired:
-            stage = services.agreement_point_stage(study_id=study_id)
+            stage = recompute.agreement_point_stage(study_id=study_id)
     if acquired:
         # The intervals are computed after the lock is freed, so that a newer request gets
         # its point estimates without waiting for them; if a newer run stores a result
         # meanwhile, these intervals give way to it.
         if stage is not None:
-            services.agreement_interval_stage(stage=stage)
+            recompute.agreement_interval_stage(stage=stage)
         # Requests that came during the run may have had their tasks give way to it: look
         # once more now that the lock is free, and enqueue one run if anything is left.
-        services.agreement_enqueue_if_stale(study_id=study_id)
+        recompute.agreement_enqueue_if_stale(study_id=study_id)
         return
     if recheck:
         # The lock was renewed since the first look, so its run is alive and will enqueue
@@ -62,7 +63,7 @@ def recompute_study(study_id: int, claim: str | None = None, recheck: bool = Fal
 
 @shared_task(ignore_result=True)
 def sweep_stale_studies() -> None:
-    services.agreement_sweep()
+    recompute.agreement_sweep()
 
 
 @shared_task(acks_late=True, ignore_result=True, soft_time_limit=10 * 60, time_limit=11 * 60)

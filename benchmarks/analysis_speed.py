@@ -155,7 +155,8 @@ def pairs_layout(study):
 
     import numpy as np
 
-    from agreement.selectors import study_comparison_data, study_ratings
+    from agreement.selectors.comparison import study_comparison_data
+    from agreement.selectors.ratings import study_ratings
     from studies.models import Study
 
     study = Study.objects.get(pk=study.pk)

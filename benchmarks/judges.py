@@ -17,12 +17,8 @@ import numpy as np
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 from agreement.analysis.aggregation import preference_majority  # noqa: E402
-from agreement.judges.verdicts import (  # noqa: E402
-    judge_case_preferences,
-    kappa_with_interval,
-    key_preference,
-    parse_verdict,
-)
+from agreement.judges.measures import judge_case_preferences, kappa_with_interval  # noqa: E402
+from agreement.judges.verdicts import key_preference, parse_verdict  # noqa: E402
 from benchmarks.report import add_repeat, reported, spread, timed  # noqa: E402
 
 CASES = 999

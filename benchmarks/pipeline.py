@@ -174,7 +174,7 @@ def _large_study_section(ratings: int, samples: int, settings) -> None:
     from django.db import transaction
 
     from agreement.models import StudyAgreement
-    from agreement.services import agreement_request_recompute
+    from agreement.services.recompute import agreement_request_recompute
     from annotation.models import Assignment
     from annotation.services import rating_submit
 

@@ -224,7 +224,7 @@ def _derived(study) -> None:
     from django.db.models import F
 
     from agreement.models import StudyAgreement
-    from agreement.services import agreement_point_stage
+    from agreement.services.recompute import agreement_point_stage
     from agreement.services.tallies import tallies_invalidate
 
     # The copies bypass the services' announcement: the tallies the template answers built
@@ -506,13 +506,15 @@ def measure(study, repeat: int, point_only: bool = False) -> None:
     ``repeat`` runs from scratch, and the full recompute's peak traced memory."""
     from django.conf import settings
 
-    from agreement import selectors, services
+    from agreement import selectors
     from agreement.models import StudyAgreement
+    from agreement.selectors import ratings
+    from agreement.services import recompute as services
 
     def load():
         # One read of the submitted ratings, laid out for agreement and for QC.
-        submitted = selectors.study_submitted_ratings(study=study)
-        selectors.study_ratings(study=study, pilot=False, submitted=submitted)
+        submitted = ratings.study_submitted_ratings(study=study)
+        ratings.study_ratings(study=study, pilot=False, submitted=submitted)
         selectors.qc_case_records(study=study, submitted=submitted)
 
     def full():

@@ -15,8 +15,10 @@ accesslog = "-"
 
 # The master loads the application once and the workers are forked from it, so they share
 # its pages (Python's code objects and the libraries) instead of each loading its own:
-# benchmarks/memory.py, with the figures in benchmarks/README.md. Code is reloaded by a
-# restart, not by HUP, with this on.
+# benchmarks/memory.py, with the figures in benchmarks/README.md. Not numpy and the
+# statistics: a worker imports them on the first page that computes with them (a
+# coordinator's page; tests/config/test_lean_imports.py). Code is reloaded by a restart, not
+# by HUP, with this on.
 preload_app = os.environ.get("GUNICORN_PRELOAD", "true").lower() not in ("0", "false", "no")
 
 

@@ -1,6 +1,7 @@
 """One label per item from its raters' ratings, by the analysis plan's rule (no Django).
 
-Rules (protocol section 9, "unit of analysis"):
+Rules (protocol section 9, "unit of analysis"; named in ``roles``, with the plan's other
+terms):
 
 - ``mean``: the mean of the item's ratings (a score's rule today);
 - ``majority``: the value most raters gave; when two or more values share the most votes
@@ -22,15 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-MEAN = "mean"
-MAJORITY = "majority"
-ADJUDICATED = "adjudicated"
-RULES = {
-    MAJORITY: "Majority per item (ties stated as ties)",
-    MEAN: "Mean over raters",
-    ADJUDICATED: "Adjudicated answer, else the majority",
-}
-DEFAULT_MIN_RATINGS = 2
+from agreement.analysis.roles import ADJUDICATED, MEAN, RULES
 
 
 @dataclass(frozen=True)
@@ -153,12 +146,3 @@ def ratings_disagree(matrix, *, rule: str, sides: bool = False) -> np.ndarray:
         low = np.where(rated, values, np.inf).min(axis=0)
         high = np.where(rated, values, -np.inf).max(axis=0)
     return rated.any(axis=0) & (high > low)
-
-
-def default_min_ratings(raters_per_item: int | None) -> int:
-    """The protocol's minimum of 2 valid ratings per item, or fewer when the design plans
-    fewer raters per item (a study of one rater per item would otherwise exclude every
-    item); ``None``: every rater rates every case, so 2."""
-    if raters_per_item is None:
-        return DEFAULT_MIN_RATINGS
-    return max(1, min(DEFAULT_MIN_RATINGS, raters_per_item))

@@ -2,30 +2,19 @@
 
 Each submitted preference on a sample case is one comparison between the two systems of
 that case (whichever pair it is: cases may compare varying pairings), read in key order
-with the screen's side undone (``selectors.study_ratings``). The win matrix and the
-Bradley-Terry ranking (``ranking``) name the systems, so they exist only once the study is
-unblinded.
+with the screen's side undone (``selectors.ratings.study_ratings``). The win matrix and
+the Bradley-Terry ranking (``ranking``) name the systems, so they exist only once the study
+is unblinded.
 """
 
 import numpy as np
 
-from agreement.judges.calibration import pairwise_dimension
-from agreement.selectors import study_ratings
+from agreement.judges.prompts import pairwise_dimension
+from agreement.selectors.ratings import study_ratings
 from agreement.stats.ranking import RANKING_RESAMPLES, bradley_terry, win_matrix
 from studies.models import BlindedLabel, Study, TestCase
 
-
-def ranking_unavailable(*, study: Study) -> dict | None:
-    """Why the study has no ranking to compute, told without computing: {"available",
-    "reason"} as ``study_ranking`` says it, or None."""
-    if pairwise_dimension(study) is None:
-        return {"available": False, "reason": "The rubric has no pairwise preference."}
-    if not study.is_unblinded:
-        return {
-            "available": False,
-            "reason": "The ranking names the systems: it is shown once the study is unblinded.",
-        }
-    return None
+from .jobs import ranking_unavailable
 
 
 def study_ranking(*, study: Study) -> dict:

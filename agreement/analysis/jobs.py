@@ -16,7 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.cache import cache
+from django.db.models import Count, Max
 
+from agreement.judges.prompts import pairwise_dimension
+from agreement.models import Judge, JudgeOutput
 from agreement.selectors import PAGE_RESULT_SECONDS, computed_for_inputs
 from jobs.models import Job
 from jobs.runner import job_schedule
@@ -46,11 +49,41 @@ class AnalysisPending:
     status: dict | None = None
 
 
+def ranking_unavailable(*, study: Study) -> dict | None:
+    """Why the study has no ranking to compute, told without computing: {"available",
+    "reason"} as ``study_ranking`` says it, or None."""
+    if pairwise_dimension(study) is None:
+        return {"available": False, "reason": "The rubric has no pairwise preference."}
+    if not study.is_unblinded:
+        return {
+            "available": False,
+            "reason": "The ranking names the systems: it is shown once the study is unblinded.",
+        }
+    return None
+
+
 def ranking_analysis(*, study: Study) -> Analysis:
     """The ranking of the systems (``arena.study_ranking``) as a page's analysis."""
-    from .arena import study_ranking  # it imports the judges' module, which imports this one
+    from .arena import study_ranking  # it imports this one
 
     return Analysis(study=study, name="ranking", compute=lambda: study_ranking(study=study))
+
+
+def judge_calibration_analysis(*, study: Study, judge: Judge) -> Analysis:
+    """A judge's calibration (``judges.calibration.judge_calibration``) as a page's
+    analysis, kept for the same humans' data and judge outputs (its bootstrap takes seconds
+    at tens of thousands of cases)."""
+    from agreement.judges.calibration import judge_calibration  # numpy: on the first use
+
+    outputs = JudgeOutput.objects.filter(judge=judge).aggregate(
+        count=Count("pk"), last=Max("imported_at"), last_id=Max("pk")
+    )
+    return Analysis(
+        study=study,
+        name=f"judge-calibration:{judge.pk}",
+        extra=outputs,
+        compute=lambda: judge_calibration(study=study, judge=judge),
+    )
 
 
 def robustness_unavailable(*, study: Study) -> dict | None:
@@ -68,7 +101,8 @@ def robustness_unavailable(*, study: Study) -> dict | None:
 def study_robustness(*, study: Study) -> dict:
     """The mixed-effects robustness check (``robustness.robustness_check``) of the study's
     ratings as the comparison reads them; refused before unblinding."""
-    from agreement.selectors import study_comparison_data, study_ratings
+    from agreement.selectors.comparison import study_comparison_data
+    from agreement.selectors.ratings import study_ratings
 
     from .robustness import robustness_check
 
@@ -90,9 +124,6 @@ def robustness_analysis(*, study: Study) -> Analysis:
 def _analysis_named(study: Study, name: str) -> Analysis:
     """The analysis a job's name stands for: "ranking", "robustness",
     "judge-calibration:<judge pk>"."""
-    from agreement.judges.calibration import judge_calibration_analysis  # it imports this one
-    from agreement.models import Judge
-
     analysis, _, argument = name.partition(":")
     if analysis == "judge-calibration":
         judge = Judge.objects.get(study=study, pk=int(argument))

@@ -18,16 +18,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agreement.analysis.aggregation import (
-    ADJUDICATED,
+from agreement.analysis.aggregation import Aggregate, aggregate, preference_majority
+from agreement.analysis.agreement import DimensionData
+from agreement.analysis.roles import (
     MAJORITY,
     MEAN,
     RULES,
-    Aggregate,
-    aggregate,
-    preference_majority,
+    TOTAL_MEASURE,
+    DimensionRole,
+    dimension_measure,
+    has_score,
+    rule_for,
 )
-from agreement.analysis.agreement import DimensionData
 from agreement.stats.estimates import (
     binomial_win_rate,
     bootstrap_means,
@@ -44,39 +46,6 @@ from agreement.stats.ranking import RANKING_RESAMPLES, bradley_terry, win_matrix
 
 CONFIDENCE_NAMES = {1: "low", 2: "medium", 3: "high"}
 MAX_PLOT_POINTS = 2_000
-
-
-@dataclass(frozen=True)
-class DimensionRole:
-    """What a dimension can be compared on: points (a mean score), a yes/no outcome
-    (McNemar), or a preference between the pair (a win rate)."""
-
-    key: str
-    name: str
-    scored: bool = False
-    binary: bool = False
-    preference: bool = False
-    max_points: int = 0
-    # Values analysed apart from the main comparison, as (value, label): "partly correct".
-    apart: tuple[tuple[float, str], ...] = ()
-
-    @property
-    def aggregated(self) -> bool:
-        """Whether the analysis labels its items (and so takes an aggregation rule)."""
-        return self.scored or self.binary or self.preference or bool(self.apart)
-
-    @property
-    def rules(self) -> tuple[str, ...]:
-        """The aggregation rules that fit it, the default first: a score's mean (the rule of
-        the analysis before rules could be chosen); for a label (a preference, a yes/no
-        outcome, a category) the adjudicated answer where one exists, else the majority
-        (protocol 9 and 11; without adjudications it is the majority). A category has no
-        mean; a yes/no outcome's would be its majority."""
-        if self.scored:
-            return (MEAN, MAJORITY, ADJUDICATED)
-        if self.preference:
-            return (ADJUDICATED, MAJORITY, MEAN)
-        return (ADJUDICATED, MAJORITY) if self.aggregated else ()
 
 
 @dataclass(frozen=True)
@@ -110,21 +79,6 @@ class ComparisonData:
     # Per dimension key, the adjudicated answer of each unit (NaN where none), laid out as
     # the dimension's matrix's columns and in its orientation.
     adjudicated: dict[str, np.ndarray] = field(default_factory=dict)
-
-
-# How a question names its measure (the analysis plan stores one): the total score, or a
-# dimension by its key. A dimension may be keyed "total" too: the prefix keeps them apart.
-TOTAL_MEASURE = "total"
-
-
-def dimension_measure(key: str) -> str:
-    return f"dimension:{key}"
-
-
-def has_score(roles: list[DimensionRole]) -> bool:
-    """Whether a rubric gives points, and so a total score to compare: a preference-only
-    study's total is 0 for every response, a measure of nothing."""
-    return any(role.max_points > 0 for role in roles)
 
 
 def _plain(value):
@@ -270,13 +224,6 @@ def compare_systems(data: ComparisonData, *, n_resamples: int = 10_000, seed: in
 def rule_of(data: ComparisonData, role: DimensionRole) -> str:
     """The analysis plan's rule for a dimension, or its default when none fits."""
     return rule_for(data.rules, role)
-
-
-def rule_for(rules: dict, role: DimensionRole) -> str:
-    """The rule of ``rules`` (the analysis plan's, by dimension key) for a dimension that
-    takes one (``role.aggregated``), or its default when none fits."""
-    rule = rules.get(role.key, "")
-    return rule if rule in role.rules else role.rules[0]
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,8 @@ import itertools
 
 import numpy as np
 
-from agreement.analysis.outcomes import (
-    TOTAL_MEASURE,
-    ComparisonData,
-    dimension_measure,
-    has_score,
-)
+from agreement.analysis.outcomes import ComparisonData
+from agreement.analysis.roles import TOTAL_MEASURE, dimension_measure, has_score
 from agreement.stats.mixed import system_effect
 
 # The significance level of the decision "does the conclusion hold" (two-sided).

@@ -1,141 +1,33 @@
-"""Reads for the LLM judges: the prompts to export and a judge's calibration report.
+"""A judge's calibration report: the judge on its own and, once the study is unblinded,
+against the human raters. The prompts, the templates and the outputs: ``prompts``.
 
 The human side is the study's pairwise preference as the agreement statistics read it
-(``selectors.study_ratings``: sample cases, the current phase, excluded raters left out,
-each screen's side undone). Judges are never raters: nothing here feeds the agreement
+(``selectors.ratings.study_ratings``: sample cases, the current phase, excluded raters left
+out, each screen's side undone). Judges are never raters: nothing here feeds the agreement
 statistics. Before unblinding, nothing here reads the key or sets the judge beside the
 raters (see ``judge_calibration``); system names appear only once the study is unblinded.
 """
 
-import csv
-import io
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from django.db.models import Count, Max, Q
 
 from agreement.analysis.aggregation import preference_majority
-from agreement.analysis.jobs import Analysis
 from agreement.models import Judge, JudgeOutput
-from agreement.selectors import study_ratings
+from agreement.selectors.ratings import study_ratings
 from agreement.stats.ranking import win_matrix
-from annotation.worksheets.columns import neutralise
-from core.user_input import uuid_or_none
-from studies.blinding import judge_prompt_first
-from studies.models import BlindedLabel, Response, Study, TestCase
+from studies.models import Study
 
+from . import measures
 from . import verdicts as judges
-from .files import prompt_lines
+from .prompts import _first_is_key_a, _Pair, _prompt_pairs, pairwise_dimension
 
 MAX_DISAGREEMENTS_SHOWN = 200
 
 
-@dataclass(frozen=True)
-class _Pair:
-    """A sample case's two responses in its judge prompts' order "AB" (first shown first)."""
-
-    first: str
-    second: str
-    first_system: str
-    second_system: str
-
-
-def _prompt_pairs(study: Study) -> dict[int, _Pair]:
-    """Sample cases with exactly two responses, each pair in its prompt order: read from the
-    responses and their systems only, never from the key (``blinding.judge_prompt_first``)."""
-    responses: dict[int, dict[str, str]] = defaultdict(dict)
-    case_ids: dict[int, str] = {}
-    rows = Response.objects.filter(
-        test_case__study=study, test_case__purpose=TestCase.Purpose.SAMPLE
-    ).values_list("test_case_id", "test_case__case_id", "system__name", "text")
-    for case_pk, case_id, system, text in rows.iterator(chunk_size=2000):
-        responses[case_pk][system] = text
-        case_ids[case_pk] = case_id
-    pairs = {}
-    for case_pk, texts in responses.items():
-        if len(texts) != 2:
-            continue
-        first = judge_prompt_first(
-            seed=study.blinding_seed,
-            secret=study.blinding_secret,
-            case_id=case_ids[case_pk],
-            systems=sorted(texts),
-        )
-        (second,) = (system for system in texts if system != first)
-        pairs[case_pk] = _Pair(texts[first], texts[second], first, second)
-    return pairs
-
-
-def _first_is_key_a(study: Study, pairs: dict[int, _Pair]) -> dict[int, bool]:
-    """Per case, whether its prompts show key label A first in order "AB": the only read of
-    the key here, for the comparison with the raters (whose answers are in key order)."""
-    label_a = dict(
-        BlindedLabel.objects.filter(test_case__study=study, label="A").values_list(
-            "test_case_id", "response__system__name"
-        )
-    )
-    return {pk: label_a.get(pk) == pair.first_system for pk, pair in pairs.items()}
-
-
-def study_judges_counted(*, study: Study):
-    """The study's judges by name, each with its outputs, ties and unparseable outputs
-    counted (``n_outputs``, ``n_ties``, ``n_unparseable``)."""
-    return study.judges.annotate(
-        n_outputs=Count("outputs"),
-        n_ties=Count("outputs", filter=Q(outputs__verdict=judges.TIE)),
-        n_unparseable=Count("outputs", filter=Q(outputs__verdict="")),
-    ).order_by("name")
-
-
-def judge_template_chosen(*, study: Study, choice: str) -> tuple[str, bool] | None:
-    """The text of a template chosen by name ("reference", "reference-tie": built in; ""
-    is the reference) or by the uuid of one of the study's, and whether it allows a tie;
-    None if there is no such template."""
-    if choice in ("", *judges.BUILT_IN):
-        return judges.BUILT_IN[choice or "reference"]
-    template = study.judge_templates.filter(uuid=uuid_or_none(choice)).first()
-    return (template.text, template.allow_tie) if template else None
-
-
-def judge_prompts_jsonl(*, study: Study, template: str) -> Iterator[str]:
-    """The prompt export: one JSONL line per sample case with two responses and per order,
-    in each case's prompt order (which does not depend on the blinding key)."""
-    pairs = _prompt_pairs(study)
-    cases = study.test_cases.in_sample().order_by("position")
-    rows = (
-        (case_id, prompt, context, pairs[pk].first, pairs[pk].second)
-        for pk, case_id, prompt, context in cases.values_list("pk", "case_id", "prompt", "context")
-        if pk in pairs
-    )
-    return prompt_lines(template, rows)
-
-
-def pairwise_dimension(study: Study):
-    """The study's first pairwise preference dimension (a kind that compares two), or None."""
-    for dimension in study.rubric.dimensions.all():
-        if dimension.scoring().compares_two:
-            return dimension
-    return None
-
-
 def _number(value: float) -> float | None:
     return None if value is None or np.isnan(value) else float(value)
-
-
-def judge_calibration_analysis(*, study: Study, judge: Judge) -> Analysis:
-    """``judge_calibration`` as a page's analysis, kept for the same humans' data and judge
-    outputs (its bootstrap takes seconds at tens of thousands of cases)."""
-    outputs = JudgeOutput.objects.filter(judge=judge).aggregate(
-        count=Count("pk"), last=Max("imported_at"), last_id=Max("pk")
-    )
-    return Analysis(
-        study=study,
-        name=f"judge-calibration:{judge.pk}",
-        extra=outputs,
-        compute=lambda: judge_calibration(study=study, judge=judge),
-    )
 
 
 @dataclass
@@ -169,7 +61,7 @@ def _judge_verdicts(judge: Judge, cases: list[tuple]) -> _Verdicts:
                 verdict, order
             )
             shown.append(verdict)
-    return _Verdicts(by_order, judges.judge_case_preferences(by_order), shown, raw, unparseable)
+    return _Verdicts(by_order, measures.judge_case_preferences(by_order), shown, raw, unparseable)
 
 
 def _lengths(cases: list[tuple], pairs: dict[int, _Pair]) -> np.ndarray:
@@ -210,10 +102,10 @@ def judge_calibration(*, study: Study, judge: Judge, n_resamples: int = 1000) ->
 
 def _judge_diagnostics(cases: list[tuple], pairs: dict[int, _Pair], verdicts: _Verdicts) -> dict:
     """What the judge did, read from its outputs and the texts only (no rater, no key)."""
-    consistency, n_both = judges.position_consistency(verdicts.by_order)
-    first_rate, n_decisive = judges.first_position_rate(verdicts.shown)
-    ties, n_shown = judges.tie_rate(verdicts.shown)
-    longer, decisive = judges.longer_preferred_rate(verdicts.case, _lengths(cases, pairs))
+    consistency, n_both = measures.position_consistency(verdicts.by_order)
+    first_rate, n_decisive = measures.first_position_rate(verdicts.shown)
+    ties, n_shown = measures.tie_rate(verdicts.shown)
+    longer, decisive = measures.longer_preferred_rate(verdicts.case, _lengths(cases, pairs))
     return {
         "n_cases": len(cases),
         "n_pairs": sum(pk in pairs for pk, *_ in cases),
@@ -257,16 +149,16 @@ def _human_comparison(study, dimension, cases, pairs, verdicts, n_resamples) -> 
     # Prompt terms to key terms: a case whose prompts show key label B first flips sign.
     sign = np.array([1.0 if key_a_first.get(pk, True) else -1.0 for pk, *_ in cases])
     judge_key = sign * verdicts.case
-    with_majority = judges.kappa_with_interval(
+    with_majority = measures.kappa_with_interval(
         judge_key, majority, n_resamples=n_resamples, seed=study.blinding_seed
     )
     per_rater = [
-        {"rater": name, **_kappa(judges.kappa_with_interval(judge_key, human[i], n_resamples=0))}
+        {"rater": name, **_kappa(measures.kappa_with_interval(judge_key, human[i], n_resamples=0))}
         for i, name in enumerate(raters)
     ]
     # The raters' majority in prompt terms, beside the texts in the prompts' order.
     majority_shown = sign * majority
-    longer, decisive = judges.longer_preferred_rate(majority_shown, _lengths(cases, pairs))
+    longer, decisive = measures.longer_preferred_rate(majority_shown, _lengths(cases, pairs))
     differs = ~np.isnan(judge_key) & ~np.isnan(majority) & (judge_key != majority)
     return {
         "n_raters": len(raters),
@@ -315,7 +207,7 @@ def _disagreement(case: tuple, pairs, raw: dict, *, votes, humans: float, judge:
     }
 
 
-def _kappa(result: judges.KappaInterval) -> dict:
+def _kappa(result: measures.KappaInterval) -> dict:
     return {
         "kappa": _number(result.kappa),
         "low": _number(result.low),
@@ -365,50 +257,3 @@ def _win_rates(cases, pairs, judge_prefs, majority) -> list[dict]:
         }
         for i, name in enumerate(systems)
     ]
-
-
-JUDGE_EXPORT_COLUMNS = [
-    "judge", "case_id", "order", "verdict_as_shown", "preferred_key_label", "problem", "output",
-]  # fmt: skip
-
-
-def judge_outputs_csv(*, study: Study) -> Iterator[str]:
-    """The judges' outputs, one CSV row each: verdicts as shown and, once the study is
-    unblinded, in key order (A/B); before that the key-order column is left empty, since
-    with the prompts it would give the key away."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-
-    def flush() -> str:
-        text = buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
-        return text
-
-    writer.writerow(JUDGE_EXPORT_COLUMNS)
-    yield "\ufeff" + flush()
-    rows = (
-        JudgeOutput.objects.filter(judge__study=study)
-        .order_by("judge__name", "test_case__position", "order")
-        .values_list(
-            "judge__name",
-            "test_case_id",
-            "test_case__case_id",
-            "order",
-            "verdict",
-            "problem",
-            "raw_text",
-        )
-    )
-    # The key is read only once the study is unblinded: before that the column stays empty.
-    key_a_first = _first_is_key_a(study, _prompt_pairs(study)) if study.is_unblinded else None
-    for judge, case_pk, case_id, order, verdict, problem, text in rows.iterator(chunk_size=2000):
-        key = ""
-        if verdict and key_a_first is not None and case_pk in key_a_first:
-            preference = judges.key_preference(verdict, order, swapped=not key_a_first[case_pk])
-            key = {-1: "A", 0: judges.TIE, 1: "B"}[preference]
-        # Text a spreadsheet would run as a formula is quoted, as in the raters' exports.
-        writer.writerow(
-            [neutralise(c) for c in (judge, case_id, order, verdict, key, problem, text)]
-        )
-        yield flush()

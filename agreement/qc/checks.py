@@ -1,4 +1,5 @@
-"""Quality-control checks per rater (no Django here).
+"""Quality-control checks per rater (no Django here; numpy and scipy are imported by the
+checks that compute, so that the QC page, which reads the thresholds, loads neither).
 
 The rules follow the human-evaluation protocol template (section 8): gold items (QC-001),
 attention checks (QC-002), time per item (QC-003), position bias (QC-004), agreement with
@@ -11,8 +12,6 @@ import math
 import statistics
 from dataclasses import dataclass
 from typing import NamedTuple
-
-import numpy as np
 
 MIN_MEDIAN_SECONDS = 20
 POSITION_BIAS_SHARE = 0.70
@@ -43,6 +42,7 @@ class Rules:
 def binomial_two_sided_p(successes: int, n: int, p: float = 0.5) -> float:
     """Exact two-sided binomial test: the probability, under ``p``, of an outcome no more
     likely than the one observed (the "minimum likelihood" method)."""
+    import numpy as np
     from scipy.special import gammaln
 
     if n == 0:
@@ -164,6 +164,8 @@ def _position(records: list[CaseRecord], rules: Rules) -> dict:
 def answer_values(raters: list[str], dimensions) -> dict[str, dict[str, list[float]]]:
     """{rater: {dimension name: their answers}} from the agreement matrices (raters x
     units, NaN where nothing was answered), in unit order."""
+    import numpy as np
+
     values: dict[str, dict[str, list[float]]] = {rater: {} for rater in raters}
     for dimension in dimensions:
         for index, rater in enumerate(raters):

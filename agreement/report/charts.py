@@ -8,8 +8,6 @@ the quality page's small charts are coordinates that a template draws.
 import math
 from html import escape
 
-from agreement.stats.krippendorff import ALPHA_THRESHOLDS
-
 PALETTE = ("#1f5fa8", "#d9822b", "#2f8f5b", "#8e44ad", "#c0392b", "#7f8c8d")
 WIDTH = 640
 ROW = 30
@@ -316,6 +314,8 @@ def alpha_chart(result: dict, *, layout: str = "wide") -> dict:
     Two layouts: "wide" puts each dimension's name left of its row; "narrow" (phones) puts it
     above the row, so the chart can be drawn at the screen's width with its text at full size.
     """
+    from agreement.stats.krippendorff import ALPHA_THRESHOLDS  # the statistics load numpy
+
     shape = LAYOUTS[layout]
     width, left, right, row = shape["width"], shape["left"], shape["right"], shape["row"]
     # The narrow layout's first name sits above its row: room for it under the labels on top.

@@ -8,7 +8,6 @@ counts and the agreement, which never reads a system.
 from django.db.models import Count
 
 from agreement.analysis.jobs import AnalysisPending, analysis_shown, robustness_analysis
-from agreement.analysis.robustness import robustness_rows
 from agreement.report.raters import raters_item
 from agreement.selectors import agreement_is_stale, study_agreement
 from agreement.selectors.monitor import monitor_report
@@ -314,6 +313,8 @@ def _agreement(study: Study, agreement, result: dict, *, unblinded: bool) -> dic
 def _robustness(study: Study, comparison: dict | None) -> dict:
     """The mixed-effects robustness check beside the primary estimates (after unblinding):
     as its job kept it for the data as they are, or that it is not computed yet. A read."""
+    from agreement.analysis.robustness import robustness_rows  # the statistics load numpy
+
     shown = analysis_shown(analysis=robustness_analysis(study=study))
     if isinstance(shown, AnalysisPending):
         status = shown.status or {}

@@ -1,8 +1,10 @@
-"""Reads for agreement, by concept: the study's ratings as matrices (``ratings``), the
-comparison of systems (``comparison``), the stored result and its freshness (``results``)
-and quality control (``qc``). Every read is importable from here."""
+"""Reads for agreement, by concept: the stored result and its freshness (``results``),
+quality control (``qc``), the analysis plan (``plan``), each importable from here; and the
+study's ratings as matrices (``ratings``) and the comparison of systems (``comparison``),
+imported from their modules by the statistics that read them, since they load numpy (a web
+process starts without it: tests/config/test_lean_imports.py)."""
 
-from .comparison import dimension_role, study_comparison_data, study_min_ratings
+from .plan import dimension_role, study_min_ratings
 from .qc import (
     dismissed_flags,
     dismissed_flags_by_rater,
@@ -13,19 +15,6 @@ from .qc import (
     qc_rules,
     rater_decisions,
     rater_reinstated_at,
-)
-from .ratings import (
-    CONFIDENCE_LEVELS,
-    EXCLUDED,
-    ROW_COLUMNS,
-    SAMPLE,
-    RatingStamp,
-    StudyRatings,
-    SubmittedRatings,
-    agreement_first_ratings,
-    study_ratings,
-    study_submitted_ratings,
-    study_system_order,
 )
 from .results import (
     PAGE_RESULT_SECONDS,
@@ -43,17 +32,9 @@ from .results import (
 from .setup import setup_checklist_analysis_plan
 
 __all__ = [
-    "CONFIDENCE_LEVELS",
-    "EXCLUDED",
     "KeptResult",
     "PAGE_RESULT_SECONDS",
-    "ROW_COLUMNS",
-    "RatingStamp",
-    "SAMPLE",
-    "StudyRatings",
-    "SubmittedRatings",
     "agreement_awaits_run",
-    "agreement_first_ratings",
     "agreement_full_run",
     "agreement_is_stale",
     "analysis_inputs",
@@ -73,9 +54,5 @@ __all__ = [
     "rater_reinstated_at",
     "setup_checklist_analysis_plan",
     "study_agreement",
-    "study_comparison_data",
     "study_min_ratings",
-    "study_ratings",
-    "study_submitted_ratings",
-    "study_system_order",
 ]

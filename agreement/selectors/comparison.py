@@ -1,15 +1,15 @@
-"""Reads for comparing systems: the study's ratings as the comparison takes them, each
-dimension's role, the analysis plan's inputs."""
+"""Reads for comparing systems: the study's ratings as the comparison takes them (each
+dimension's role and the plan's minimum of ratings: ``plan``)."""
 
 import numpy as np
 from django.db.models.functions import Length
 
-from agreement.analysis.aggregation import default_min_ratings
-from agreement.analysis.outcomes import ComparisonData, DimensionRole
+from agreement.analysis.outcomes import ComparisonData
 from agreement.models import AnalysisPlan
-from annotation.selectors.adjudicated_labels import adjudication_inputs, study_adjudicated_labels
+from annotation.selectors.adjudicated_labels import study_adjudicated_labels
 from studies.models import BlindedLabel, Study
 
+from .plan import dimension_role, study_min_ratings
 from .ratings import StudyRatings, _cases_in_reverse_system_order, study_system_order
 
 
@@ -64,50 +64,4 @@ def study_comparison_data(
         rules=dict(plan.aggregation) if plan else {},
         min_ratings=study_min_ratings(study=study, plan=plan),
         adjudicated={key: adjudicated[key] for key in (d.key for d in data.dimensions)},
-    )
-
-
-def study_min_ratings(*, study: Study, plan: AnalysisPlan | None = None) -> int:
-    """The analysis plan's minimum of valid ratings per item, or the default (2, or the
-    design's raters per item when it plans fewer)."""
-    if plan is None:
-        plan = AnalysisPlan.objects.filter(study=study).first()
-    if plan is not None and plan.min_ratings:
-        return plan.min_ratings
-    return default_min_ratings(study.raters_per_item)
-
-
-def _analysis_plan_inputs(study: Study) -> dict:
-    """The analysis plan's part of ``analysis_inputs``, with the resolved adjudications. The
-    primary question's measure, the aggregation rules, the minimum of ratings and the
-    adjudications are there only once set, so that results stored before they existed stay
-    fresh."""
-    plan = AnalysisPlan.objects.filter(study=study).values_list(
-        "stratum_shares", "primary_measure", "aggregation", "min_ratings"
-    )
-    shares, measure, rules, minimum = plan.first() or ({}, "", {}, None)
-    adjudicated = adjudication_inputs(study=study)
-    return {
-        "stratum_shares": shares,
-        **({"primary_measure": measure} if measure else {}),
-        **({"aggregation": rules} if rules else {}),
-        **({"min_ratings": minimum} if minimum else {}),
-        **({"adjudicated": adjudicated} if adjudicated else {}),
-    }
-
-
-def dimension_role(dimension) -> DimensionRole:
-    """What a rubric dimension can be compared on, as its kind scores it: points (a
-    per-response dimension with points), a yes/no outcome (a per-response dimension with
-    two values) or a preference (a per-case dimension that compares two responses)."""
-    scoring = dimension.scoring()
-    response = scoring.scope == "response"
-    return DimensionRole(
-        key=dimension.key,
-        name=dimension.name,
-        scored=response and scoring.max_points > 0,
-        binary=response and len(scoring.agreement_values) == 2,
-        preference=scoring.scope == "case" and scoring.compares_two,
-        max_points=scoring.max_points,
-        apart=scoring.analysed_apart() if response else (),
     )

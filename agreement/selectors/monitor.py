@@ -6,15 +6,14 @@ Before unblinding, what is shown is symmetric in the two systems: the state ("de
 not, or no difference larger than the margin), the non-tied comparisons and the threshold.
 Never the direction, the estimate, the interval or the statistic (with the count, the
 statistic tells |wins - losses|).
+
+The statistics (``stats.sequential``, the ratings' matrices) are imported by the reads that
+compute: they load numpy, which a page that shows the state does not need.
 """
 
-from agreement.analysis.outcomes import dimension_measure, primary_win_losses
+from agreement.analysis.roles import dimension_measure
 from agreement.models import AnalysisPlan, PrimaryMonitor, StudyAgreement
-from agreement.stats.sequential import mixing_for_effect, sequential_win_rate
 from studies.models import Study, StudyEvent
-
-from .comparison import study_comparison_data
-from .ratings import study_ratings, study_submitted_ratings
 
 METHOD = "beta-binomial mixture likelihood ratio against 0.5, Beta(c, c) prior, Ville's bound"
 
@@ -27,6 +26,8 @@ def monitoring_plan(*, study: Study) -> AnalysisPlan | None:
 def monitoring_settings(*, study: Study) -> dict:
     """The plan's monitoring settings as the lead's form shows them (the defaults unless
     set), and whether they can still change (until the study opens)."""
+    from agreement.stats.sequential import mixing_for_effect
+
     plan = AnalysisPlan.objects.filter(study=study).first() or AnalysisPlan(study=study)
     return {
         "monitoring": plan.monitoring,
@@ -41,6 +42,8 @@ def monitoring_settings(*, study: Study) -> dict:
 def monitoring_protocol_part(*, study: Study) -> dict | None:
     """The protocol document's ``monitoring`` part (``studies.protocol_parts``), or None
     when the plan does not monitor: a study without it keeps its fingerprint."""
+    from agreement.stats.sequential import mixing_for_effect
+
     plan = monitoring_plan(study=study)
     if plan is None:
         return None
@@ -59,6 +62,11 @@ def monitor_win_losses(*, study: Study) -> tuple[int, int] | None:
     own rule (``outcomes.primary_win_losses``) on the ratings read in the systems' order,
     even while blinded. Only the monitor's worker step calls this, and keeps nothing of it
     but what is symmetric in the systems. None without a win rate to count."""
+    from agreement.analysis.outcomes import primary_win_losses
+
+    from .comparison import study_comparison_data
+    from .ratings import study_ratings, study_submitted_ratings
+
     data = study_ratings(
         study=study, pilot=False, submitted=study_submitted_ratings(study=study), keyed=True
     )
@@ -128,6 +136,8 @@ def _stop_shown(stopped: dict | None, *, unblinded: bool) -> dict | None:
 def monitor_interval(*, plan: AnalysisPlan, wins: int, losses: int) -> dict:
     """The anytime-valid interval of the primary win rate (after unblinding only: it shows
     the direction), from the report's own wins and losses."""
+    from agreement.stats.sequential import sequential_win_rate
+
     state = sequential_win_rate(
         wins,
         losses,

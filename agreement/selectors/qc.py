@@ -1,7 +1,9 @@
 """Reads for quality control: each rater's case records and gold answers, the study's QC
 rules, and the decisions already taken about raters."""
 
-import numpy as np
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from agreement.models import StudyAgreement
 from agreement.qc.checks import CaseRecord, QualityAnswer, Rules
@@ -10,13 +12,18 @@ from annotation.selectors import expected_answer_details
 from studies.models import Membership, Study, StudyEvent, TestCase
 from studies.services.quality import quality_settings_for
 
-from .ratings import SubmittedRatings, study_submitted_ratings
+if TYPE_CHECKING:
+    from .ratings import SubmittedRatings
 
 
 def qc_case_records(*, study: Study, submitted: SubmittedRatings | None = None) -> list[CaseRecord]:
     """Every submitted case with its active time, totals by on-screen position and, where
     the rubric has a pairwise preference, whether it went to the response shown first.
     ``submitted``: the study's submitted ratings, if read already."""
+    import numpy as np  # the worker's run only: the QC page reads the stored checks
+
+    from .ratings import study_submitted_ratings
+
     data = submitted or study_submitted_ratings(study=study)
     if not len(data.rating):
         return []

@@ -23,6 +23,8 @@ from agreement.analysis.agreement import DimensionData
 from annotation.models import Assignment, Rating
 from studies.models import BlindedLabel, Membership, Study, TestCase
 
+from .results import _ratings_summary
+
 
 @dataclass(frozen=True)
 class StudyRatings:
@@ -501,9 +503,3 @@ def _answers_read(*, source, rubric: list):
             [math.nan if v is None else v for v in values],
             math.nan if on_screen is None else on_screen,
         )
-
-
-def _ratings_summary(*, count: int, last: datetime | None, last_id: int | None) -> list:
-    """The ratings part of ``analysis_inputs``: the submitted ratings of sample cases, their
-    number, latest submission and highest id."""
-    return [count, last.isoformat() if last else None, last_id]

@@ -16,12 +16,10 @@ from django.db.models import (
     Q,
 )
 
-from agreement.models import StudyAgreement
+from agreement.models import AnalysisPlan, StudyAgreement
 from annotation.models import Assignment, Rating
+from annotation.selectors.adjudicated_labels import adjudication_inputs
 from studies.models import Membership, Study, TestCase
-
-from .comparison import _analysis_plan_inputs
-from .ratings import _ratings_summary
 
 
 def study_agreement(*, study: Study) -> StudyAgreement:
@@ -135,3 +133,28 @@ def dimensions_missing_target(*, agreement: StudyAgreement) -> list[str]:
         for row in result.get("dimensions") or []
         if row.get("alpha") is not None and row["key"] not in passing
     ]
+
+
+def _analysis_plan_inputs(study: Study) -> dict:
+    """The analysis plan's part of ``analysis_inputs``, with the resolved adjudications. The
+    primary question's measure, the aggregation rules, the minimum of ratings and the
+    adjudications are there only once set, so that results stored before they existed stay
+    fresh."""
+    plan = AnalysisPlan.objects.filter(study=study).values_list(
+        "stratum_shares", "primary_measure", "aggregation", "min_ratings"
+    )
+    shares, measure, rules, minimum = plan.first() or ({}, "", {}, None)
+    adjudicated = adjudication_inputs(study=study)
+    return {
+        "stratum_shares": shares,
+        **({"primary_measure": measure} if measure else {}),
+        **({"aggregation": rules} if rules else {}),
+        **({"min_ratings": minimum} if minimum else {}),
+        **({"adjudicated": adjudicated} if adjudicated else {}),
+    }
+
+
+def _ratings_summary(*, count: int, last: datetime | None, last_id: int | None) -> list:
+    """The ratings part of ``analysis_inputs``: the submitted ratings of sample cases, their
+    number, latest submission and highest id."""
+    return [count, last.isoformat() if last else None, last_id]

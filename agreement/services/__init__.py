@@ -1,34 +1,18 @@
 """Writes for agreement, one concern per module.
 
-``recompute`` (asking for a recompute, and the two stages of a run), ``qc`` (what the
-QC rules' findings change: the automatic pause), ``judges`` (judge prompt templates and
-imported outputs), ``plan`` (the analysis plan a coordinator sets). The names below are
-the public ones of the first three: import them from here; the plan is used as a module.
+``qc`` (what the QC rules' findings change: the automatic pause), ``judges`` (judge prompt
+templates and imported outputs): the names below are their public ones, import them from
+here. ``plan`` (the analysis plan a coordinator sets) and ``recompute`` (asking for a
+recompute, and the two stages of a run) are used as modules: ``recompute`` loads the
+statistics (numpy), which a web process does on its first need, not at start-up
+(tests/config/test_lean_imports.py).
 """
 
 from .judges import JudgeTemplateError, judge_outputs_import, judge_template_save
 from .qc import quality_enforce
-from .recompute import (
-    PointStage,
-    agreement_enqueue,
-    agreement_enqueue_if_stale,
-    agreement_interval_stage,
-    agreement_point_stage,
-    agreement_recompute,
-    agreement_request_recompute,
-    agreement_sweep,
-)
 
 __all__ = [
     "JudgeTemplateError",
-    "PointStage",
-    "agreement_enqueue",
-    "agreement_enqueue_if_stale",
-    "agreement_interval_stage",
-    "agreement_point_stage",
-    "agreement_recompute",
-    "agreement_request_recompute",
-    "agreement_sweep",
     "judge_outputs_import",
     "judge_template_save",
     "quality_enforce",

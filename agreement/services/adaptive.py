@@ -11,9 +11,10 @@ are asked, never copied. Only while the study is open: the main phase's ratings 
 import numpy as np
 
 from agreement.analysis.aggregation import ratings_disagree
-from agreement.analysis.outcomes import rule_for
+from agreement.analysis.roles import rule_for
 from agreement.models import AnalysisPlan
-from agreement.selectors import dimension_role, study_ratings, study_submitted_ratings
+from agreement.selectors import dimension_role
+from agreement.selectors.ratings import study_ratings, study_submitted_ratings
 from annotation.selectors.adaptive import adaptive_cases_waiting
 from annotation.services.adaptive import adaptive_rater_add
 from annotation.services.adjudication_queue import adjudication_triggered

@@ -15,7 +15,6 @@ from django.utils import timezone
 from agreement.models import AnalysisPlan, PrimaryMonitor
 from agreement.selectors.monitor import monitor_shown, monitor_win_losses, monitoring_plan
 from agreement.services.plan import AnalysisPlanError, win_rate_measures
-from agreement.stats.sequential import sequential_win_rate
 from studies.events import study_event_record
 from studies.locks import study_lock
 from studies.models import Study, StudyEvent
@@ -105,6 +104,8 @@ def monitor_evaluate(*, study: Study, version: int) -> bool:
     state under ``version`` (the recompute request the run serves); False when the plan
     does not monitor, the study has not opened, or a fresher state is stored. One query
     (the plan) for a study that is not monitored."""
+    from agreement.stats.sequential import sequential_win_rate  # numpy: the worker's step
+
     plan = monitoring_plan(study=study)
     if plan is None or study.opened_at is None:
         return False

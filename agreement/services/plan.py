@@ -7,8 +7,13 @@ import math
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from agreement.analysis.aggregation import RULES, default_min_ratings
-from agreement.analysis.outcomes import TOTAL_MEASURE, dimension_measure, has_score
+from agreement.analysis.roles import (
+    RULES,
+    TOTAL_MEASURE,
+    default_min_ratings,
+    dimension_measure,
+    has_score,
+)
 from agreement.models import AnalysisPlan
 from agreement.selectors import dimension_role, study_min_ratings
 from studies.errors import ApplicationError

@@ -18,9 +18,7 @@ from agreement.analysis.outcomes import ComparisonData, compare_systems, label_f
 from agreement.models import AgreementTallies, StudyAgreement
 from agreement.qc.checks import answer_values, quality_checks, rater_checks
 from agreement.selectors import (
-    StudyRatings,
     agreement_awaits_run,
-    agreement_first_ratings,
     agreement_is_stale,
     analysis_inputs,
     analysis_inputs_but_ratings,
@@ -28,7 +26,11 @@ from agreement.selectors import (
     qc_case_records,
     qc_quality_answers,
     qc_rules,
-    study_comparison_data,
+)
+from agreement.selectors.comparison import study_comparison_data
+from agreement.selectors.ratings import (
+    StudyRatings,
+    agreement_first_ratings,
     study_ratings,
     study_submitted_ratings,
 )

@@ -3,8 +3,8 @@ then updated case by case from the cases a rating touched, reading no other rati
 
 A from-scratch run reads every rating and rebuilds the tallies from the very data it
 analysed. Between two, a run updates only the touched cases: it reads their ratings, lays
-them out as the full run does (``selectors.study_ratings``), and replaces each of their
-units' old counts by the new ones, O(V^2) per unit. The update reads the truth of those
+them out as the full run does (``selectors.ratings.study_ratings``), and replaces each of
+their units' old counts by the new ones, O(V^2) per unit. The update reads the truth of those
 cases under the tallies' row lock, so it is idempotent: two updates of the same case, in
 any order, leave what one from-scratch build gives. Structural changes (exclusions, rubric,
 cases, phase, unblinding) make the tallies invalid, and the next run rebuilds them.
@@ -19,7 +19,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from agreement.models import AgreementTallies, CaseTally, TouchedCase
-from agreement.selectors import (
+from agreement.selectors.ratings import (
     StudyRatings,
     agreement_first_ratings,
     study_ratings,

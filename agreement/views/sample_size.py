@@ -4,13 +4,15 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
 from agreement.forms import MeanDifferenceForm, WinRateForm
-from agreement.stats.estimates import mean_difference_sample_size, win_rate_sample_size
 from studies import access
 
 
 @login_required
 def study_sample_size(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
+    # The formulas' module loads numpy: on this page's first use, not at start-up.
+    from agreement.stats.estimates import mean_difference_sample_size, win_rate_sample_size
+
     n_cases = study.test_cases.in_sample().count()
     which = request.GET.get("which", "")
     win = WinRateForm(request.GET if which == "win" else None, prefix="win")

@@ -6,24 +6,24 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from agreement.analysis.arena import ranking_unavailable
 from agreement.analysis.jobs import (
     AnalysisPending,
     analysis_job_start,
     analysis_shown,
+    judge_calibration_analysis,
     ranking_analysis,
+    ranking_unavailable,
 )
 from agreement.judges import files as judge_files
 from agreement.judges import verdicts as judges
-from agreement.judges.calibration import (
-    judge_calibration_analysis,
+from agreement.judges.files import JudgeImportError
+from agreement.judges.prompts import (
     judge_outputs_csv,
     judge_prompts_jsonl,
     judge_template_chosen,
     pairwise_dimension,
     study_judges_counted,
 )
-from agreement.judges.files import JudgeImportError
 from agreement.models import Judge
 from agreement.qc import checks as qc
 from agreement.report.charts import accuracy_chart, alpha_chart, time_chart

@@ -6,13 +6,18 @@ label (protocol 11). Each answer is read by its rubric kind (``agreement_value``
 decoded here.
 """
 
-import math
+from __future__ import annotations
 
-import numpy as np
+import math
+from typing import TYPE_CHECKING
+
 from django.db.models import Count, Max
 
 from annotation.models import Adjudication
 from studies.models import Study
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DONE = Adjudication.Status.DONE
 
@@ -33,6 +38,8 @@ def study_adjudicated_labels(
     preference to the systems' order, as ``agreement`` does after unblinding; None keeps
     the key's order. Answers are stored in key order (never flipped).
     """
+    import numpy as np  # the analysis's read only: the pages count, and load no numpy
+
     rubric = [(d.key, d.scoring()) for d in study.rubric.dimensions.order_by("position")]
     case_index = {case_id: i for i, case_id in enumerate(case_ids)}
     label_index = {label: i for i, label in enumerate(labels)}

@@ -5,7 +5,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-import numpy as np
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, Max, Min, OuterRef, Q
 
@@ -51,6 +50,7 @@ def rater_pair_overlap_range(*, raters: Sequence[Membership]) -> tuple[int, int]
     cases times its transpose): at 10,000 cases and 100 raters, tens of milliseconds where
     intersecting every pair's sets of case ids took a few hundred.
     """
+    import numpy as np
     from scipy import sparse
 
     if len(raters) < 2:

@@ -31,7 +31,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import BinaryIO, NoReturn, TypedDict, Unpack
-from xml.etree.ElementTree import ParseError
 from xml.parsers import expat
 
 from core.user_input import MAX_JSON_DEPTH, UserInputError, json_read, unstorable
@@ -420,20 +419,25 @@ def _is_rule_line(cells: list[str]) -> bool:
 
 # --- Excel --------------------------------------------------------------------------------
 
-# What a damaged or hostile workbook makes openpyxl or zipfile raise.
-_UNREADABLE = (
-    zipfile.BadZipFile,
-    zlib.error,
-    EOFError,
-    OSError,
-    KeyError,
-    IndexError,
-    ValueError,
-    TypeError,
-    AttributeError,
-    ParseError,
-    expat.ExpatError,
-)
+
+def _unreadable() -> tuple[type[Exception], ...]:
+    """What a damaged or hostile workbook makes openpyxl or zipfile raise (an except clause
+    asks when an error comes: xml.etree is imported with openpyxl, not at start-up)."""
+    from xml.etree.ElementTree import ParseError
+
+    return (
+        zipfile.BadZipFile,
+        zlib.error,
+        EOFError,
+        OSError,
+        KeyError,
+        IndexError,
+        ValueError,
+        TypeError,
+        AttributeError,
+        ParseError,
+        expat.ExpatError,
+    )
 
 
 def _read_excel(data: Source, bounds: _Bounds, sheet_names: Sequence[str]) -> Iterator[TableRow]:
@@ -444,7 +448,7 @@ def _read_excel(data: Source, bounds: _Bounds, sheet_names: Sequence[str]) -> It
         # Not data_only: a formula cell is seen as a formula, and refused, rather than read as
         # the value some program last computed and saved (or, when none was saved, as empty).
         workbook = load_workbook(stream, read_only=True, data_only=False)
-    except _UNREADABLE:
+    except _unreadable():
         stream.close()
         _refuse(None, None, NOT_A_WORKBOOK)
     return _excel_rows(workbook, stream, bounds, sheet_names)
@@ -473,7 +477,7 @@ def _excel_rows(workbook, stream, bounds: _Bounds, sheet_names) -> Iterator[Tabl
                 yield row
         if formulas:
             raise TableError(formulas)
-    except _UNREADABLE:
+    except _unreadable():
         _refuse(None, None, NOT_A_WORKBOOK)
     finally:
         workbook.close()
@@ -525,7 +529,7 @@ def _check_archive(data: Source, max_unpacked: int, max_cell_chars: int, max_exp
             for entry in shared_first:
                 with archive.open(entry) as part:
                     _scan_part(part, scan)
-    except _UNREADABLE:
+    except _unreadable():
         _refuse(None, None, NOT_A_WORKBOOK)
     except _SharedTextTooLong:
         _refuse(

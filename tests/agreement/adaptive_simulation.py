@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agreement.analysis.aggregation import MAJORITY, preference_majority, ratings_disagree
+from agreement.analysis.aggregation import preference_majority, ratings_disagree
+from agreement.analysis.roles import MAJORITY
 
 # (name, share of cases, lowest and highest chance that a rater prefers the right response)
 MIX = (("easy", 0.5, 0.85, 0.97), ("medium", 0.35, 0.65, 0.85), ("hard", 0.15, 0.5, 0.65))

@@ -4,7 +4,7 @@ are now: what the stored result is compared with after bursts, races and redeliv
 from django.conf import settings
 
 from agreement.analysis.agreement import with_intervals
-from agreement.selectors import study_comparison_data
+from agreement.selectors.comparison import study_comparison_data
 from agreement.services.recompute import _point_result, _with_comparison
 from studies.models import Study
 

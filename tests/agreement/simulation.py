@@ -3,7 +3,8 @@
 import numpy as np
 
 from agreement.analysis.agreement import DimensionData
-from agreement.analysis.outcomes import ComparisonData, DimensionRole
+from agreement.analysis.outcomes import ComparisonData
+from agreement.analysis.roles import DimensionRole
 
 
 def simulated_study(

@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from agreement.analysis.aggregation import ADJUDICATED, MAJORITY, MEAN, ratings_disagree
+from agreement.analysis.aggregation import ratings_disagree
+from agreement.analysis.roles import ADJUDICATED, MAJORITY, MEAN
 
 from .adaptive_simulation import TIE, simulate
 

@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agreement.report.sections import study_report
-from agreement.services import agreement_request_recompute
+from agreement.services.recompute import agreement_request_recompute
 from annotation.models import Adjudication, Assignment
 from studies import services
 from studies.models import AdjudicationRule, Invitation, Membership, Study, StudyEvent

@@ -7,13 +7,15 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from agreement.analysis.aggregation import ADJUDICATED, MAJORITY, MEAN, aggregate
+from agreement.analysis.aggregation import aggregate
 from agreement.analysis.agreement import DimensionData
-from agreement.analysis.outcomes import (
+from agreement.analysis.outcomes import ComparisonData, compare_systems
+from agreement.analysis.roles import (
+    ADJUDICATED,
+    MAJORITY,
+    MEAN,
     TOTAL_MEASURE,
-    ComparisonData,
     DimensionRole,
-    compare_systems,
     dimension_measure,
 )
 from agreement.stats.estimates import exact_share

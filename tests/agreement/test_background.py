@@ -7,8 +7,8 @@ import time
 import pytest
 from django.urls import reverse
 
-from agreement import services
 from agreement.models import StudyAgreement
+from agreement.services import recompute as services
 from tests.payloads import full_marks_payload
 
 from ..factories import UserFactory, make_study

@@ -6,10 +6,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from agreement import services as agreement_services
 from agreement.models import StudyAgreement
 from agreement.selectors import agreement_is_stale, study_agreement
-from agreement.services import agreement_sweep
+from agreement.services import recompute
+from agreement.services.recompute import agreement_sweep
 from annotation.services import rating_submit
 from studies.models import Dimension, Membership, Study
 from studies.services import (
@@ -99,9 +99,7 @@ def test_reading_a_stale_result_changes_no_row_and_enqueues_nothing(pilot, clien
     Dimension.objects.filter(rubric=pilot.rubric, key="depth").update(level="interval")
     before = StudyAgreement.objects.values().get(study=pilot)
     enqueued = []
-    monkeypatch.setattr(
-        agreement_services, "agreement_enqueue", lambda **kwargs: enqueued.append(kwargs)
-    )
+    monkeypatch.setattr(recompute, "agreement_enqueue", lambda **kwargs: enqueued.append(kwargs))
     client.force_login(pilot.lead)
     _, secret = api_token_create(user=pilot.lead, name="tests")
     bearer = {"HTTP_AUTHORIZATION": f"Bearer {secret}"}

@@ -18,7 +18,7 @@ from sklearn.metrics import cohen_kappa_score
 from agreement.judges import calibration
 from agreement.judges.files import JudgeImportError
 from agreement.models import Judge, JudgeOutput
-from agreement.selectors import study_ratings
+from agreement.selectors.ratings import study_ratings
 from agreement.services import judge_outputs_import
 from annotation.services import assignments_create_all, rating_submit
 from studies import services as study_services

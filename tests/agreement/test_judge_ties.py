@@ -14,16 +14,18 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import cohens_kappa
 
 from agreement.judges import parse_verdict
-from agreement.judges.verdicts import (
-    REFERENCE_TEMPLATE,
-    REFERENCE_TIE_TEMPLATE,
+from agreement.judges.measures import (
     first_position_rate,
     judge_case_preferences,
     kappa_with_interval,
-    key_preference,
     position_consistency,
-    template_check,
     tie_rate,
+)
+from agreement.judges.verdicts import (
+    REFERENCE_TEMPLATE,
+    REFERENCE_TIE_TEMPLATE,
+    key_preference,
+    template_check,
 )
 from agreement.models import Judge
 from agreement.services import judge_outputs_import

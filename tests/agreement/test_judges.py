@@ -4,15 +4,17 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from agreement.judges.verdicts import (
-    REFERENCE_TEMPLATE,
+from agreement.judges.measures import (
     first_position_rate,
     judge_case_preferences,
     kappa_with_interval,
-    key_preference,
     longer_preferred_rate,
-    parse_verdict,
     position_consistency,
+)
+from agreement.judges.verdicts import (
+    REFERENCE_TEMPLATE,
+    key_preference,
+    parse_verdict,
     template_check,
     template_fill,
 )

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agreement.analysis.outcomes import dimension_measure
+from agreement.analysis.roles import dimension_measure
 from agreement.models import AnalysisPlan, PrimaryMonitor
 from agreement.report.sections import study_report
 from agreement.selectors.monitor import monitor_shown, monitor_win_losses

@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from agreement.selectors import qc_checks, study_agreement
-from agreement.services import agreement_request_recompute
+from agreement.services.recompute import agreement_request_recompute
 from annotation.services import rating_submit
 from studies.models import Membership, Study
 from studies.services import rater_status_change

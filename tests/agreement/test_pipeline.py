@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from django.urls import reverse
 
-from agreement import services
 from agreement.models import StudyAgreement
+from agreement.services import recompute as services
 from agreement.services.recompute import agreement_request_recompute
 from annotation.services import rating_submit
 from studies.models import Membership

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from agreement.analysis.aggregation import MAJORITY, aggregate, preference_majority
+from agreement.analysis.aggregation import aggregate, preference_majority
+from agreement.analysis.roles import MAJORITY
 
 NAN = math.nan
 ROOT = Path(__file__).resolve().parents[2]

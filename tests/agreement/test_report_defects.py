@@ -10,7 +10,7 @@ import zipfile
 import pytest
 from django.urls import reverse
 
-from agreement.analysis.outcomes import TOTAL_MEASURE, dimension_measure
+from agreement.analysis.roles import TOTAL_MEASURE, dimension_measure
 from agreement.models import StudyAgreement
 from agreement.report.sections import study_report
 from agreement.selectors import setup_checklist_analysis_plan

@@ -13,8 +13,9 @@ from django.core.cache import cache
 from django.urls import reverse
 
 from agreement.analysis.agreement import DimensionData
-from agreement.analysis.outcomes import ComparisonData, DimensionRole
+from agreement.analysis.outcomes import ComparisonData
 from agreement.analysis.robustness import robustness_check, robustness_rows
+from agreement.analysis.roles import DimensionRole
 from agreement.stats.mixed import system_effect
 from jobs.models import Job
 from tests.payloads import SYSTEMS, close_and_unblind, study_with_systems, submit_all

@@ -4,9 +4,9 @@ import pytest
 from django.db.models import F
 from django.urls import reverse
 
-from agreement import services
 from agreement.models import StudyAgreement
 from agreement.selectors import agreement_awaits_run
+from agreement.services import recompute as services
 
 from ..factories import UserFactory, make_study
 from .oracle import result_from_scratch

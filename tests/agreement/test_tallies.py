@@ -71,10 +71,10 @@ def test_a_tally_updated_unit_by_unit_equals_one_from_scratch(start, changes, le
 def scratch_tallies(study: Study) -> tuple[dict, dict]:
     """The tallies and the cases' counts built from every rating, as a from-scratch run."""
     study = Study.objects.get(pk=study.pk)
-    data = selectors.study_ratings(
+    data = selectors.ratings.study_ratings(
         study=study,
         pilot=study.current_phase == "pilot",
-        first_per_case=selectors.agreement_first_ratings(study=study),
+        first_per_case=selectors.ratings.agreement_first_ratings(study=study),
     )
     cases = case_counts(data)
     totals = {}

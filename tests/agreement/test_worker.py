@@ -17,8 +17,9 @@ from celery.signals import after_task_publish
 from django.conf import settings as django_settings
 from django.urls import reverse
 
-from agreement import selectors, services
+from agreement import selectors
 from agreement.models import StudyAgreement
+from agreement.services import recompute as services
 from annotation.services import rating_submit
 from config.celery import app as celery_app
 from tests.payloads import full_marks_payload

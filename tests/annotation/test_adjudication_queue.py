@@ -230,7 +230,7 @@ def test_with_raters_per_item_k_is_the_design(world):
 
 
 def test_the_worker_refreshes_the_queue_with_the_other_checks(world):
-    from agreement.services import agreement_request_recompute
+    from agreement.services.recompute import agreement_request_recompute
 
     rate(world, 1, [payload("yes"), payload(), payload()])
     agreement_request_recompute(study_id=world.pk)

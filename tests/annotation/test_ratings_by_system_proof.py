@@ -11,7 +11,7 @@ from agreement.analysis.outcomes import compare_systems
 from agreement.models import StudyAgreement
 from agreement.selectors.comparison import study_comparison_data
 from agreement.selectors.ratings import study_ratings
-from agreement.services import agreement_recompute
+from agreement.services.recompute import agreement_recompute
 from annotation import ratings_by_system
 from annotation.models import Rating
 from annotation.services import assignments_create, rating_submit

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agreement.models import StudyAgreement
-from agreement.services import agreement_recompute, agreement_request_recompute
+from agreement.services.recompute import agreement_recompute, agreement_request_recompute
 from annotation import exports
 from annotation.services import rating_submit
 from annotation.worksheets.columns import dimension_columns

@@ -5,7 +5,7 @@ listed in the report's deviations. Coordinators other than the lead are refused.
 import pytest
 
 from agreement.report.sections import study_report
-from agreement.services import agreement_request_recompute
+from agreement.services.recompute import agreement_request_recompute
 from annotation.models import Adjudication
 from studies.models import StudyEvent
 from tests.agreement.test_adjudication_pages import draft as draft  # the fixtures

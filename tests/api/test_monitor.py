@@ -3,7 +3,7 @@ coordinators read its symmetric state, and the lead stops collection once it has
 
 import pytest
 
-from agreement.analysis.outcomes import dimension_measure
+from agreement.analysis.roles import dimension_measure
 from agreement.models import AnalysisPlan
 from agreement.services.plan import primary_measure_set
 from studies import services as study_services

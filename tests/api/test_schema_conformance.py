@@ -14,7 +14,7 @@ import re
 import jsonschema
 import pytest
 
-from agreement.services import agreement_recompute
+from agreement.services.recompute import agreement_recompute
 from annotation import assignment_jobs
 from annotation.export_jobs import export_job_start
 from jobs.models import Job

@@ -52,7 +52,7 @@ def _both_builds() -> tuple[tuple[Fetched, Fetched], tuple[Fetched, Fetched]]:
     for secret in secrets:
         database_empty()
         with same_draws() as clock, ExitStack() as pins:
-            for where in ("agreement.judges.calibration", "agreement.demo"):
+            for where in ("agreement.judges.prompts", "agreement.demo"):
                 pins.enter_context(mock.patch(f"{where}.judge_prompt_first", prompt_order_pinned))
             world = build(secret=secret, clock=clock)
             keys.append(world.key)

@@ -30,7 +30,7 @@ from django.contrib.auth.models import Group
 from django.core.cache import cache
 from django.db import connection
 
-from agreement.analysis.outcomes import dimension_measure
+from agreement.analysis.roles import dimension_measure
 from agreement.services import judge_outputs_import
 from agreement.services.monitor import monitoring_set
 from agreement.services.plan import primary_measure_set
