@@ -19,7 +19,9 @@ Each run starts, one after the other:
 - the web: gunicorn with config/gunicorn.py (``--workers``, 4 by default; the app preloaded
   in the master unless ``--no-preload``) and the production settings; after /healthz
   answers, a warm start of 10 sign-in pages per worker; then the memory of every gunicorn
-  process (the master and its workers);
+  process (the master and its workers); then again once every worker has computed a
+  statistic for a coordinator (the sample-size calculator through the API, 16 times per
+  worker), which loads numpy in each: "web after statistics";
 - the worker: ``celery -A config worker --concurrency 1`` (as benchmarks/load.py starts it),
   at rest once it says it is ready (the main process and its pool process);
 - `make run`'s server: ``manage.py runserver`` with the local settings on a migrated SQLite
@@ -45,6 +47,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import requests
@@ -134,7 +137,37 @@ def measured(process: subprocess.Popen) -> list[dict]:
     return [memory(pid) for pid in group(process.pid)]
 
 
-def web(args, env: dict, log: Path) -> list[dict]:
+# A study and a lead's API token, made once per database (``measure_all``), for the step
+# after the warm start: a statistic computed in every worker.
+STUDY_SETUP = """
+import django
+django.setup()
+from studies.services.tokens import api_token_create
+from tests.factories import UserFactory, make_study
+lead = UserFactory(username="memory-lead")
+make_study(lead=lead, slug="memory", cases=5, raters=[UserFactory()])
+print(api_token_create(user=lead, name="memory")[1])
+"""
+
+
+def statistics_everywhere(base: str, token: str, workers: int) -> None:
+    """A coordinator's computed statistic (the sample-size calculator, which loads numpy)
+    asked 16 times per worker, 8 at a time, so that every worker has served it."""
+    headers = {"Authorization": f"Bearer {token}"}
+    url = base + "/api/v1/studies/memory/sample-size/"
+
+    def ask(_):
+        answer = requests.post(url, json={"which": "win"}, headers=headers, timeout=60)
+        answer.raise_for_status()
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(ask, range(16 * workers)))
+
+
+def web(args, env: dict, log: Path, token: str) -> tuple[list[dict], list[dict]]:
+    """The web's processes after a warm start on sign-in pages, then after every worker has
+    computed a statistic: with numpy loaded on first use (tests/config/test_lean_imports.py),
+    the first is the web as raters meet it, the second after coordinators' pages."""
     port = free_port()
     gunicorn = str(Path(args.python).parent / "gunicorn")
     process = start(
@@ -153,7 +186,10 @@ def web(args, env: dict, log: Path) -> list[dict]:
         for _ in range(10 * args.workers):
             requests.get(base + "/accounts/login/", timeout=10).raise_for_status()
         time.sleep(1)
-        return measured(process)
+        warm = measured(process)
+        statistics_everywhere(base, token, args.workers)
+        time.sleep(1)
+        return warm, measured(process)
     finally:
         stop(process)
 
@@ -259,11 +295,15 @@ def measure_all(args: argparse.Namespace) -> None:
                     [sys.executable, "manage.py", *step, "--verbosity", "0"],
                     cwd=ROOT, env=env, check=True,
                 )  # fmt: skip
+        token = subprocess.run(
+            [sys.executable, "-c", STUDY_SETUP],
+            cwd=ROOT, env=production, check=True, capture_output=True, text=True,
+        ).stdout.split()[-1]  # fmt: skip
         figures: dict[str, list[float]] = {}
         for run in range(args.repeat):
             results = {}
             if not args.make_run_only:
-                results["web"] = web(args, production, log)
+                results["web"], results["web after statistics"] = web(args, production, log, token)
                 results["worker"] = worker(args, production, log)
             seconds, cpu, results["make run"] = make_run(args, local, log)
             figures.setdefault("make run warm start", []).append(seconds)

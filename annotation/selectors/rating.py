@@ -46,12 +46,11 @@ def rater_progress_table(*, study: Study):
 def rater_pair_overlap_range(*, raters: Sequence[Membership]) -> tuple[int, int] | None:
     """The fewest and the most test cases any two of ``raters`` share; None for fewer than two.
 
-    Their assignments are read once as id pairs and counted as a sparse product (raters x
-    cases times its transpose): at 10,000 cases and 100 raters, tens of milliseconds where
-    intersecting every pair's sets of case ids took a few hundred.
+    Their assignments are read once as id pairs and counted in numpy (``pair_overlaps``):
+    at 10,000 cases and 100 raters, tens of milliseconds where intersecting every pair's
+    sets of case ids took a few hundred.
     """
     import numpy as np
-    from scipy import sparse
 
     if len(raters) < 2:
         return None
@@ -60,13 +59,60 @@ def rater_pair_overlap_range(*, raters: Sequence[Membership]) -> tuple[int, int]
         "rater_id", "test_case_id"
     )
     pairs = np.array(list(rows.iterator(chunk_size=10_000)), dtype=np.int64).reshape(-1, 2)
-    cases, column = np.unique(pairs[:, 1], return_inverse=True)
-    cells = sparse.csr_matrix(
-        (np.ones(len(pairs), dtype=np.int64), (np.searchsorted(ids, pairs[:, 0]), column)),
-        shape=(len(ids), len(cases)),
-    )
-    shared = (cells @ cells.T).toarray()[np.triu_indices(len(ids), k=1)]
-    return int(shared.min()), int(shared.max())
+    shared = pair_overlaps(np.searchsorted(ids, pairs[:, 0]), pairs[:, 1], len(ids))
+    upper = shared[np.triu_indices(len(ids), k=1)]
+    return int(upper.min()), int(upper.max())
+
+
+# Above this many multiply-adds (raters x raters x cases) the shared cases are counted from
+# each case's pairs of raters instead of a dense product.
+DENSE_PRODUCT_LIMIT = 2_000_000_000
+# Pairs of raters counted at once, to bound memory (three arrays of 8 bytes each).
+PAIRS_PER_BLOCK = 2_000_000
+
+
+def pair_overlaps(raters, cases, n_raters: int, *, dense_limit: int = DENSE_PRODUCT_LIMIT):
+    """``n_raters`` x ``n_raters``: the cases each two raters share, from one (rater index,
+    case id) row per assignment (a rater has a case once). numpy only, so the raters page
+    loads no scipy (about 70 MB in each web process that would): a dense product of the
+    raters x cases incidence over blocks of cases where raters x raters x cases is small (a
+    few raters, or every rater on every case), else each case's pairs of raters counted (a
+    balanced or crowd design: few raters per case, many raters)."""
+    import numpy as np
+
+    raters, cases = np.asarray(raters, dtype=np.int64), np.asarray(cases, dtype=np.int64)
+    shared = np.zeros((n_raters, n_raters), dtype=np.int64)
+    if not len(raters):
+        return shared
+    _, column = np.unique(cases, return_inverse=True)
+    n_cases = int(column.max()) + 1
+    if n_raters * n_raters * n_cases <= dense_limit:
+        block = max(1, PAIRS_PER_BLOCK // n_raters)
+        for start in range(0, n_cases, block):
+            inside = (column >= start) & (column < start + block)
+            cells = np.zeros((n_raters, min(block, n_cases - start)), dtype=np.float64)
+            cells[raters[inside], column[inside] - start] = 1.0
+            shared += np.rint(cells @ cells.T).astype(np.int64)
+        return shared
+    # Each case's raters, case by case, then every pair within a case, grouped by how many
+    # raters the case has so each group is one array.
+    order = np.lexsort((raters, column))
+    raters, column = raters[order], column[order]
+    starts = np.flatnonzero(np.r_[True, column[1:] != column[:-1]])
+    sizes = np.diff(np.r_[starts, len(column)])
+    counts = np.zeros(n_raters * n_raters, dtype=np.int64)
+    for size in np.unique(sizes):
+        if size < 2:
+            continue
+        members = raters[starts[sizes == size][:, None] + np.arange(size)]
+        first, second = np.triu_indices(size, k=1)
+        per_block = max(1, PAIRS_PER_BLOCK // len(first))
+        for at in range(0, len(members), per_block):
+            group = members[at : at + per_block]
+            keys = group[:, first] * n_raters + group[:, second]
+            counts += np.bincount(keys.ravel(), minlength=n_raters * n_raters)
+    counts = counts.reshape(n_raters, n_raters)
+    return counts + counts.T + np.diag(np.bincount(raters, minlength=n_raters))
 
 
 CASES_PER_PAGE = 50

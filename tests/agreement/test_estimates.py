@@ -47,6 +47,25 @@ def test_mean_difference_sample_size_matches_the_normal_formula():
         mean_difference_sample_size(0, 1.0)
 
 
+def test_sample_sizes_equal_the_formulas_with_scipys_normal_quantiles():
+    """The formulas use Python's own normal quantiles (no scipy in the web process); scipy's
+    give the same whole numbers over a grid of designs."""
+    for alpha in (0.001, 0.01, 0.05, 0.1, 0.2):
+        for power in (0.5, 0.8, 0.9, 0.95, 0.99):
+            z_alpha, z_power = stats.norm.ppf(1 - alpha / 2), stats.norm.ppf(power)
+            for p1 in (0.3, 0.45, 0.51, 0.55, 0.58, 0.65, 0.8, 0.95):
+                for tie_share in (0.0, 0.2, 0.5):
+                    root = (z_alpha * 0.5 + z_power * math.sqrt(p1 * (1 - p1))) / (p1 - 0.5)
+                    untied = math.ceil(root * root - 1e-9)
+                    expected = math.ceil(untied / (1 - tie_share) - 1e-9)
+                    found = win_rate_sample_size(p1, alpha=alpha, power=power, tie_share=tie_share)
+                    assert found == expected, (p1, alpha, power, tie_share)
+            for difference, sd in ((0.1, 1.0), (0.5, 2.0), (-1.5, 0.7), (3.0, 10.0)):
+                expected = math.ceil(((z_alpha + z_power) * sd / abs(difference)) ** 2 - 1e-9)
+                found = mean_difference_sample_size(difference, sd, alpha=alpha, power=power)
+                assert found == expected, (difference, sd, alpha, power)
+
+
 def test_binomial_win_rate_against_scipy_and_statsmodels():
     result = binomial_win_rate(61, 39, ties=20)
     assert result.rate == pytest.approx(0.61)

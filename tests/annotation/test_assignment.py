@@ -262,7 +262,7 @@ def test_assignments_written_in_bulk_are_rows_like_any_other():
 @pytest.mark.django_db
 @pytest.mark.parametrize(("raters", "cases", "k"), [(6, 12, 2), (5, 9, 3), (3, 4, None)])
 def test_the_raters_pages_overlap_range_is_the_pairs_overlaps(raters, cases, k):
-    """The page's sparse count against every pair's shared cases counted from their sets."""
+    """The page's count against every pair's shared cases counted from their sets."""
     from annotation.selectors import rater_pair_overlap_range
 
     study = raters_only_study(raters=raters, cases=cases, raters_per_item=k)
@@ -271,3 +271,29 @@ def test_the_raters_pages_overlap_range_is_the_pairs_overlaps(raters, cases, k):
     overlaps = pair_overlaps(assignment.assigned_case_sets(study=study)).values()
     assert rater_pair_overlap_range(raters=active) == (min(overlaps), max(overlaps))
     assert rater_pair_overlap_range(raters=active[:1]) is None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pair_overlaps_equal_set_intersections_by_either_count(seed):
+    """Random designs (a few raters on many cases, many raters on few, some raters with no
+    case): the dense product and the count of each case's pairs both equal every pair's
+    intersection of case sets, including the diagonal (a rater's own cases)."""
+    import random
+
+    from annotation.selectors.rating import pair_overlaps
+
+    rng = random.Random(seed)
+    n_raters, n_cases = rng.randint(2, 40), rng.randint(1, 300)
+    sets = [
+        set(rng.sample(range(10_000, 10_000 + n_cases), rng.randint(0, n_cases)))
+        if rng.random() > 0.1
+        else set()
+        for _ in range(n_raters)
+    ]
+    rows = [(rater, case) for rater, cases in enumerate(sets) for case in cases]
+    raters, cases = [r for r, _ in rows], [c for _, c in rows]
+    expected = [[len(a & b) for b in sets] for a in sets]
+    dense = pair_overlaps(raters, cases, n_raters)
+    by_pairs = pair_overlaps(raters, cases, n_raters, dense_limit=0)
+    assert dense.tolist() == expected
+    assert by_pairs.tolist() == expected
