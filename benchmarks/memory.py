@@ -3,6 +3,7 @@
     BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/concord_bench_memory \\
       .venv/bin/python benchmarks/memory.py --repeat 5
     .venv/bin/python benchmarks/memory.py --repeat 5 --no-preload   # GUNICORN_PRELOAD=false
+    .venv/bin/python benchmarks/memory.py --repeat 5 --preload-statistics  # and numpy
     .venv/bin/python benchmarks/memory.py --repeat 5 --make-run-only  # the warm start alone
     .venv/bin/python benchmarks/memory.py --repeat 5 --python /tmp/runtime/bin/python
 
@@ -177,6 +178,7 @@ def web(args, env: dict, log: Path, token: str) -> tuple[list[dict], list[dict]]
             "GUNICORN_BIND": f"127.0.0.1:{port}",
             "GUNICORN_WORKERS": str(args.workers),
             "GUNICORN_PRELOAD": "false" if args.no_preload else "true",
+            "GUNICORN_PRELOAD_STATISTICS": "true" if args.preload_statistics else "false",
         },
         log,
     )
@@ -244,6 +246,9 @@ def main() -> None:
     )
     parser.add_argument("--workers", type=int, default=4, help="gunicorn workers")
     parser.add_argument("--no-preload", action="store_true", help="GUNICORN_PRELOAD=false")
+    parser.add_argument(
+        "--preload-statistics", action="store_true", help="GUNICORN_PRELOAD_STATISTICS=true"
+    )
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", PG_URL))
     parser.add_argument("--redis-url", default=REDIS_URL)
     parser.add_argument(
@@ -316,7 +321,9 @@ def measure_all(args: argparse.Namespace) -> None:
                 for key in ("rss", "pss", "uss"):
                     total = sum(p[key] for p in processes)
                     figures.setdefault(f"{name} {key.upper()}", []).append(total)
-        shape = f"{args.workers} workers, {'not ' if args.no_preload else ''}preloaded"
+        shape = f"{args.workers} workers, {'not ' if args.no_preload else ''}preloaded" + (
+            ", numpy preloaded" if args.preload_statistics else ""
+        )
         print(f"servers' interpreter: {args.python}")
         print(f"sums over each server's processes, {args.repeat} runs (web: gunicorn, {shape}):")
         for name, values in figures.items():

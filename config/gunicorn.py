@@ -20,6 +20,15 @@ accesslog = "-"
 # coordinator's page; tests/config/test_lean_imports.py). Code is reloaded by a restart, not
 # by HUP, with this on.
 preload_app = os.environ.get("GUNICORN_PRELOAD", "true").lower() not in ("0", "false", "no")
+# With it, the master loads numpy too, so the workers share one copy: where every worker
+# serves coordinators' statistics pages (the agreement page loads numpy), that costs the
+# node less than a copy in each worker (benchmarks/memory.py, "web after statistics");
+# where workers mostly serve raters, leaving it off costs nothing until such a page.
+preload_statistics = os.environ.get("GUNICORN_PRELOAD_STATISTICS", "false").lower() in (
+    "1",
+    "true",
+    "yes",
+)
 
 
 def when_ready(server):
@@ -39,5 +48,7 @@ def when_ready(server):
     import config.celery  # noqa: F401 - what the job runner loads on a worker's first job
 
     get_resolver().url_patterns  # noqa: B018 - imports the views
+    if preload_statistics:
+        import numpy  # noqa: F401
     connections.close_all()
     gc.freeze()
