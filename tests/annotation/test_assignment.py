@@ -294,6 +294,25 @@ def test_pair_overlaps_equal_set_intersections_by_either_count(seed):
     raters, cases = [r for r, _ in rows], [c for _, c in rows]
     expected = [[len(a & b) for b in sets] for a in sets]
     dense = pair_overlaps(raters, cases, n_raters)
-    by_pairs = pair_overlaps(raters, cases, n_raters, dense_limit=0)
+    by_pairs = pair_overlaps(raters, cases, n_raters, dense_limit=0, dense_per_pair=0)
     assert dense.tolist() == expected
     assert by_pairs.tolist() == expected
+
+
+def test_pair_overlaps_take_the_product_when_every_rater_has_every_case(monkeypatch):
+    """Many raters on every case, above the product's limit: counting each case's pairs
+    would be more work than the product (as many pairs as the product has cells), so the
+    product counts them. Seen by what counting the pairs needs (each case's pairs of raters)."""
+    import numpy as np
+
+    from annotation.selectors import rating
+
+    def pairs_refused(size, k):
+        raise AssertionError(f"counted by pairs: {size} raters on a case")
+
+    monkeypatch.setattr(np, "triu_indices", pairs_refused)
+    n_raters, n_cases = 40, 30
+    raters = np.tile(np.arange(n_raters), n_cases)
+    cases = np.repeat(np.arange(n_cases) + 500, n_raters)
+    shared = rating.pair_overlaps(raters, cases, n_raters, dense_limit=n_raters * n_raters)
+    assert (shared == n_cases).all()
