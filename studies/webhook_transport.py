@@ -64,10 +64,14 @@ def url_problem(url: str) -> str | None:
         return "The URL's port cannot be 0."
     if any(ch.isspace() for ch in url):
         return "The URL contains spaces."
-    literal = _literal_address(parts.hostname)
+    # A name's trailing dot (the DNS root) names the same host: "127.0.0.1." and
+    # "localhost." are read as without it.
+    host = parts.hostname.rstrip(".")
+    literal = _literal_address(host)
     if literal is not None and not _allowed(literal):
         return f"{literal} is not a public address; webhooks are sent to public addresses only."
-    if parts.hostname.lower() in ("localhost", "localhost.localdomain") and not _private_allowed():
+    local = host in ("localhost", "localhost.localdomain") or host.endswith(".localhost")
+    if local and not _private_allowed():
         return "localhost is not a public address; webhooks are sent to public addresses only."
     return None
 

@@ -86,6 +86,12 @@ def test_only_the_lead_adds_or_removes_one(study, receiver):
         ("http://0177.0.0.1/", "127.0.0.1 is not a public address"),
         ("http://127.1/", "127.0.0.1 is not a public address"),
         ("http://10.1/hook", "10.0.0.1 is not a public address"),
+        # The same with the DNS root's trailing dot, and the names under localhost.
+        ("http://127.0.0.1./", "127.0.0.1 is not a public address"),
+        ("http://169.254.169.254./latest/meta-data", "169.254.169.254 is not a public"),
+        ("http://0x7f000001./", "127.0.0.1 is not a public address"),
+        ("http://localhost.:8000/", "localhost is not a public address"),
+        ("http://api.localhost/", "localhost is not a public address"),
         ("https://example.org/" + "a" * 2000, "longer than"),
     ],
 )
