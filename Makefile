@@ -20,18 +20,21 @@ UV_INSTALL := $(VENV)/bin/uv pip install --quiet --python $(PY)
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
+
+# Its own target, so a virtualenv made before make used uv gets it too.
+$(VENV)/bin/uv: | $(PY)
 	$(PY) -m pip install --quiet uv==$(UV_VERSION)
 
 # Dependencies from the lock files (requirements/, made by `make lock` from pyproject.toml),
 # then the app itself without resolving anything again.
-$(VENV)/.installed-run: requirements/runtime.txt | $(PY)
+$(VENV)/.installed-run: requirements/runtime.txt | $(VENV)/bin/uv
 	$(UV_INSTALL) --no-deps -r requirements/runtime.txt
 	$(UV_INSTALL) --no-deps -e .
 	touch $@
 
 # The Python client (clients/python) too, editable: tests/client drive a live server with it.
 # Its own dependencies (requests, pandas) are in the dev lock already.
-$(VENV)/.installed-dev: requirements/dev.txt clients/python/pyproject.toml | $(PY)
+$(VENV)/.installed-dev: requirements/dev.txt clients/python/pyproject.toml | $(VENV)/bin/uv
 	$(UV_INSTALL) --no-deps -r requirements/dev.txt
 	$(UV_INSTALL) --no-deps -e .
 	$(UV_INSTALL) --no-deps -e ./clients/python

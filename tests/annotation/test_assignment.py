@@ -273,33 +273,38 @@ def test_the_raters_pages_overlap_range_is_the_pairs_overlaps(raters, cases, k):
     assert rater_pair_overlap_range(raters=active[:1]) is None
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_pair_overlaps_equal_set_intersections_by_either_count(seed):
+@pytest.mark.parametrize("seed", range(8))
+def test_the_overlap_range_equals_set_intersections_by_every_count(seed):
     """Random designs (a few raters on many cases, many raters on few, some raters with no
-    case): the dense product and the count of each case's pairs both equal every pair's
-    intersection of case sets, including the diagonal (a rater's own cases)."""
+    case, pairs sharing nothing): the dense product, the count of each case's pairs and the
+    product in small blocks all give the fewest and the most cases two raters
+    share, as every pair's intersection of case sets does."""
+    import itertools
     import random
 
-    from annotation.selectors.rating import pair_overlaps
+    from annotation.selectors.rating import pair_overlap_range
 
     rng = random.Random(seed)
     n_raters, n_cases = rng.randint(2, 40), rng.randint(1, 300)
+    share = rng.choice([0.1, 0.5, 1.0])
     sets = [
-        set(rng.sample(range(10_000, 10_000 + n_cases), rng.randint(0, n_cases)))
+        set(rng.sample(range(10_000, 10_000 + n_cases), int(rng.randint(0, n_cases) * share)))
         if rng.random() > 0.1
         else set()
         for _ in range(n_raters)
     ]
     rows = [(rater, case) for rater, cases in enumerate(sets) for case in cases]
     raters, cases = [r for r, _ in rows], [c for _, c in rows]
-    expected = [[len(a & b) for b in sets] for a in sets]
-    dense = pair_overlaps(raters, cases, n_raters)
-    by_pairs = pair_overlaps(raters, cases, n_raters, dense_limit=0, dense_per_pair=0)
-    assert dense.tolist() == expected
-    assert by_pairs.tolist() == expected
+    overlaps = [len(a & b) for a, b in itertools.combinations(sets, 2)]
+    expected = (min(overlaps), max(overlaps))
+    assert pair_overlap_range(raters, cases, n_raters) == expected
+    by_pairs = pair_overlap_range(raters, cases, n_raters, dense_limit=0, dense_per_pair=0)
+    assert by_pairs == expected
+    # The product in blocks of a few raters and a few cases.
+    assert pair_overlap_range(raters, cases, n_raters, dense_cells=n_raters * 3) == expected
 
 
-def test_pair_overlaps_take_the_product_when_every_rater_has_every_case(monkeypatch):
+def test_the_overlap_range_takes_the_product_when_every_rater_has_every_case(monkeypatch):
     """Many raters on every case, above the product's limit: counting each case's pairs
     would be more work than the product (as many pairs as the product has cells), so the
     product counts them. Seen by what counting the pairs needs (each case's pairs of raters)."""
@@ -314,5 +319,5 @@ def test_pair_overlaps_take_the_product_when_every_rater_has_every_case(monkeypa
     n_raters, n_cases = 40, 30
     raters = np.tile(np.arange(n_raters), n_cases)
     cases = np.repeat(np.arange(n_cases) + 500, n_raters)
-    shared = rating.pair_overlaps(raters, cases, n_raters, dense_limit=n_raters * n_raters)
-    assert (shared == n_cases).all()
+    found = rating.pair_overlap_range(raters, cases, n_raters, dense_limit=n_raters * n_raters)
+    assert found == (n_cases, n_cases)
