@@ -146,7 +146,7 @@ def _product_range(raters, column, n_raters: int, n_cases: int, cells_at_most: i
 
     rows = max(1, min(n_raters, cells_at_most // n_raters))
     width = max(1, cells_at_most // n_raters)
-    low, high = None, 0
+    low, high = float("inf"), 0.0
     for top in range(0, n_raters, rows):
         bottom = min(n_raters, top + rows)
         shared = np.zeros((bottom - top, n_raters), dtype=np.float32)
@@ -158,8 +158,7 @@ def _product_range(raters, column, n_raters: int, n_cases: int, cells_at_most: i
         # The pairs (i, j) with j > i: each pair once, no rater with themself.
         upper = shared[np.arange(n_raters)[None, :] > np.arange(top, bottom)[:, None]]
         if upper.size:
-            low = upper.min() if low is None else min(low, upper.min())
-            high = max(high, upper.max())
+            low, high = min(low, float(upper.min())), max(high, float(upper.max()))
     return int(low), int(high)
 
 
