@@ -55,9 +55,15 @@ class CaseWriter:
 
     Used inside the caller's transaction: what it wrote is undone with it. ``add`` takes a
     case as ``test_cases_add`` does; ``finish`` writes the last batch and returns the count.
+    Past the draft, raters may have consented: a first case with a warning of its own changes
+    the information sheet, and ``finish`` then asks them to consent again.
     """
 
     def __init__(self, *, study: Study, progress=None, scanned=None):
+        self.sheet_before = None
+        if not study.is_draft:  # the consent version, in ``finish``
+            study = locked_study(study)
+            self.sheet_before = selectors.information_sheet_additions(study=study)
         self.study = study
         self.system_pks = dict(study.systems.values_list("name", "pk"))
         self.start = study.test_cases.count()
@@ -98,6 +104,8 @@ class CaseWriter:
             analysis_inputs_announce(study_id=self.study.pk, reason="cases")
         if self.count >= ANALYZE_AFTER_CASES:
             tables_analyze_on_commit([TestCase, Response, BlindedLabel, IdentityMention])
+        if self.sheet_before is not None:
+            consent_renew_if_sheet_changed(study=self.study, sheet_before=self.sheet_before)
         return self.count
 
     def _system_pk(self, name: str) -> int:
@@ -188,10 +196,6 @@ def test_cases_add(*, study: Study, systems: Sequence[str], cases: Iterable[dict
     ``systems`` is their union. Input is assumed validated (the importer reports problems
     before calling this). Returns the number of cases added.
     """
-    sheet_before = None
-    if not study.is_draft:  # raters may have consented: the consent version below
-        study = locked_study(study)
-        sheet_before = selectors.information_sheet_additions(study=study)
     existing = set(study.systems.values_list("name", flat=True))
     if existing and not set(systems) <= existing:
         raise StudySetupError(
@@ -203,12 +207,7 @@ def test_cases_add(*, study: Study, systems: Sequence[str], cases: Iterable[dict
         writer._system_pk(name)
     for case in cases:
         writer.add(case)
-    added = writer.finish()
-    if sheet_before is not None:
-        # A first case with a warning of its own changes the information sheet, as in an
-        # import (``test_cases_import``).
-        consent_renew_if_sheet_changed(study=study, sheet_before=sheet_before)
-    return added
+    return writer.finish()
 
 
 def _identity_mentions_store(
@@ -358,7 +357,6 @@ def test_cases_import(
     """
     study = locked_study(study)
     refuse_if_frozen(study, "Test cases can no longer be added.")
-    sheet_before = selectors.information_sheet_additions(study=study)
     writer = CaseWriter(study=study, progress=progress, scanned=scanned)
     # Read and checked in a thread of its own while this one waits for the database.
     parsed = selectors.test_cases_preview(
@@ -367,8 +365,6 @@ def test_cases_import(
     if not parsed.ok:
         raise CaseImportError(parsed.problem_lines())
     writer.finish()
-    # The first case with a warning of its own changes the information sheet.
-    consent_renew_if_sheet_changed(study=study, sheet_before=sheet_before)
     if upload is not None:
         upload.imported_at = timezone.now()
         upload.save(update_fields=["imported_at"])
