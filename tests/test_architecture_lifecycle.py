@@ -9,7 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 APPS = ["studies", "annotation", "agreement", "config"]
 # The owners of the statuses' meaning: the model's predicates and the transitions table.
-OWNERS = {Path("studies/models.py"), Path("studies/services/lifecycle.py")}
+OWNERS = {Path("studies/models/study.py"), Path("studies/services/lifecycle.py")}
 STATUSES = {"DRAFT": "draft", "PILOT": "pilot", "OPEN": "open", "CLOSED": "closed"}
 STATUSES["UNBLINDED"] = "unblinded"
 # Calls whose keyword arguments are lookups: ``filter(status=Study.Status.DRAFT)``.
