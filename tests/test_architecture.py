@@ -13,25 +13,6 @@ LAYERS = ["core", "jobs", "studies", "annotation", "agreement"]
 CONFIG_URLCONFS = {"urls.py", "api_urls.py"}
 # The pure statistics: numpy and scipy only, so they can be tested and benchmarked alone.
 PURE_STATISTICS = "agreement/stats"
-# The other modules the README calls pure: a study's analysis from plain arrays (the
-# comparison of systems in its modules by concept) and the QC checks per rater. Each may
-# import the statistics and the others listed here, nothing else of the apps and no Django.
-PURE_MODULES = [
-    "agreement/analysis/aggregation.py",
-    "agreement/analysis/agreement.py",
-    "agreement/analysis/comparison_data.py",
-    "agreement/analysis/confidence.py",
-    "agreement/analysis/incremental.py",
-    "agreement/analysis/item_labels.py",
-    "agreement/analysis/length_bias.py",
-    "agreement/analysis/outcomes.py",
-    "agreement/analysis/preference_rates.py",
-    "agreement/analysis/robustness.py",
-    "agreement/analysis/roles.py",
-    "agreement/analysis/score_differences.py",
-    "agreement/analysis/yes_no_shares.py",
-    "agreement/qc/checks.py",
-]
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -103,45 +84,6 @@ def impure_statistics(root: Path = ROOT) -> dict[str, list[str]]:
     return found
 
 
-def module_name(path: str) -> str:
-    return path.removesuffix(".py").replace("/", ".")
-
-
-def imported_names(path: Path, package: str) -> set[str]:
-    """What a file imports, in full ("django.db.models.Count"), its relative imports
-    resolved against ``package``."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            parts = package.split(".")[: len(package.split(".")) - node.level + 1]
-            module = ".".join(parts + [node.module or ""]).strip(".") if node.level else node.module
-            names.update(f"{module}.{alias.name}" for alias in node.names)
-    return names
-
-
-def impure_modules(root: Path = ROOT) -> dict[str, list[str]]:
-    """The pure modules that import Django, config or anything of the apps but the pure
-    statistics and the other pure modules (an import inside a function counts)."""
-    impure = {"django", "rest_framework", "config", *LAYERS}
-    pure = {module_name(path) for path in PURE_MODULES} | {PURE_STATISTICS.replace("/", ".")}
-
-    def allowed(name: str) -> bool:
-        parts = name.split(".")
-        prefixes = {".".join(parts[:n]) for n in range(1, len(parts) + 1)}
-        return parts[0] not in impure or bool(prefixes & pure)
-
-    found = {}
-    for path in PURE_MODULES:
-        package = module_name(path).rpartition(".")[0]
-        outside = {name for name in imported_names(root / path, package) if not allowed(name)}
-        if outside:
-            found[path] = sorted(outside)
-    return found
-
-
 def test_an_app_imports_no_app_above_it():
     assert upward_imports() == {}
 
@@ -169,32 +111,6 @@ def test_config_imports_apps_only_in_its_urlconfs():
 def test_the_pure_statistics_import_no_django():
     assert python_files(PURE_STATISTICS)
     assert impure_statistics() == {}
-
-
-def test_the_pure_analysis_and_qc_checks_import_no_django():
-    assert all((ROOT / path).is_file() for path in PURE_MODULES)
-    assert impure_modules() == {}
-
-
-def test_the_purity_check_catches_planted_violations(tmp_path):
-    for path in PURE_MODULES:
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text("import numpy\nfrom agreement.stats import x\n")
-    planted = {
-        "agreement/qc/checks.py": "from django.db.models import Count\n",
-        "agreement/analysis/outcomes.py": "from .jobs import x\nfrom .roles import y\n",
-        "agreement/analysis/confidence.py": "def f():\n    from studies.models import Study\n",
-        "agreement/analysis/roles.py": "from agreement.analysis import aggregation, jobs\n",
-        "agreement/analysis/item_labels.py": "from agreement.stats.kappa import kappa\n",
-    }
-    for name, text in planted.items():
-        (tmp_path / name).write_text(text)
-    assert impure_modules(tmp_path) == {
-        "agreement/qc/checks.py": ["django.db.models.Count"],
-        "agreement/analysis/outcomes.py": ["agreement.analysis.jobs.x"],
-        "agreement/analysis/confidence.py": ["studies.models.Study"],
-        "agreement/analysis/roles.py": ["agreement.analysis.jobs"],
-    }
 
 
 def test_the_layer_checks_catch_planted_violations(tmp_path):
