@@ -41,7 +41,7 @@ from core.user_input import quoted
 from studies.errors import ApplicationError
 from studies.locks import study_lock
 from studies.models import BlindedLabel, Membership, Study
-from studies.rubric import RubricValueError, cell_number, total_points
+from studies.rubric import RubricValueError, cell_number, response_total
 from studies.services.accounts import imported_rater_create
 
 from .worksheets import DimensionColumn, WorksheetError, WorksheetProblem, read_table
@@ -277,6 +277,11 @@ class _Check:
                 )
             except RubricValueError as error:
                 self.problem(group.first_row, column.header, str(error))
+                continue
+            if column.scoring.required and not column.scoring.given(case_scores[column.key]):
+                self.problem(
+                    group.first_row, column.header, f"{column.name} is required; it is empty."
+                )
         confidence = self._per_case(group, "confidence", "Confidence", case_id) or ""
         if confidence and confidence.lower() not in CONFIDENCE:
             self.problem(
@@ -308,15 +313,31 @@ class _Check:
             except RubricValueError as error:
                 self.problem(number, column.header, str(error))
                 complete = False
+        for column in self.response_columns:
+            if (
+                complete
+                and column.scoring.required
+                and not column.scoring.given(scores.get(column.key))
+            ):
+                self.problem(
+                    number, column.header, f"{column.name} is required; the cell is empty."
+                )
         raw_total = values.get("total", "")
         if raw_total and complete:
             total = cell_number(raw_total)
-            if total is None or total != total_points(scores):
+            points = response_total([c.scoring for c in self.response_columns], scores)
+            if points is None:
                 self.problem(
                     number,
                     "Total",
-                    f"The total is {quoted(raw_total)} but the scores add up to "
-                    f"{total_points(scores)}.",
+                    f"The total is {quoted(raw_total)}, but a part of it is unanswered, so "
+                    "the response has no total; leave Total empty.",
+                )
+            elif total is None or total != points:
+                self.problem(
+                    number,
+                    "Total",
+                    f"The total is {quoted(raw_total)} but the scores add up to {points}.",
                 )
         return scores
 

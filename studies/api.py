@@ -90,6 +90,9 @@ class DimensionSerializer(serializers.Serializer):
     name = serializers.CharField()
     kind = serializers.ChoiceField(choices=sorted(KINDS))
     level = serializers.CharField(required=False)
+    required = serializers.BooleanField(
+        required=False, default=True, help_text="False: a rating may leave it unanswered."
+    )
     config = serializers.DictField()
 
 
