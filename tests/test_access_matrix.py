@@ -22,6 +22,7 @@ from django.apps import apps
 from django.conf import settings
 from django.contrib.auth.models import Group
 from django.db import connection, transaction
+from django.test import TestCase
 from django.urls import reverse
 
 from agreement.models import Judge
@@ -616,11 +617,13 @@ def _post_data(world, name, role) -> dict:
     return {}
 
 
-def _request(client, world, role, method, url, name=""):
+def _request(client, world, role, method, url, name="", *, after_commit=None):
     """The answer to one request, and whether it changed the database (rolled back).
 
     Each role signs in once; its session is rolled back with each request, so the next one
-    starts signed in again whatever the last did (sign out included).
+    starts signed in again whatever the last did (sign out included). Given a list as
+    ``after_commit``, the work the request left for after its commit is run too, inside
+    the savepoint (so its writes count), and each callback appended to the list.
     """
     sessions = world.setdefault("sessions", {})
     client.cookies.clear()
@@ -639,7 +642,22 @@ def _request(client, world, role, method, url, name=""):
             return client.post(url, **data)
         return client.post(url, data)
 
-    return rolled_back(tables, send)
+    if after_commit is None:
+        return rolled_back(tables, send)
+    return rolled_back(tables, run_after_commit, send, after_commit)
+
+
+def run_after_commit(send, callbacks: list, *args, **kwargs):
+    """``send(*args, **kwargs)``, then the ``transaction.on_commit`` work it scheduled (and
+    what that scheduled), as a commit would run it, each callback recorded in ``callbacks``.
+
+    The test's transaction never commits: without this, work a request leaves for after
+    its commit would never run here, though in production it runs on every request.
+    """
+    with TestCase.captureOnCommitCallbacks(execute=True) as captured:
+        response = send(*args, **kwargs)
+    callbacks += captured
+    return response
 
 
 def _is_refusal(status) -> bool:
