@@ -21,6 +21,7 @@ from core.api import (
     file_download,
     form_errors,
     paginated,
+    row_fields_refuse,
     scalar_fields,
 )
 from core.api_jobs import job_accepted, job_url
@@ -352,6 +353,9 @@ def study_progress(request, slug):
     )
 
 
+STRATUM_FIELDS = ("stratum", "content_warning", "daily_minutes")
+
+
 def _stratum_rows(**kwargs):
     """The strata's rows: one per stratum of the study's cases."""
     return inline_serializer(
@@ -488,6 +492,7 @@ def study_welfare(request, slug):
         fields = (*welfare_service.WELFARE_FIELDS, "strata")
         body = dict(body_object(request, fields=fields, what="a welfare setting"))
         strata = body.pop("strata", [])
+        row_fields_refuse(strata, STRATUM_FIELDS, where="strata", what="a field of a stratum")
         if not isinstance(strata, list):
             raise exceptions.ValidationError(
                 ['strata: send a list of {"stratum", "content_warning", "daily_minutes"}.']
