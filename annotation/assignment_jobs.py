@@ -22,13 +22,19 @@ run plans on the first's committed result and adds nothing twice.
 from django.conf import settings
 from django.db import IntegrityError
 from django.db.models import Max
-from django.utils import timezone
 
 from annotation.selectors.imported import imported_ratings_held
 from annotation.services.assignment import study_assign
 from jobs.models import Job
 from jobs.runner import job_schedule
-from jobs.services import JobFailed, job_active, job_create, job_execute, job_status
+from jobs.services import (
+    JobFailed,
+    job_active,
+    job_create,
+    job_execute,
+    job_fail,
+    job_status,
+)
 from studies.errors import ApplicationError
 from studies.models import TAKES_NEW_CASES, Membership, Study, TestCase
 
@@ -194,8 +200,6 @@ def _schedule(job: Job) -> None:
     from .tasks import assign_study  # the task module imports this one
 
     def unreachable() -> None:
-        Job.objects.filter(pk=job.pk).update(
-            state=Job.State.FAILED, error=UNREACHABLE, finished_at=timezone.now()
-        )
+        job_fail(job=job, error=UNREACHABLE)
 
     job_schedule(assign_study, args=[job.pk], on_unreachable=unreachable)

@@ -21,7 +21,14 @@ from django.utils import timezone
 from jobs.files import job_file_expires_at, job_file_path, job_file_write, job_files_expire
 from jobs.models import Job
 from jobs.runner import job_schedule
-from jobs.services import JobFailed, job_active, job_create, job_execute, job_status
+from jobs.services import (
+    JobFailed,
+    job_active,
+    job_create,
+    job_execute,
+    job_fail,
+    job_status,
+)
 from studies.models import Study
 
 from . import exports
@@ -212,8 +219,6 @@ def _schedule(job: Job) -> None:
     from .tasks import export_study  # the task module imports this one
 
     def unreachable() -> None:
-        Job.objects.filter(pk=job.pk).update(
-            state=Job.State.FAILED, error=UNREACHABLE, finished_at=timezone.now()
-        )
+        job_fail(job=job, error=UNREACHABLE)
 
     job_schedule(export_study, args=[job.pk], on_unreachable=unreachable)

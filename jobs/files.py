@@ -95,9 +95,9 @@ def job_file_write(
         "file_type": content_type[:100],
         "file_sha256": digest.hexdigest(),
     }
-    Job.objects.filter(pk=job.pk).update(**recorded)
-    for field, value in recorded.items():
-        setattr(job, field, value)
+    from .services import job_file_record  # the services import this module
+
+    job_file_record(job=job, recorded=recorded)
     replaced = Job.objects.filter(
         kind=job.kind, study_id=job.study_id, name=job.name, created_at__lte=job.created_at
     ).exclude(pk=job.pk)
@@ -111,12 +111,14 @@ def job_files_remove(*, jobs) -> int:
 
 
 def _remove(jobs) -> int:
+    from .services import job_file_forget  # the services import this module
+
     removed = 0
     root = job_files_root()
     for pk, stored in jobs.exclude(file_path="").values_list("pk", "file_path"):
         # The row first: a download that reads it after finds no file, rather than a file
         # that is gone under it (an open file stays readable until it is closed).
-        if Job.objects.filter(pk=pk, file_path=stored).update(file_path=""):
+        if job_file_forget(job_id=pk, stored=stored):
             (root / stored).unlink(missing_ok=True)
             removed += 1
     return removed

@@ -134,6 +134,33 @@ def job_create(
     return job
 
 
+def job_fail(*, job: Job, error: str) -> None:
+    """Record a job that could not be started (no broker to take its task) as failed, with
+    the message its page shows."""
+    Job.objects.filter(pk=job.pk).update(
+        state=Job.State.FAILED, error=error, finished_at=timezone.now()
+    )
+
+
+def job_discard(*, job: Job) -> None:
+    """Remove a job that never started (what it needed could not be kept for it)."""
+    Job.objects.filter(pk=job.pk).delete()
+    _progress_delete(progress_key(job))
+
+
+def job_file_record(*, job: Job, recorded: dict) -> None:
+    """Record a job's written file on its row (``jobs.files.job_file_write``)."""
+    Job.objects.filter(pk=job.pk).update(**recorded)
+    for field, value in recorded.items():
+        setattr(job, field, value)
+
+
+def job_file_forget(*, job_id: int, stored: str) -> bool:
+    """Say on the job that its file ``stored`` is gone; False if the row names another file
+    (or none) by now, and the file is then not this call's to remove."""
+    return bool(Job.objects.filter(pk=job_id, file_path=stored).update(file_path=""))
+
+
 def _finished_prune(*, kind: str, study_id: int) -> None:
     """Keep the study's latest finished jobs of the kind, ``JOBS_KEPT`` with the one just
     started: a client pressing a button in a loop must not grow the table without end."""
