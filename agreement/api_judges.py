@@ -389,7 +389,7 @@ def judges(request, slug):
         )
         return Response(counts, status=status.HTTP_201_CREATED)
     paginator = Pagination()
-    page = paginator.paginate_queryset(study_judges_counted(study=study), request)
+    page: list = paginator.paginate_queryset(study_judges_counted(study=study), request) or []
     return paginator.get_paginated_response([_judge_out(request, study, j) for j in page])
 
 

@@ -135,7 +135,7 @@ def study_raters(request, slug):
     study = _study(request, slug)
     if request.method == "GET":
         paginator = Pagination()
-        page = paginator.paginate_queryset(rater_progress_table(study=study), request)
+        page: list | None = paginator.paginate_queryset(rater_progress_table(study=study), request)
         return paginator.get_paginated_response(RaterSerializer(page, many=True).data)
     fields = ("username", "role")
     body = scalar_fields(body_object(request, fields=fields), fields)
@@ -181,7 +181,9 @@ def study_invitations(request, slug):
     study = _study(request, slug)
     if request.method == "GET":
         paginator = Pagination()
-        page = paginator.paginate_queryset(study.invitations.order_by("-created_at"), request)
+        page: list | None = paginator.paginate_queryset(
+            study.invitations.order_by("-created_at"), request
+        )
         return paginator.get_paginated_response(InvitationSerializer(page, many=True).data)
     # A misspelt "days" would otherwise give the link the default life, unseen.
     body = body_object(request, fields=INVITATION_FIELDS, what="a field of an invitation")
@@ -202,8 +204,8 @@ def study_invitations(request, slug):
         note=form.cleaned_data["note"],
         days=form.cleaned_data["days"],
     )
-    invitation.link = request.build_absolute_uri(reverse("studies:invitation", args=[token]))
-    response = Response(InvitationCreatedSerializer(invitation).data, status=201)
+    link = request.build_absolute_uri(reverse("studies:invitation", args=[token]))
+    response = Response({**InvitationSerializer(invitation).data, "link": link}, status=201)
     response["Cache-Control"] = "no-store"
     return response
 
@@ -372,7 +374,12 @@ def _stratum_rows(**kwargs):
 
 def _welfare_fields(*, required: bool) -> dict:
     """The settings as the API reads and writes them (the service checks every bound)."""
-    money = {"max_digits": 9, "decimal_places": 2, "allow_null": True, "required": required}
+
+    def money() -> serializers.DecimalField:
+        return serializers.DecimalField(
+            max_digits=9, decimal_places=2, allow_null=True, required=required
+        )
+
     return {
         "daily_minutes": serializers.IntegerField(
             allow_null=True, min_value=1, max_value=1440, required=required
@@ -380,11 +387,11 @@ def _welfare_fields(*, required: bool) -> dict:
         "pay_basis": serializers.ChoiceField(
             choices=["none", "hour", "case", "unpaid"], required=required
         ),
-        "pay_amount": serializers.DecimalField(**money),
+        "pay_amount": money(),
         "pay_currency": serializers.CharField(
             allow_blank=True, help_text="ISO 4217, e.g. EUR", required=required
         ),
-        "minimum_hourly": serializers.DecimalField(**money),
+        "minimum_hourly": money(),
         "recruitment": serializers.CharField(allow_blank=True, required=required),
         "retention_days": serializers.IntegerField(
             allow_null=True, min_value=0, max_value=3650, required=required
@@ -751,7 +758,8 @@ class CommentSerializer(serializers.Serializer):
     """One comment of the digest (``annotation.selectors.comments.Comment``)."""
 
     key = serializers.CharField(help_text="names the comment in a read mark")
-    source = serializers.ChoiceField(choices=CommentSource.choices)
+    # The field's name shadows Field.source in the stubs; the API's name is the contract.
+    source = serializers.ChoiceField(choices=CommentSource.choices)  # type: ignore[assignment]
     when = serializers.DateTimeField()
     rater = serializers.CharField(help_text="the rater's pseudonym")
     case = serializers.CharField(help_text="the test case id; empty for feedback")

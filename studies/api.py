@@ -192,7 +192,7 @@ def _study(request, slug) -> Study:
 def study_collection(request):
     if request.method == "GET":
         paginator = Pagination()
-        page = paginator.paginate_queryset(
+        page: list | None = paginator.paginate_queryset(
             selectors.coordinated_studies(user=request.user).select_related("lead", "rubric"),
             request,
         )
@@ -366,7 +366,7 @@ def study_status(request, slug):
     return Response(StudySerializer(study).data)
 
 
-ADJUDICATION_RULE_FIELDS = {
+ADJUDICATION_RULE_FIELDS: dict[str, serializers.Field] = {
     "dimension": serializers.CharField(help_text="the dimension's key"),
     "trigger": serializers.ChoiceField(choices=AdjudicationRule.Trigger.values),
     "values": serializers.ListField(
@@ -381,7 +381,7 @@ ADJUDICATION_RULE_FIELDS = {
         help_text="trigger disagreement on a scale or points: the largest spread that still agrees",
     ),
 }
-ADJUDICATION_RULE_OUT_FIELDS = {
+ADJUDICATION_RULE_OUT_FIELDS: dict[str, serializers.Field] = {
     "dimension": serializers.CharField(),
     "trigger": serializers.ChoiceField(choices=AdjudicationRule.Trigger.values),
     "values": serializers.ListField(child=serializers.JSONField()),
@@ -454,7 +454,7 @@ def study_adjudication_rules(request, slug):
     return Response(_rules_out(study))
 
 
-PROFILE_QUESTION_FIELDS = {
+PROFILE_QUESTION_FIELDS: dict[str, serializers.Field] = {
     "key": serializers.SlugField(
         required=False, max_length=50, help_text="empty: made from the label"
     ),

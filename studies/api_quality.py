@@ -49,7 +49,7 @@ def _rule_fields(*, required: bool) -> dict:
 
 RulesSerializer = inline_serializer("QualityRules", _rule_fields(required=True))
 RulesInSerializer = inline_serializer("QualityRulesIn", _rule_fields(required=False))
-ITEM_ROW = {
+ITEM_ROW: dict[str, serializers.Field] = {
     "case": serializers.UUIDField(help_text="the case's uuid, for quality/{case_uuid}/"),
     "case_id": serializers.CharField(),
     "purpose": serializers.ChoiceField(choices=TestCase.Purpose.choices),
