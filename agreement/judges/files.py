@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 from core.user_input import UserInputError
 from studies.errors import ApplicationError
-from studies.importing.tabular import MAX_BYTES, TableError, jsonl_records, read_table
+from studies.importing.table_rows import MAX_BYTES, TableError
+from studies.importing.tabular import read_table
+from studies.importing.text_tables import jsonl_records
 from studies.rendering import reasoning_steps
 
 from .verdicts import MAX_OUTPUT_CHARS, ORDERS, template_fill
