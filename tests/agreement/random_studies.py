@@ -496,6 +496,9 @@ def _set_up(plan: StudyPlan, slug: str) -> Study:
         raters_per_item_max=design[2] if design[0] == "adaptive" else None,
         side_mode=plan.side_mode,
     )  # fmt: skip
+    # The key from the plan alone, as the factories make it, so that a plan is one study.
+    study.blinding_secret = f"random-study-{plan.seed}"
+    study.save(update_fields=["blinding_secret"])
     study = rubric_replace(study=study, actor=lead, definition=rubric_definition(plan))
     test_cases_add(study=study, systems=plan.systems, cases=cases_of(plan))
     rules = {d.key: d.rule for d in plan.dimensions if d.rule}
