@@ -178,12 +178,19 @@ def ratings_read(long: pd.DataFrame, key: pd.DataFrame, design: Design) -> Ratin
     return ratings
 
 
+# Whether an optional part left blank makes the Total missing too. The brief of the test
+# (issue 39) says a Total is missing when a *required* part is: an optional blank adds
+# nothing. The issue's own words ("totals are missing when a part is missing") also read
+# as any part; the lead chooses, here.
+OPTIONAL_BLANK_MAKES_TOTAL_MISSING = False
+
+
 def _totals(ratings: Ratings) -> pd.Series:
     """Each rating's Total: the sum of its scored parts, missing when a required part is
     missing (an optional part left blank adds nothing)."""
     parts = [d for d in ratings.design.dimensions if d.scored]
     table = pd.concat({d.key: ratings.values[d.key] for d in parts}, axis=1)
-    required = [d.key for d in parts if not d.optional]
+    required = [d.key for d in parts if not d.optional or OPTIONAL_BLANK_MAKES_TOTAL_MISSING]
     total = table.sum(axis=1, min_count=1).fillna(0.0)
     if required:
         total[table[required].isna().any(axis=1)] = math.nan

@@ -27,6 +27,7 @@ from annotation.services.ratings import RatingInvalidError, ratings_import, rati
 from annotation.services.skipping import case_skip
 from studies.models import Membership, Study
 from studies.rubric import pairwise_values
+from studies.rubric.definition import DIMENSION_FIELDS
 from studies.services import membership_add, study_create, test_cases_add
 from studies.services.lifecycle import study_close, study_open
 from studies.services.membership import rater_status_change
@@ -66,9 +67,9 @@ RULES = {
 }
 
 
-# Whether a rubric can mark a dimension optional (issue 39). Until it can, every dimension
-# is required, whatever the plan drew.
-RUBRIC_MARKS_OPTIONAL = False
+# Whether a rubric can mark a dimension optional (issue 39: its definition's ``required``).
+# Until it can, every dimension is required, whatever the plan drew.
+RUBRIC_MARKS_OPTIONAL = "required" in DIMENSION_FIELDS
 
 
 @dataclass(frozen=True)
@@ -210,17 +211,12 @@ def rubric_definition(plan: StudyPlan) -> dict:
                 "name": f"Dimension {d.key}",
                 "kind": d.kind,
                 "level": d.level,
-                "config": {**d.config, **optional_config(d)},
+                "config": d.config,
+                **({"required": not d.optional} if RUBRIC_MARKS_OPTIONAL else {}),
             }
             for d in plan.dimensions
         ],
     }
-
-
-def optional_config(dimension: DimensionPlan) -> dict:
-    """How the rubric marks a dimension optional (issue 39; every dimension is required
-    unless marked). Empty until the rubric can say so."""
-    return {}
 
 
 def case_systems(plan: StudyPlan) -> list[list[str]]:
