@@ -21,7 +21,11 @@ from agreement.services.plan import (
 from annotation.models import ConsentRecord, QualificationAttempt, StudyFeedback
 from annotation.selectors.adaptive import adaptive_summary
 from annotation.selectors.adjudicated_labels import adjudication_counts
-from annotation.selectors.imported import imported_raters_per_case, imported_ratings_count
+from annotation.selectors.imported import (
+    imported_raters_per_case,
+    imported_ratings_count,
+    rubric_rates_responses,
+)
 from annotation.selectors.profile import profile_summary
 from annotation.selectors.skips import study_skip_summary
 from jobs.models import Job
@@ -355,11 +359,13 @@ def _deviations(study: Study, result: dict, *, withdrawn: list[str]) -> list[dic
         deviations.append({"when": None, "what": "Raters withdrew", "reason": ", ".join(withdrawn)})
     imported = imported_ratings_count(study_id=study.pk)
     if imported:
+        # A rubric of preferences only records a verdict per rater and case (issue 39).
+        what = "ratings" if rubric_rates_responses(study_id=study.pk) else "verdicts"
         deviations.append(
             {
                 "when": None,
                 "what": "Ratings imported from elsewhere",
-                "reason": f"{imported} ratings imported from elsewhere, not blinded by Concord",
+                "reason": f"{imported} {what} imported from elsewhere, not blinded by Concord",
             }
         )
     return deviations

@@ -31,6 +31,9 @@ from .results import _ratings_summary
 class StudyRatings:
     raters: list[str]
     dimensions: list[DimensionData]
+    # Ratings: one per rater and response rated, or, in a rubric of preferences only
+    # (nothing rated per response), one per rater and case: a verdict (``_count``). So are
+    # ``left_out``'s and ``case_ratings``' counts.
     n_ratings: int
     left_out: dict
     # For the comparison of systems: the sample's cases (pks, in order) and the key labels
@@ -228,7 +231,7 @@ def study_ratings(
     beyond = 0
     if first_per_case is not None:
         kept = _first_per_case(data=data, rows=rows, k=first_per_case)
-        beyond, rows = len(rows) - len(kept), kept
+        beyond, rows = _count(data, rows) - _count(data, kept), kept
     layout = _layout(data=data, rows=rows, case_ids=case_ids)
     raters, labels = layout["raters"], layout["labels"]
     response_strata = [stratum for _, stratum in cases for _ in labels]
@@ -274,10 +277,10 @@ def study_ratings(
     return StudyRatings(
         raters=raters,
         dimensions=dimensions,
-        n_ratings=len(rows),
+        n_ratings=_count(data, rows),
         left_out={
-            "excluded_rater_ratings": int((in_sample & by_excluded).sum()),
-            "other_phase_ratings": int((counted & ~chosen).sum()),
+            "excluded_rater_ratings": _count(data, np.flatnonzero(in_sample & by_excluded)),
+            "other_phase_ratings": _count(data, np.flatnonzero(counted & ~chosen)),
             **({"beyond_k_min_ratings": beyond} if first_per_case is not None else {}),
         },
         case_ids=case_ids.tolist(),
@@ -289,7 +292,10 @@ def study_ratings(
             last=RatingStamp.time(data.stamp[in_sample].max()) if in_sample.any() else None,
             last_id=int(data.rating[in_sample].max()) if in_sample.any() else None,
         ),
-        case_ratings=np.bincount(layout["row_cases"], minlength=len(case_ids)),
+        case_ratings=np.bincount(
+            layout["row_cases"] if _per_response(data) else layout["per_case"][1],
+            minlength=len(case_ids),
+        ),
         case_inputs=np.bincount(
             _positions(case_ids, data.case[in_sample]), minlength=len(case_ids)
         ),
@@ -298,6 +304,19 @@ def study_ratings(
 
 SAMPLE = TestCase.Purpose.SAMPLE
 EXCLUDED = Membership.Status.EXCLUDED
+
+
+def _per_response(data: SubmittedRatings) -> bool:
+    """Whether the rubric rates anything per response (else it holds preferences only)."""
+    return any(scoring.scope == "response" for _, scoring in data.rubric)
+
+
+def _count(data: SubmittedRatings, rows: np.ndarray) -> int:
+    """The ratings among ``rows``: one per response rated, or, in a rubric of preferences
+    only, one per rater and case (a verdict; its two stored rows are one rating)."""
+    if _per_response(data):
+        return len(rows)
+    return len(np.unique(data.assignment[rows]))
 
 
 def agreement_first_ratings(*, study: Study) -> int | None:
