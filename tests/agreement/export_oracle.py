@@ -179,9 +179,10 @@ def ratings_read(long: pd.DataFrame, key: pd.DataFrame, design: Design) -> Ratin
 
 
 # Whether an optional part left blank makes the Total missing too. The brief of the test
-# (issue 39) says a Total is missing when a *required* part is: an optional blank adds
-# nothing. The issue's own words ("totals are missing when a part is missing") also read
-# as any part; the lead chooses, here.
+# (issue 39) said a Total is missing when a *required* part is: an optional blank adds
+# nothing. The app's brief and the issue ("totals are missing when a part is missing,
+# unless the rubric says how to total a partial rating") say any part, and the app does
+# so (studies/rubric/totals.py, docs/statistics.md); the lead may choose otherwise here.
 OPTIONAL_BLANK_MAKES_TOTAL_MISSING = True
 
 
