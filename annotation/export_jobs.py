@@ -34,7 +34,7 @@ from studies.models import Study
 from . import exports
 from .export_kinds import EXPORT_KINDS, ExportKind, Writer, export_kind_register
 from .export_responses import CONTENT_TYPES
-from .selectors.rating import study_submitted_count
+from .selectors.progress import study_submitted_count
 
 UNREACHABLE = (
     "The export could not be started (the task queue is unreachable). Try again in a moment."
