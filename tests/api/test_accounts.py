@@ -144,7 +144,7 @@ def test_an_invitation_with_a_field_it_does_not_have_is_refused_and_none_is_made
     refused = api_as(lead_user)("POST", "studies/people/invitations/", {"expires_in_days": 3})
     assert refused.status_code == 400
     assert refused.json()["error"]["problems"] == [
-        "expires_in_days: not a field of an invitation; use note, days, role."
+        "expires_in_days: not a field of an invitation; use note, days, role, email."
     ]
     assert not study.invitations.exists()
     made = api_as(lead_user)("POST", "studies/people/invitations/", {"days": 3})
