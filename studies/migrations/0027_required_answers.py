@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('studies', '0024_monitor_webhook_event'),
+        ('studies', '0026_case_key_shown'),
     ]
 
     operations = [
