@@ -182,3 +182,17 @@ def test_ratings_stored_incomplete_are_reported_on_the_qc_page_and_never_rewritt
     at = rows[0].index("response_total")
     label = rows[0].index("response_label")
     assert {row[at] for row in rows[1:] if row[label] == "B"} == {""}
+
+
+def test_an_optional_dimension_is_frozen_with_the_protocol_and_required_ones_change_nothing(
+    study,
+):
+    from studies.selectors.protocol import study_protocol_chunks, study_protocol_fingerprint
+
+    before = study_protocol_fingerprint(study=study)
+    assert b'"required"' not in b"".join(study_protocol_chunks(study=study))
+    Dimension.objects.filter(rubric=study.rubric, key="structure").update(required=False)
+    assert b'"required":false' in b"".join(study_protocol_chunks(study=study))
+    assert study_protocol_fingerprint(study=study) != before
+    Dimension.objects.filter(rubric=study.rubric, key="structure").update(required=True)
+    assert study_protocol_fingerprint(study=study) == before
