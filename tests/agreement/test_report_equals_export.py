@@ -226,10 +226,10 @@ def _total_blanks_as_zero(original):
 
 PLANTS = {
     "the minimum of valid ratings not applied": (
-        "agreement.analysis.outcomes.aggregate", _minimum_ignored, "aggregation[", ".excluded_cases"
+        "agreement.analysis.item_labels.aggregate", _minimum_ignored, "aggregation[", ".excluded_cases"
     ),
     "an unanswered or unrated item counted 0 in a mean": (
-        "agreement.analysis.outcomes.aggregate", _unrated_as_zero, "per_system[", ".mean"
+        "agreement.analysis.item_labels.aggregate", _unrated_as_zero, "per_system[", ".mean"
     ),
     "a blank part counted 0 in the Total": (
         "agreement.services.recompute.study_ratings", _total_blanks_as_zero, "per_system[total]", ".mean"
