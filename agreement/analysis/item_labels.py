@@ -1,7 +1,7 @@
 """Each question's items labelled by the analysis plan's rule (``aggregation``), and how
 they were labelled: the cases excluded, tied, adjudicated and changed (no Django)."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -43,7 +43,8 @@ class _Labels:
     tied_items: int = 0  # the items with a tie, in the cases the question counts
     adjudicated_items: int = 0
     changed_items: int = 0
-    excluded_cases: np.ndarray | None = None  # per case: left out of the question
+    # Per case: left out of the question (the robustness check and ranking read it too).
+    excluded_cases: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
 
 
 def _label(data: ComparisonData, key: str, matrix, *, rule: str, sides: bool = False) -> _Labels:

@@ -19,6 +19,7 @@ from agreement.services.plan import (
     primary_measure_named,
 )
 from annotation.models import ConsentRecord, QualificationAttempt, StudyFeedback
+from annotation.selectors import incomplete_ratings
 from annotation.selectors.adaptive import adaptive_summary
 from annotation.selectors.adjudicated_labels import adjudication_counts
 from annotation.selectors.imported import (
@@ -357,6 +358,18 @@ def _deviations(study: Study, result: dict, *, withdrawn: list[str]) -> list[dic
         )
     if withdrawn:
         deviations.append({"when": None, "what": "Raters withdrew", "reason": ", ".join(withdrawn)})
+    incomplete = incomplete_ratings(study=study)
+    if incomplete.cases:
+        deviations.append(
+            {
+                "when": None,
+                "what": "Ratings lacking a required answer",
+                "reason": f"{incomplete.cases} submitted case"
+                f"{'s' if incomplete.cases != 1 else ''} lacking a required answer, by "
+                f"{', '.join(incomplete.raters)} (submitted before answers were required; "
+                "kept as given: the unanswered parts are missing, and so are those totals)",
+            }
+        )
     imported = imported_ratings_count(study_id=study.pk)
     if imported:
         # A rubric of preferences only records a verdict per rater and case (issue 39).

@@ -76,7 +76,7 @@ class ChecklistDimension(PointsInCell):
     def clean(self, raw: dict | None) -> dict:
         raw = raw or {}
         checked = raw.get("checked")
-        if checked is None and "points" in raw:
+        if checked is None and raw.get("points") is not None:
             points = points_only(self, raw, self.cell_choices)
             return {"checked": None, "points": points, **clean_flag(raw)}
         if checked is None:  # no criterion answered, not even "no": no answer

@@ -184,7 +184,7 @@ class CountedDimension(PointsInCell):
     def clean(self, raw: dict | None) -> dict:
         raw = raw or {}
         items = raw.get("items")
-        if items is None and "points" in raw:
+        if items is None and raw.get("points") is not None:
             points = points_only(self, raw, self.cell_choices)
             return {"items": None, "points": points, **clean_flag(raw)}
         if items is None:  # nothing listed, not even an empty list: no answer

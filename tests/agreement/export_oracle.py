@@ -182,7 +182,7 @@ def ratings_read(long: pd.DataFrame, key: pd.DataFrame, design: Design) -> Ratin
 # (issue 39) says a Total is missing when a *required* part is: an optional blank adds
 # nothing. The issue's own words ("totals are missing when a part is missing") also read
 # as any part; the lead chooses, here.
-OPTIONAL_BLANK_MAKES_TOTAL_MISSING = False
+OPTIONAL_BLANK_MAKES_TOTAL_MISSING = True
 
 
 def _totals(ratings: Ratings) -> pd.Series:
