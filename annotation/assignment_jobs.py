@@ -22,13 +22,19 @@ run plans on the first's committed result and adds nothing twice.
 from django.conf import settings
 from django.db import IntegrityError
 from django.db.models import Max
-from django.utils import timezone
 
 from annotation.selectors.imported import imported_ratings_held
 from annotation.services.assignment import study_assign
 from jobs.models import Job
 from jobs.runner import job_schedule
-from jobs.services import JobFailed, job_active, job_create, job_execute, job_status
+from jobs.services import (
+    JobFailed,
+    job_active,
+    job_create,
+    job_execute,
+    job_status,
+    job_unreachable_record,
+)
 from studies.errors import ApplicationError
 from studies.models import TAKES_NEW_CASES, Membership, Study, TestCase
 
@@ -193,9 +199,8 @@ def assignment_job_status(*, job: Job) -> dict:
 def _schedule(job: Job) -> None:
     from .tasks import assign_study  # the task module imports this one
 
-    def unreachable() -> None:
-        Job.objects.filter(pk=job.pk).update(
-            state=Job.State.FAILED, error=UNREACHABLE, finished_at=timezone.now()
-        )
-
-    job_schedule(assign_study, args=[job.pk], on_unreachable=unreachable)
+    job_schedule(
+        assign_study,
+        args=[job.pk],
+        on_unreachable=lambda: job_unreachable_record(job=job, error=UNREACHABLE),
+    )

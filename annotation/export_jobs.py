@@ -18,10 +18,20 @@ from django.conf import settings
 from django.db import IntegrityError
 from django.utils import timezone
 
-from jobs.files import job_file_expires_at, job_file_path, job_file_write, job_files_expire
+from jobs.files import job_file_expires_at
 from jobs.models import Job
 from jobs.runner import job_schedule
-from jobs.services import JobFailed, job_active, job_create, job_execute, job_status
+from jobs.services import (
+    JobFailed,
+    job_active,
+    job_create,
+    job_execute,
+    job_file_path,
+    job_file_write,
+    job_files_expire,
+    job_status,
+    job_unreachable_record,
+)
 from studies.models import Study
 
 from . import exports
@@ -211,9 +221,8 @@ def export_job_file(*, job: Job):
 def _schedule(job: Job) -> None:
     from .tasks import export_study  # the task module imports this one
 
-    def unreachable() -> None:
-        Job.objects.filter(pk=job.pk).update(
-            state=Job.State.FAILED, error=UNREACHABLE, finished_at=timezone.now()
-        )
-
-    job_schedule(export_study, args=[job.pk], on_unreachable=unreachable)
+    job_schedule(
+        export_study,
+        args=[job.pk],
+        on_unreachable=lambda: job_unreachable_record(job=job, error=UNREACHABLE),
+    )

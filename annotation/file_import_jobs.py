@@ -20,11 +20,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.core.cache import cache
-from django.utils import timezone
 
 from jobs.models import Job
 from jobs.runner import job_schedule
-from jobs.services import JobFailed, job_create, job_execute, job_status
+from jobs.services import (
+    JobFailed,
+    job_create,
+    job_discard,
+    job_execute,
+    job_status,
+    job_unreachable_record,
+)
 from studies.models import Study
 
 from .worksheets import WorksheetError, WorksheetProblem
@@ -104,14 +110,12 @@ class FileImportJobs:
         try:
             cache.set(key, kept, CHECKED_SECONDS)
         except Exception:  # the cache (Redis) is down: so is the broker; keep nothing
-            Job.objects.filter(pk=job.pk).delete()
+            job_discard(job=job)
             raise problem_error(UNREACHABLE) from None
         from . import tasks  # the task module imports the users of this one
 
         def unreachable() -> None:
-            Job.objects.filter(pk=job.pk).update(
-                state=Job.State.FAILED, error=UNREACHABLE, finished_at=timezone.now()
-            )
+            job_unreachable_record(job=job, error=UNREACHABLE)
             cache.delete(key)
 
         job_schedule(getattr(tasks, self.task), args=[job.pk], on_unreachable=unreachable)

@@ -13,6 +13,7 @@ from django.urls import reverse
 
 from annotation import export_jobs, exports
 from jobs import files
+from jobs import services as job_services
 from jobs.models import Job
 from jobs.services import JOBS_KEPT, job_create
 from studies.models import Study
@@ -159,7 +160,7 @@ def test_a_file_expires(study, client, settings):
         assert export_jobs.export_job_status(job=job)["problem"] == export_jobs.EXPIRED
     assert stored(kept).exists()
     with time_machine.travel(kept.finished_at + timedelta(hours=25)):
-        assert files.job_files_expire() == 1
+        assert job_services.job_files_expire() == 1
     assert not stored(kept).exists()
     kept.refresh_from_db()
     assert kept.file_path == ""
@@ -173,7 +174,7 @@ def test_a_part_left_by_a_dead_run_is_removed_once_expired(settings):
     young.write_bytes(b"x")
     old.write_bytes(b"x")
     os.utime(old, (time.time() - 3601, time.time() - 3601))
-    assert files.job_files_expire() == 1
+    assert job_services.job_files_expire() == 1
     assert young.exists() and not old.exists()
 
 
