@@ -26,7 +26,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from core.api_request import BodyTooLarge, Pagination
+from core.api_request import BodyTooLarge, Pagination, anonymous_refusal_throttled
 from core.errors import ApplicationError
 from core.user_input import quoted, unstorable
 
@@ -197,6 +197,8 @@ def exception_handler(exc, context):
         # Django's own refusals of a body (too large, too many fields), raised while the
         # body is read: DRF would let them through to Django's HTML 400.
         exc = _api_exception(exc)
+    elif isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
+        exc = anonymous_refusal_throttled(context["request"], context["view"]) or exc
     elif isinstance(exc, Http404):
         exc = exceptions.NotFound("Not found.")
     elif isinstance(exc, PermissionDenied):

@@ -102,6 +102,7 @@ REST_FRAMEWORK = {
 API_THROTTLE_RATES = {
     "user": env("API_THROTTLE_PER_USER", default="600/min"),
     "anon": env("API_THROTTLE_ANONYMOUS", default="60/min"),
+    "schema": env("API_THROTTLE_SCHEMA", default="10/hour"),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Concord API",
