@@ -188,7 +188,8 @@ def worksheet_job(request, slug, job_uuid):
         messages.success(
             request,
             f"Imported {result.cases} test case{'s' if result.cases != 1 else ''} for "
-            f"{result.rater} ({result.created} newly assigned, {result.updated} replaced"
+            f"{result.rater} ({result.created} new, of which {result.assigned} newly assigned; "
+            f"{result.updated} replacing submitted ratings"
             + (f"; {result.skips} marked skipped" if result.skips else "")
             + ").",
         )
