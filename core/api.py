@@ -258,8 +258,20 @@ def _json(exc: exceptions.APIException) -> JsonResponse:
     )
 
 
+# A request a page's script sent (the rating screen's autosave asks for JSON) that Django
+# refused before any view ran: said in JSON, as ``{"error": ...}``, which the script shows.
+BODY_TOO_LARGE = "This is too large to send to the server; nothing was saved."
+REQUEST_UNREADABLE = "The server could not read this request; nothing was saved."
+
+
 def bad_request(request, exception):
     if not _under_api(request):
+        if "application/json" in request.headers.get("Accept", ""):
+            too_large = isinstance(exception, RequestDataTooBig)
+            return JsonResponse(
+                {"error": BODY_TOO_LARGE if too_large else REQUEST_UNREADABLE},
+                status=413 if too_large else 400,
+            )
         return defaults.bad_request(request, exception)
     if isinstance(exception, SuspiciousOperation):
         return _json(_api_exception(exception))

@@ -319,8 +319,11 @@ def assignment_draft(request, assignment_uuid):
         return JsonResponse(
             {"error": "Complete the steps before rating first; reload the page."}, status=403
         )
-    if len(request.body) > services.MAX_DRAFT_BYTES:
-        return JsonResponse({"error": services.DRAFT_TOO_LARGE}, status=400)
+    # The declared length first: a body past Django's own bound (12 MB) is refused by it
+    # when read, as an HTML page the autosave cannot show.
+    declared = parse_int(request.META.get("CONTENT_LENGTH"), default=0)
+    if declared > services.MAX_DRAFT_BYTES or len(request.body) > services.MAX_DRAFT_BYTES:
+        return JsonResponse({"error": services.DRAFT_TOO_LARGE}, status=413)
     try:
         body = parse_payload(request.body.decode("utf-8", "replace"))
     except PayloadError as error:
