@@ -67,10 +67,14 @@ test: $(VENV)/.installed-dev
 	$(PY) scripts/check_services.py
 	$(PY) -m pytest -n $(TEST_WORKERS) --maxprocesses 4 --dist loadgroup
 
+# The structural rules of STYLE.md (rules/README.md): ast-grep over the apps' code, Django's
+# own template lexer over the templates; each about a second.
 lint: $(VENV)/.installed-dev
 	$(PY) scripts/check_lock.py
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ast-grep scan studies annotation agreement core jobs config
+	$(PY) scripts/check_templates.py
 	$(VENV)/bin/mypy
 
 format: $(VENV)/.installed-dev

@@ -27,7 +27,7 @@ from core.api_jobs import JOB_PROGRESS_FIELDS, job_accepted, job_progress
 from core.user_input import uuid_or_none
 from jobs.models import Job
 from studies import access
-from studies.importing.tabular import MAX_BYTES
+from studies.importing.table_rows import MAX_BYTES
 
 from .analysis.jobs import (
     AnalysisPending,

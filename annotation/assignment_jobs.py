@@ -32,8 +32,8 @@ from jobs.services import (
     job_active,
     job_create,
     job_execute,
+    job_fail,
     job_status,
-    job_unreachable_record,
 )
 from studies.errors import ApplicationError
 from studies.models import TAKES_NEW_CASES, Membership, Study, TestCase
@@ -199,8 +199,7 @@ def assignment_job_status(*, job: Job) -> dict:
 def _schedule(job: Job) -> None:
     from .tasks import assign_study  # the task module imports this one
 
-    job_schedule(
-        assign_study,
-        args=[job.pk],
-        on_unreachable=lambda: job_unreachable_record(job=job, error=UNREACHABLE),
-    )
+    def unreachable() -> None:
+        job_fail(job=job, error=UNREACHABLE)
+
+    job_schedule(assign_study, args=[job.pk], on_unreachable=unreachable)

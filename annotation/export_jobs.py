@@ -25,11 +25,11 @@ from jobs.services import (
     job_active,
     job_create,
     job_execute,
+    job_fail,
     job_file_path,
     job_file_write,
     job_files_expire,
     job_status,
-    job_unreachable_record,
 )
 from studies.models import Study
 
@@ -216,5 +216,5 @@ def _schedule(job: Job) -> None:
     job_schedule(
         export_study,
         args=[job.pk],
-        on_unreachable=lambda: job_unreachable_record(job=job, error=UNREACHABLE),
+        on_unreachable=lambda: job_fail(job=job, error=UNREACHABLE),
     )

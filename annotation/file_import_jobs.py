@@ -28,8 +28,8 @@ from jobs.services import (
     job_create,
     job_discard,
     job_execute,
+    job_fail,
     job_status,
-    job_unreachable_record,
 )
 from studies.models import Study
 
@@ -115,7 +115,7 @@ class FileImportJobs:
         from . import tasks  # the task module imports the users of this one
 
         def unreachable() -> None:
-            job_unreachable_record(job=job, error=UNREACHABLE)
+            job_fail(job=job, error=UNREACHABLE)
             cache.delete(key)
 
         job_schedule(getattr(tasks, self.task), args=[job.pk], on_unreachable=unreachable)

@@ -94,6 +94,12 @@ class Assignment(models.Model):
         """
         return f"Case {self.position + 1}"
 
+    @property
+    def is_in_progress(self) -> bool:
+        """Saved as a draft and not yet submitted. (Templates ask this rather than compare
+        the status with "draft", a word the study's lifecycle owns too: rules/lifecycle.yml.)"""
+        return self.status == self.Status.DRAFT
+
 
 class Rating(models.Model):
     """One rater's submitted score of one blinded response."""

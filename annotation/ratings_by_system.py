@@ -21,12 +21,10 @@ to (pilot or main) is read from that time.
 """
 
 import re
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
 
-from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import prefetch_related_objects
 from django.utils import timezone
@@ -44,7 +42,7 @@ from studies.errors import ApplicationError
 from studies.locks import study_lock
 from studies.models import BlindedLabel, Membership, Study
 from studies.rubric import RubricValueError, cell_number, total_points
-from studies.services import membership_add
+from studies.services.accounts import imported_rater_create
 
 from .worksheets import DimensionColumn, WorksheetError, WorksheetProblem, read_table
 from .worksheets.columns import CONFIDENCE, MAX_PROBLEMS, dimension_columns
@@ -418,17 +416,6 @@ def _imported_raters(study: Study) -> dict[str, Membership]:
     }
 
 
-def _rater_create(*, study: Study, name: str) -> Membership:
-    """A pseudonymous rater without a usable account, known by the file's name."""
-    user = get_user_model().objects.create_user(
-        username=f"imported-{uuid.uuid4().hex[:20]}", password=None, is_active=False
-    )
-    membership = membership_add(study=study, user=user, role=Membership.Role.RATER)
-    membership.external_name = name
-    membership.save(update_fields=["external_name"])
-    return membership
-
-
 def _refusal(study: Study) -> str:
     if not study.accepts_ratings:
         return (
@@ -475,7 +462,8 @@ def ratings_file_import(
                 known = _imported_raters(study)
                 new_names = [name for name in parsed.answers if name.casefold() not in known]
                 raters = {
-                    name: known.get(name.casefold()) or _rater_create(study=study, name=name)
+                    name: known.get(name.casefold())
+                    or imported_rater_create(study=study, name=name)
                     for name in parsed.answers
                 }
                 recorded = ratings_import_by_system(

@@ -21,7 +21,8 @@ from openpyxl import Workbook
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 from benchmarks.report import add_repeat, reported, spread, timed  # noqa: E402
-from studies.importing.tabular import TableError, read_table  # noqa: E402
+from studies.importing.table_rows import TableError  # noqa: E402
+from studies.importing.tabular import read_table  # noqa: E402
 
 
 def workbook(rows) -> bytes:

@@ -167,18 +167,19 @@ def job_create(
     return job
 
 
-def job_unreachable_record(*, job: Job, error: str) -> None:
-    """Record a job whose task could not be enqueued (the broker is down) as failed, with
-    ``error`` for the user."""
+def job_fail(*, job: Job, error: str) -> None:
+    """Record a job that could not be started (no broker to take its task) as failed, with
+    the message its page shows."""
     Job.objects.filter(pk=job.pk, state=Job.State.RUNNING).update(
         state=Job.State.FAILED, error=error, finished_at=timezone.now()
     )
 
 
 def job_discard(*, job: Job) -> None:
-    """Remove a job that never started (its file or its task could not be handed over):
-    nothing of it is kept."""
+    """Remove a job that never started (what it needed could not be kept for it, or its
+    task handed over): nothing of it is kept."""
     Job.objects.filter(pk=job.pk, started_at__isnull=True).delete()
+    _progress_delete(progress_key(job))
 
 
 def _finished_prune(*, kind: str, study_id: int) -> None:

@@ -9,7 +9,7 @@ from django import forms
 from django.core.validators import MaxValueValidator, MinValueValidator
 
 from .importing.cases import MAX_FILE_BYTES
-from .importing.tabular import MAX_BYTES
+from .importing.table_rows import MAX_BYTES
 from .models import Study
 from .presets import PRESET_CHOICES, START_CHOICES
 from .rubric import (

@@ -1,26 +1,23 @@
-"""Only the rubric's kinds (``studies/rubric/``) read an answer's fields or branch on a
-kind's name: everything else asks the kind's class (``studies.rubric.KINDS``).
+"""Only the rubric's kinds (``studies/rubric/``) read an answer's fields: everything else
+asks the kind's class (``studies.rubric.KINDS``).
 
 The code is read as a syntax tree, so every spelling of a read is seen: ``a.get("points")``,
-``a["choice"]``, ``"items" in a``, ``a.pop("checked")``, and every spelling of a branch:
-``kind == "scale"``, ``"pairwise" != d.kind``, ``kind in ("scale", "categorical")``,
-``case "counted":``. Templates, which have no syntax tree here, are read line by line for
-``kind == "scale"`` and its variants: each kind has its own template instead.
+``a["choice"]``, ``"items" in a``, ``a.pop("checked")``. The reads stay here, not in
+rules/kinds.yml, because some dictionaries only share the words (``NOT_ANSWERS``, each with
+its reason, each checked still to be there). Branching on a kind's name, in code and
+templates, is rules/kinds.yml and scripts/check_templates.py (make lint), proved on
+tests/rules_corpus/kinds.
 """
 
 import ast
-import re
 from dataclasses import dataclass
 from pathlib import Path
-
-from studies.rubric import KINDS
 
 ROOT = Path(__file__).resolve().parents[1]
 APPS = ["studies", "annotation", "agreement", "config"]
 PACKAGE = ROOT / "studies" / "rubric"
 # The fields of a stored answer that only its kind may read.
 ANSWER_FIELDS = frozenset({"choice", "items", "checked", "points"})
-KIND_NAMES = frozenset(KINDS)
 READERS = frozenset({"get", "pop", "setdefault"})
 
 # Dictionaries that are not answers but happen to use the same words, as the code reads
@@ -49,14 +46,6 @@ def _constant(node) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def _constants(node) -> set[str]:
-    """The strings a comparison's side holds: one constant, or a tuple, list or set of them."""
-    if isinstance(node, ast.Tuple | ast.List | ast.Set):
-        return {value for element in node.elts if (value := _constant(element)) is not None}
-    value = _constant(node)
-    return set() if value is None else {value}
-
-
 def _reads_answer_field(node) -> bool:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         receiver = node.func.value
@@ -72,15 +61,6 @@ def _reads_answer_field(node) -> bool:
     if isinstance(node, ast.Compare):
         membership = any(isinstance(op, ast.In | ast.NotIn) for op in node.ops)
         return membership and _constant(node.left) in ANSWER_FIELDS
-    return False
-
-
-def _branches_on_kind(node) -> bool:
-    if isinstance(node, ast.Compare):
-        sides = [node.left, *node.comparators]
-        return any(_constants(side) & KIND_NAMES for side in sides)
-    if isinstance(node, ast.MatchValue):
-        return _constant(node.value) in KIND_NAMES
     return False
 
 
@@ -137,33 +117,6 @@ def test_no_module_reads_an_answers_fields_outside_the_kinds():
     assert _found(_reads_answer_field, migrations=False) == []
 
 
-def test_no_module_branches_on_a_rubric_kind_outside_the_kinds():
-    assert _found(_branches_on_kind, migrations=True) == []
-
-
-# In a template: ``dim.kind == "scale"``, ``kind != 'counted'``, ``kind in ("scale"``.
-TEMPLATE_BRANCH = re.compile(r"""kind["'\]]*\s*(==|!=|\bin\b)\s*[(\[]?\s*["'](?P<name>\w+)["']""")
-
-
-def template_branches(text: str) -> list[int]:
-    """The numbers of the lines of a template that compare a kind's name."""
-    return [
-        number
-        for number, line in enumerate(text.splitlines(), start=1)
-        for match in TEMPLATE_BRANCH.finditer(line)
-        if match.group("name") in KIND_NAMES
-    ]
-
-
-def test_no_template_branches_on_a_rubric_kind():
-    found = [
-        f"{path.relative_to(ROOT)}:{number}"
-        for path in sorted((ROOT / "templates").rglob("*.html"))
-        for number in template_branches(path.read_text(encoding="utf-8"))
-    ]
-    assert found == []
-
-
 def test_the_exceptions_are_still_there():
     # An exception that no longer matches anything would hide the next real read.
     seen = {
@@ -186,31 +139,6 @@ def summary(answer, scores, key):
     return a, b, c, d, e
 """
 
-PLANTED_BRANCHES = """
-def total(dimension, kind):
-    if dimension.kind == "counted":
-        return 1
-    if "pairwise" != kind:
-        return 2
-    if kind in ("scale", "categorical"):
-        return 3
-    if kind not in ["checklist"]:
-        return 4
-    match kind:
-        case "scale":
-            return 5
-"""
-
-HARMLESS = """
-def fine(request, answer, dimension, value, row):
-    flagged = answer.get("flagged")
-    text = row["name"]
-    chosen = dimension.kind == value
-    other = value.get(dimension.key)
-    posted = request.POST.get("checked")
-    return flagged, text, chosen, other, posted
-"""
-
 
 def test_the_answer_check_catches_every_spelling_of_a_read():
     found = findings(PLANTED_READS, "sample.py", _reads_answer_field)
@@ -224,26 +152,16 @@ def test_the_answer_check_catches_every_spelling_of_a_read():
     assert {f.function for f in found} == {"summary"}
 
 
-def test_the_kind_check_catches_every_spelling_of_a_branch():
-    found = findings(PLANTED_BRANCHES, "sample.py", _branches_on_kind)
-    assert [f.code for f in found] == [
-        "dimension.kind == 'counted'",
-        "'pairwise' != kind",
-        "kind in ('scale', 'categorical')",
-        "kind not in ['checklist']",
-        "'scale'",
-    ]
+HARMLESS = """
+def fine(request, answer, dimension, value, row):
+    flagged = answer.get("flagged")
+    text = row["name"]
+    chosen = dimension.kind == value
+    other = value.get(dimension.key)
+    posted = request.POST.get("checked")
+    return flagged, text, chosen, other, posted
+"""
 
 
-def test_the_checks_leave_other_reads_and_comparisons_alone():
+def test_the_check_leaves_other_reads_alone():
     assert findings(HARMLESS, "sample.py", _reads_answer_field) == []
-    assert findings(HARMLESS, "sample.py", _branches_on_kind) == []
-
-
-def test_the_template_check_catches_a_kind_compared_by_name():
-    planted = (
-        '{% if dim.kind == "counted" %}\n<p>{{ dim.name }}</p>\n'
-        '{% if dim.kind != \'pairwise\' %}\n{% if kind in ("scale", "x") %}\n'
-        '{% if dim.scope == "case" %}{% if dim.kind == other %}\n'
-    )
-    assert template_branches(planted) == [1, 3, 4]

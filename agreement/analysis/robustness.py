@@ -13,7 +13,7 @@ import itertools
 
 import numpy as np
 
-from agreement.analysis.outcomes import ComparisonData
+from agreement.analysis.comparison_data import ComparisonData
 from agreement.analysis.roles import TOTAL_MEASURE, dimension_measure, has_score
 from agreement.stats.mixed import system_effect
 

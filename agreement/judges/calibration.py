@@ -18,6 +18,7 @@ from agreement.models import Judge, JudgeOutput
 from agreement.selectors.ratings import study_ratings
 from agreement.stats.ranking import win_matrix
 from studies.models import Study
+from studies.rendering import reasoning_steps
 
 from . import measures
 from . import verdicts as judges
@@ -189,7 +190,7 @@ def _disagreement(case: tuple, pairs, raw: dict, *, votes, humans: float, judge:
     return {
         "case_id": case_id,
         "prompt": prompt,
-        "steps": judges.numbered_steps(context).splitlines(),
+        "steps": judges.numbered_steps(reasoning_steps(context)).splitlines(),
         "text_first": pair.first,
         "text_second": pair.second,
         "system_first": pair.first_system,

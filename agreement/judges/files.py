@@ -12,7 +12,10 @@ from dataclasses import dataclass
 
 from core.user_input import UserInputError
 from studies.errors import ApplicationError
-from studies.importing.tabular import MAX_BYTES, TableError, jsonl_records, read_table
+from studies.importing.table_rows import MAX_BYTES, TableError
+from studies.importing.tabular import read_table
+from studies.importing.text_tables import jsonl_records
+from studies.rendering import reasoning_steps
 
 from .verdicts import MAX_OUTPUT_CHARS, ORDERS, template_fill
 
@@ -150,6 +153,10 @@ def prompt_lines(template: str, cases: Iterable[tuple[str, str, str, str, str]])
     for case_id, question, context, text_a, text_b in cases:
         for order, first, second in (("AB", text_a, text_b), ("BA", text_b, text_a)):
             prompt = template_fill(
-                template, question=question, context=context, first=first, second=second
+                template,
+                question=question,
+                steps=reasoning_steps(context),
+                first=first,
+                second=second,
             )
             yield json.dumps({"case_id": case_id, "order": order, "prompt": prompt}) + "\n"

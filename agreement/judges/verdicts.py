@@ -3,8 +3,9 @@
 Concord never calls a model. A coordinator exports the prompts (one per test case and
 order, both orders), runs a judge elsewhere, and imports the outputs; this module reads a
 verdict strictly by the judge template's rule (how the judge then agrees with the human
-raters: ``measures``). Pure Python, no Django (the steps are read by
-``studies.rendering.reasoning_steps``, as on the rating screen). See docs/statistics.md.
+raters: ``measures``). Pure Python, importing no app: its callers split a case's context into
+steps (``studies.rendering.reasoning_steps``, as on the rating screen) and pass the steps.
+See docs/statistics.md.
 
 Orders: "AB" shows a case's two responses in its prompt order and "BA" swaps them. The
 prompt order is a draw from the case and its systems, never from the key
@@ -20,8 +21,7 @@ calibration: in the kappa's three categories and in the position-swap consistenc
 """
 
 import re
-
-from studies.rendering import reasoning_steps
+from collections.abc import Sequence
 
 ORDERS = ("AB", "BA")
 MAX_OUTPUT_CHARS = 100_000
@@ -170,19 +170,21 @@ def template_check(text: str, *, allow_tie: bool = False) -> list[str]:
     return problems
 
 
-def numbered_steps(context: str) -> str:
-    """The partial reasoning steps, one per non-empty line, numbered from 1."""
-    steps = reasoning_steps(context)
+def numbered_steps(steps: Sequence[str]) -> str:
+    """The partial reasoning steps, numbered from 1."""
     return "\n".join(f"Step {number}: {step}" for number, step in enumerate(steps, 1))
 
 
-def template_fill(template: str, *, question: str, context: str, first: str, second: str) -> str:
-    """Fill the placeholders in one pass (a response holding "{step_b}" stays as written)."""
-    steps = numbered_steps(context)
+def template_fill(
+    template: str, *, question: str, steps: Sequence[str], first: str, second: str
+) -> str:
+    """Fill the placeholders in one pass (a response holding "{step_b}" stays as written);
+    ``steps`` are the case's partial reasoning steps, as ``reasoning_steps`` splits them."""
+    numbered = numbered_steps(steps)
     values = {
         "question": question,
-        "steps": steps,
-        "question_and_steps": f"{question}\n{steps}" if steps else question,
+        "steps": numbered,
+        "question_and_steps": f"{question}\n{numbered}" if numbered else question,
         "step_a": first,
         "step_b": second,
     }

@@ -4,7 +4,7 @@ dimension's role and the plan's minimum of ratings: ``plan``)."""
 import numpy as np
 from django.db.models.functions import Length
 
-from agreement.analysis.outcomes import ComparisonData
+from agreement.analysis.comparison_data import ComparisonData
 from agreement.models import AnalysisPlan
 from annotation.selectors.adjudicated_labels import study_adjudicated_labels
 from studies.models import BlindedLabel, Study

@@ -59,10 +59,10 @@ def monitoring_protocol_part(*, study: Study) -> dict | None:
 
 def monitor_win_losses(*, study: Study) -> tuple[int, int] | None:
     """The primary question's wins and losses in the main phase, counted by the report's
-    own rule (``outcomes.primary_win_losses``) on the ratings read in the systems' order,
+    own rule (``preference_rates.primary_win_losses``) on the ratings read in the systems' order,
     even while blinded. Only the monitor's worker step calls this, and keeps nothing of it
     but what is symmetric in the systems. None without a win rate to count."""
-    from agreement.analysis.outcomes import primary_win_losses
+    from agreement.analysis.preference_rates import primary_win_losses
 
     from .comparison import study_comparison_data
     from .ratings import study_ratings, study_submitted_ratings

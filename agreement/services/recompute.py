@@ -13,8 +13,9 @@ from django.utils import timezone
 
 from agreement import coalescing
 from agreement.analysis.agreement import DimensionData, analyse_study_point, with_intervals
+from agreement.analysis.comparison_data import ComparisonData
 from agreement.analysis.incremental import tallied_point
-from agreement.analysis.outcomes import ComparisonData, compare_systems, label_free_summary
+from agreement.analysis.outcomes import compare_systems, label_free_summary
 from agreement.models import AgreementTallies, StudyAgreement
 from agreement.qc.checks import answer_values, quality_checks, rater_checks
 from agreement.selectors import (

@@ -50,10 +50,12 @@ service that applies a plan to a study.
 import random
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
+from datetime import timedelta
 from itertools import combinations
 
 from django.db import transaction
 from django.db.models import Q
+from django.utils import timezone
 
 from annotation.models import Assignment
 from annotation.selectors.imported import imported_ratings_held
@@ -580,3 +582,11 @@ def study_assign(
             created=created,
         )
     return created
+
+
+def assignment_last_saved_backdate(*, assignment: Assignment, by: timedelta) -> None:
+    """Mark the case as last saved ``by`` ago: the demo's made-up raters worked on each case
+    for a while, and the rating service credits active time only up to the time since the
+    case was last saved."""
+    assignment.last_saved_at = timezone.now() - by
+    Assignment.objects.filter(pk=assignment.pk).update(last_saved_at=assignment.last_saved_at)

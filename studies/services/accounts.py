@@ -8,8 +8,10 @@ should know a rater's password. The person sets their own through a one-time lin
 (``password_set_link_parts``), as after a password reset.
 """
 
+import uuid
+
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
@@ -17,6 +19,7 @@ from django.db import IntegrityError, transaction
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
+from studies.access import COORDINATORS_GROUP
 from studies.errors import StudySetupError
 from studies.events import study_event_record
 from studies.locks import study_lock
@@ -88,6 +91,33 @@ def rater_account_create(
         membership=membership,
     )
     return membership
+
+
+def imported_rater_create(*, study: Study, name: str) -> Membership:
+    """A rater known only by a file's name (ratings imported by system): a pseudonymous
+    member without a usable account (inactive, no password), the name kept as
+    ``Membership.external_name`` (which identity erasure clears)."""
+    user = get_user_model().objects.create_user(
+        username=f"imported-{uuid.uuid4().hex[:20]}", password=None, is_active=False
+    )
+    membership = membership_add(study=study, user=user, role=Membership.Role.RATER)
+    membership.external_name = name
+    membership.save(update_fields=["external_name"])
+    return membership
+
+
+def demo_account_ensure(*, username: str, password_hash: str, staff: bool = False) -> User:
+    """The demo's account ``username`` (made with ``password_hash`` if new, an administrator
+    if ``staff``; the demo's coordinator joins the Coordinators group); safe to run twice."""
+    user, created = get_user_model().objects.get_or_create(
+        username=username, defaults={"is_staff": staff, "is_superuser": staff}
+    )
+    if created:
+        user.password = password_hash
+        user.save(update_fields=["password"])
+    if username == "coordinator":
+        user.groups.add(Group.objects.get_or_create(name=COORDINATORS_GROUP)[0])
+    return user
 
 
 def password_set_link_parts(*, user: User) -> tuple[str, str]:

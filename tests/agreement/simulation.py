@@ -3,7 +3,7 @@
 import numpy as np
 
 from agreement.analysis.agreement import DimensionData
-from agreement.analysis.outcomes import ComparisonData
+from agreement.analysis.comparison_data import ComparisonData
 from agreement.analysis.roles import DimensionRole
 
 

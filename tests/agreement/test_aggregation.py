@@ -9,7 +9,8 @@ from scipy import optimize, stats
 
 from agreement.analysis.aggregation import aggregate
 from agreement.analysis.agreement import DimensionData
-from agreement.analysis.outcomes import ComparisonData, compare_systems
+from agreement.analysis.comparison_data import ComparisonData
+from agreement.analysis.outcomes import compare_systems
 from agreement.analysis.roles import (
     ADJUDICATED,
     MAJORITY,

@@ -18,6 +18,7 @@ from agreement.judges.verdicts import (
     template_check,
     template_fill,
 )
+from studies.rendering import reasoning_steps
 
 NAN = np.nan
 
@@ -75,7 +76,7 @@ def test_reference_template_fills_question_numbered_steps_and_candidates():
     filled = template_fill(
         REFERENCE_TEMPLATE,
         question="What is 2 + 3 * 4?",
-        context="Multiply first.\n\n3 * 4 = 12",
+        steps=reasoning_steps("Multiply first.\n\n3 * 4 = 12"),
         first="Add: 2 + 12 = 14 {step_b}",
         second="Add: 2 + 3 = 5",
     )

@@ -7,12 +7,8 @@ import numpy as np
 import pytest
 
 from agreement.analysis.agreement import DimensionData
-from agreement.analysis.outcomes import (
-    TOTAL_MEASURE,
-    compare_systems,
-    dimension_measure,
-    label_free_summary,
-)
+from agreement.analysis.outcomes import compare_systems, label_free_summary
+from agreement.analysis.roles import TOTAL_MEASURE, dimension_measure
 
 from .simulation import simulated_study
 

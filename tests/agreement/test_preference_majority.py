@@ -24,7 +24,7 @@ OWNER = Path("agreement/analysis/aggregation.py")
 ASKERS = [
     OWNER,
     Path("agreement/judges/calibration.py"),
-    Path("agreement/analysis/outcomes.py"),
+    Path("agreement/analysis/confidence.py"),
 ]
 
 

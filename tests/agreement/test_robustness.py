@@ -13,7 +13,7 @@ from django.core.cache import cache
 from django.urls import reverse
 
 from agreement.analysis.agreement import DimensionData
-from agreement.analysis.outcomes import ComparisonData
+from agreement.analysis.comparison_data import ComparisonData
 from agreement.analysis.robustness import robustness_check, robustness_rows
 from agreement.analysis.roles import DimensionRole
 from agreement.stats.mixed import system_effect

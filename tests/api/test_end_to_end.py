@@ -142,7 +142,7 @@ def test_the_case_import_answers_with_every_blinding_check_hit(lead_user, api_as
     ]
     assert "label" not in str(found).lower()  # by case and system, never by blinded label
     # A second import answers with its own cases' hits only, listing at most the bound.
-    monkeypatch.setattr("studies.selectors.MAX_LISTED", 1)
+    monkeypatch.setattr("studies.selectors.cases.MAX_LISTED", 1)
     more = make_cases(5, systems=SYSTEMS)
     for case in more:
         case["id"] = f"more-{case['id']}"

@@ -92,7 +92,7 @@ def test_import_cases_prints_every_blinding_check_hit(lead, tmp_path, capsys, mo
     ]:
         assert line in err, line
     # Many hits: the first ones are listed, with the total.
-    monkeypatch.setattr("studies.selectors.MAX_LISTED", 2)
+    monkeypatch.setattr("studies.selectors.cases.MAX_LISTED", 2)
     more = tmp_path / "more.csv"
     more.write_text(HEADER + "\n" + "\n".join(f"M-{n},Q?,,,Gemini.,Fine." for n in range(5)) + "\n")
     call_command("import_cases", "cli", str(more))

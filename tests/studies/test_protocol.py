@@ -59,7 +59,7 @@ def test_the_document_holds_the_protocol_and_commits_to_the_key(lead):
 def test_the_streamed_document_is_the_canonical_json_of_the_whole(lead, monkeypatch):
     """Written a few cases at a time, the document is still one canonical JSON text, with
     every case in order and its texts by label; the fingerprint is its SHA-256."""
-    monkeypatch.setattr(selectors, "PROTOCOL_CHUNK", 2)
+    monkeypatch.setattr("studies.selectors.protocol.PROTOCOL_CHUNK", 2)
     study = make_study(lead=lead, slug="pieces", cases=5, status=Study.Status.DRAFT)
     pieces = list(selectors.study_protocol_chunks(study=study))
     whole = b"".join(pieces)

@@ -8,13 +8,8 @@ import pytest
 from openpyxl import Workbook
 
 from studies.errors import ApplicationError
-from studies.importing.tabular import (
-    TableError,
-    TableProblem,
-    TableRow,
-    column_letter,
-    read_table,
-)
+from studies.importing.table_rows import TableError, TableProblem, TableRow, column_letter
+from studies.importing.tabular import read_table
 
 
 def rows_of(filename: str, data: bytes, **bounds) -> list[tuple[int, list[str]]]:

@@ -3,12 +3,9 @@ import random
 from datetime import timedelta
 from pathlib import Path
 
-from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
-from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 from django.db import transaction
-from django.utils import timezone
 
 from annotation.demo.quality import demo_quality_items_add
 from annotation.demo.welfare import demo_welfare_raters, demo_welfare_settings
@@ -17,10 +14,11 @@ from annotation.selectors import rater_progress
 from annotation.services import assignments_create_all, rating_submit
 from annotation.services.adjudication import adjudication_resolve
 from annotation.services.adjudication_queue import adjudication_send
+from annotation.services.assignment import assignment_last_saved_backdate
 from annotation.services.participation import consent_record
-from studies.access import COORDINATORS_GROUP
 from studies.models import AdjudicationRule, BlindedLabel, Membership, Study, TestCase
 from studies.services import membership_add, study_create, study_open, test_cases_add
+from studies.services.accounts import demo_account_ensure
 from studies.services.adjudication_rules import adjudication_rules_set
 
 DEMO_PASSWORD = "concord-demo"  # noqa: S105 - printed for the newcomer; demo accounts only
@@ -75,7 +73,9 @@ class Command(BaseCommand):
         # accounts share one password, so it is hashed once.
         self._password = make_password(DEMO_PASSWORD)
         users = {
-            name: self._user(name, staff=(name == "admin"))
+            name: demo_account_ensure(
+                username=name, password_hash=self._password, staff=(name == "admin")
+            )
             for name in ("admin", "coordinator", "rater1", "rater2", "rater3", "adjudicator")
         }
         if Study.objects.filter(slug=DEMO_SLUG).exists():
@@ -160,12 +160,7 @@ class Command(BaseCommand):
             responses = _responses(
                 stronger[assignment.test_case_id], items=items, maybe=lambda: wobble.random() < 0.3
             )
-            # The demo's raters worked on each case for a while: the service credits active
-            # time only up to the time since the case was last saved.
-            Assignment.objects.filter(pk=assignment.pk).update(
-                last_saved_at=timezone.now() - timedelta(hours=1)
-            )
-            assignment.refresh_from_db()
+            assignment_last_saved_backdate(assignment=assignment, by=timedelta(hours=1))
             rating_submit(
                 assignment=assignment,
                 payload={"responses": responses, "confidence": "medium", "notes": ""},
@@ -211,17 +206,6 @@ class Command(BaseCommand):
             expected_version=adjudication.version,
             actor=adjudicator.user,
         )
-
-    def _user(self, username, *, staff):
-        user, created = get_user_model().objects.get_or_create(
-            username=username, defaults={"is_staff": staff, "is_superuser": staff}
-        )
-        if created:
-            user.password = self._password
-            user.save(update_fields=["password"])
-        if username == "coordinator":
-            user.groups.add(Group.objects.get_or_create(name=COORDINATORS_GROUP)[0])
-        return user
 
 
 def _responses(stronger: str, *, items, maybe) -> dict:

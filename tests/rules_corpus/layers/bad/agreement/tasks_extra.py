@@ -1,0 +1,2 @@
+"""No app imports config."""
+from config.celery import app  # flagged: layers-agreement

@@ -1,0 +1,3 @@
+"""Pure: takes the steps, imports no app."""
+import re
+from collections.abc import Sequence
