@@ -25,7 +25,7 @@ def _setup_checklist_pay(*, study):
 
 
 def _study_submitted_count(*, study_id):
-    from .selectors.rating import study_submitted_count
+    from .selectors.progress import study_submitted_count
 
     return study_submitted_count(study_id=study_id)
 

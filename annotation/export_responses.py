@@ -17,7 +17,7 @@ from jobs.models import Job
 from studies.models import Membership, Study
 
 from . import exports
-from .selectors.rating import study_submitted_count
+from .selectors.progress import study_submitted_count
 
 KEY_BLINDED = (
     "The key is released once the study is unblinded: before that it would tell which "

@@ -13,11 +13,15 @@ import agreement.api_sample_size
 import annotation.api
 import annotation.api_adjudication
 import annotation.api_adjudication_outcomes
+import annotation.api_assignment
 import annotation.api_calibration
+import annotation.api_comments
+import annotation.api_exports
 import annotation.api_onboarding
 import annotation.api_participants
 import annotation.api_ratings_import
 import annotation.api_training
+import annotation.api_welfare
 import annotation.api_worksheet
 import studies.api
 import studies.api_accounts
@@ -35,6 +39,10 @@ urlpatterns = [
     *studies.api.urlpatterns,
     *studies.api_webhooks.urlpatterns,
     *annotation.api.urlpatterns,
+    *annotation.api_assignment.urlpatterns,
+    *annotation.api_welfare.urlpatterns,
+    *annotation.api_comments.urlpatterns,
+    *annotation.api_exports.urlpatterns,
     *annotation.api_adjudication.urlpatterns,
     *annotation.api_ratings_import.urlpatterns,
     *agreement.api.urlpatterns,

@@ -1,7 +1,8 @@
-"""Reads for the rating side, by concept: progress, the rating screen and onboarding
-(``rating``); the daily exposure limits (``exposure``); the calibration call's items and
-attendance (``calibration``); feedback on a rater's answers (``feedback``). Every read is
-importable from here. Nothing here joins the system of a response."""
+"""Reads for the rating side, by concept: progress (``progress``), the rating screen
+(``screen``), onboarding (``onboarding``), the cases raters share (``overlap``); the daily
+exposure limits (``exposure``); the calibration call's items and attendance
+(``calibration``); feedback on a rater's answers (``feedback``). Every read is importable
+from here. Nothing here joins the system of a response."""
 
 from .adjudicated_labels import adjudication_counts
 from .calibration import (
@@ -15,41 +16,47 @@ from .calibration import (
 )
 from .exposure import Exposure, LimitCounts, exposure_today, held_back, raters_at_limit_today
 from .feedback import SelfCheck, expected_answer_details, gold_feedback, self_check
-from .queue import study_adjudicators
-from .rating import (
-    CASES_PER_PAGE,
-    CasePosition,
+from .onboarding import (
     OnboardingState,
-    Progress,
     RaterOnboardingRow,
-    blinded_responses,
-    case_position,
-    case_progress_page,
-    case_progress_table,
     item_responses,
-    next_unrated,
     onboarding_blocking_step,
     onboarding_overview,
     onboarding_settings,
     onboarding_state,
-    pause_kind,
-    pending_cases,
     practice_case,
     qualification_next_item,
     qualification_open_attempt,
+    setup_checklist_onboarding,
+    training_answers,
+    training_items,
+)
+from .overlap import (
+    rater_pair_overlap_range,
+)
+from .progress import (
+    CASES_PER_PAGE,
+    Progress,
+    case_progress_page,
+    case_progress_table,
+    next_unrated,
+    pause_kind,
+    pending_cases,
     rater_assignments,
     rater_memberships,
-    rater_pair_overlap_range,
     rater_progress,
     rater_progress_table,
     rater_pseudonyms,
     rating_hold,
-    screen_labels,
-    setup_checklist_onboarding,
     study_rating_activity,
     study_rating_counts,
-    training_answers,
-    training_items,
+)
+from .queue import study_adjudicators
+from .screen import (
+    CasePosition,
+    blinded_responses,
+    case_position,
+    screen_labels,
 )
 from .skips import SkipSummary, study_skip_summary
 

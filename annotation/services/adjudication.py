@@ -23,7 +23,8 @@ from studies.rubric import RubricValueError, score_form
 from studies.services.quality import expected_answers_store
 from studies.signals import analysis_inputs_announce
 
-from .ratings import DRAFT_TOO_LARGE, MAX_DRAFT_BYTES, StaleVersionError
+from .drafts import DRAFT_TOO_LARGE, MAX_DRAFT_BYTES
+from .rating_checks import StaleVersionError
 
 MAX_REASON_LENGTH = 5000
 

@@ -66,7 +66,7 @@ from studies.locks import study_lock
 from studies.models import TAKES_NEW_CASES, Membership, Study, StudyEvent, TestCase
 from studies.services.quality import quality_settings_for
 
-from .ratings import assignments_create
+from .assignment_rows import assignments_create
 
 MAX_ATTEMPTS = 8
 MAX_STEPS = 20_000

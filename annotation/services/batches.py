@@ -20,8 +20,8 @@ from annotation.selectors.skips import sample_places_held
 from studies.models import Membership, Study, TestCase
 
 from .assignment import quality_cases_pick
+from .assignment_rows import assignments_create
 from .participants import participants_time_out
-from .ratings import assignments_create
 
 
 def _tie_break(seed: int, case_id: str) -> bytes:

@@ -30,7 +30,7 @@ def rater_time_zone_report(*, rater: Membership, reported: object) -> None:
 def exposure_credit(*, rater: Membership, stratum: str, seconds: int, end: datetime) -> None:
     """Add a save's active seconds to the rater's day in the case's stratum.
 
-    Called by the rating write (``ratings._saved``) in its transaction, with the assignment
+    Called by the rating write (``rating_locks._saved``) in its transaction, with the assignment
     locked: the exposure rows come after it in the lock order. One upsert that adds to
     the stored seconds in the database, so two tabs saving at once both count, whichever
     commits first (PostgreSQL and SQLite both have ``ON CONFLICT ... DO UPDATE``).

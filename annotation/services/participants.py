@@ -4,7 +4,7 @@ Screened out (declined consent, failed the qualification test) or timed out: the
 they had not submitted are released (marked skipped, with ``released_at``), so they hold
 no place among their cases' k raters, and the design's top-up gives them to the next
 participant (``raters_need_cases``, after commit). Their submitted ratings are kept. A
-submit that arrives after the release is told the item moved on (``ratings._locked``).
+submit that arrives after the release is told the item moved on (``rating_locks._locked``).
 
 Completion: every assigned case submitted or skipped, and the end-of-study form sent.
 """
@@ -16,7 +16,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from annotation.models import Assignment, StudyFeedback
-from annotation.selectors.rating import HANDLED
+from annotation.selectors.progress import HANDLED
 from studies.errors import ApplicationError
 from studies.locks import membership_lock, study_lock
 from studies.models import Membership, Participant, ParticipantLink, TestCase

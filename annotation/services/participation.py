@@ -5,9 +5,18 @@ Each write also leaves a row in the study's audit trail (``StudyEvent``).
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from annotation.models import ConsentRecord, OnboardingSettings, StudyFeedback, Withdrawal
+from annotation.models import (
+    Assignment,
+    ConsentRecord,
+    OnboardingSettings,
+    Rating,
+    RatingRevision,
+    StudyFeedback,
+    Withdrawal,
+)
 from annotation.selectors import onboarding_settings
 from studies.errors import ApplicationError
 from studies.events import study_event_record
@@ -15,9 +24,9 @@ from studies.locks import membership_lock
 from studies.models import Membership, StudyEvent
 from studies.selectors import information_sheet_additions
 from studies.services.participants import participant_returned
+from studies.signals import analysis_inputs_announce
 
 from .profile import profile_delete
-from .ratings import ratings_withdraw
 
 MAX_TEXT_LENGTH = 5000
 
@@ -132,6 +141,34 @@ def feedback_submit(
     )
     event_record(membership=rater, kind=StudyEvent.Kind.RATER_FEEDBACK, detail={"first": created})
     return feedback
+
+
+def ratings_withdraw(*, rater: Membership) -> int:
+    """Delete a withdrawing rater's submitted ratings, their revision history and their
+    drafts, as the study's withdrawal policy says; returns the number of ratings deleted.
+
+    Only ``participation.withdrawal_record`` calls it, in its transaction, once it has
+    locked the membership exclusively and applied the policy: no rating of this rater can
+    be written meanwhile, and a deletion is never done without a recorded withdrawal.
+    """
+    assignments = Assignment.objects.filter(rater=rater)
+    case_ids = list(
+        Rating.objects.filter(assignment__in=assignments)
+        .values_list("assignment__test_case_id", flat=True)
+        .distinct()
+    )
+    deleted, _ = Rating.objects.filter(assignment__in=assignments).delete()
+    RatingRevision.objects.filter(assignment__in=assignments).delete()
+    skipped = Q(status=Assignment.Status.SKIPPED)
+    assignments.exclude(skipped).update(
+        draft={}, case_scores={}, confidence="", notes="", status=Assignment.Status.TODO,
+        submitted_at=None,
+    )  # fmt: skip
+    # A skip stays a skip (the case went to someone else); the rater's words go.
+    assignments.filter(skipped).update(draft={}, skip_note="")
+    if deleted:
+        analysis_inputs_announce(study_id=rater.study_id, reason="withdrawal", case_ids=case_ids)
+    return deleted
 
 
 @transaction.atomic

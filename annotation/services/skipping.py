@@ -26,7 +26,9 @@ from studies.locks import membership_lock, study_lock
 from studies.models import TAKES_NEW_CASES, Membership, Study, StudyEvent, TestCase
 from studies.selectors import skips_handed_on
 
-from .ratings import MOVED_ON_MESSAGE, RatingClosedError, assignments_create
+from .assignment_rows import assignments_create
+from .rating_checks import RatingClosedError
+from .rating_locks import MOVED_ON_MESSAGE
 
 MAX_SKIP_NOTE_LENGTH = 1000
 # A rater picked for the skipped case may be taken by a concurrent write between the pick

@@ -282,7 +282,7 @@ def test_the_overlap_range_equals_set_intersections_by_every_count(seed):
     import itertools
     import random
 
-    from annotation.selectors.rating import pair_overlap_range
+    from annotation.selectors.overlap import pair_overlap_range
 
     rng = random.Random(seed)
     n_raters, n_cases = rng.randint(2, 40), rng.randint(1, 300)
@@ -310,7 +310,7 @@ def test_the_overlap_range_takes_the_product_when_every_rater_has_every_case(mon
     product counts them. Seen by what counting the pairs needs (each case's pairs of raters)."""
     import numpy as np
 
-    from annotation.selectors import rating
+    from annotation.selectors import overlap
 
     def pairs_refused(size, k):
         raise AssertionError(f"counted by pairs: {size} raters on a case")
@@ -319,5 +319,5 @@ def test_the_overlap_range_takes_the_product_when_every_rater_has_every_case(mon
     n_raters, n_cases = 40, 30
     raters = np.tile(np.arange(n_raters), n_cases)
     cases = np.repeat(np.arange(n_cases) + 500, n_raters)
-    found = rating.pair_overlap_range(raters, cases, n_raters, dense_limit=n_raters * n_raters)
+    found = overlap.pair_overlap_range(raters, cases, n_raters, dense_limit=n_raters * n_raters)
     assert found == (n_cases, n_cases)

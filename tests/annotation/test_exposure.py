@@ -11,10 +11,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agreement.report.sections import study_report
-from annotation import selectors
+from annotation import selectors, services
 from annotation.models import Assignment, ExposureDay
 from annotation.selectors.exposure import exposure_today, raters_at_limit_today, servable
-from annotation.services import ratings as services
 from annotation.services.exposure import exposure_credit, rater_time_zone_report
 from studies.exposure import local_day, seconds_by_day, time_zone_clean, zone_of
 from studies.models import Membership, StratumSetting, WelfareSettings

@@ -6,9 +6,9 @@ import threading
 import pytest
 from django.db import connection, connections
 
-from annotation import worksheets
+from annotation import services, worksheets
 from annotation.models import Assignment, ConsentRecord, Rating
-from annotation.services import ratings as services
+from annotation.services import rating_imports
 from annotation.services.participation import consent_record, withdrawal_record
 from studies.errors import ApplicationError
 from studies.models import Invitation, Membership, Study, StudyEvent
@@ -82,7 +82,7 @@ def busy_study():
 def held_import(monkeypatch):
     """Makes a worksheet import stop after its first case until ``release`` is set."""
     held, release = threading.Event(), threading.Event()
-    store = services._submissions_store
+    store = rating_imports._submissions_store
 
     def slow_store(**kwargs):
         result = store(**kwargs)
@@ -91,7 +91,8 @@ def held_import(monkeypatch):
             release.wait(timeout=JOIN)
         return result
 
-    monkeypatch.setattr(services, "_submissions_store", slow_store)
+    # Where the worksheet import looks it up.
+    monkeypatch.setattr(rating_imports, "_submissions_store", slow_store)
     return held, release
 
 

@@ -3,8 +3,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from annotation import services
 from annotation.models import Assignment, Rating
-from annotation.services import ratings as services
+from annotation.services import drafts
 from studies.models import Study
 from tests.payloads import full_marks_payload, worked
 
@@ -176,7 +177,7 @@ def test_a_partial_draft_keeps_the_answers_given_so_far(assignment):
 
 
 def test_an_oversized_draft_is_refused_and_changes_nothing(assignment, monkeypatch):
-    monkeypatch.setattr(services, "MAX_DRAFT_BYTES", 2000)
+    monkeypatch.setattr(drafts, "MAX_DRAFT_BYTES", 2000)
     payload = full_marks_payload()
     payload["notes"] = "n" * 2500
     with pytest.raises(services.RatingInvalidError, match="too large"):

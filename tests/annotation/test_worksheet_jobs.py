@@ -74,7 +74,7 @@ def test_a_job_that_fails_while_writing_keeps_nothing(client, study, held_jobs, 
     def fail(**kwargs):  # the last write of the import: every rating is written by now
         raise RuntimeError("the worker died")
 
-    monkeypatch.setattr("annotation.services.ratings.study_event_record", fail)
+    monkeypatch.setattr("annotation.services.rating_imports.study_event_record", fail)
     with pytest.raises(RuntimeError):
         worksheet_jobs.worksheet_job_run(job_id=job.pk)
     assert snapshot() == before
