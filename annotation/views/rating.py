@@ -8,7 +8,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from core.lost_connection import once_more_on_lost_connection
+from core.lost_connection import LOST, again_on_lost_connection
 from studies.errors import ApplicationError
 from studies.models import Membership, Participant
 from studies.rendering import reasoning_steps
@@ -195,10 +195,10 @@ def assignment_rate(request, assignment_uuid):
             revising = (
                 assignment.status == Assignment.Status.SUBMITTED and assignment.version == version
             )
-            # The version is the submit's key: sent once more after a lost connection, it
+            # The version is the submit's key: sent again after a lost connection, it
             # is stored or found stored, never twice (core.lost_connection).
             submitted = assignment
-            assignment = once_more_on_lost_connection(
+            assignment = again_on_lost_connection(
                 lambda: services.rating_submit(
                     assignment=submitted,
                     payload=payload,
@@ -224,10 +224,16 @@ def assignment_rate(request, assignment_uuid):
             # Stored: a connection lost while the next page is looked up must not say
             # otherwise (a 500 would tell the rater it failed).
             stored = assignment
-            return once_more_on_lost_connection(
-                lambda: _submitted(request, assignment=stored, revising=revising),
-                what="the page after a submit",
-            )
+            try:
+                return again_on_lost_connection(
+                    lambda: _submitted(request, assignment=stored, revising=revising),
+                    what="the page after a submit",
+                )
+            except LOST:
+                # Stored, and the database still away: say so without it, and send the
+                # rater to their case list (a message is a cookie, the study is at hand).
+                messages.success(request, f"{stored.rater_label} submitted.")
+                return redirect("annotation:assignments", slug=study.slug)
     position = selectors.case_position(assignment=assignment)
     progress = position.progress
     dimensions = rubric_for_display(rubric=study.rubric)

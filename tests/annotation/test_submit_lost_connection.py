@@ -103,3 +103,47 @@ def test_the_screens_retry_of_a_stored_submit_learns_it_was_stored(
     said = [str(message) for message in retry.context["messages"]]
     assert "Case 1 submitted." in said and not any("revision" in m for m in said)
     assert stored_once(assignment)
+
+
+def test_a_failing_after_commit_check_does_not_turn_a_stored_submit_into_a_500(
+    client, rater, membership, assignment, monkeypatch
+):
+    """The webhook milestone check runs after the commit and may lose the connection: its
+    failure is logged, and the rater is told the truth (it was a 500: Django could not name
+    the callback in its log)."""
+    from django.db import OperationalError
+
+    from studies.services import webhooks
+
+    def lost(study_id):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(webhooks, "_webhooks_of", lost)
+    client.force_login(rater)
+    response = client.post(rate_url(assignment), form(0))
+    assert response.status_code == 302
+    assert response["Location"] == following_url(membership, assignment)
+    assert stored_once(assignment)
+
+
+def test_the_database_away_after_the_commit_still_answers_submitted(
+    client, rater, study, assignment, monkeypatch
+):
+    from django.db import OperationalError
+
+    from core import lost_connection
+
+    monkeypatch.setattr(lost_connection, "WAITS", (0.0, 0.0))
+
+    def away(**kwargs):
+        raise OperationalError("connection refused")  # PgBouncer restarting
+
+    monkeypatch.setattr(selectors, "gold_feedback", away)
+    client.force_login(rater)
+    response = client.post(rate_url(assignment), form(0))
+    assert response.status_code == 302
+    assert response["Location"] == reverse("annotation:assignments", args=[study.slug])
+    monkeypatch.undo()  # the database is back: the case list shows the message
+    said = [str(m) for m in client.get(response["Location"]).context["messages"]]
+    assert said == ["Case 1 submitted."]
+    assert stored_once(assignment)
