@@ -10,6 +10,7 @@ from django.db import connection, transaction
 
 from jobs import services as job_services
 from jobs.models import Job
+from tests.config.test_broker_restart import OwnRedis, free_port
 from tests.jobs.lapse import job_heard_from_no_more
 
 ASSIGN = Job.Kind.ASSIGN
@@ -114,3 +115,37 @@ def test_a_run_recorded_stopped_before_its_first_report_keeps_nothing():
     job_services.job_execute(job_id=job.pk, work=work)
     job.refresh_from_db()
     assert job.state == Job.State.STOPPED and kept == [1]
+
+
+@pytest.fixture
+def own_redis():
+    """A Redis of the test's own, on a free port: never the suite's (others use it)."""
+    server = OwnRedis(free_port())
+    server.start()
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+@pytest.mark.django_db
+@pytest.mark.integration
+def test_a_live_job_is_still_running_across_a_real_redis_restart(settings, own_redis):
+    """Issue 41: two seconds after a Redis restart a running import showed "stopped" and a
+    second import was accepted. A Redis of the test's own (never the suite's) as the cache:
+    killed, then started again empty."""
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{own_redis.port}/0",
+        }
+    }
+    job = job_services.job_create(kind=Job.Kind.CASE_IMPORT, study_id=1)
+    assert cache.get(job_services.progress_key(job)) is not None  # its progress is there
+    own_redis.kill()
+    assert job_services.job_status(job=job)["state"] == Job.State.RUNNING  # Redis is down
+    own_redis.start()  # back, and empty
+    assert job_services.job_status(job=job)["state"] == Job.State.RUNNING
+    assert job_services.job_create(kind=Job.Kind.CASE_IMPORT, study_id=1) is None
+    job.refresh_from_db()
+    assert job.state == Job.State.RUNNING
