@@ -18,6 +18,12 @@ def _setup_checklist_onboarding(*, study):
     return setup_checklist_onboarding(study=study)
 
 
+def _setup_checklist_quality(*, study):
+    from .selectors.quality_rates import setup_checklist_quality
+
+    return setup_checklist_quality(study=study)
+
+
 def _setup_checklist_pay(*, study):
     from .selectors.pay import setup_checklist_pay
 
@@ -61,6 +67,7 @@ class AnnotationConfig(AppConfig):
 
         activity_reader_register(_study_rating_activity)
         checklist_reader_register(_setup_checklist_onboarding)
+        checklist_reader_register(_setup_checklist_quality)
         checklist_reader_register(_setup_checklist_pay)
         submitted_count_reader_register(_study_submitted_count)
         batch_steps_register(BatchSteps(room=_participant_batch_room, give=_participant_batch_give))
