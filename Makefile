@@ -33,9 +33,11 @@ $(VENV)/.installed-run: requirements/runtime.txt | $(VENV)/bin/uv
 	touch $@
 
 # The Python client (clients/python) too, editable: tests/client drive a live server with it.
-# Its own dependencies (requests, pandas) are in the dev lock already.
-$(VENV)/.installed-dev: requirements/dev.txt clients/python/pyproject.toml | $(VENV)/bin/uv
+# Its own dependencies (requests, pandas) are in the dev lock already. The test oracles whose
+# own pins clash with the project's (requirements/oracles.txt) go in apart, without theirs.
+$(VENV)/.installed-dev: requirements/dev.txt requirements/oracles.txt clients/python/pyproject.toml | $(VENV)/bin/uv
 	$(UV_INSTALL) --no-deps -r requirements/dev.txt
+	$(UV_INSTALL) --no-deps -r requirements/oracles.txt
 	$(UV_INSTALL) --no-deps -e .
 	$(UV_INSTALL) --no-deps -e ./clients/python
 	touch $@ $(VENV)/.installed-run
@@ -45,7 +47,13 @@ $(VENV)/.installed-dev: requirements/dev.txt clients/python/pyproject.toml | $(V
 UV_COMPILE := $(VENV)/bin/uv pip compile pyproject.toml --universal --python-version 3.11 --quiet --custom-compile-command "make lock"
 lock: | $(VENV)/.installed-dev
 	$(UV_COMPILE) -o requirements/runtime.txt
-	$(UV_COMPILE) --extra dev -c requirements/runtime.txt --override requirements/overrides.txt -o requirements/dev.txt
+	$(UV_COMPILE) --extra dev -c requirements/runtime.txt -o requirements/dev.txt
+
+# Every group pyproject.toml declares resolves as declared, with no override, so that
+# `pip install -e ".[dev]"` works in a fresh virtualenv (asks the registry; about a second
+# with uv's cache). An oracle that cannot live with the project's pins belongs in
+# requirements/oracles.txt.
+DECLARED_RESOLVE := $(VENV)/bin/uv pip compile pyproject.toml --universal --python-version 3.11 --quiet --all-extras -o /dev/null
 
 # The embedded default: SQLite and in-process tasks, no other service needed. prepare_demo
 # migrates and loads both demo studies in one process (Django starts once, not three times).
@@ -71,6 +79,7 @@ test: $(VENV)/.installed-dev
 # own template lexer over the templates; each about a second.
 lint: $(VENV)/.installed-dev
 	$(PY) scripts/check_lock.py
+	$(DECLARED_RESOLVE)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ast-grep scan studies annotation agreement core jobs config

@@ -22,7 +22,13 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from core.api import ErrorResponseSerializer, Pagination, body_object, paginated
+from core.api import (
+    ErrorResponseSerializer,
+    Pagination,
+    body_object,
+    paginated,
+    row_fields_refuse,
+)
 from core.api_jobs import JOB_PROGRESS_FIELDS, job_accepted, job_progress
 from core.user_input import uuid_or_none
 from jobs.models import Job
@@ -36,6 +42,7 @@ from .analysis.jobs import (
     judge_calibration_analysis,
 )
 from .judges import verdicts
+from .judges.files import COLUMNS as JUDGE_COLUMNS
 from .judges.files import MAX_ROWS
 from .judges.prompts import (
     judge_outputs_csv,
@@ -353,7 +360,11 @@ def _judge_out(request, study, judge) -> dict:
         "application/json": inline_serializer(
             "JudgeOutputsIn",
             {
-                "outputs": serializers.ListField(child=serializers.DictField()),
+                "outputs": inline_serializer(
+                    "JudgeOutput",
+                    {column: serializers.CharField() for column in JUDGE_COLUMNS},
+                    many=True,
+                ),
                 "template": serializers.CharField(required=False),
             },
         ),
@@ -378,7 +389,7 @@ def judges(request, slug):
         )
         return Response(counts, status=status.HTTP_201_CREATED)
     paginator = Pagination()
-    page = paginator.paginate_queryset(study_judges_counted(study=study), request)
+    page: list = paginator.paginate_queryset(study_judges_counted(study=study), request) or []
     return paginator.get_paginated_response([_judge_out(request, study, j) for j in page])
 
 
@@ -405,6 +416,7 @@ def _outputs_body(request) -> tuple[str, bytes, str]:
         )  # fmt: skip
     if len(outputs) > MAX_ROWS:
         raise exceptions.ValidationError([f"outputs: at most {MAX_ROWS} in one request."])
+    row_fields_refuse(outputs, JUDGE_COLUMNS, where="outputs", what="a field of an output")
     # Line n of this JSONL is output n of the list, so problems name it by its number.
     text = "\n".join(json.dumps(output, ensure_ascii=False) for output in outputs)
     return "outputs.jsonl", text.encode(), body.get("template", "")

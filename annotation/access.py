@@ -56,8 +56,7 @@ def get_adjudication_for_adjudicator(
 ) -> tuple[Adjudication, Study, Membership]:
     """An adjudication of the study for one of its adjudicators; a case the person rated
     (under any role they had) is 404, as one that does not exist."""
-    study, membership = access.get_study_for_user(user, slug, role=access.ADJUDICATOR)
-    assert membership is not None  # the adjudicator role is a membership's
+    study, membership = access.get_membership_for_user(user, slug, role=access.ADJUDICATOR)
     adjudication = (
         adjudications_for(adjudicator=membership)
         .select_related("test_case", "adjudicator")

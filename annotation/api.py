@@ -96,7 +96,7 @@ def study_raters(request, slug):
     study = _study(request, slug)
     if request.method == "GET":
         paginator = Pagination()
-        page = paginator.paginate_queryset(rater_progress_table(study=study), request)
+        page: list | None = paginator.paginate_queryset(rater_progress_table(study=study), request)
         return paginator.get_paginated_response(RaterSerializer(page, many=True).data)
     fields = ("username", "role")
     body = scalar_fields(body_object(request, fields=fields), fields)
@@ -142,7 +142,9 @@ def study_invitations(request, slug):
     study = _study(request, slug)
     if request.method == "GET":
         paginator = Pagination()
-        page = paginator.paginate_queryset(study.invitations.order_by("-created_at"), request)
+        page: list | None = paginator.paginate_queryset(
+            study.invitations.order_by("-created_at"), request
+        )
         return paginator.get_paginated_response(InvitationSerializer(page, many=True).data)
     # A misspelt "days" would otherwise give the link the default life, unseen.
     body = body_object(request, fields=INVITATION_FIELDS, what="a field of an invitation")
@@ -163,8 +165,8 @@ def study_invitations(request, slug):
         note=form.cleaned_data["note"],
         days=form.cleaned_data["days"],
     )
-    invitation.link = request.build_absolute_uri(reverse("studies:invitation", args=[token]))
-    response = Response(InvitationCreatedSerializer(invitation).data, status=201)
+    link = request.build_absolute_uri(reverse("studies:invitation", args=[token]))
+    response = Response({**InvitationSerializer(invitation).data, "link": link}, status=201)
     response["Cache-Control"] = "no-store"
     return response
 

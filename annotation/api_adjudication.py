@@ -76,7 +76,7 @@ def _item(request, slug, row: reads.QueueRow) -> dict:
 )
 @api_view(["GET"])
 def adjudication_queue(request, slug):
-    study, membership = access.get_study_for_user(request.user, slug, role=access.ADJUDICATOR)
+    study, membership = access.get_membership_for_user(request.user, slug, role=access.ADJUDICATOR)
     membership.study = study
     rows = reads.adjudication_queue(adjudicator=membership)
     return Response({part: [_item(request, slug, row) for row in rows[part]] for part in rows})
@@ -112,7 +112,8 @@ def adjudication_resolve(request, slug, adjudication_uuid):
     version = data.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
         raise exceptions.ValidationError(["version: give the adjudication's version."])
-    reason = data.get("reason") if isinstance(data.get("reason"), str) else ""
+    reason = data.get("reason")
+    reason = reason if isinstance(reason, str) else ""
     try:
         if data.get("unresolvable") is True:
             adjudication = writes.adjudication_mark_unresolvable(

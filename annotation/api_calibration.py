@@ -6,6 +6,8 @@ the same blinding: raters by pseudonym, responses under their key labels, and a 
 case's texts without labels (in the texts' own order) until the study is unblinded.
 """
 
+from typing import cast
+
 from django.urls import path
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -18,7 +20,7 @@ from studies.models import Study
 
 from . import selectors
 from .disagreement import MEASURE
-from .forms import CalibrationCallForm
+from .forms import CalibrationCallForm, PseudonymChoiceField
 from .selectors.calibration import CalibrationItem
 
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
@@ -32,15 +34,16 @@ class CalibrationAnswerSerializer(serializers.Serializer):
     odd = serializers.BooleanField(help_text="differs from the most common answer")
 
 
+# A field named "label" shadows Field.label in the stubs; the API's name is the contract.
 class CalibrationResponseSerializer(serializers.Serializer):
-    label = serializers.CharField(
+    label = serializers.CharField(  # type: ignore[assignment]
         allow_null=True, help_text="the key label; null when not labelled"
     )
     text = serializers.CharField(allow_blank=True)
 
 
 class CalibrationQuestionSerializer(serializers.Serializer):
-    label = serializers.CharField(
+    label = serializers.CharField(  # type: ignore[assignment]
         allow_blank=True, help_text="the response's key label; '' for the case"
     )
     dimension = serializers.CharField()
@@ -207,7 +210,7 @@ def calibration_call_record(request, slug):
         raters=selectors.calibration_attendees_choices(study=study),
     )
     # The page's checkboxes send rows; a script names the raters by pseudonym.
-    form.fields["attended"].to_field_name = "pseudonym"
+    cast(PseudonymChoiceField, form.fields["attended"]).to_field_name = "pseudonym"
     if not form.is_valid():
         raise form_errors(form)
     call = form.record(study=study, actor=request.user)

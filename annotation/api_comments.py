@@ -34,7 +34,8 @@ class CommentSerializer(serializers.Serializer):
     """One comment of the digest (``annotation.selectors.comments.Comment``)."""
 
     key = serializers.CharField(help_text="names the comment in a read mark")
-    source = serializers.ChoiceField(choices=CommentSource.choices)
+    # The field's name shadows Field.source in the stubs; the API's name is the contract.
+    source = serializers.ChoiceField(choices=CommentSource.choices)  # type: ignore[assignment]
     when = serializers.DateTimeField()
     rater = serializers.CharField(help_text="the rater's pseudonym")
     case = serializers.CharField(help_text="the test case id; empty for feedback")

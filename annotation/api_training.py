@@ -69,7 +69,7 @@ SettingsSerializer = inline_serializer(
         ),
     },
 )
-ITEM_OUT = {
+ITEM_OUT: dict[str, serializers.Field] = {
     "id": serializers.UUIDField(),
     "kind": serializers.ChoiceField(choices=TrainingItem.Kind.choices),
     "position": serializers.IntegerField(),

@@ -9,7 +9,7 @@ from rest_framework import exceptions, serializers
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from core.api import ErrorResponseSerializer, body_object, scalar_fields
+from core.api import ErrorResponseSerializer, body_object, row_fields_refuse, scalar_fields
 from studies import access, selectors
 from studies.services import welfare as welfare_service
 
@@ -21,6 +21,9 @@ ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
 def _study(request, slug, role=access.COORDINATOR):
     study, _ = access.get_study_for_user(request.user, slug, role=role)
     return study
+
+
+STRATUM_FIELDS = ("stratum", "content_warning", "daily_minutes")
 
 
 def _stratum_rows(**kwargs):
@@ -39,7 +42,12 @@ def _stratum_rows(**kwargs):
 
 def _welfare_fields(*, required: bool) -> dict:
     """The settings as the API reads and writes them (the service checks every bound)."""
-    money = {"max_digits": 9, "decimal_places": 2, "allow_null": True, "required": required}
+
+    def money() -> serializers.DecimalField:
+        return serializers.DecimalField(
+            max_digits=9, decimal_places=2, allow_null=True, required=required
+        )
+
     return {
         "daily_minutes": serializers.IntegerField(
             allow_null=True, min_value=1, max_value=1440, required=required
@@ -47,11 +55,11 @@ def _welfare_fields(*, required: bool) -> dict:
         "pay_basis": serializers.ChoiceField(
             choices=["none", "hour", "case", "unpaid"], required=required
         ),
-        "pay_amount": serializers.DecimalField(**money),
+        "pay_amount": money(),
         "pay_currency": serializers.CharField(
             allow_blank=True, help_text="ISO 4217, e.g. EUR", required=required
         ),
-        "minimum_hourly": serializers.DecimalField(**money),
+        "minimum_hourly": money(),
         "recruitment": serializers.CharField(allow_blank=True, required=required),
         "retention_days": serializers.IntegerField(
             allow_null=True, min_value=0, max_value=3650, required=required
@@ -159,6 +167,7 @@ def study_welfare(request, slug):
         fields = (*welfare_service.WELFARE_FIELDS, "strata")
         body = dict(body_object(request, fields=fields, what="a welfare setting"))
         strata = body.pop("strata", [])
+        row_fields_refuse(strata, STRATUM_FIELDS, where="strata", what="a field of a stratum")
         if not isinstance(strata, list):
             raise exceptions.ValidationError(
                 ['strata: send a list of {"stratum", "content_warning", "daily_minutes"}.']

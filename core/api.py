@@ -132,6 +132,24 @@ def unknown_fields_refuse(data: dict, fields: Iterable[str], *, what: str, use=N
         )
 
 
+def row_fields_refuse(rows, fields: Iterable[str], *, where: str, what: str) -> None:
+    """Refuse an object of ``rows`` (a list a body sends, e.g. a rubric's rules) that has a
+    field not in ``fields``, as ``body_object`` refuses one of the body's own: before the
+    rows are read, so a misspelt one is named even where the write is refused for another
+    reason. Anything but a list of objects is left to the endpoint to refuse."""
+    if not isinstance(rows, list):
+        return
+    fields = list(fields)
+    problems = [
+        f"{where}[{number}].{quoted(name)}: not {what}; use {', '.join(fields)}."
+        for number, row in enumerate(rows)
+        if isinstance(row, dict)
+        for name in sorted(set(row) - set(fields))
+    ]
+    if problems:
+        raise exceptions.ValidationError(problems[:50])
+
+
 def scalar_fields(data: dict, fields) -> dict:
     """The named fields of a body, each a text, a number, true/false or null."""
     problems = [

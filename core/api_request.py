@@ -11,7 +11,7 @@ from django.conf import settings
 from rest_framework import exceptions
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import JSONParser
-from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
+from rest_framework.throttling import AnonRateThrottle, SimpleRateThrottle, UserRateThrottle
 
 from core import throttle
 from core.user_input import UserInputError, json_read
@@ -61,7 +61,7 @@ class Pagination(PageNumberPagination):
     max_page_size = 500
 
 
-class _CacheSafe:
+class _CacheSafe(SimpleRateThrottle):
     """Counts per user or per address in the cache; if the cache is down, nothing is held up."""
 
     scope_key = ""

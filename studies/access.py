@@ -55,6 +55,15 @@ def get_study_for_user(user, slug: str, *, role: str) -> tuple[Study, Membership
     return study, membership
 
 
+def get_membership_for_user(user, slug: str, *, role: str) -> tuple[Study, Membership]:
+    """``get_study_for_user`` for a member's role (rater, adjudicator), with the membership
+    the role comes from: a lead or administrator has none, so the role is not theirs."""
+    study, membership = get_study_for_user(user, slug, role=role)
+    if membership is None:
+        raise PermissionDenied
+    return study, membership
+
+
 def get_webhook_for_user(user, slug: str, webhook_uuid) -> tuple[Study, Webhook]:
     """The study's webhook, for its lead only (a coordinator 403, an outsider 404)."""
     study, _ = get_study_for_user(user, slug, role=LEAD)

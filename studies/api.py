@@ -23,12 +23,13 @@ from core.api import (
     body_object,
     form_errors,
     paginated,
+    row_fields_refuse,
     scalar_fields,
 )
 
 from . import access, selectors, services
 from .forms import StudyCreateForm, StudyForm
-from .importing.cases import MAX_FILE_BYTES, file_type_for, size_problem
+from .importing.cases import JSONL_FIELDS, MAX_FILE_BYTES, file_type_for, size_problem
 from .models import AdjudicationRule, ProfileQuestion, Study, TestCase
 from .presets import PRESETS
 from .profile_questions import MAX_QUESTIONS, question_as_dict
@@ -113,7 +114,17 @@ CasesInSerializer = inline_serializer(
     "CasesImport",
     {
         "cases": serializers.ListField(
-            child=serializers.DictField(),
+            child=inline_serializer(
+                "CaseIn",
+                {
+                    "id": serializers.CharField(),
+                    "prompt": serializers.CharField(),
+                    "context": serializers.CharField(required=False, allow_blank=True),
+                    "stratum": serializers.CharField(required=False, allow_blank=True),
+                    "content_warning": serializers.CharField(required=False, allow_blank=True),
+                    "responses": serializers.DictField(child=serializers.CharField()),
+                },
+            ),
             help_text='Objects as lines of a JSONL file: {"id", "prompt", "context", '
             '"stratum", "content_warning", "responses": {system: text}}; "context", '
             '"stratum" and "content_warning" (read by the rater before the responses) are '
@@ -181,7 +192,7 @@ def _study(request, slug) -> Study:
 def study_collection(request):
     if request.method == "GET":
         paginator = Pagination()
-        page = paginator.paginate_queryset(
+        page: list | None = paginator.paginate_queryset(
             selectors.coordinated_studies(user=request.user).select_related("lead", "rubric"),
             request,
         )
@@ -328,6 +339,8 @@ def _cases_body(request, body: dict) -> tuple[str, bytes]:
             ['cases: send a non-empty list of {"id", "prompt", "responses": {...}} objects, '
              'or upload a file as "file".']
         )  # fmt: skip
+    # Before the study's state is asked (the import would say so first).
+    row_fields_refuse(cases, JSONL_FIELDS, where="cases", what="a field of a case")
     # Line n of this JSONL is case n of the list, so problems name the case by its number.
     text = "\n".join(json.dumps(case, ensure_ascii=False) for case in cases)
     return "cases.jsonl", text.encode()
@@ -353,7 +366,7 @@ def study_status(request, slug):
     return Response(StudySerializer(study).data)
 
 
-ADJUDICATION_RULE_FIELDS = {
+ADJUDICATION_RULE_FIELDS: dict[str, serializers.Field] = {
     "dimension": serializers.CharField(help_text="the dimension's key"),
     "trigger": serializers.ChoiceField(choices=AdjudicationRule.Trigger.values),
     "values": serializers.ListField(
@@ -368,7 +381,7 @@ ADJUDICATION_RULE_FIELDS = {
         help_text="trigger disagreement on a scale or points: the largest spread that still agrees",
     ),
 }
-ADJUDICATION_RULE_OUT_FIELDS = {
+ADJUDICATION_RULE_OUT_FIELDS: dict[str, serializers.Field] = {
     "dimension": serializers.CharField(),
     "trigger": serializers.ChoiceField(choices=AdjudicationRule.Trigger.values),
     "values": serializers.ListField(child=serializers.JSONField()),
@@ -429,6 +442,10 @@ def study_adjudication_rules(request, slug):
         if request.user.pk != study.lead_id:
             raise PermissionDenied
         rules = body_object(request, fields=("rules",)).get("rules")
+        row_fields_refuse(
+            rules, ("dimension", "trigger", "values", "tolerance"), where="rules",
+            what="a field of a rule",
+        )  # fmt: skip
         if not isinstance(rules, list):
             raise exceptions.ValidationError(
                 ['rules: send a list of {"dimension", "trigger", "values", "tolerance"}.']
@@ -437,7 +454,7 @@ def study_adjudication_rules(request, slug):
     return Response(_rules_out(study))
 
 
-PROFILE_QUESTION_FIELDS = {
+PROFILE_QUESTION_FIELDS: dict[str, serializers.Field] = {
     "key": serializers.SlugField(
         required=False, max_length=50, help_text="empty: made from the label"
     ),

@@ -14,7 +14,13 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
-from core.api import ErrorResponseSerializer, body_object, form_errors, scalar_fields
+from core.api import (
+    ErrorResponseSerializer,
+    body_object,
+    form_errors,
+    row_fields_refuse,
+    scalar_fields,
+)
 
 from . import access
 from .forms import AttentionForm, GoldFileForm, QualitySettingsForm
@@ -43,7 +49,7 @@ def _rule_fields(*, required: bool) -> dict:
 
 RulesSerializer = inline_serializer("QualityRules", _rule_fields(required=True))
 RulesInSerializer = inline_serializer("QualityRulesIn", _rule_fields(required=False))
-ITEM_ROW = {
+ITEM_ROW: dict[str, serializers.Field] = {
     "case": serializers.UUIDField(help_text="the case's uuid, for quality/{case_uuid}/"),
     "case_id": serializers.CharField(),
     "purpose": serializers.ChoiceField(choices=TestCase.Purpose.choices),
@@ -264,6 +270,9 @@ def _item(test_case: TestCase) -> dict:
     }
 
 
+EXPECTED_FIELDS = ("response", "dimension", "expected")
+
+
 def _cells(body: dict) -> list[quality.ExpectedCell]:
     cells = body.get("expected")
     if not isinstance(cells, list) or len(cells) > MAX_CELLS:
@@ -276,7 +285,7 @@ def _cells(body: dict) -> list[quality.ExpectedCell]:
     problems, kept = [], []
     for number, cell in enumerate(cells):
         values = cell if isinstance(cell, dict) else {}
-        texts = [values.get(name, "") for name in ("response", "dimension", "expected")]
+        texts = [values.get(name, "") for name in EXPECTED_FIELDS]
         if not isinstance(cell, dict) or not all(isinstance(t, str) for t in texts):
             problems.append(f"expected[{number}]: give response, dimension and expected as texts.")
         elif any(len(t) > quality.MAX_EXPECTED_FIELD for t in texts):
@@ -319,6 +328,9 @@ def study_quality_item(request, slug, case_uuid):
     )
     if request.method == "PUT":
         body = body_object(request, fields=("purpose", "explanation", "expected"))
+        row_fields_refuse(
+            body.get("expected"), EXPECTED_FIELDS, where="expected", what="a field of an answer"
+        )
         purpose, explanation = body.get("purpose"), body.get("explanation", "")
         if purpose not in PURPOSES:
             raise exceptions.ValidationError([f"purpose: use {' or '.join(PURPOSES)}."])

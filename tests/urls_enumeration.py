@@ -60,3 +60,11 @@ def schema_operations(schema: dict) -> list[tuple[str, str, dict]]:
         for method, operation in operations.items()
         if method in SCHEMA_METHODS
     ]
+
+
+def in_chunk(urls: list, chunk: int, chunks: int) -> list:
+    """Every ``chunks``-th of ``urls`` from the ``chunk``-th: the slow enumerations run as a
+    few tests, each well inside its own time limit, and a parallel run shares them out. Taken
+    in turn rather than in blocks, so the admin's many quick URLs and the apps' pages are
+    spread evenly."""
+    return urls[chunk::chunks]

@@ -126,7 +126,7 @@ def _open_flags(check: dict, dismissed: set[str]) -> list[str]:
 def study_quality(request, slug):
     """Quality-control flags per rater; administrators pause, retrain or exclude here."""
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
-    form_errors = {}
+    form_errors: dict[str, str] = {}
     if request.method == "POST":
         if not request.user.is_staff:
             raise PermissionDenied
@@ -276,9 +276,12 @@ def study_judges(request, slug):
                 )
                 return redirect("agreement:judges", slug=study.slug)
             if action == "template":
-                existing = study.judge_templates.filter(
-                    uuid=uuid_or_none(request.POST.get("uuid", ""))
-                ).first()
+                template_uuid = uuid_or_none(request.POST.get("uuid", ""))
+                existing = (
+                    study.judge_templates.filter(uuid=template_uuid).first()
+                    if template_uuid
+                    else None
+                )
                 saved = judge_template_save(
                     study=study,
                     name=request.POST.get("name", "")[:200],

@@ -26,7 +26,7 @@ from .rating import SESSION_EXPIRED, rating_context
 @login_required
 @require_GET
 def adjudication_queue(request, slug):
-    study, membership = access.get_study_for_user(request.user, slug, role=access.ADJUDICATOR)
+    study, membership = access.get_membership_for_user(request.user, slug, role=access.ADJUDICATOR)
     membership.study = study
     return render(
         request,
@@ -148,10 +148,11 @@ def adjudication_draft(request, slug, adjudication_uuid):
         return JsonResponse({"error": writes.DRAFT_TOO_LARGE}, status=400)
     try:
         body = parse_payload(request.body.decode("utf-8", "replace"))
+        payload = body.get("payload")
         adjudication = writes.adjudication_draft_save(
             adjudication=adjudication,
             adjudicator=membership,
-            payload=body.get("payload") if isinstance(body.get("payload"), dict) else {},
+            payload=payload if isinstance(payload, dict) else {},
             expected_version=parse_int(body.get("version"), default=-1),
         )
     except PayloadError as exc:

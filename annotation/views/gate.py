@@ -13,7 +13,7 @@ from .. import selectors
 
 def rater_study(request, slug) -> tuple[Study, Membership]:
     """The study and the signed-in rater's membership: 404 for outsiders, 403 for others."""
-    return access.get_study_for_user(request.user, slug, role=access.RATER)
+    return access.get_membership_for_user(request.user, slug, role=access.RATER)
 
 
 STEP_MESSAGES = {

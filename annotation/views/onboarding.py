@@ -2,6 +2,7 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect, render
 
 from annotation import qualification as calibration
@@ -155,6 +156,8 @@ def training_item_answer(request, slug, item_uuid):
     item, study, membership = get_training_item_for_user(
         request.user, slug, item_uuid, role=access.RATER
     )
+    if membership is None:  # the rater role is a membership's
+        raise PermissionDenied
     state = selectors.onboarding_state(rater=membership)
     if state.consent_needed or state.withdrawal or not_started(request, study=study):
         return redirect("annotation:assignments", slug=study.slug)
@@ -228,10 +231,14 @@ def study_qualification(request, slug):
             if request.POST.get("start"):
                 training.qualification_attempt_start(rater=membership)
             elif attempt is not None:
-                item = study.training_items.filter(
-                    kind=TrainingItem.Kind.QUALIFICATION,
-                    uuid=uuid_or_none(request.POST.get("item")),
-                ).first()
+                item_uuid = uuid_or_none(request.POST.get("item"))
+                item = (
+                    study.training_items.filter(
+                        kind=TrainingItem.Kind.QUALIFICATION, uuid=item_uuid
+                    ).first()
+                    if item_uuid
+                    else None
+                )
                 if item is None:
                     raise training.TrainingError("This item is not part of the test; reload.")
                 posted = parse_payload(request.POST.get("payload"))
@@ -254,7 +261,7 @@ def study_qualification(request, slug):
     item = None
     if attempt is not None and not state.qualification_passed:
         item = selectors.qualification_next_item(rater=membership, attempt=attempt)
-    if item is not None:
+    if item is not None and attempt is not None:
         dimensions = rubric_for_display(rubric=study.rubric)
         items = selectors.training_items(study=study, kind=TrainingItem.Kind.QUALIFICATION)
         context.update(

@@ -328,10 +328,11 @@ def assignment_draft(request, assignment_uuid):
     # Before the save: its active time counts on the rater's day in this zone. A draft
     # is saved even over a daily limit: typed work is never lost.
     services.rater_time_zone_report(rater=assignment.rater, reported=body.get("time_zone"))
+    payload = body.get("payload")
     try:
         assignment = services.draft_save(
             assignment=assignment,
-            payload=body.get("payload") if isinstance(body.get("payload"), dict) else {},
+            payload=payload if isinstance(payload, dict) else {},
             expected_version=parse_int(body.get("version"), default=-1),
             active_seconds=parse_int(body.get("active_seconds"), default=0),
         )

@@ -5,6 +5,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
+from django.contrib.auth.models import User
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
@@ -62,13 +63,15 @@ def invitation_open(request, token):
     not used up.
     """
     invitation = selectors.invitation_find(token=token)
-    state = selectors.invitation_state(invitation) if invitation else "invalid"
+    if invitation is None:
+        return _invitation_dead(request, "invalid")
+    state = selectors.invitation_state(invitation)
     if state != "pending":
         return _invitation_dead(request, state)
     study = invitation.study
     # Prefixes keep the two forms' field ids apart on one page.
     sign_in = AuthenticationForm(request, prefix="signin")
-    sign_up = UserCreationForm(prefix="signup")
+    sign_up: UserCreationForm[User] = UserCreationForm(prefix="signup")
     error = None
     if request.method == "POST":
         action = request.POST.get("action")

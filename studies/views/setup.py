@@ -52,12 +52,12 @@ def study_create(request):
 def study_edit(request, slug):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
     frozen = selectors.study_setup_locked_reason(study=study)
-    form_kwargs = {
-        "initial": model_to_dict(study, fields=StudyForm.Meta.fields),
-        "frozen_reason": frozen,
-        "assignments_exist": selectors.study_has_assignments(study=study),
-    }
-    form = StudyForm(request.POST or None, **form_kwargs)
+    form = StudyForm(
+        request.POST or None,
+        initial=model_to_dict(study, fields=StudyForm.Meta.fields),
+        frozen_reason=frozen,
+        assignments_exist=selectors.study_has_assignments(study=study),
+    )
     status = 200
     if request.method == "POST":
         if form.is_valid():

@@ -10,15 +10,22 @@ the page refuses (or refuses someone the page lets in). Each check shows its pow
 planted page, a planted schema and a planted rule below.
 """
 
+import ast
+import inspect
 import re
+import sys
+import textwrap
+from html.parser import HTMLParser
+from urllib.parse import urlsplit
 
 import pytest
 from django.test import override_settings
-from django.urls import path
+from django.urls import Resolver404, path, resolve, reverse
 
 import config.urls
 from tests import test_access_matrix as pages
 from tests import test_api_access_matrix as api
+from tests.test_access_matrix import world as world  # the shared fixture
 from tests.urls_enumeration import ADMIN_NAMESPACE, API_NAMESPACE, api_urls, project_urls
 
 # The access matrices' groups whose pages are coordinators', leads' or administrators'.
@@ -139,6 +146,24 @@ PARITY = {
     "agreement:robustness_compute": ops("POST api:robustness"),
 }
 
+# Pages whose POST does one of several things, by action (see ACTION_FIELDS below).
+PARITY |= {
+    "agreement:judges action=import": ops("POST api:judges"),
+    "agreement:judges action=template": ops("PUT api:judge_template"),
+    "agreement:qc action=dismiss": ops("POST api:qc_decisions"),
+    # Add as a rater or as an adjudicator: the endpoint's "role".
+    "annotation:rater_add role=rater": ops("POST api:raters"),
+    "annotation:rater_add role=adjudicator": ops("POST api:raters"),
+    # Check only, or import: the endpoint's "check".
+    "annotation:ratings_import action=check": ops("POST api:ratings_import"),
+    "annotation:ratings_import action=import": ops("POST api:ratings_import"),
+    "annotation:worksheet_import action=check": ops("POST api:worksheet_import"),
+    "annotation:worksheet_import action=import": ops("POST api:worksheet_import"),
+    "studies:quality form=settings": ops("PATCH api:quality"),
+    "studies:quality form=gold_file": ops("POST api:quality_gold_file"),
+    "studies:quality form=attention": ops("POST api:quality_attention_checks"),
+}
+
 # Pages with no endpoint, and why. "On purpose" are decisions; "not yet" are gaps that
 # docs/api.md lists, each open to an endpoint later.
 # Participant links (issue 29): the lead's pages and the administrators' payments file.
@@ -215,25 +240,28 @@ def parity_problems(*, urls, page_rules, api_rules, schema) -> list[str]:
         elif homes > 1:
             problems.append(f"{name}: listed more than once")
     for table in listed:
-        problems += [f"{name}: listed, but no such page" for name in sorted(set(table) - scope)]
+        # An action ("page field=value") is checked against the pages' actions, below.
+        pages_listed = {name for name in table if " " not in name}
+        problems += [f"{name}: listed, but no such page" for name in sorted(pages_listed - scope)]
     problems += [
         f"{name}: give the reason it stays in the browser"
         for name, reason in BROWSER_ONLY.items()
         if len(reason.strip()) < 20
     ]
     endpoints = {name: pattern for name, pattern in api_urls_of(urls)}
-    for page, operations in sorted(PARITY.items()):
+    for listed_as, operations in sorted(PARITY.items()):
+        page = listed_as.split(" ", 1)[0]  # an action's page
         if page not in scope:
             continue
         for method, endpoint in operations:
             if endpoint not in endpoints:
-                problems.append(f"{page}: {method} {endpoint} is no endpoint")
+                problems.append(f"{listed_as}: {method} {endpoint} is no endpoint")
                 continue
             where = schema["paths"].get(schema_path(endpoints[endpoint]), {})
             if method.lower() not in where:
-                problems.append(f"{page}: {method} {endpoint} is not in the schema")
+                problems.append(f"{listed_as}: {method} {endpoint} is not in the schema")
                 continue
-            problems += _same_people(page, page_rules.get(page), endpoint, method, api_rules)
+            problems += _same_people(listed_as, page_rules.get(page), endpoint, method, api_rules)
     return problems
 
 
@@ -358,3 +386,218 @@ def test_an_endpoint_looser_or_stricter_than_its_page_fails(schema):
         "agreement:primary_measure: PATCH api:analysis_plan refuses ['admin', 'coordinator'], "
         "whom the page lets in" in problems
     )
+
+
+# Per form action ---------------------------------------------------------------------------
+#
+# A page may do more than one thing with its POST: several forms, or one form with several
+# buttons. Here they tell their actions apart by a named submit button (name and value) or
+# by a field named in ACTION_FIELDS; each action, "page name=value", needs its own line in
+# PARITY (or BROWSER_ONLY). The actions are read from both sides: the forms of every page
+# in scope as its lead (or an administrator) sees it, and the view's code, whose
+# comparisons of such a field with a text are its branches (a form the page shows only in
+# another state of the study is found there).
+
+ACTION_FIELDS = ("action", "form")
+
+
+def _post_field(node) -> str | None:
+    """The field name of ``request.POST.get("name", ...)`` or ``request.POST["name"]``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr == "get" and node.args:
+            source, key = node.func.value, node.args[0]
+        else:
+            return None
+    elif isinstance(node, ast.Subscript):
+        source, key = node.value, node.slice
+    else:
+        return None
+    is_post = isinstance(source, ast.Attribute) and source.attr == "POST"
+    if is_post and isinstance(key, ast.Constant) and isinstance(key.value, str):
+        return key.value
+    return None
+
+
+def _texts(node) -> list[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return [text for element in node.elts for text in _texts(element)]
+    return []
+
+
+def _functions(view) -> list:
+    """The view's function and the functions of its module it calls by name."""
+    view = inspect.unwrap(getattr(view, "view_class", view))
+    if not inspect.isfunction(view):
+        return []
+    module = sys.modules[view.__module__]
+    tree = ast.parse(textwrap.dedent(inspect.getsource(view)))
+    called = {
+        node.func.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+    helpers = [
+        getattr(module, name)
+        for name in sorted(called)
+        if inspect.isfunction(getattr(module, name, None))
+        and getattr(module, name).__module__ == module.__name__
+    ]
+    return [tree, *(ast.parse(textwrap.dedent(inspect.getsource(f))) for f in helpers)]
+
+
+def view_actions(view) -> set[tuple[str, str]]:
+    """(field, value) of each comparison in the view's code of an action field with a text."""
+    actions = set()
+    for tree in _functions(view):
+        aliases = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and _post_field(node.value) in ACTION_FIELDS:
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        aliases[target.id] = _post_field(node.value)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Compare):
+                continue
+            left = node.left
+            field = _post_field(left)
+            if isinstance(left, ast.Name):
+                field = aliases.get(left.id)
+            if field in ACTION_FIELDS:
+                actions |= {(field, t) for c in node.comparators for t in _texts(c)}
+    return actions
+
+
+class _Forms(HTMLParser):
+    """The POST forms of a page: their action and their (field, value) choices."""
+
+    def __init__(self):
+        super().__init__()
+        self.forms: list[dict] = []
+        self.current: dict | None = None
+        self.select: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "form" and (attrs.get("method") or "get").lower() == "post":
+            self.current = {"action": attrs.get("action") or "", "choices": set()}
+            self.forms.append(self.current)
+        if self.current is None:
+            return
+        name, value = attrs.get("name"), attrs.get("value") or ""
+        kind = (attrs.get("type") or ("submit" if tag == "button" else "text")).lower()
+        if (
+            tag in ("button", "input")
+            and name
+            and kind == "submit"
+            or tag == "input"
+            and name in ACTION_FIELDS
+        ):
+            self.current["choices"].add((name, value))
+        elif tag == "select":
+            self.select = name
+        elif tag == "option" and self.select in ACTION_FIELDS and attrs.get("value"):
+            self.current["choices"].add((self.select, attrs["value"]))
+
+    def handle_endtag(self, tag):
+        if tag == "form":
+            self.current = None
+        elif tag == "select":
+            self.select = None
+
+
+def form_actions(page_url: str, html: str) -> set[tuple[str, str, str]]:
+    """(URL name the form posts to, field, value) of each action of a page's forms."""
+    parser = _Forms()
+    parser.feed(html)
+    actions = set()
+    for form in parser.forms:
+        target = urlsplit(form["action"] or page_url).path
+        try:
+            match = resolve(target)
+        except Resolver404:
+            continue
+        for field, value in form["choices"]:
+            actions.add((match.view_name, field, value))
+    return actions
+
+
+def action_name(page: str, field: str, value: str) -> str:
+    return f"{page} {field}={value}"
+
+
+def page_actions(urls, page_rules, rendered: dict[str, str]) -> set[str]:
+    """Every action of the pages in scope: from their views' code and from the forms of the
+    pages rendered (``rendered``: URL -> HTML)."""
+    scope = page_scope(urls, page_rules)
+    actions = {
+        action_name(name, field, value)
+        for name, pattern in urls
+        if name in scope
+        for field, value in view_actions(pattern.callback)
+    }
+    for url, html in rendered.items():
+        actions |= {action_name(*a) for a in form_actions(url, html) if a[0] in scope}
+    return actions
+
+
+def action_problems(actions: set[str]) -> list[str]:
+    listed = set(PARITY) | set(BROWSER_ONLY)
+    return [
+        f"{action}: a form action with no endpoint and no browser-only reason"
+        for action in sorted(actions - listed)
+    ]
+
+
+def rendered_pages(client, world, urls, page_rules) -> dict[str, str]:
+    """Every page in scope as its lead sees it (an administrator, for the staff's pages)."""
+    scope = page_scope(urls, page_rules)
+    out = {}
+    for name, pattern in urls:
+        rule = page_rules.get(name)
+        if name not in scope or rule is None or "GET" not in rule.methods:
+            continue
+        role = "admin" if rule.who == "staff" else "lead"
+        url = reverse(name, kwargs=pages._kwargs(world, name, pattern, role))
+        client.force_login(world["people"][role])
+        response = client.get(url)
+        if response.status_code == 200 and "html" in response.get("Content-Type", ""):
+            out[url] = response.content.decode()
+    return out
+
+
+def test_every_form_action_has_an_endpoint_or_a_reason(client, world, schema):
+    urls = project_urls()
+    rendered = rendered_pages(client, world, urls, pages.RULES)
+    actions = page_actions(urls, pages.RULES, rendered)
+    # Both sides were read: a form's button on a page, a branch in a view's code.
+    assert "annotation:worksheet_import action=check" in actions
+    assert "studies:quality form=gold_file" in actions
+    problems = action_problems(actions)
+    listed = [a for a in PARITY if " " in a]
+    problems += [f"{a}: listed, but no such action" for a in sorted(set(listed) - actions)]
+    problems += _problems(schema)
+    assert problems == [], "\n".join(problems)
+
+
+def test_a_new_form_action_on_a_page_with_an_endpoint_is_caught(client, world):
+    """Planted: an Archive button on the study's settings page (which has its endpoints), and an
+    "archive" branch in a view; each is an action of its own with no endpoint."""
+    urls = project_urls()
+    edit = reverse("studies:edit", kwargs={"slug": world["study"].slug})
+    planted_form = (
+        '<form method="post"><button name="action" value="archive">Archive</button></form>'
+    )
+    actions = page_actions(urls, pages.RULES, {edit: planted_form})
+    assert "studies:edit" in PARITY  # the page has its endpoints
+    assert action_problems(actions) == [
+        "studies:edit action=archive: a form action with no endpoint and no browser-only reason"
+    ]
+
+    def planted_view(request, slug):
+        if request.POST.get("action") == "archive":
+            return None
+        return None
+
+    assert view_actions(planted_view) == {("action", "archive")}
