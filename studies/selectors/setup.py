@@ -6,7 +6,7 @@ from collections import Counter
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from ..activity import rating_activity
+from ..activity import UnfinishedWork, rating_activity, unfinished_work
 from ..models import (
     AdjudicationRule,
     Membership,
@@ -45,6 +45,11 @@ def study_setup_locked_reason(*, study: Study) -> str:
             "see can no longer change."
         )
     return ""
+
+
+def study_unfinished_work(*, study: Study) -> UnfinishedWork:
+    """What closing the study now would leave undone (the Close page and the API ask)."""
+    return unfinished_work(study=study)
 
 
 def study_has_assignments(*, study: Study) -> bool:
