@@ -295,6 +295,11 @@ class DimensionKind:
         """The most points an answer can give (0 for kinds outside the total)."""
         raise NotImplementedError
 
+    @property
+    def min_points(self) -> int:
+        """The fewest points an answer can give: the range a page states is min to max."""
+        return min(self.cell_choices) if self.max_points else 0
+
     # --- writing -------------------------------------------------------------------------
 
     def clean(self, raw: dict | None) -> dict:
