@@ -48,17 +48,26 @@ class RaterSerializer(serializers.ModelSerializer):
 class InvitationSerializer(serializers.ModelSerializer):
     state = serializers.SerializerMethodField()
     personal = serializers.BooleanField(source="is_personal")
+    emailed = serializers.SerializerMethodField(help_text="its link was e-mailed, not shown")
 
     class Meta:
         model = Invitation
-        fields = ["token_hash", "role", "note", "personal", "state", "created_at", "expires_at"]
+        fields = [
+            "token_hash", "role", "note", "personal", "emailed", "state", "created_at",
+            "expires_at",
+        ]  # fmt: skip
 
     def get_state(self, invitation) -> str:
         return selectors.invitation_state(invitation)
 
+    def get_emailed(self, invitation) -> bool:
+        return bool(invitation.invitee_email)
+
 
 class InvitationCreatedSerializer(InvitationSerializer):
-    link = serializers.CharField(help_text="Shown once: the token is not stored.")
+    link = serializers.CharField(
+        help_text="Shown once: the token is not stored. Empty when the link was e-mailed."
+    )
 
     class Meta(InvitationSerializer.Meta):
         fields = [*InvitationSerializer.Meta.fields, "link"]
@@ -115,7 +124,7 @@ def study_raters(request, slug):
     return Response({"message": invitations.ACCOUNT_INVITED}, status=status.HTTP_202_ACCEPTED)
 
 
-INVITATION_FIELDS = ("note", "days", "role")
+INVITATION_FIELDS = ("note", "days", "role", "email")
 
 
 @extend_schema(
@@ -133,6 +142,10 @@ INVITATION_FIELDS = ("note", "days", "role")
             "note": serializers.CharField(required=False),
             "days": serializers.IntegerField(required=False, default=invitations.DEFAULT_DAYS),
             "role": serializers.ChoiceField(choices=Membership.Role.choices, required=False),
+            "email": serializers.EmailField(
+                required=False,
+                help_text="e-mail the link to this address instead of answering it",
+            ),
         },
     ),
     responses={201: InvitationCreatedSerializer, **ERRORS},
@@ -158,14 +171,28 @@ def study_invitations(request, slug):
         )
     if not form.is_valid():
         raise form_errors(form)
-    invitation, token = invitations.invitation_create(
-        study=study,
-        created_by=request.user,
-        role=form.cleaned_data.get("role") or Membership.Role.RATER,
-        note=form.cleaned_data["note"],
-        days=form.cleaned_data["days"],
-    )
-    link = request.build_absolute_uri(reverse("studies:invitation", args=[token]))
+    role = form.cleaned_data.get("role") or Membership.Role.RATER
+    if form.cleaned_data["email"]:
+        # Bound to the address: the link goes there, and is shown to no one (issue 38).
+        invitation = invitations.invitation_email_create(
+            study=study,
+            created_by=request.user,
+            email=form.cleaned_data["email"],
+            site=request.build_absolute_uri("/").rstrip("/"),
+            role=role,
+            note=form.cleaned_data["note"],
+            days=form.cleaned_data["days"],
+        )
+        link = ""
+    else:
+        invitation, token = invitations.invitation_create(
+            study=study,
+            created_by=request.user,
+            role=role,
+            note=form.cleaned_data["note"],
+            days=form.cleaned_data["days"],
+        )
+        link = request.build_absolute_uri(reverse("studies:invitation", args=[token]))
     response = Response({**InvitationSerializer(invitation).data, "link": link}, status=201)
     response["Cache-Control"] = "no-store"
     return response

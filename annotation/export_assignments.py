@@ -90,6 +90,16 @@ _RATED_FIELDS = (
 _CONFIDENCE = dict(Assignment.Confidence.choices)
 
 
+def label_keyed(assignments, *, study: Study):
+    """The assignments an export may list by key label: before unblinding, none imported by
+    system. Their ratings came by system name, so beside them a rating by label gives the
+    key to whoever imported the file (issue 38); they are exported once the study is
+    unblinded, and counted meanwhile in the report, the page and the data dictionary."""
+    if study.is_unblinded:
+        return assignments
+    return assignments.exclude(source=Assignment.Source.IMPORTED)
+
+
 def _assignments(
     study: Study,
     *,
@@ -99,8 +109,9 @@ def _assignments(
 ) -> Iterator[_Rated]:
     """The raters' assignments in rater and case order, with their ratings: plain rows
     read a chunk at a time (no model instances: a large study's export reads 100,000s)."""
-    assignments = Assignment.objects.filter(
-        test_case__study=study, rater__role=Membership.Role.RATER
+    assignments = label_keyed(
+        Assignment.objects.filter(test_case__study=study, rater__role=Membership.Role.RATER),
+        study=study,
     ).order_by("rater__pseudonym", "test_case__position")
     if sample_only:
         assignments = assignments.filter(test_case__purpose=TestCase.Purpose.SAMPLE)

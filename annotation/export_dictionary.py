@@ -8,6 +8,7 @@ from .export_assignments import _timestamp
 from .export_long import LONG_COLUMNS, SYSTEM_COLUMN
 from .export_worksheet import SKIPPED_HEADING, SKIPS_COLUMNS, worksheet_header
 from .models import Assignment
+from .selectors.imported import imported_ratings_count
 from .worksheets.columns import dimension_columns
 
 
@@ -36,6 +37,15 @@ def data_dictionary(*, study: Study) -> str:
             "The study is still blinded: no export carries the system of a response.",
             "",
         ]
+        imported = imported_ratings_count(study_id=study.pk)
+        if imported:
+            lines += [
+                f"{imported} ratings were imported from elsewhere by system name. They are "
+                "left out of the worksheet, the long table and the gold file until the study "
+                "is unblinded: listed by response label beside the file that named their "
+                "systems, they would give the key. The agreement statistics count them.",
+                "",
+            ]
     lines += [
         "## Rubric",
         "",

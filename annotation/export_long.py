@@ -8,7 +8,7 @@ from typing import Any
 from studies.models import Membership, Study, TestCase
 from studies.rubric import answer_flag
 
-from .export_assignments import CHUNK, _assignments, _systems, _timestamp
+from .export_assignments import CHUNK, _assignments, _systems, _timestamp, label_keyed
 from .models import Adjudication, Assignment
 from .selectors import expected_answer_details
 from .worksheets.columns import dimension_columns
@@ -206,11 +206,14 @@ def gold_rows(*, study: Study) -> Iterator[list]:
     systems = _systems(study)
     dimensions = {d.key: d for d in study.rubric.scoring_dimensions()}
     assignments = (
-        Assignment.objects.filter(
-            test_case__study=study,
-            rater__role=Membership.Role.RATER,
-            status=Assignment.Status.SUBMITTED,
-            test_case__expected__isnull=False,
+        label_keyed(
+            Assignment.objects.filter(
+                test_case__study=study,
+                rater__role=Membership.Role.RATER,
+                status=Assignment.Status.SUBMITTED,
+                test_case__expected__isnull=False,
+            ),
+            study=study,
         )
         .exclude(test_case__purpose=TestCase.Purpose.SAMPLE)
         .select_related("rater", "test_case__expected")

@@ -222,6 +222,13 @@ class InvitationForm(forms.Form):
         help_text="For you, e.g. who the link is for. The rater does not see it.",
     )
     days = forms.IntegerField(label="Valid for (days)", min_value=1, max_value=MAX_DAYS, initial=14)
+    email = forms.EmailField(
+        label="E-mail the link to",
+        required=False,
+        help_text="The person's address: the link is sent there and not shown to you, and "
+        "administrators see that this person came by it. Leave empty for an open link "
+        "shown to you (refused when the study takes raters only by bound invitations).",
+    )
     role = forms.ChoiceField(
         choices=Membership.Role.choices, initial=Membership.Role.RATER, required=False
     )

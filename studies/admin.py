@@ -10,13 +10,19 @@ and changes them only through actions that call the services.
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
+from django.contrib.admin.utils import unquote
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.models import User
+from django.shortcuts import redirect
 from django.template.response import TemplateResponse
+from django.urls import reverse
 
 from studies.services import RATER_ACTIONS, rater_status_change, tokens
 from studies.services.webhooks import webhook_delivery_replay
 
 from .errors import ApplicationError
 from .models import ApiToken, Membership, Study, Webhook, WebhookDelivery
+from .selectors import account_reads_blinded_labels
 
 
 class ServiceOwnedAdmin(admin.ModelAdmin):
@@ -109,8 +115,10 @@ class MembershipAdmin(ServiceOwnedAdmin):
     """Read-only; raters are paused, reinstated or excluded by actions that ask the reason
     and call ``rater_status_change`` (the lock, the audit trail, the analysis told)."""
 
-    list_display = ["study", "user", "role", "pseudonym", "status"]
-    list_filter = ["role", "status"]
+    list_display = [
+        "study", "user", "role", "pseudonym", "status", "joined_via", "joined_by", "created_at",
+    ]  # fmt: skip
+    list_filter = ["role", "status", "joined_via"]
     search_fields = ["study__slug", "user__username", "pseudonym"]
     actions = [
         _status_action(name, f"{name.capitalize()} the selected raters")
@@ -171,3 +179,34 @@ class WebhookDeliveryAdmin(ServiceOwnedAdmin):
                 messages.error(request, f"{delivery}: not replayed. {error}")
             else:
                 messages.success(request, f"{delivery}: sent again, event {delivery.event_id}.")
+
+
+# Django's own user admin, with one rule added (issue 38): an administrator reads every
+# study's texts by system, so with a rater's or adjudicator's password (or the address a
+# reset link goes to) they would read the same texts under their labels. While the account
+# takes part in a study not yet unblinded, its password form is refused and its e-mail
+# address cannot be changed here; the person changes their own.
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class AccountAdmin(UserAdmin):
+    def get_readonly_fields(self, request, obj=None):
+        fields = tuple(super().get_readonly_fields(request, obj))
+        if obj is not None and account_reads_blinded_labels(user=obj):
+            return (*fields, "email")
+        return fields
+
+    def user_change_password(self, request, id, form_url=""):
+        user = self.get_object(request, unquote(id))
+        if user is not None and account_reads_blinded_labels(user=user):
+            messages.error(request, SETTING_REFUSED)
+            return redirect(reverse("admin:auth_user_change", args=[user.pk]))
+        return super().user_change_password(request, id, form_url)
+
+
+SETTING_REFUSED = (
+    "This account rates or adjudicates in a study not yet unblinded: no administrator may "
+    "set its password, since an administrator sees which system wrote each response. The "
+    "person sets their own (Forgot your password? on the sign-in page)."
+)

@@ -15,7 +15,7 @@ from core.api import ErrorResponseSerializer, body_object, scalar_fields
 
 from . import access
 from .services import invitations
-from .services.accounts import password_set_link_parts, rater_account_create
+from .services.accounts import rater_account_create
 
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
 ACCOUNT_FIELDS = ("study", "username", "email")
@@ -26,9 +26,8 @@ AccountCreatedSerializer = inline_serializer(
         "username": serializers.CharField(),
         "study": serializers.CharField(),
         "pseudonym": serializers.CharField(),
-        "password_link": serializers.CharField(
-            help_text="Shown once: the person sets their password with it (single use, "
-            "valid for PASSWORD_RESET_TIMEOUT, a day by default)."
+        "email": serializers.CharField(
+            help_text="where the link to choose a password was sent (never in this answer)"
         ),
     },
 )
@@ -38,16 +37,19 @@ AccountCreatedSerializer = inline_serializer(
     summary="Make a rater's account for a study (administrators only)",
     description=(
         "The account joins the study as a rater with the next pseudonym, recorded in its "
-        "history. It has no password: give the person `password_link`, with which they "
-        "choose one (the link is in this answer only). An existing account is invited "
-        "instead, with `POST studies/{slug}/raters/`."
+        "history. It has no password: the link with which the person chooses one is "
+        "e-mailed to `email` and shown to no one else (an administrator reads the texts by "
+        "system, and with the link could sign in as the rater). An existing account is "
+        "invited instead, with `POST studies/{slug}/raters/`."
     ),
     request=inline_serializer(
         "RaterAccountCreate",
         {
             "study": serializers.CharField(help_text="the study's slug"),
             "username": serializers.CharField(max_length=150),
-            "email": serializers.EmailField(required=False),
+            "email": serializers.EmailField(
+                help_text="the person's address: the link to choose a password goes there"
+            ),
         },
     ),
     responses={201: AccountCreatedSerializer, **ERRORS},
@@ -59,7 +61,9 @@ def accounts(request):
         raise exceptions.PermissionDenied("Only administrators create accounts.")
     body = body_object(request, fields=ACCOUNT_FIELDS, what="a field of an account")
     data = scalar_fields(body, ACCOUNT_FIELDS)
-    problems = [f"{name}: give a text." for name in ("study", "username") if not data.get(name)]
+    problems = [
+        f"{name}: give a text." for name in ("study", "username", "email") if not data.get(name)
+    ]
     problems += [
         f"{name}: give a text." for name, value in data.items() if not isinstance(value, str)
     ]
@@ -67,21 +71,21 @@ def accounts(request):
         raise exceptions.ValidationError(sorted(set(problems)))
     study, _ = access.get_study_for_user(request.user, data["study"], role=access.COORDINATOR)
     membership = rater_account_create(
-        study=study, username=data["username"], email=data.get("email") or "", actor=request.user
+        study=study,
+        username=data["username"],
+        email=data["email"],
+        actor=request.user,
+        site=request.build_absolute_uri("/").rstrip("/"),
     )
-    uid, token = password_set_link_parts(user=membership.user)
-    link = reverse("password_reset_confirm", kwargs={"uidb64": uid, "token": token})
-    response = Response(
+    return Response(
         {
             "username": membership.user.get_username(),
             "study": study.slug,
             "pseudonym": membership.pseudonym,
-            "password_link": request.build_absolute_uri(link),
+            "email": membership.user.email,
         },
         status=status.HTTP_201_CREATED,
     )
-    response["Cache-Control"] = "no-store"
-    return response
 
 
 @extend_schema(

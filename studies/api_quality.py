@@ -131,9 +131,7 @@ def _rules(study: Study) -> dict:
 
 def _quality(study: Study) -> dict:
     items = (
-        study.test_cases.exclude(purpose=TestCase.Purpose.SAMPLE)
-        .select_related("expected")
-        .order_by("purpose", "position")
+        study.test_cases.quality_items().select_related("expected").order_by("purpose", "position")
     )
     return {
         "frozen": study.is_frozen,

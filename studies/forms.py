@@ -38,6 +38,7 @@ class StudyForm(forms.ModelForm):
             "explanation_first": "Explanation before the verdict",
             "case_layout": "Case layout",
             "imported_optional": "Imported ratings: confidence and total optional",
+            "bound_invitations_only": "Raters join only by invitations bound to a person",
             "success_alpha": "Success criterion: Krippendorff's alpha at least",
             "success_min_dimensions": "… on at least this many dimensions",
         }
@@ -88,6 +89,14 @@ class StudyForm(forms.ModelForm):
                 "For human labels collected in another tool and imported as worksheets: "
                 "Confidence and Total may be left blank. Such ratings are marked imported in "
                 "the exports, with a blank confidence (never a default)."
+            ),
+            "bound_invitations_only": (
+                "Refuses open invitation links for raters and adjudicators, including those "
+                "made before: each joins by a link e-mailed to their address, by accepting an "
+                "invitation of their existing account, by an account an administrator made, "
+                "or by a participant link (with the vendor's participant id). How each one "
+                "joined is shown to administrators. No software can tell that two accounts "
+                "are one person: see docs/blinding.md."
             ),
             "success_alpha": "0.70 in the reference study.",
             "success_min_dimensions": "3 (of 5) in the reference study.",

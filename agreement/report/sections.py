@@ -26,7 +26,7 @@ from annotation.selectors.profile import profile_summary
 from annotation.selectors.skips import study_skip_summary
 from jobs.models import Job
 from studies.exposure import exposure_limits
-from studies.models import Membership, Study, StudyEvent
+from studies.models import Membership, Study, StudyEvent, TestCase
 from studies.selectors import rubric_for_display
 
 # Edits after the study opened that a report lists as deviations from the frozen protocol.
@@ -353,6 +353,20 @@ def _deviations(study: Study, result: dict, *, withdrawn: list[str]) -> list[dic
         )
     if withdrawn:
         deviations.append({"when": None, "what": "Raters withdrew", "reason": ", ".join(withdrawn)})
+    left = list(
+        study.test_cases.filter(purpose=TestCase.Purpose.LEFT_OUT)
+        .order_by("position")
+        .values_list("case_id", flat=True)[: MAX_LISTED + 1]
+    )
+    if left:
+        listed = ", ".join(left[:MAX_LISTED]) + (", ..." if len(left) > MAX_LISTED else "")
+        deviations.append(
+            {
+                "when": None,
+                "what": "Cases left out of the sample",
+                "reason": "quality items taken back, whose key had been shown by system: " + listed,
+            }
+        )
     imported = imported_ratings_count(study_id=study.pk)
     if imported:
         deviations.append(

@@ -149,7 +149,7 @@ def qc_checks(*, agreement: StudyAgreement) -> dict[str, dict]:
 def qc_raters(*, study: Study):
     """The study's raters for the QC page, by pseudonym, with their accounts."""
     raters = study.memberships.filter(role=Membership.Role.RATER)
-    return raters.select_related("user").order_by("pseudonym")
+    return raters.select_related("user", "joined_by").order_by("pseudonym")
 
 
 def rater_decisions(*, study: Study, kinds) -> list[dict]:

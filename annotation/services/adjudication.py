@@ -304,7 +304,7 @@ def adjudication_gold_refusal(*, adjudication: Adjudication, study: Study) -> st
     if study.is_frozen:
         return GOLD_FROZEN
     if adjudication.test_case.purpose != TestCase.Purpose.SAMPLE:
-        return "This case is already a gold item or an attention check."
+        return "This case is not a sample case: a gold item, an attention check, or left out."
     return ""
 
 

@@ -67,6 +67,22 @@ def invitation_create(request, slug):
     if not form.is_valid():
         return _raters_page(request, study, invitation_form=form, status=400)
     role = form.cleaned_data.get("role") or Membership.Role.RATER
+    if form.cleaned_data["email"]:
+        try:
+            invitations.invitation_email_create(
+                study=study,
+                created_by=request.user,
+                email=form.cleaned_data["email"],
+                site=request.build_absolute_uri("/").rstrip("/"),
+                role=role,
+                note=form.cleaned_data["note"],
+                days=form.cleaned_data["days"],
+            )
+        except invitations.InvitationError as error:
+            form.add_error(None, str(error))
+            return _raters_page(request, study, invitation_form=form, status=400)
+        messages.success(request, "The invitation was e-mailed; the link was shown to no one.")
+        return redirect("annotation:raters", slug=study.slug)
     try:
         invitation, token = invitations.invitation_create(
             study=study,

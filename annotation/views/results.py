@@ -12,6 +12,7 @@ from annotation import export_jobs, worksheet_jobs, worksheets
 from annotation.export_responses import export_job_response, export_response
 from annotation.forms import WorksheetImportForm
 from annotation.selectors import case_progress_page, rater_pseudonyms
+from annotation.selectors.imported import imported_ratings_count
 from annotation.views.file_import import (
     file_import_job_of,
     file_import_job_page,
@@ -46,6 +47,8 @@ def _results_page(
             "checked_token": checked_token,
             "checked_name": checked_name,
             "unblinded": study.is_unblinded,
+            # Left out of the label-keyed exports until unblinding (issue 38).
+            "imported_held": 0 if study.is_unblinded else imported_ratings_count(study_id=study.pk),
             "asks_profile": bool(profile_questions_of(study=study)),
             "is_lead": request.user.pk == study.lead_id,
             "max_problems": worksheets.columns.MAX_PROBLEMS,

@@ -35,12 +35,19 @@ class TestCaseQuerySet(models.QuerySet):
         """
         return self.filter(purpose=TestCase.Purpose.SAMPLE)
 
+    def quality_items(self):
+        """The gold items and attention checks (not the cases left out of the sample)."""
+        return self.filter(purpose__in=(TestCase.Purpose.GOLD, TestCase.Purpose.ATTENTION))
+
 
 class TestCase(models.Model):
     class Purpose(models.TextChoices):
         SAMPLE = "sample", "Sample"
         GOLD = "gold", "Gold item"
         ATTENTION = "attention", "Attention check"
+        # A quality item taken back: its key was shown by system, so it never counts as a
+        # sample case again (issue 38), nor as a quality item until made one again.
+        LEFT_OUT = "left_out", "Left out of the sample (key shown)"
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="test_cases")
@@ -54,6 +61,10 @@ class TestCase(models.Model):
     content_warning = models.TextField(blank=True)
     # Never shown to raters: a gold item or attention check must look like any other case.
     purpose = models.CharField(max_length=10, choices=Purpose, default=Purpose.SAMPLE)
+    # When the case's key was first shown by system (it became a gold item or attention
+    # check, whose expected answers are entered and read per system): from then on it is
+    # never a sample case, whatever happens to it (issue 38).
+    key_shown_at = models.DateTimeField(null=True, blank=True)
 
     objects = TestCaseQuerySet.as_manager()
 
@@ -61,6 +72,12 @@ class TestCase(models.Model):
         ordering = ["position"]
         constraints = [
             models.UniqueConstraint(fields=["study", "case_id"], name="unique_case_id"),
+            # A sample case's key was never shown; every other case's was.
+            models.CheckConstraint(
+                condition=models.Q(purpose="sample", key_shown_at__isnull=True)
+                | (~models.Q(purpose="sample") & models.Q(key_shown_at__isnull=False)),
+                name="sample_case_key_never_shown",
+            ),
         ]
         indexes = [
             # A page of a study's cases in their order (the case list, results, overview)
@@ -70,6 +87,10 @@ class TestCase(models.Model):
 
     def __str__(self):
         return self.case_id
+
+    @property
+    def is_left_out(self) -> bool:
+        return self.purpose == self.Purpose.LEFT_OUT
 
 
 class Response(models.Model):

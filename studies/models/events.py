@@ -50,6 +50,7 @@ class StudyEvent(models.Model):
         QUALITY_SETTINGS_CHANGED = "quality_settings_changed", "Quality-control settings changed"
         EXPECTED_ANSWERS_SET = "expected_answers_set", "Expected answers set"
         EXPECTED_ANSWERS_IMPORTED = "expected_answers_imported", "Gold file imported"
+        CASE_KEY_SHOWN = "case_key_shown", "Case's key shown by system: out of the sample for good"
         ATTENTION_CHECK_ADDED = "attention_check_added", "Attention check added"
         # LLM judges (never raters)
         JUDGE_OUTPUTS_IMPORTED = "judge_outputs_imported", "Judge outputs imported"

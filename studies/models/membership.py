@@ -33,6 +33,30 @@ class Membership(models.Model):
     # A rater whose ratings were made outside Concord and imported by system: the name the
     # imported file gave them. Such a rater has no usable account; identity erasure clears it.
     external_name = models.CharField(max_length=200, blank=True)
+
+    class JoinedVia(models.TextChoices):
+        """How a person came into the study (issue 38): shown to administrators, so that a
+        rater enrolled through a link anyone could use stands out."""
+
+        UNRECORDED = "", "Not recorded (joined before this was recorded)"
+        OPEN_LINK = "open_link", "Open invitation link (anyone who had it)"
+        EMAIL = "email", "Invitation e-mailed to an address"
+        ACCOUNT = "account", "Personal invitation of an existing account"
+        ACCOUNT_MADE = "account_made", "Account made by an administrator, link e-mailed"
+        PARTICIPANT_LINK = "participant_link", "Participant link (a vendor's participant id)"
+        IMPORTED = "imported", "Named in ratings imported from elsewhere"
+        OPERATOR = "operator", "Added by an operator (command line, demo)"
+
+    # How this person joined: the way, the invitation (when one was used) and who made
+    # it, the link or the account; ``created_at`` is when. Administrators see it (the
+    # memberships admin, the QC page); coordinators do not, as it may name identities.
+    joined_via = models.CharField(max_length=20, choices=JoinedVia.choices, blank=True)
+    joined_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    invitation = models.ForeignKey(
+        "Invitation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     # The IANA time zone the rater's browser reported (e.g. "Europe/Berlin"): a daily
     # exposure limit resets at their midnight, and its message speaks their local time.
     time_zone = models.CharField(max_length=64, blank=True)
@@ -85,6 +109,9 @@ class Invitation(models.Model):
         related_name="study_invitations",
     )
     declined_at = models.DateTimeField(null=True, blank=True)
+    # An invitation bound to an e-mail address: its link was sent there and never shown to
+    # the coordinator who made it (identity: erasure clears it).
+    invitee_email = models.EmailField(blank=True)
 
     def __str__(self):
         return f"Invitation to {self.study} as {self.role}"

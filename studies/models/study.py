@@ -14,6 +14,10 @@ class StudyQuerySet(models.QuerySet):
         """Studies past their draft: the lifecycle's ``is_draft``, asked in the database."""
         return self.exclude(status=Study.Status.DRAFT)
 
+    def blinded(self):
+        """Studies whose key is still hidden: the lifecycle's not ``is_unblinded``."""
+        return self.exclude(status=Study.Status.UNBLINDED)
+
 
 class Study(models.Model):
     class Status(models.TextChoices):
@@ -70,6 +74,10 @@ class Study(models.Model):
     # Ratings collected elsewhere (an imported worksheet) may leave confidence and totals
     # blank; they are exported as imported, with a blank confidence.
     imported_optional = models.BooleanField(default=False)
+    # Raters and adjudicators join only by an invitation bound to a person (an e-mail
+    # address, an existing account, an account an administrator made, a participant link's
+    # vendor id), never by an open link (issue 38).
+    bound_invitations_only = models.BooleanField(default=False)
     success_alpha = models.DecimalField(max_digits=4, decimal_places=3, default=Decimal("0.700"))
     success_min_dimensions = models.PositiveSmallIntegerField(default=3)
     protocol_fingerprint = models.CharField(max_length=64, blank=True)

@@ -4,6 +4,10 @@ control's settings (``quality``), the frozen protocol (``protocol``), test-case 
 blinding check (``cases``), the audit trail (``events``), invitations and API tokens
 (``invitations``). Every read is importable from here."""
 
+from .accounts import (
+    LABEL_READERS,
+    account_reads_blinded_labels,
+)
 from .cases import (
     MENTIONS_SHOWN,
     case_upload_kept_mentions,
@@ -69,6 +73,8 @@ from .welfare import (
 )
 
 __all__ = [
+    "LABEL_READERS",
+    "account_reads_blinded_labels",
     "test_cases_preview",
     "MENTIONS_SHOWN",
     "study_identity_mentions",

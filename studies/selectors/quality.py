@@ -29,9 +29,7 @@ def quality_ids_standing_out(*, study: Study) -> list[str]:
     "TC-017" is "tc-#") is that of no sample case's id.
     """
     quality = list(
-        study.test_cases.exclude(purpose=TestCase.Purpose.SAMPLE)
-        .order_by("position")
-        .values_list("case_id", flat=True)
+        study.test_cases.quality_items().order_by("position").values_list("case_id", flat=True)
     )
     if not quality:
         return []

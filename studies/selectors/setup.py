@@ -77,6 +77,8 @@ def study_case_summary(*, study: Study) -> dict:
         "cases": sum(strata.values()),
         "gold": by_purpose.get(TestCase.Purpose.GOLD, 0),
         "attention": by_purpose.get(TestCase.Purpose.ATTENTION, 0),
+        # Quality items taken back: their key was shown, so they count nowhere (issue 38).
+        "left_out": by_purpose.get(TestCase.Purpose.LEFT_OUT, 0),
         "systems": list(study.systems.values_list("name", flat=True)),
         "strata": sorted((name, count) for name, count in strata.items() if name),
         "unstratified": strata.get("", 0),

@@ -5,7 +5,9 @@ already sees everything in every study, so there is no consent of someone else's
 (unlike a coordinator naming an existing account, which only invites it). The account
 gets no password: hashing one costs most of a second by design, and no administrator
 should know a rater's password. The person sets their own through a one-time link
-(``password_set_link_parts``), as after a password reset.
+(``password_set_link_parts``), as after a password reset, which is e-mailed to them and
+never shown to the administrator: an administrator reads the texts by system, and with the
+link they could sign in as the rater and read the same texts under their labels (issue 38).
 """
 
 import uuid
@@ -14,8 +16,10 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, User
 from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
+from django.core.mail import send_mail
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
+from django.template.loader import render_to_string
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
@@ -50,22 +54,29 @@ def _clean_username(username: str) -> str:
 
 def _clean_email(email: str) -> str:
     email = (email or "").strip()
+    if not email:
+        # The link to choose a password goes to the person, never to the administrator.
+        raise StudySetupError(
+            "Give the person's e-mail address: the link with which they choose their "
+            "password is sent there (no one else is shown it)."
+        )
     if len(email) > 254:
         raise StudySetupError("An email address has at most 254 characters.")
-    if email:
-        try:
-            validate_email(email)
-        except ValidationError:
-            raise StudySetupError("That is not an email address.") from None
+    try:
+        validate_email(email)
+    except ValidationError:
+        raise StudySetupError("That is not an email address.") from None
     return email
 
 
 @transaction.atomic
 def rater_account_create(
-    *, study: Study, username: str, email: str = "", actor: User
+    *, study: Study, username: str, email: str, actor: User, site: str
 ) -> Membership:
     """Make an account without a password and add it to ``study`` as a rater (the next
-    pseudonym), recorded in the study's history; all or nothing."""
+    pseudonym), recorded in the study's history, and e-mail the person the one-time link
+    with which they choose their password (``site``: "https://host", the link's origin),
+    once the account is committed; all or nothing."""
     if not actor.is_staff:
         raise StudySetupError("Only administrators create accounts.")
     username, email = _clean_username(username), _clean_email(email)
@@ -82,7 +93,13 @@ def rater_account_create(
             )
     except IntegrityError:
         raise StudySetupError(USERNAME_TAKEN) from None
-    membership = membership_add(study=study, user=user, role=Membership.Role.RATER)
+    membership = membership_add(
+        study=study,
+        user=user,
+        role=Membership.Role.RATER,
+        joined_via=Membership.JoinedVia.ACCOUNT_MADE,
+        joined_by=actor,
+    )
     # The history names the pseudonym, never the account: coordinators read it.
     study_event_record(
         study=study,
@@ -90,7 +107,20 @@ def rater_account_create(
         kind=StudyEvent.Kind.RATER_ACCOUNT_CREATED,
         membership=membership,
     )
+    transaction.on_commit(lambda: password_link_send(user=user, site=site))
     return membership
+
+
+def password_link_send(*, user: User, site: str) -> None:
+    """E-mail a new account's person the one-time link to choose their password."""
+    uid, token = password_set_link_parts(user=user)
+    context = {"user": user, "site": site, "uid": uid, "token": token}
+    send_mail(
+        subject="Your Concord account: choose your password",
+        message=render_to_string("registration/account_created_email.txt", context),
+        from_email=None,
+        recipient_list=[user.email],
+    )
 
 
 def imported_rater_create(*, study: Study, name: str) -> Membership:
@@ -100,7 +130,9 @@ def imported_rater_create(*, study: Study, name: str) -> Membership:
     user = get_user_model().objects.create_user(
         username=f"imported-{uuid.uuid4().hex[:20]}", password=None, is_active=False
     )
-    membership = membership_add(study=study, user=user, role=Membership.Role.RATER)
+    membership = membership_add(
+        study=study, user=user, role=Membership.Role.RATER, joined_via=Membership.JoinedVia.IMPORTED
+    )
     membership.external_name = name
     membership.save(update_fields=["external_name"])
     return membership

@@ -140,13 +140,20 @@ def _scrub_events(pattern: re.Pattern, terms: list[str]) -> int:
     return changed
 
 
+ERASED_EMAIL = "erased@erased.invalid"
+
+
 def _scrub_invitations(user: User, pattern: re.Pattern | None, terms: list[str]) -> int:
     """The person's own invitations lose their name and note; others' notes, the mentions.
 
     A personal invitation keeps a (redacted) name, so it stays personal; a link the person
     used stays a link."""
     own = Q(invitee=user) | Q(used_by=user) | Q(invitee_name__iexact=user.get_username())
+    if user.email:
+        own |= Q(invitee_email__iexact=user.email)
     Invitation.objects.filter(own).exclude(invitee_name="").update(invitee_name=REDACTED)
+    # An e-mailed invitation stays bound to an address, one that reaches no one.
+    Invitation.objects.filter(own).exclude(invitee_email="").update(invitee_email=ERASED_EMAIL)
     changed = Invitation.objects.filter(own).update(note="")
     if pattern is not None:
         for invitation in _mentions(Invitation.objects.exclude(own), ["note"], terms):

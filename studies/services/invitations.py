@@ -15,7 +15,12 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.core.mail import send_mail
+from django.core.validators import validate_email
 from django.db import transaction
+from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils import timezone
 
 from studies.errors import ApplicationError
@@ -38,6 +43,34 @@ class InvitationError(ApplicationError):
         self.reason = reason
 
 
+# The roles that read the texts under their labels: with an open link, a coordinator could
+# enrol an identity of their own in them (issue 38).
+BLINDED_ROLES = (Membership.Role.RATER, Membership.Role.ADJUDICATOR)
+BOUND_ONLY = (
+    "This study takes raters and adjudicators only by an invitation bound to a person (an "
+    "e-mail address, an existing account, or a participant link's vendor id), not by an "
+    "open link anyone could use."
+)
+
+
+def invitation_kind(invitation: Invitation) -> str:
+    """How a person who uses ``invitation`` joins (``Membership.JoinedVia``)."""
+    if invitation.invitee_email:
+        return Membership.JoinedVia.EMAIL
+    if invitation.is_personal:
+        return Membership.JoinedVia.ACCOUNT
+    return Membership.JoinedVia.OPEN_LINK
+
+
+def _require_bound(study: Study, *, role: str, kind: str) -> None:
+    if (
+        study.bound_invitations_only
+        and role in BLINDED_ROLES
+        and kind == Membership.JoinedVia.OPEN_LINK
+    ):
+        raise InvitationError(BOUND_ONLY, reason="bound")
+
+
 @transaction.atomic
 def invitation_create(
     *,
@@ -53,11 +86,61 @@ def invitation_create(
     if not 1 <= days <= MAX_DAYS:
         raise InvitationError(f"A link can be valid for 1 to {MAX_DAYS} days.", reason="days")
     _require_not_closed(study)
+    _require_bound(study, role=role, kind=Membership.JoinedVia.OPEN_LINK)
     token = secrets.token_urlsafe(32)
     invitation = _invitation_insert(
         study=study, actor=created_by, role=role, token=token, days=days, note=note.strip()[:200]
     )
     return invitation, token
+
+
+@transaction.atomic
+def invitation_email_create(
+    *,
+    study: Study,
+    created_by: User,
+    email: str,
+    site: str,
+    role: str = Membership.Role.RATER,
+    note: str = "",
+    days: int = DEFAULT_DAYS,
+) -> Invitation:
+    """Make an invitation bound to an e-mail address: its link is e-mailed there once this
+    commits (``site``: "https://host", the link's origin) and shown to no one else, so the
+    coordinator who made it cannot use it unless the address is theirs."""
+    if role not in Membership.Role.values:
+        raise InvitationError(f"Unknown role {role!r}.", reason="role")
+    if not 1 <= days <= MAX_DAYS:
+        raise InvitationError(f"A link can be valid for 1 to {MAX_DAYS} days.", reason="days")
+    email = (email or "").strip()
+    try:
+        if len(email) > 254:
+            raise ValidationError("too long")
+        validate_email(email)
+    except ValidationError:
+        raise InvitationError("That is not an e-mail address.", reason="email") from None
+    _require_not_closed(study)
+    token = secrets.token_urlsafe(32)
+    invitation = _invitation_insert(
+        study=study,
+        actor=created_by,
+        role=role,
+        token=token,
+        days=days,
+        note=note.strip()[:200],
+        invitee_email=email,
+    )
+    link = site + reverse("studies:invitation", args=[token])
+    context = {"study": study, "link": link, "days": days, "role": invitation.get_role_display()}
+    transaction.on_commit(
+        lambda: send_mail(
+            subject=f"Invitation to take part in {study.name}",
+            message=render_to_string("studies/people/invitation_email.txt", context),
+            from_email=None,
+            recipient_list=[email],
+        )
+    )
+    return invitation
 
 
 def _invitation_insert(
@@ -70,6 +153,7 @@ def _invitation_insert(
     note: str = "",
     invitee_name: str = "",
     invitee: User | None = None,
+    invitee_email: str = "",
 ) -> Invitation:
     """The invitation row (its token hashed) and the record of its creation; one that
     names an account (``invitee_name``) is personal."""
@@ -80,10 +164,14 @@ def _invitation_insert(
         note=note,
         invitee_name=invitee_name,
         invitee=invitee,
+        invitee_email=invitee_email,
         created_by=actor,
         expires_at=timezone.now() + timedelta(days=days),
     )
     detail: dict[str, Any] = {"personal": True} if invitee_name else {}
+    if invitee_email:
+        # Never the address itself: coordinators read the history.
+        detail["emailed"] = True
     study_event_record(
         study=study,
         actor=actor,
@@ -120,7 +208,9 @@ def invitation_accept_signup(*, token: str, username: str, password: str) -> Mem
     """Create an account and use the invitation with it: both or neither."""
     invitation = _usable(token)
     _require_not_closed(invitation.study)
-    user = get_user_model().objects.create_user(username=username, password=password)
+    user = get_user_model().objects.create_user(
+        username=username, password=password, email=invitation.invitee_email
+    )
     return _use(invitation, user)
 
 
@@ -164,7 +254,16 @@ def _use(invitation: Invitation, user: User) -> Membership:
     study = invitation.study
     _require_newcomer(study, user)
     _require_not_closed(study)
-    membership = membership_add(study=study, user=user, role=invitation.role)
+    # A link made before the study required bound invitations no longer admits a rater.
+    _require_bound(study, role=invitation.role, kind=invitation_kind(invitation))
+    membership = membership_add(
+        study=study,
+        user=user,
+        role=invitation.role,
+        joined_via=invitation_kind(invitation),
+        joined_by=invitation.created_by,
+        invitation=invitation,
+    )
     invitation.used_at = timezone.now()
     invitation.used_by = user
     invitation.save(update_fields=["used_at", "used_by"])

@@ -6,7 +6,7 @@ from django.db import transaction
 from studies.errors import StudySetupError
 from studies.events import study_event_record
 from studies.locks import membership_lock, study_lock
-from studies.models import Membership, Study, StudyEvent
+from studies.models import Invitation, Membership, Study, StudyEvent
 from studies.signals import analysis_inputs_announce, raters_need_cases_announce
 
 # The pseudonyms the people who rate and who resolve disagreements go by in a study.
@@ -17,9 +17,18 @@ PSEUDONYM_PREFIXES: dict[str, str] = {
 
 
 @transaction.atomic
-def membership_add(*, study: Study, user: User, role: str) -> Membership:
+def membership_add(
+    *,
+    study: Study,
+    user: User,
+    role: str,
+    joined_via: str = Membership.JoinedVia.OPERATOR,
+    joined_by: User | None = None,
+    invitation: Invitation | None = None,
+) -> Membership:
     """Add a person to a study; raters get the next free pseudonym (R-01, R-02, ...),
-    adjudicators theirs (A-01, ...)."""
+    adjudicators theirs (A-01, ...). The membership records how they came in
+    (``joined_via``, the ``invitation`` used and who made it, ``joined_by``)."""
     # Joins to one study run one at a time (the study locked exclusively), so two people
     # joining at once cannot both read the same free pseudonym, and the same person added
     # twice at once (a double click, two coordinators) gets the one membership.
@@ -34,7 +43,14 @@ def membership_add(*, study: Study, user: User, role: str) -> Membership:
         )
     study_lock(study.pk, exclusive=True)
     membership, created = Membership.objects.get_or_create(
-        study=study, user=user, defaults={"role": role}
+        study=study,
+        user=user,
+        defaults={
+            "role": role,
+            "joined_via": joined_via,
+            "joined_by": joined_by,
+            "invitation": invitation,
+        },
     )
     prefix = PSEUDONYM_PREFIXES.get(role)
     if created and prefix:
@@ -160,7 +176,13 @@ def rater_add(*, study: Study, user: User, actor: User | None) -> Membership:
     if existing is not None:
         what = existing.pseudonym or existing.get_role_display().lower()
         raise StudySetupError(f"{user.get_username()} already takes part in this study ({what}).")
-    membership = membership_add(study=study, user=user, role=Membership.Role.RATER)
+    membership = membership_add(
+        study=study,
+        user=user,
+        role=Membership.Role.RATER,
+        joined_via=Membership.JoinedVia.OPERATOR,
+        joined_by=actor,
+    )
     study_event_record(
         study=study, actor=actor, kind=StudyEvent.Kind.RATER_ADDED, membership=membership
     )

@@ -329,6 +329,16 @@ def participant_join(
     once: the study is locked exclusively before the id is looked up again and the row
     inserted, and the unique constraint stands behind the lock.
     """
+    if signed_in is not None and _reads_texts_by_system(signed_in, link.study_id):
+        # A browser signed in as someone who reads the texts by system would be signed in
+        # as a new rater (issue 38). A private window gets round this: it stops the
+        # obvious route, not a second identity (docs/blinding.md says so).
+        raise ParticipantError(
+            "You are signed in as an administrator or a coordinator of this study, who sees "
+            "which system wrote each response: a participant link is for participants. "
+            "Sign out to test the link as a participant would.",
+            reason="coordinator",
+        )
     external_id = _vendor_id(params.get(link.participant_param), label="participant id",
                              required=True)  # fmt: skip
     session = _vendor_id(params.get(link.session_param) if link.session_param else "",
@@ -362,6 +372,16 @@ def participant_join(
             existing = _existing(link.study_id, external_id)
     assert existing is not None
     return _resume(link, existing, session, signed_in)
+
+
+def _reads_texts_by_system(user: User, study_id: int) -> bool:
+    return (
+        user.is_staff
+        or Study.objects.filter(pk=study_id, lead=user).exists()
+        or Membership.objects.filter(
+            study_id=study_id, user=user, role=Membership.Role.COORDINATOR
+        ).exists()
+    )
 
 
 def _linked_study_ids(link: ParticipantLink):
@@ -448,7 +468,13 @@ def _join_new(
     user = accounts(username=f"participant-{secrets.token_hex(8)}")
     user.set_unusable_password()
     user.save()
-    membership = membership_add(study=study, user=user, role=Membership.Role.RATER)
+    membership = membership_add(
+        study=study,
+        user=user,
+        role=Membership.Role.RATER,
+        joined_via=Membership.JoinedVia.PARTICIPANT_LINK,
+        joined_by=link.created_by,
+    )
     participant = Participant.objects.create(
         link=link,
         study=study,

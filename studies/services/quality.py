@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from studies.errors import CaseImportError, StudySetupError
 from studies.events import study_event_record
@@ -159,10 +160,27 @@ def _explanation(text: str) -> str:
     return text.replace("\x00", "")
 
 
-def _mark(test_case: TestCase, *, purpose: str, answers: dict, explanation: str) -> None:
+def _mark(test_case: TestCase, *, purpose: str, answers: dict, explanation: str, actor) -> None:
+    """Make the case a quality item. Its expected answers are entered and read per system
+    and stored by label, so its key is shown from now on: recorded once, for good (it is
+    never a sample case again, ``TestCase.key_shown_at``), with an event in the history."""
+    changes: dict[str, Any] = {}
     if test_case.purpose != purpose:
-        TestCase.objects.filter(pk=test_case.pk).update(purpose=purpose)
-        test_case.purpose = purpose
+        changes["purpose"] = purpose
+    if test_case.key_shown_at is None:
+        changes["key_shown_at"] = timezone.now()
+    if changes:
+        TestCase.objects.filter(pk=test_case.pk).update(**changes)
+        for name, value in changes.items():
+            setattr(test_case, name, value)
+    if "key_shown_at" in changes:
+        study_event_record(
+            study_id=test_case.study_id,
+            actor=actor,
+            kind=StudyEvent.Kind.CASE_KEY_SHOWN,
+            case=test_case.case_id,
+            purpose=purpose,
+        )
     ExpectedAnswer.objects.update_or_create(
         test_case=test_case, defaults={"answers": answers, "explanation": explanation}
     )
@@ -178,9 +196,18 @@ def expected_answers_set(
     actor,
 ) -> ExpectedAnswer | None:
     """Make a case a gold item or attention check with these expected answers (or, with
-    purpose "sample", return it to the sample); all or nothing."""
+    purpose "sample", take it off the quality items); all or nothing.
+
+    A quality item taken off does not return to the sample: its key has been shown by
+    system, so it is left out of the sample for good (``Purpose.LEFT_OUT``), and the
+    history and the report say so (issue 38)."""
     study = _unfrozen(test_case.study)
+    # Read again under the study's lock: whether its key was shown decides below.
+    test_case.refresh_from_db(fields=["purpose", "key_shown_at"])
     if purpose == TestCase.Purpose.SAMPLE:
+        if test_case.key_shown_at is None:
+            return None  # a sample case already
+        purpose = TestCase.Purpose.LEFT_OUT
         TestCase.objects.filter(pk=test_case.pk).update(purpose=purpose)
         ExpectedAnswer.objects.filter(test_case=test_case).delete()
         study_event_record(
@@ -199,7 +226,7 @@ def expected_answers_set(
         text = _explanation(explanation)
     except RubricValueError as error:
         raise StudySetupError(str(error)) from error
-    _mark(test_case, purpose=purpose, answers=answers, explanation=text)
+    _mark(test_case, purpose=purpose, answers=answers, explanation=text, actor=actor)
     study_event_record(
         study=study,
         actor=actor,
@@ -223,7 +250,7 @@ def expected_answers_store(
         text = _explanation(explanation)
     except RubricValueError as error:
         raise StudySetupError(str(error)) from error
-    _mark(test_case, purpose=TestCase.Purpose.GOLD, answers=answers, explanation=text)
+    _mark(test_case, purpose=TestCase.Purpose.GOLD, answers=answers, explanation=text, actor=actor)
     study_event_record(
         study=study,
         actor=actor,
@@ -269,7 +296,7 @@ def expected_answers_import(*, study: Study, filename: str, data: bytes, actor) 
     if not cleaned:
         raise CaseImportError(["The file has no expected answers."])
     for test_case, purpose, answers, explanation in cleaned:
-        _mark(test_case, purpose=purpose, answers=answers, explanation=explanation)
+        _mark(test_case, purpose=purpose, answers=answers, explanation=explanation, actor=actor)
     study_event_record(
         study=study,
         actor=actor,
@@ -385,7 +412,9 @@ def attention_check_create(
         else:
             for label in labels:
                 answers["responses"].setdefault(label, {})[dimension.key] = expected
-    _mark(test_case, purpose=TestCase.Purpose.ATTENTION, answers=answers, explanation="")
+    _mark(
+        test_case, purpose=TestCase.Purpose.ATTENTION, answers=answers, explanation="", actor=actor
+    )
     study_event_record(
         study=study, actor=actor, kind=StudyEvent.Kind.ATTENTION_CHECK_ADDED, case=case_id
     )

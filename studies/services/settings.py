@@ -200,6 +200,7 @@ SETTINGS_FIELDS = (
     "explanation_first",
     "case_layout",
     "imported_optional",
+    "bound_invitations_only",
     "success_alpha",
     "success_min_dimensions",
 )

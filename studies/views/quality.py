@@ -65,7 +65,7 @@ def quality_items(request, slug):
             messages.error(request, str(error))
             problems = list(getattr(error, "problems", []))
         status = 400
-    items = study.test_cases.exclude(purpose=TestCase.Purpose.SAMPLE).select_related("expected")
+    items = study.test_cases.quality_items().select_related("expected")
     return render(
         request,
         "studies/quality.html",
@@ -92,7 +92,8 @@ def quality_item(request, slug, case_uuid):
     test_case = get_object_or_404(TestCase, study=study, uuid=case_uuid)
     rows = quality.expected_rows(test_case=test_case)
     explanation = getattr(getattr(test_case, "expected", None), "explanation", "")
-    purpose = test_case.purpose
+    # The purpose shown: a case left out reads as "off the quality items".
+    purpose = TestCase.Purpose.SAMPLE if test_case.is_left_out else test_case.purpose
     error = ""
     if request.method == "POST":
         purpose = request.POST.get("purpose", "")
@@ -123,7 +124,16 @@ def quality_item(request, slug, case_uuid):
             "case": test_case,
             "rows": rows,
             "purpose": purpose,
-            "purposes": TestCase.Purpose.choices,
+            "purposes": [
+                (
+                    TestCase.Purpose.SAMPLE,
+                    "Left out of the sample for good (its key was shown)"
+                    if test_case.key_shown_at
+                    else "Part of the sample (no expected answer)",
+                ),
+                (TestCase.Purpose.GOLD, TestCase.Purpose.GOLD.label),
+                (TestCase.Purpose.ATTENTION, TestCase.Purpose.ATTENTION.label),
+            ],
             "explanation": explanation,
             "error": error,
             "frozen": study.is_frozen,

@@ -1,6 +1,7 @@
 """The adjudication queue: computed after submissions, idempotent, and sent to by hand."""
 
 import pytest
+from django.utils import timezone
 
 from annotation.models import Adjudication, Assignment
 from annotation.services.adjudication_queue import (
@@ -100,7 +101,9 @@ def test_each_rule_triggers_on_its_own_dimension(world):
 
 
 def test_gold_and_attention_cases_are_not_adjudicated(world):
-    Case.objects.filter(pk=case(world, 1).pk).update(purpose=Case.Purpose.GOLD)
+    Case.objects.filter(pk=case(world, 1).pk).update(
+        purpose=Case.Purpose.GOLD, key_shown_at=timezone.now()
+    )
     rate(world, 1, [payload("yes")] * 3)
     adjudication_queue_refresh(study=world)
     assert queue(world) == {}
@@ -206,7 +209,9 @@ def test_only_sample_cases_of_the_study_are_sent(world, lead):
         adjudication_send(
             study=world, actor=lead, test_case=other.test_cases.get(), reason="Not ours"
         )
-    Case.objects.filter(pk=case(world, 1).pk).update(purpose=Case.Purpose.ATTENTION)
+    Case.objects.filter(pk=case(world, 1).pk).update(
+        purpose=Case.Purpose.ATTENTION, key_shown_at=timezone.now()
+    )
     with pytest.raises(AdjudicationSendError, match="sample cases"):
         adjudication_send(study=world, actor=lead, test_case=case(world, 1), reason="Attention")
 

@@ -3,6 +3,7 @@
 from collections import Counter
 
 import pytest
+from django.utils import timezone
 
 from annotation.models import Assignment
 from annotation.services import RatingClosedError, RatingInvalidError, draft_save, rating_submit
@@ -159,7 +160,8 @@ def test_gold_items_are_never_handed_on():
     study = balanced(raters=3, cases=3, k=2)
     skipped = first_assignment(study)
     skipped.test_case.purpose = "gold"
-    skipped.test_case.save(update_fields=["purpose"])
+    skipped.test_case.key_shown_at = timezone.now()
+    skipped.test_case.save(update_fields=["purpose", "key_shown_at"])
     before = skipped.test_case.assignments.count()
     outcome = case_skip(assignment=skipped)
     assert not outcome.reassigned_to and not outcome.k_unmet

@@ -1,9 +1,12 @@
 """Raters' accounts and invitations over the API: an administrator makes an account for a
-study, the person sets their own password with the one-time link; anyone with a link
-joins with their own token."""
+study, the person sets their own password with the one-time link e-mailed to them (never
+shown to the administrator); anyone with a link joins with their own token."""
+
+import re
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core import mail
 from django.urls import reverse
 
 from studies.models import Membership, Study, StudyEvent
@@ -22,14 +25,20 @@ def study(lead_user):
 
 
 def test_an_administrator_makes_a_raters_account_who_sets_their_own_password(
-    client, study, admin, api_as
+    client, study, admin, api_as, django_capture_on_commit_callbacks
 ):
     api = api_as(admin)
-    made = api("POST", "accounts/", {"study": "people", "username": "ana", "email": "a@b.org"})
+    body = {"study": "people", "username": "ana", "email": "a@b.org"}
+    with django_capture_on_commit_callbacks(execute=True):
+        made = api("POST", "accounts/", body)
     assert made.status_code == 201, made.content
     body = made.json()
-    assert body["study"] == "people" and body["username"] == "ana"
-    assert body["pseudonym"] == "R-01" and "no-store" in made["Cache-Control"]
+    assert body == {"study": "people", "username": "ana", "pseudonym": "R-01", "email": "a@b.org"}
+    # The link is not in the answer (issue 38: the administrator would sign in as the
+    # rater): it went to the person's address, and only there.
+    assert "/accounts/password/reset/" not in made.content.decode()
+    (sent,) = mail.outbox
+    assert sent.to == ["a@b.org"] and "ana" in sent.body
     ana = get_user_model().objects.get(username="ana")
     # No password was hashed: the account has none until the person chooses one.
     assert not ana.has_usable_password() and ana.email == "a@b.org"
@@ -41,7 +50,7 @@ def test_an_administrator_makes_a_raters_account_who_sets_their_own_password(
     assert "ana" not in str(event.detail) and "a@b.org" not in str(event.detail)
 
     # The link: Django's own set-password page, once.
-    link = body["password_link"].split("testserver", 1)[1]
+    link = re.search(r"http://testserver(/accounts/password/reset/\S+)", sent.body)[1]
     form = client.get(link, follow=True)
     assert form.status_code == 200 and form.context["validlink"]
     new = {"new_password1": "a long Passphrase 42", "new_password2": "a long Passphrase 42"}
@@ -55,11 +64,12 @@ def test_an_administrator_makes_a_raters_account_who_sets_their_own_password(
 @pytest.mark.parametrize(
     "body, problem",
     [
-        ({"study": "people", "username": "API-Lead"}, "exists already"),
-        ({"study": "people", "username": "has space"}, "Enter a valid username"),
-        ({"study": "people", "username": "x" * 151}, "at most 150"),
+        ({"study": "people", "username": "API-Lead", "email": "b@c.org"}, "exists already"),
+        ({"study": "people", "username": "has space", "email": "b@c.org"}, "a valid username"),
+        ({"study": "people", "username": "x" * 151, "email": "b@c.org"}, "at most 150"),
         ({"study": "people", "username": "bo", "email": "not-mail"}, "not an email"),
         ({"study": "people"}, "username: give a text."),
+        ({"study": "people", "username": "bo"}, "email: give a text."),
         ({"study": "people", "username": 7}, "username: give a text."),
         (
             {"study": "people", "username": "bo", "emial": "bo@example.org"},
@@ -80,12 +90,18 @@ def test_a_bad_account_is_refused_and_nothing_is_made(study, admin, api_as, body
 def test_only_administrators_make_accounts_and_a_closed_study_takes_no_one(
     study, admin, lead_user, api_as
 ):
-    refused = api_as(lead_user)("POST", "accounts/", {"study": "people", "username": "bo"})
+    refused = api_as(lead_user)(
+        "POST", "accounts/", {"study": "people", "username": "bo", "email": "bo@example.org"}
+    )
     assert refused.status_code == 403
-    missing = api_as(admin)("POST", "accounts/", {"study": "nowhere", "username": "bo"})
+    missing = api_as(admin)(
+        "POST", "accounts/", {"study": "nowhere", "username": "bo", "email": "bo@example.org"}
+    )
     assert missing.status_code == 404
     Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED)
-    closed = api_as(admin)("POST", "accounts/", {"study": "people", "username": "bo"})
+    closed = api_as(admin)(
+        "POST", "accounts/", {"study": "people", "username": "bo", "email": "bo@example.org"}
+    )
     assert closed.status_code == 400 and "closed" in closed.json()["error"]["message"]
     # All or nothing: the account was not made without its membership.
     assert not get_user_model().objects.filter(username="bo").exists()
@@ -128,7 +144,7 @@ def test_an_invitation_with_a_field_it_does_not_have_is_refused_and_none_is_made
     refused = api_as(lead_user)("POST", "studies/people/invitations/", {"expires_in_days": 3})
     assert refused.status_code == 400
     assert refused.json()["error"]["problems"] == [
-        "expires_in_days: not a field of an invitation; use note, days, role."
+        "expires_in_days: not a field of an invitation; use note, days, role, email."
     ]
     assert not study.invitations.exists()
     made = api_as(lead_user)("POST", "studies/people/invitations/", {"days": 3})

@@ -56,13 +56,14 @@ def test_the_lead_makes_a_gold_item_once_and_only_before_opening(resolved, api_a
     answer = api("POST", url)
     assert answer.status_code == 200, answer.content
     assert (
-        answer.json()["gold_refusal"] == "This case is already a gold item or an attention check."
+        answer.json()["gold_refusal"]
+        == "This case is not a sample case: a gold item, an attention check, or left out."
     )
     resolved.case.refresh_from_db()
     assert resolved.case.purpose == "gold"
     assert study.events.filter(kind=StudyEvent.Kind.ADJUDICATION_MADE_GOLD).count() == 1
     again = api("POST", url)
-    assert again.status_code == 400 and "already a gold item" in again.json()["error"]["message"]
+    assert again.status_code == 400 and "not a sample case" in again.json()["error"]["message"]
     assert study.events.filter(kind=StudyEvent.Kind.ADJUDICATION_MADE_GOLD).count() == 1
 
 

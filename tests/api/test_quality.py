@@ -54,9 +54,10 @@ def test_a_case_is_made_gold_by_system_name_and_read_back_so(study, lead_user, a
     assert [(i["case_id"], i["purpose"], i["explanation"]) for i in listed["items"]] == [
         ("TC-002", "gold", "Six factors.")
     ]
-    # Deleting returns it to the sample, its answers gone.
+    # Deleting takes it off the quality items, its answers gone; its key was shown, so it
+    # is left out of the sample for good (tests/api/test_quality_round_trip.py).
     response = api("DELETE", f"{BASE}{case.uuid}/")
-    assert response.status_code == 200 and response.json()["purpose"] == "sample"
+    assert response.status_code == 200 and response.json()["purpose"] == "left_out"
     assert not ExpectedAnswer.objects.exists() and api("GET", BASE).json()["items"] == []
 
 

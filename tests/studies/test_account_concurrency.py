@@ -30,7 +30,9 @@ def test_one_username_asked_for_twice_at_once_is_one_account_and_one_clear_refus
     targets = [made[0], made[-1]]
 
     def create(study):
-        return lambda: rater_account_create(study=study, username="ana", actor=admin)
+        return lambda: rater_account_create(
+            study=study, username="ana", email="ana@example.org", actor=admin, site="http://x"
+        )
 
     runs = together(*(create(study) for study in targets))
     errors = [run.error for run in runs if run.error is not None]

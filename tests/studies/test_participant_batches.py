@@ -133,7 +133,7 @@ def test_the_full_design_gives_the_least_held_cases_and_never_refuses():
 def test_a_participant_gets_their_share_of_gold_items_and_attention_checks():
     study = balanced(cases=8, k=1)
     gold = list(study.test_cases.order_by("position").values_list("pk", flat=True)[6:])
-    Case.objects.filter(pk__in=gold).update(purpose=Case.Purpose.GOLD)
+    Case.objects.filter(pk__in=gold).update(purpose=Case.Purpose.GOLD, key_shown_at=timezone.now())
     # One gold item for two sample cases: 34% of three screens, rounded.
     QualitySettings.objects.update_or_create(study=study, defaults={"gold_percent": 34})
     rater = join(make_link(study, 2), "PIDGOLD")

@@ -1,6 +1,7 @@
 """The set-up checklist: each item done or missing, quality items counted apart."""
 
 import pytest
+from django.utils import timezone
 
 from agreement.models import AnalysisPlan
 from studies.models import Membership, Study
@@ -39,8 +40,12 @@ def test_a_new_draft_lists_every_step_and_the_next_one():
 
 def test_quality_items_are_counted_apart_from_the_test_cases():
     study = make_study(cases=5, raters=[], status=Study.Status.DRAFT)
-    Case.objects.filter(study=study, case_id="TC-001").update(purpose=Case.Purpose.GOLD)
-    Case.objects.filter(study=study, case_id="TC-002").update(purpose=Case.Purpose.ATTENTION)
+    Case.objects.filter(study=study, case_id="TC-001").update(
+        purpose=Case.Purpose.GOLD, key_shown_at=timezone.now()
+    )
+    Case.objects.filter(study=study, case_id="TC-002").update(
+        purpose=Case.Purpose.ATTENTION, key_shown_at=timezone.now()
+    )
     summary = study_case_summary(study=study)
     assert (summary["cases"], summary["gold"], summary["attention"]) == (3, 1, 1)
     found = items(study)

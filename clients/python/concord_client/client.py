@@ -277,14 +277,10 @@ class Concord:
         """Accept an invitation with its token (the invitee's own client)."""
         return self.http.json("POST", f"invitations/{_seg(token)}/accept/", json={})
 
-    def account_create(
-        self, study: str, username: str, *, email: str | None = None
-    ) -> dict[str, Any]:
-        """An administrator makes a rater's account for a study: its ``pseudonym`` and the
-        ``password_link`` to hand to the person."""
-        body: dict[str, Any] = {"study": study, "username": username}
-        if email is not None:
-            body["email"] = email
+    def account_create(self, study: str, username: str, *, email: str) -> dict[str, Any]:
+        """An administrator makes a rater's account for a study: its ``pseudonym``; the
+        link to choose a password is e-mailed to ``email``, never returned."""
+        body: dict[str, Any] = {"study": study, "username": username, "email": email}
         return self.http.json("POST", "accounts/", json=body)
 
     def onboarding(self, slug: str) -> dict[str, Any]:
