@@ -92,6 +92,11 @@ class DimensionSerializer(serializers.Serializer):
     name = serializers.CharField()
     kind = serializers.ChoiceField(choices=sorted(KINDS))
     level = serializers.CharField(required=False)
+    # DRF's metaclass takes declared fields off the class, so this name does not shadow
+    # ``Field.required`` at run time; the type checker sees only the class body.
+    required = serializers.BooleanField(  # type: ignore[assignment]
+        required=False, default=True, help_text="False: a rating may leave it unanswered."
+    )
     config = serializers.DictField()
 
 

@@ -13,6 +13,9 @@
   const mode = form.dataset.mode || "rate";
   // The modes whose drafts are saved to the server as the person works.
   const saves = mode === "rate" || mode === "adjudicate";
+  // The modes where a submit must answer every required dimension (the server refuses it
+  // otherwise): the missing ones are marked as the rater goes.
+  const requiresAnswers = mode === "rate" || mode === "practice";
   const rubric = JSON.parse(document.getElementById("rubric-data").textContent);
   const serverDraft = JSON.parse(document.getElementById("draft-data").textContent) || {};
   const readonly = form.hasAttribute("data-readonly");
@@ -107,17 +110,45 @@
     updateScores();
   }
 
+  // A required dimension not yet answered is marked as the rater goes, and the total of a
+  // response with a part unanswered is shown as missing ("—"), as the server stores it
+  // (studies/rubric/totals.py): a blank part is never worth 0 points.
+  function markMissing(fieldset, value) {
+    const dim = byKey[fieldset.dataset.dim] || {};
+    const given = kindOf(fieldset).given(value);
+    const missing = requiresAnswers && !!dim.required && !given;
+    fieldset.classList.toggle("is-missing", missing);
+    const badge = fieldset.querySelector("[data-missing]");
+    if (badge) badge.hidden = !missing;
+    return given;
+  }
+
   function updateScores() {
     form.querySelectorAll(".response-card").forEach((card) => {
       let total = 0;
+      let complete = true;
       card.querySelectorAll("fieldset.dimension").forEach((fs) => {
-        const points = kindOf(fs).score(fs, byKey[fs.dataset.dim], readDimension(fs)) || 0;
+        const value = readDimension(fs);
+        const points = kindOf(fs).score(fs, byKey[fs.dataset.dim], value) || 0;
+        const given = markMissing(fs, value);
         const shown = fs.querySelector("[data-points]");
-        if (shown) shown.textContent = points;
+        if (shown) shown.textContent = given ? points : "—";
+        if (!given && (byKey[fs.dataset.dim] || {}).counts_in_total) complete = false;
         total += points;
       });
-      card.querySelector("[data-total]").textContent = total;
+      card.querySelector("[data-total]").textContent = complete ? total : "—";
     });
+    form.querySelectorAll("fieldset.case-dimension").forEach((fs) => markMissing(fs, readDimension(fs)));
+    const summary = document.getElementById("missing-answers");
+    if (summary) {
+      const count = missingFieldsets().length;
+      summary.hidden = count === 0 || readonly;
+      summary.textContent = count === 1 ? "1 required answer missing" : count + " required answers missing";
+    }
+  }
+
+  function missingFieldsets() {
+    return Array.from(form.querySelectorAll("fieldset.dimension.is-missing"));
   }
 
   // ---- Messages -------------------------------------------------------------------------
@@ -485,6 +516,17 @@
       return false;
     }
     if (!["rate", "practice"].includes(mode)) return true;
+    const missing = missingFieldsets();
+    if (missing.length) {
+      const names = missing.map((fs) => {
+        const card = fs.closest(".response-card");
+        const name = (byKey[fs.dataset.dim] || {}).name || fs.dataset.dim;
+        return card ? "Response " + card.dataset.shown + ": " + name : name;
+      });
+      showFieldError(missing[0].id, "Answer this before submitting. Missing: " + names.join("; ") + ".");
+      setStatus("Not submitted: " + names.length + " required answer" + (names.length === 1 ? "" : "s") + " missing (your draft is kept).", true);
+      return false;
+    }
     const radios = form.querySelectorAll("input[name=confidence]");
     if (radios.length && !form.querySelector("input[name=confidence]:checked")) {
       showFieldError("confidence", CONFIDENCE_MISSING);

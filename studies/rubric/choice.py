@@ -1,9 +1,10 @@
 """What the single-choice kinds share: ``{"choice": one of the options or None}``.
 
-Unanswered is stored as ``None``; analysis reads it as missing, not as the lowest option.
+Unanswered is stored as ``None`` with no points; analysis reads it as missing, not as the
+lowest option (an unanswered choice stored before issue 39 holds 0 points, never read).
 """
 
-from typing import ClassVar
+from typing import ClassVar, TypeGuard
 
 from .base import DimensionKind, RubricValueError, clean_flag, whole_number
 
@@ -40,11 +41,11 @@ class SingleChoice(DimensionKind):
         choice = value.get("choice") if isinstance(value, dict) else None
         return None if choice is None else self.in_key_order(choice, flipped=flipped)
 
-    def answered(self, value: dict | None) -> bool:
+    def given(self, value: dict | None) -> TypeGuard[dict]:
         return isinstance(value, dict) and value.get("choice") is not None
 
-    def settles(self, value: dict | None) -> bool:
-        return self.answered(value)
+    def answered(self, value: dict | None) -> bool:
+        return self.given(value)
 
     def key_ordered(self, value: dict | None, *, flipped: bool) -> dict | None:
         if not flipped or not isinstance(value, dict):

@@ -31,6 +31,7 @@ class PairwiseDimension(SingleChoice):
     key: str
     name: str
     labels: tuple[str, ...]
+    required: bool = True  # False: the rubric marks the dimension optional
     kind = "pairwise"
     label = "Pairwise preference"
     scope = "case"

@@ -1,7 +1,8 @@
 """Ordinal scale with anchor texts (e.g. Likert 1-5, correct/partly/incorrect).
 
 Stored ``{"choice": value or None}``; points are the chosen option's value, so a scale
-counts in the total. Unanswered is stored as ``None`` and scores 0. Options named in
+counts in the total. Unanswered is stored as ``None``, with no points (the total is then
+missing: ``studies.rubric.totals``). Options named in
 ``apart`` (values) are analysed apart: the report gives their share per system (protocol
 9, "partly correct analysed separately").
 """
@@ -39,6 +40,7 @@ class ScaleDimension(SingleChoice):
     name: str
     options: tuple[ScaleOption, ...]
     apart: tuple[int, ...] = ()  # values of the options analysed apart
+    required: bool = True  # False: the rubric marks the dimension optional
     kind = "scale"
     label = "Ordinal scale with anchors"
     builder_help = (

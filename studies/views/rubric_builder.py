@@ -72,6 +72,7 @@ def _save_dimension(request, study: Study, form_class, dimension: Dimension | No
                 kind=form_class.kind,
                 config=data["config"],
                 level=data["level"],
+                required=data["required"],
             )
         except ApplicationError as error:
             form.add_error(None, str(error))
