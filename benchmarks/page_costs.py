@@ -11,8 +11,8 @@ and its median wall time is printed beside the median of a trivial request and t
 ratio. The trivial request is a signed-in page that reads no study (the password change
 form: the session, the navigation and the base template, as every page has them);
 ``GET /healthz/live`` is printed too, for the cost of the bare stack. Pages above
-``--limit`` times the trivial request are listed at the end. The load average before and after says whether the
-figures were taken at rest.
+``--limit`` times the trivial request are listed at the end. The load average before and
+after says whether the figures were taken at rest.
 """
 
 import argparse
