@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.lost_connection import LOST, again_on_lost_connection
+from jobs.runner import jobs_run_mode
 from studies.errors import ApplicationError
 from studies.models import Membership, Participant
 from studies.rendering import reasoning_steps
@@ -297,11 +298,17 @@ def _submitted(request, *, assignment: Assignment, revising: bool):
     """Where a submit leads: the next case served, or the study page or the self-check."""
     study = assignment.test_case.study
     label = assignment.rater_label
+    # The service hands back the rater as locked, without its study: the case's copy is the
+    # same study (one query less for the next case's daily limits).
+    assignment.rater.study = study
     feedback = selectors.gold_feedback(assignment=assignment)
     if feedback:
         messages.info(request, f"About {label}: {feedback}")
-    # The worker may have paused the rater on this very submission (QC-001).
-    assignment.rater.refresh_from_db(fields=["status"])
+    # Where the recompute runs inside this request (JOBS_RUN=inline), it may have paused the
+    # rater on this very submission (QC-001). Elsewhere it runs a debounce after the
+    # response, and the next page shows the hold: no read of the status here.
+    if jobs_run_mode() == "inline":
+        assignment.rater.refresh_from_db(fields=["status"])
     if assignment.rater.status != Membership.Status.ACTIVE:
         messages.success(request, f"{label} submitted.")
         return _on_hold(request, assignment.rater)
