@@ -43,7 +43,10 @@ ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
                 "computed_at": serializers.DateTimeField(allow_null=True),
                 "stale": serializers.BooleanField(),
                 "intervals_pending": serializers.BooleanField(),
-                "ratings": serializers.IntegerField(),
+                "ratings": serializers.IntegerField(
+                    help_text="the ratings counted: one per rater and response rated, or, in "
+                    "a rubric of preferences only, one per rater and case (a verdict)"
+                ),
                 "result": serializers.DictField(),
             },
         ),

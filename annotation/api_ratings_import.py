@@ -27,7 +27,9 @@ from .worksheets import MAX_BYTES, WorksheetError
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
 RatingsImportJobSerializer = file_import_job_serializer(
     "RatingsImportJob",
-    result="rows, ratings, cases, raters, new_raters, created, updated, first_rated, "
+    result="rows, ratings (one per response rated; per rater and case for a rubric of "
+    "preferences only), verdicts (preferences given), cases, raters, new_raters, created, "
+    "updated, first_rated, "
     "last_rated, filename",
 )
 

@@ -21,7 +21,7 @@ class Entry:
     case: str
     label: str  # as shown to the rater
     scores: dict
-    total: int
+    total: int | None  # None: a part unanswered, no total (studies.rubric.totals)
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,8 @@ def _gap_findings(entries: list[Entry], max_total: int) -> list[Finding]:
         return []
     by_case = defaultdict(list)
     for entry in entries:
-        by_case[entry.case].append(entry)
+        if entry.total is not None:  # a response without a total has no gap to show
+            by_case[entry.case].append(entry)
     findings = []
     for case, group in by_case.items():
         if len(group) < 2:

@@ -49,13 +49,30 @@ def data_dictionary(*, study: Study) -> str:
     lines += [
         "## Rubric",
         "",
-        "| column | key | dimension | kind | rated | worksheet cell |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| column | key | dimension | kind | rated | answer | worksheet cell |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for c in columns:
         rated = "once per test case" if c.scope == "case" else "per response"
+        answer = "required" if c.scoring.required else "optional"
         cell = c.describe_cell()
-        lines.append(f"| {c.header} | `{c.key}` | {c.name} | {c.kind} | {rated} | {cell} |")
+        lines.append(
+            f"| {c.header} | `{c.key}` | {c.name} | {c.kind} | {rated} | {answer} | {cell} |"
+        )
+    lines += [
+        "",
+        "**Unanswered answers.** A dimension left unanswered has an empty cell (worksheet), "
+        "an empty value and empty points (long table): it is no valid rating of that "
+        "dimension and never counts as 0 points. A required dimension is answered in every "
+        "rating submitted since answers became required; a rating stored earlier may still "
+        "lack one (the quality page counts them). For counted dimensions and checklists, "
+        "nothing counted and no criterion met are answers (0 points). **Totals** are the sum "
+        "of a response's points over its per-response dimensions with points, and are "
+        "empty when any of them is unanswered. **The minimum of valid ratings** (the "
+        "analysis plan's) applies to every question the report asks, the Total included: an "
+        "item with fewer valid (answered) ratings has no label, and its test case is left "
+        "out of that question and counted.",
+    ]
     header = worksheet_header(study=study, columns=columns)
     lines += [
         "",
@@ -66,8 +83,9 @@ def data_dictionary(*, study: Study) -> str:
         "response, ordered by rater, test case and response label; Response is the key "
         "label, the same for every rater. Score cells are as in the table above; cases not "
         "yet submitted have empty cells. Total is the sum of the points of the per-response"
-        " dimensions. Confidence and Notes belong to the test case and repeat on each of "
-        "its rows; dimensions rated once per test case repeat likewise. The same layout "
+        " dimensions, empty when any of them is unanswered. Confidence and Notes belong to "
+        "the test case and repeat on each of its rows; dimensions rated once per test case "
+        "repeat likewise. The same layout "
         "(with or without the Rater column, in any column order: columns are read by their "
         "heading) can be filled in offline and imported. Skipped cases are left out; one "
         f"rater's worksheet has a `{SKIPPED_HEADING}` column before Rater, `yes` on the rows "

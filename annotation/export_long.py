@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from studies.models import Membership, Study, TestCase
-from studies.rubric import answer_flag
+from studies.rubric import answer_flag, response_total
 
 from .export_assignments import CHUNK, _assignments, _systems, _timestamp, label_keyed
 from .models import Adjudication, Assignment
@@ -58,8 +58,8 @@ LONG_COLUMNS = [
     ),
     (
         "points",
-        "Points for this dimension (categories and pairwise preferences give none; an "
-        "unanswered scale gives 0, so read the value column for those).",
+        "Points for this dimension (categories and pairwise preferences give 0); empty when "
+        "the dimension was not answered: an unanswered answer is null, never 0 points.",
     ),
     ("flagged", "yes when the rater flagged the dimension as hard to apply."),
     ("flag_note", "The rater's note on the flag."),
@@ -68,11 +68,20 @@ LONG_COLUMNS = [
         "yes when the rating came from an imported worksheet (counted dimensions and "
         "checklists then record points only).",
     ),
-    ("response_total", "Total points of the response (sum over per-response dimensions)."),
+    (
+        "response_total",
+        "Total points of the response: the sum of the points of its per-response dimensions "
+        "that have points; empty when any of them was not answered (a required one left "
+        "blank before answers were required, or an optional one): a total is never formed "
+        "from some of its parts.",
+    ),
     ("confidence", "The rater's confidence for the test case: Low, Medium or High."),
     ("active_seconds", "Seconds the rater actively spent on the test case (all visits)."),
     ("submitted_at", "When the rating was last submitted (ISO 8601, UTC)."),
-    ("version", "Revision counter of the rater's work on the test case; rises on every save."),
+    (
+        "version",
+        "The submitted answer's number: 1 for the first submission, 2 after one revision.",
+    ),
     (
         "adjudication",
         "The test case's adjudication: waiting, done or unresolvable (cannot be resolved); "
@@ -131,6 +140,7 @@ def long_rows(*, study: Study) -> Iterator[list]:
     columns = dimension_columns(study=study)
     per_response = [c for c in columns if c.scope != "case"]
     per_case = [c for c in columns if c.scope == "case"]
+    scorings = [c.scoring for c in columns]
     yield long_header(study=study)
     systems = _systems(study)
     adjudications = _adjudications(study)
@@ -148,19 +158,20 @@ def long_rows(*, study: Study) -> Iterator[list]:
             head = [assignment.rater, assignment.rater_status, study.phase_at(rating.submitted_at),
                     assignment.case_id, assignment.stratum, label, rating.shown_label,
                     "yes" if flipped else "no"]  # fmt: skip
-            tail = [_timestamp(rating.submitted_at), assignment.version, status]
+            tail = [_timestamp(rating.submitted_at), assignment.submission, status]
             system = None if systems is None else systems.get((case_pk, label), "")
+            total = response_total(scorings, rating.scores)
             for column in per_response:
                 yield _long_row(
                     head, column, rating.scores.get(column.key), flipped, imported,
-                    rating.total, after, tail, _resolved(answers, column, label=label),
-                    reason, system,
+                    "" if total is None else total, after, tail,
+                    _resolved(answers, column, label=label), reason, system,
                 )  # fmt: skip
         first = ratings[0]
         phase = study.phase_at(first.submitted_at)
         head = [assignment.rater, assignment.rater_status, phase, assignment.case_id,
                 assignment.stratum, "", "", "yes" if flipped else "no"]  # fmt: skip
-        tail = [_timestamp(first.submitted_at), assignment.version, status]
+        tail = [_timestamp(first.submitted_at), assignment.submission, status]
         system = None if systems is None else systems.get((case_pk, ""), "")
         for column in per_case:
             yield _long_row(

@@ -5,6 +5,7 @@ once the study is unblinded."""
 from collections.abc import Iterator
 
 from studies.models import Membership, Study
+from studies.rubric import response_total
 
 from .export_assignments import CHUNK, _assignments, _labels_by_case, _systems, _timestamp
 from .models import Assignment
@@ -49,6 +50,7 @@ def worksheet_rows(*, study: Study, rater: str | None = None) -> Iterator[list]:
     file lists them); one rater's worksheet marks them in its Skipped column.
     """
     columns = dimension_columns(study=study)
+    scorings = [c.scoring for c in columns]
     yield worksheet_header(study=study, columns=columns, one_rater=rater is not None)
     labels = _labels_by_case(study)
     systems = _systems(study)
@@ -70,7 +72,10 @@ def worksheet_rows(*, study: Study, rater: str | None = None) -> Iterator[list]:
             if rating is None:
                 row += ["", "", ""]
             else:
-                row += [rating.total, assignment.confidence_shown, assignment.notes]
+                # Blank, never 0, when a part is unanswered: the rubric's one rule.
+                total = response_total(scorings, rating.scores)
+                row += ["" if total is None else total, assignment.confidence_shown,
+                        assignment.notes]  # fmt: skip
             if rater is not None:
                 row.append("yes" if skipped else "")
             row.append(assignment.rater)

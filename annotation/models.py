@@ -111,7 +111,10 @@ class Rating(models.Model):
     shown_label = models.CharField(max_length=1)
     response = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="ratings")
     scores = models.JSONField()
-    total = models.PositiveIntegerField()
+    # The response's total as ``studies.rubric.response_total`` gave it when submitted:
+    # null when a part was not given. Readers ask that rule of ``scores`` instead, so that
+    # a rating stored before issue 39 (a blank part counted 0 here) reads the same way.
+    total = models.PositiveIntegerField(null=True, blank=True)
     submitted_at = models.DateTimeField()
 
     class Meta:

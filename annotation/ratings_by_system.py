@@ -41,7 +41,7 @@ from core.user_input import quoted
 from studies.errors import ApplicationError
 from studies.locks import study_lock
 from studies.models import BlindedLabel, Membership, Study
-from studies.rubric import RubricValueError, cell_number, total_points
+from studies.rubric import RubricValueError, cell_number, response_total
 from studies.services.accounts import imported_rater_create
 
 from .worksheets import DimensionColumn, WorksheetError, WorksheetProblem, read_table
@@ -65,7 +65,9 @@ __all__ = [
 @dataclass(frozen=True)
 class ImportSummary:
     rows: int
-    ratings: int  # one per response rated
+    # One per response rated, or, for a rubric of preferences only, one per rater and case
+    # (as the analysis counts them; issue 39: 2,997 verdicts were once 5,994 "ratings").
+    ratings: int
     cases: int  # test cases with at least one rating in the file
     raters: int
     new_raters: int  # names not imported into this study before
@@ -74,6 +76,8 @@ class ImportSummary:
     first_rated: str  # the file's earliest timestamp ("" when it gives none)
     last_rated: str
     dry_run: bool
+    # The preferences (verdicts) given: one per rater and case that answers one.
+    verdicts: int = 0
 
 
 @dataclass
@@ -225,11 +229,13 @@ class _Check:
             )
         return label
 
-    def answers(self) -> tuple[dict[str, dict[int, dict]], int]:
+    def answers(self) -> tuple[dict[str, dict[int, dict]], int, int]:
         """Each rater's answers by test case, as the screen would send them, each through
-        the same check as a submit; and the number of ratings (one per response)."""
+        the same check as a submit; the number of ratings (one per response rated, or per
+        rater and case for a rubric of preferences only) and of verdicts (preferences
+        given, one per rater and case)."""
         answers: dict[str, dict[int, dict]] = {}
-        ratings = 0
+        ratings = verdicts = 0
         prefetch_related_objects([self.study], "rubric__dimensions")  # read once for all
         for (case_id, key), group in self.groups.items():
             if len(self.problems) > MAX_PROBLEMS:
@@ -246,9 +252,13 @@ class _Check:
             except RatingInvalidError as error:
                 self.problem(group.first_row, None, f"{case_id}: {error}")
                 continue
-            ratings += len(submitted["responses"])
+            ratings += len(submitted["responses"]) if self.response_columns else 1
+            verdicts += any(
+                column.scoring.given(submitted["case"].get(column.key))
+                for column in self.case_columns
+            )
             answers.setdefault(self.rater_names[key], {})[self.cases[case_id]] = payload
-        return answers, ratings
+        return answers, ratings, verdicts
 
     def group_answers(self, case_id: str, group: _Group) -> dict:
         """One rater's answer to one case as the rating screen would send it."""
@@ -277,6 +287,11 @@ class _Check:
                 )
             except RubricValueError as error:
                 self.problem(group.first_row, column.header, str(error))
+                continue
+            if column.scoring.required and not column.scoring.given(case_scores[column.key]):
+                self.problem(
+                    group.first_row, column.header, f"{column.name} is required; it is empty."
+                )
         confidence = self._per_case(group, "confidence", "Confidence", case_id) or ""
         if confidence and confidence.lower() not in CONFIDENCE:
             self.problem(
@@ -308,15 +323,31 @@ class _Check:
             except RubricValueError as error:
                 self.problem(number, column.header, str(error))
                 complete = False
+        for column in self.response_columns:
+            if (
+                complete
+                and column.scoring.required
+                and not column.scoring.given(scores.get(column.key))
+            ):
+                self.problem(
+                    number, column.header, f"{column.name} is required; the cell is empty."
+                )
         raw_total = values.get("total", "")
         if raw_total and complete:
             total = cell_number(raw_total)
-            if total is None or total != total_points(scores):
+            points = response_total([c.scoring for c in self.response_columns], scores)
+            if points is None:
                 self.problem(
                     number,
                     "Total",
-                    f"The total is {quoted(raw_total)} but the scores add up to "
-                    f"{total_points(scores)}.",
+                    f"The total is {quoted(raw_total)}, but a part of it is unanswered, so "
+                    "the response has no total; leave Total empty.",
+                )
+            elif total is None or total != points:
+                self.problem(
+                    number,
+                    "Total",
+                    f"The total is {quoted(raw_total)} but the scores add up to {points}.",
                 )
         return scores
 
@@ -369,6 +400,7 @@ class _Parsed:
     cases: int
     first_rated: str
     last_rated: str
+    verdicts: int = 0
 
 
 def _parse(*, study: Study, filename: str, data: bytes) -> _Parsed:
@@ -391,7 +423,7 @@ def _parse(*, study: Study, filename: str, data: bytes) -> _Parsed:
         check.row(number, {f: cells[i] if i < len(cells) else "" for i, f in fields.items()})
         if len(check.problems) > MAX_PROBLEMS:
             break
-    answers, ratings = check.answers()
+    answers, ratings, verdicts = check.answers()
     if check.problems:
         check.problems.sort(key=lambda p: p.row or 0)
         raise WorksheetError(check.problems[:MAX_PROBLEMS])
@@ -402,6 +434,7 @@ def _parse(*, study: Study, filename: str, data: bytes) -> _Parsed:
         answers=answers,
         rows=check.rows,
         ratings=ratings,
+        verdicts=verdicts,
         cases=len({case_id for case_id, _ in check.groups}),
         first_rated=stamps[0].isoformat() if stamps else "",
         last_rated=stamps[-1].isoformat() if stamps else "",
@@ -473,6 +506,7 @@ def ratings_file_import(
                     source_name=filename,
                     detail={
                         "ratings": parsed.ratings,
+                        "verdicts": parsed.verdicts,
                         "raters": len(raters),
                         "new_raters": len(new_names),
                         "first_rated": parsed.first_rated,
@@ -488,6 +522,7 @@ def ratings_file_import(
     return ImportSummary(
         rows=parsed.rows,
         ratings=parsed.ratings,
+        verdicts=parsed.verdicts,
         cases=parsed.cases,
         raters=len(parsed.answers),
         new_raters=len(new_names),

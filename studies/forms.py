@@ -261,6 +261,15 @@ class DimensionForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text="How to score the hard cases, e.g. 'Listed but not integrated: half-weight.'",
     )
+    required = forms.BooleanField(
+        label="Required",
+        required=False,
+        initial=True,
+        help_text=(
+            "Raters must answer it before submitting. Untick to make it optional: a rating "
+            "may then leave it unanswered, and that response then has no total."
+        ),
+    )
     level = forms.ChoiceField(
         label="Level of measurement",
         help_text=(
@@ -312,6 +321,7 @@ class DimensionForm(forms.Form):
             "example": config.get("example", ""),
             "edge_cases": config.get("edge_cases", ""),
             "level": dimension.level,
+            "required": dimension.required,
         }
         initial.update(KINDS[cls.kind].config_to_form(config))
         return initial

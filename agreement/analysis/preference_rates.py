@@ -66,7 +66,9 @@ def _preference(data, dim, role, pairs, verdicts, *, n_resamples, seed) -> dict:
                 "judgments": judgments,
             }
         )
-    result["ranking"] = _ranking(data, matrix, first, second, valid, seed)
+    # The ranking reads the cases the question counts: those under the minimum of valid
+    # ratings have no verdict (``item_labels``) and are left out, as from the win rates.
+    result["ranking"] = _ranking(data, matrix, first, second, valid & ~np.isnan(verdicts), seed)
     return result
 
 

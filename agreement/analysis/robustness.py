@@ -5,7 +5,10 @@ mixed-effects model with crossed rater and item (test case) random intercepts
 Every rating is a row, not a case's mean: the total and each scored dimension as scores,
 each yes/no dimension (not scored) and each preference as a linear probability model (a
 0/1 outcome; a preference's ties left out, as in its win rate). Each pair of systems is
-fitted on the cases that hold both. It names the systems: computed after unblinding only.
+fitted on the cases that hold both. The minimum of valid ratings applies here as to the
+question's primary estimate: a case the question excludes (``item_labels``) gives no row,
+and each fit says how many (``excluded_cases``). It names the systems: computed after
+unblinding only.
 Formulas and references: docs/statistics.md.
 """
 
@@ -14,6 +17,7 @@ import itertools
 import numpy as np
 
 from agreement.analysis.comparison_data import ComparisonData
+from agreement.analysis.item_labels import _labelled, _outcome_labels
 from agreement.analysis.roles import TOTAL_MEASURE, dimension_measure, has_score
 from agreement.stats.mixed import system_effect
 
@@ -26,42 +30,67 @@ def robustness_check(data: ComparisonData) -> dict:
     **system_effect}]} for every outcome and pair of systems. JSON-ready."""
     n_cases, n_labels = data.case_systems.shape
     pairs = list(itertools.combinations(range(len(data.systems)), 2))
+    labelled = _labelled(data)
     outcomes = []
     if has_score(data.roles):  # a rubric without points has no total to fit
-        outcomes.append((TOTAL_MEASURE, "Total score", "score", np.asarray(data.totals, float)))
+        how = labelled[TOTAL_MEASURE][1]
+        total = np.asarray(data.totals, float)
+        outcomes.append((TOTAL_MEASURE, "Total score", "score", total, how.excluded_cases))
     for role, dim in zip(data.roles, data.dimensions, strict=True):
+        measure = dimension_measure(role.key)
         if role.scored:
-            outcomes.append((dimension_measure(role.key), role.name, "score", dim.matrix))
+            how = labelled[measure][1]
+            outcomes.append((measure, role.name, "score", dim.matrix, how.excluded_cases))
         elif role.binary:
             top = max(dim.categories)
             matrix = np.asarray(dim.matrix, dtype=float)
             positive = np.where(np.isnan(matrix), np.nan, (matrix == top) * 1.0)
-            outcomes.append((dimension_measure(role.key), role.name, "binary", positive))
+            how = _outcome_labels(data, dim, role)
+            outcomes.append((measure, role.name, "binary", positive, how.excluded_cases))
     fits = []
-    for measure, name, kind, matrix in outcomes:
-        cube = np.asarray(matrix, dtype=float).reshape(-1, n_cases, n_labels)
+    for measure, name, kind, matrix, excluded in outcomes:
+        cube = np.asarray(matrix, dtype=float).reshape(-1, n_cases, n_labels).copy()
+        cube[:, excluded, :] = np.nan  # under the minimum of valid ratings: no row
         for a, b in pairs:
             rows = _response_rows(cube, data.case_systems, a, b)
             fit = system_effect(*rows, binary=kind == "binary")
-            fits.append(_named(measure, name, kind, data, a, b, fit))
+            fits.append(_named(measure, name, kind, data, a, b, fit, excluded=excluded))
     for role, dim in zip(data.roles, data.dimensions, strict=True):
         if role.preference:
+            excluded = labelled[dimension_measure(role.key)][1].excluded_cases
+            matrix = np.asarray(dim.matrix, float).copy()
+            matrix[:, excluded] = np.nan
             for a, b in pairs:
-                y, rater, item = _preference_rows(np.asarray(dim.matrix, float), data, a, b)
+                y, rater, item = _preference_rows(matrix, data, a, b)
                 fit = system_effect(y, None, rater, item, binary=True, null=0.5)
                 fits.append(
-                    _named(dimension_measure(role.key), role.name, "preference", data, a, b, fit)
+                    _named(
+                        dimension_measure(role.key),
+                        role.name,
+                        "preference",
+                        data,
+                        a,
+                        b,
+                        fit,
+                        excluded=excluded,
+                    )  # fmt: skip
                 )
     return {"available": True, "alpha": ALPHA, "fits": fits}
 
 
-def _named(measure, name, kind, data: ComparisonData, a: int, b: int, fit: dict) -> dict:
+def _named(
+    measure, name, kind, data: ComparisonData, a: int, b: int, fit: dict, *, excluded
+) -> dict:
+    """One fit, named, with the cases of the pair the question excludes (the minimum)."""
+    shown = data.case_systems
+    both = (shown == a).any(axis=1) & (shown == b).any(axis=1)
     return {
         "measure": measure,
         "name": name,
         "kind": kind,
         "first": data.systems[a],
         "second": data.systems[b],
+        "excluded_cases": int((both & excluded).sum()),
         **fit,
     }
 

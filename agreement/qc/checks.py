@@ -144,7 +144,14 @@ def _position(records: list[CaseRecord], rules: Rules) -> dict:
         choices = [r.first_preferred for r in records if r.first_preferred is not None]
     else:
         basis = "totals"
-        decided = [r for r in records if len(set(r.totals_by_position[:2])) == 2]
+        # A response without a total (a part unanswered) decides nothing: NaN is no total.
+        decided = [
+            r
+            for r in records
+            if len(r.totals_by_position) >= 2
+            and not any(math.isnan(t) for t in r.totals_by_position[:2])
+            and r.totals_by_position[0] != r.totals_by_position[1]
+        ]
         choices = [r.totals_by_position[0] > r.totals_by_position[1] for r in decided]
     n = len(choices)
     first = sum(1 for c in choices if c)

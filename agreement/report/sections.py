@@ -19,9 +19,14 @@ from agreement.services.plan import (
     primary_measure_named,
 )
 from annotation.models import ConsentRecord, QualificationAttempt, StudyFeedback
+from annotation.selectors import incomplete_ratings
 from annotation.selectors.adaptive import adaptive_summary
 from annotation.selectors.adjudicated_labels import adjudication_counts
-from annotation.selectors.imported import imported_raters_per_case, imported_ratings_count
+from annotation.selectors.imported import (
+    imported_raters_per_case,
+    imported_ratings_count,
+    rubric_rates_responses,
+)
 from annotation.selectors.profile import profile_summary
 from annotation.selectors.skips import study_skip_summary
 from jobs.models import Job
@@ -367,13 +372,27 @@ def _deviations(study: Study, result: dict, *, withdrawn: list[str]) -> list[dic
                 "reason": "quality items taken back, whose key had been shown by system: " + listed,
             }
         )
+    incomplete = incomplete_ratings(study=study)
+    if incomplete.cases:
+        deviations.append(
+            {
+                "when": None,
+                "what": "Ratings lacking a required answer",
+                "reason": f"{incomplete.cases} submitted case"
+                f"{'s' if incomplete.cases != 1 else ''} lacking a required answer, by "
+                f"{', '.join(incomplete.raters)} (submitted before answers were required; "
+                "kept as given: the unanswered parts are missing, and so are those totals)",
+            }
+        )
     imported = imported_ratings_count(study_id=study.pk)
     if imported:
+        # A rubric of preferences only records a verdict per rater and case (issue 39).
+        what = "ratings" if rubric_rates_responses(study_id=study.pk) else "verdicts"
         deviations.append(
             {
                 "when": None,
                 "what": "Ratings imported from elsewhere",
-                "reason": f"{imported} ratings imported from elsewhere, not blinded by Concord",
+                "reason": f"{imported} {what} imported from elsewhere, not blinded by Concord",
             }
         )
     return deviations

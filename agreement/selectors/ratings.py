@@ -22,6 +22,7 @@ from django.utils.dateparse import parse_datetime
 from agreement.analysis.agreement import DimensionData
 from annotation.models import Assignment, Rating
 from studies.models import BlindedLabel, Membership, Study, TestCase
+from studies.rubric import response_total
 
 from .results import _ratings_summary
 
@@ -30,6 +31,9 @@ from .results import _ratings_summary
 class StudyRatings:
     raters: list[str]
     dimensions: list[DimensionData]
+    # Ratings: one per rater and response rated, or, in a rubric of preferences only
+    # (nothing rated per response), one per rater and case: a verdict (``_count``). So are
+    # ``left_out``'s and ``case_ratings``' counts.
     n_ratings: int
     left_out: dict
     # For the comparison of systems: the sample's cases (pks, in order) and the key labels
@@ -67,6 +71,9 @@ class SubmittedRatings:
     assignment: np.ndarray
     label: np.ndarray
     shown_label: np.ndarray
+    # Each response's total by the rubric's one rule (``studies.rubric.response_total``),
+    # read from its answers (never from the stored column: see ``Rating.total``); NaN
+    # where a part is not given.
     total: np.ndarray
     confidence: np.ndarray
     active_seconds: np.ndarray
@@ -124,7 +131,6 @@ ROW_COLUMNS = {
     "assignment": ("assignment_id", np.int64),
     "label": ("label", str),
     "shown_label": ("shown_label", str),
-    "total": ("total", float),
     "confidence": ("assignment__confidence", str),
     "active_seconds": ("assignment__active_seconds", np.int64),
     "source": ("assignment__source", str),
@@ -172,7 +178,7 @@ def study_submitted_ratings(*, study: Study, case_ids: list[int] | None = None) 
         name: np.array(column, dtype=dtypes[name])
         for name, column in zip(ROW_COLUMNS, columns, strict=True)
     }
-    values, shown = _answer_values(
+    values, shown, totals = _answer_values(
         study=study,
         ratings=ratings,
         pks=arrays["rating"],
@@ -188,6 +194,7 @@ def study_submitted_ratings(*, study: Study, case_ids: list[int] | None = None) 
         opened=study.opened_at is not None,
         values=values,
         shown_preference=shown,
+        total=totals,
         **arrays,
     )
 
@@ -224,7 +231,7 @@ def study_ratings(
     beyond = 0
     if first_per_case is not None:
         kept = _first_per_case(data=data, rows=rows, k=first_per_case)
-        beyond, rows = len(rows) - len(kept), kept
+        beyond, rows = _count(data, rows) - _count(data, kept), kept
     layout = _layout(data=data, rows=rows, case_ids=case_ids)
     raters, labels = layout["raters"], layout["labels"]
     response_strata = [stratum for _, stratum in cases for _ in labels]
@@ -270,10 +277,10 @@ def study_ratings(
     return StudyRatings(
         raters=raters,
         dimensions=dimensions,
-        n_ratings=len(rows),
+        n_ratings=_count(data, rows),
         left_out={
-            "excluded_rater_ratings": int((in_sample & by_excluded).sum()),
-            "other_phase_ratings": int((counted & ~chosen).sum()),
+            "excluded_rater_ratings": _count(data, np.flatnonzero(in_sample & by_excluded)),
+            "other_phase_ratings": _count(data, np.flatnonzero(counted & ~chosen)),
             **({"beyond_k_min_ratings": beyond} if first_per_case is not None else {}),
         },
         case_ids=case_ids.tolist(),
@@ -285,7 +292,10 @@ def study_ratings(
             last=RatingStamp.time(data.stamp[in_sample].max()) if in_sample.any() else None,
             last_id=int(data.rating[in_sample].max()) if in_sample.any() else None,
         ),
-        case_ratings=np.bincount(layout["row_cases"], minlength=len(case_ids)),
+        case_ratings=np.bincount(
+            layout["row_cases"] if _per_response(data) else layout["per_case"][1],
+            minlength=len(case_ids),
+        ),
         case_inputs=np.bincount(
             _positions(case_ids, data.case[in_sample]), minlength=len(case_ids)
         ),
@@ -294,6 +304,19 @@ def study_ratings(
 
 SAMPLE = TestCase.Purpose.SAMPLE
 EXCLUDED = Membership.Status.EXCLUDED
+
+
+def _per_response(data: SubmittedRatings) -> bool:
+    """Whether the rubric rates anything per response (else it holds preferences only)."""
+    return any(scoring.scope == "response" for _, scoring in data.rubric)
+
+
+def _count(data: SubmittedRatings, rows: np.ndarray) -> int:
+    """The ratings among ``rows``: one per response rated, or, in a rubric of preferences
+    only, one per rater and case (a verdict; its two stored rows are one rating)."""
+    if _per_response(data):
+        return len(rows)
+    return len(np.unique(data.assignment[rows]))
 
 
 def agreement_first_ratings(*, study: Study) -> int | None:
@@ -405,6 +428,7 @@ class _KeptValues:
     flipped: np.ndarray
     values: np.ndarray  # pks x dimensions
     shown: np.ndarray
+    totals: np.ndarray
 
 
 _ANSWER_VALUES: OrderedDict[int, tuple[str, _KeptValues]] = OrderedDict()
@@ -420,10 +444,10 @@ def _answer_values(
     flipped: np.ndarray,
     rubric: list,
     keep: bool = True,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per rating (``pks``, with their ``stamps`` and sides): its values for agreement, one per
-    dimension (NaN when unanswered), and the pairwise preference as shown on screen (NaN
-    without one)."""
+    dimension (NaN when unanswered), the pairwise preference as shown on screen (NaN
+    without one) and the response's total (NaN when a part of it is not given)."""
     # The rubric's uuid tells a study apart from an earlier one under the same id.
     dimensions = [(d.key, d.kind, d.config) for d, _ in rubric]
     signature = json.dumps([str(study.rubric.uuid), dimensions], default=str)
@@ -433,6 +457,7 @@ def _answer_values(
         flipped=np.zeros(0, bool),
         values=np.zeros((0, len(rubric))),
         shown=np.zeros(0),
+        totals=np.zeros(0),
     )
     kept_signature, kept = _ANSWER_VALUES.get(study.pk, ("", empty))
     if kept_signature != signature:
@@ -446,20 +471,24 @@ def _answer_values(
         same &= (kept.stamps[where] == stamps) & (kept.flipped[where] == flipped)
     values = np.full((len(pks), len(rubric)), np.nan)
     shown = np.full(len(pks), np.nan)
+    totals = np.full(len(pks), np.nan)
     values[same], shown[same] = kept.values[where[same]], kept.shown[where[same]]
+    totals[same] = kept.totals[where[same]]
     row_stamps, row_flipped = stamps.copy(), flipped.copy()
     read = same.copy()  # False: not read (deleted meanwhile)
     missing = pks[~same]
     if len(missing):
         source = ratings if 2 * len(missing) > len(pks) else Rating.objects.filter(pk__in=missing)
         index = {pk: i for i, pk in enumerate(pks.tolist())}
-        for pk, stamp, side, row_values, row_shown in _answers_read(source=source, rubric=rubric):
+        for pk, stamp, side, row_values, row_shown, total in _answers_read(
+            source=source, rubric=rubric
+        ):
             i = index.get(pk)
             if i is not None and not same[i]:
-                values[i], shown[i] = row_values, row_shown
+                values[i], shown[i], totals[i] = row_values, row_shown, total
                 row_stamps[i], row_flipped[i], read[i] = stamp, side, True
     if not keep:  # a few cases' ratings: the study's kept values stay as they are
-        return values, shown
+        return values, shown, totals
     order = np.flatnonzero(read)[np.argsort(pks[read])]
     _ANSWER_VALUES[study.pk] = (
         signature,
@@ -469,17 +498,20 @@ def _answer_values(
             flipped=row_flipped[order],
             values=values[order],
             shown=shown[order],
+            totals=totals[order],
         ),
     )
     _ANSWER_VALUES.move_to_end(study.pk)
     while len(_ANSWER_VALUES) > _STUDIES_KEPT:
         _ANSWER_VALUES.popitem(last=False)
-    return values, shown
+    return values, shown, totals
 
 
 def _answers_read(*, source, rubric: list):
-    """(pk, stamp, flipped, values, preference as shown) of each rating of ``source``."""
+    """(pk, stamp, flipped, values, preference as shown, total) of each rating of
+    ``source``."""
     preference = next((scoring for _, scoring in rubric if scoring.compares_two), None)
+    scorings = [scoring for _, scoring in rubric]
     per_case = any(scoring.scope == "case" for _, scoring in rubric)
     rows = source.annotate(stamp=RatingStamp()).values_list(
         "pk", "stamp", "assignment__flipped", "scores",
@@ -496,10 +528,12 @@ def _answers_read(*, source, rubric: list):
         on_screen = None
         if preference is not None:
             on_screen = preference.agreement_value(answers["case"].get(preference.key))
+        total = response_total(scorings, answers["response"])
         yield (
             pk,
             stamp,
             flipped,
             [math.nan if v is None else v for v in values],
             math.nan if on_screen is None else on_screen,
+            math.nan if total is None else float(total),
         )

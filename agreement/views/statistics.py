@@ -42,6 +42,7 @@ from agreement.selectors import (
 from agreement.services import judge_outputs_import, judge_template_save
 from annotation.selectors import (
     adjudication_counts,
+    incomplete_ratings,
     raters_at_limit_today,
     study_skip_summary,
 )
@@ -145,6 +146,8 @@ def study_quality(request, slug):
             "comments_unread": comments_unread_count(study=study, reader=request.user),
             # Raters who reached a daily exposure limit today: counts, never who.
             "at_limit": raters_at_limit_today(study=study),
+            # Submitted before answers were required, lacking one: shown, never rewritten.
+            "incomplete": incomplete_ratings(study=study),
         },
         status=400 if form_errors else 200,
     )

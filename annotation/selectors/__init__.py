@@ -16,6 +16,7 @@ from .calibration import (
 )
 from .exposure import Exposure, LimitCounts, exposure_today, held_back, raters_at_limit_today
 from .feedback import SelfCheck, expected_answer_details, gold_feedback, self_check
+from .incomplete import IncompleteRatings, incomplete_ratings
 from .onboarding import (
     OnboardingState,
     RaterOnboardingRow,
@@ -61,6 +62,8 @@ from .screen import (
 from .skips import SkipSummary, study_skip_summary
 
 __all__ = [
+    "IncompleteRatings",
+    "incomplete_ratings",
     "Exposure",
     "LimitCounts",
     "exposure_today",

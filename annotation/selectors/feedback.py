@@ -8,7 +8,7 @@ from annotation.models import (
     Assignment,
 )
 from studies.models import Membership, TestCase
-from studies.rubric import answer_flag
+from studies.rubric import answer_flag, response_total
 from studies.selectors import rubric_for_display
 
 
@@ -68,6 +68,7 @@ def self_check(*, rater: Membership) -> SelfCheck:
         .order_by("position")
     )
     kinds = {d.key: d for d in rater.study.rubric.scoring_dimensions()}
+    scorings = list(kinds.values())
     rows, flags, entries, pending = [], [], [], []
     labels: set[str] = set()
     for assignment in assignments:
@@ -79,19 +80,20 @@ def self_check(*, rater: Membership) -> SelfCheck:
         responses = []
         for rating in sorted(assignment.ratings.all(), key=lambda r: r.shown_label):
             labels.add(rating.shown_label)
+            total = response_total(scorings, rating.scores)  # None: a part unanswered
             responses.append(
                 {
                     "label": rating.shown_label,
-                    "total": rating.total,
+                    "total": total,
+                    # Each answer as the rater's form put it: points, a preference's or
+                    # a category's words (the kind says), as the rater's screen showed it.
                     "points": [
-                        kinds[d["key"]].recorded_points(rating.scores.get(d["key"]))
+                        kinds[d["key"]].answer_text(rating.scores.get(d["key"])) or None
                         for d in per_response
                     ],
                 }
             )
-            entries.append(
-                Entry(assignment.rater_label, rating.shown_label, rating.scores, rating.total)
-            )
+            entries.append(Entry(assignment.rater_label, rating.shown_label, rating.scores, total))
             flags += _flags(assignment, rating.shown_label, rating.scores, names)
         flags += _flags(assignment, "", assignment.case_scores or {}, names)
         rows.append(
@@ -99,7 +101,8 @@ def self_check(*, rater: Membership) -> SelfCheck:
                 "assignment": assignment,
                 "responses": responses,
                 "case_points": [
-                    kinds[d["key"]].recorded_points((assignment.case_scores or {}).get(d["key"]))
+                    kinds[d["key"]].answer_text((assignment.case_scores or {}).get(d["key"]))
+                    or None
                     for d in per_case
                 ],
                 "revisions": len(assignment.revisions.all()),

@@ -11,7 +11,7 @@ from collections import Counter
 from django.db.models import Count
 
 from annotation.models import Assignment, Rating
-from studies.models import StudyEvent, TestCase
+from studies.models import Study, StudyEvent, TestCase
 
 _IMPORTED = Assignment.Source.IMPORTED
 
@@ -39,12 +39,23 @@ def concord_ratings_held(*, study_id: int) -> bool:
 
 
 def imported_ratings_count(*, study_id: int) -> int:
-    """The study's ratings imported from elsewhere (one per response rated)."""
-    return Rating.objects.filter(
+    """The study's ratings imported from elsewhere: one per response rated, or, in a rubric
+    of preferences only, one per rater and case (a verdict), as the analysis counts them."""
+    ratings = Rating.objects.filter(
         assignment__test_case__study_id=study_id,
         assignment__source=_IMPORTED,
         assignment__status=Assignment.Status.SUBMITTED,
-    ).count()
+    )
+    if rubric_rates_responses(study_id=study_id):
+        return ratings.count()
+    return ratings.values("assignment_id").distinct().count()
+
+
+def rubric_rates_responses(*, study_id: int) -> bool:
+    """Whether the study's rubric rates anything per response (else its ratings are
+    verdicts: one per rater and case)."""
+    study = Study.objects.select_related("rubric").get(pk=study_id)
+    return any(d.scope == "response" for d in study.rubric.scoring_dimensions())
 
 
 def imported_raters_per_case(*, study_id: int) -> dict[int, int]:

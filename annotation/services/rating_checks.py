@@ -4,7 +4,7 @@ scoring that decide whether a submit would be recorded (``submission_check``).""
 from annotation.models import Assignment
 from studies.errors import ApplicationError
 from studies.models import Study
-from studies.rubric import RubricValueError, score_form
+from studies.rubric import RubricValueError, answers_missing, missing_text, score_form
 
 MAX_NOTES_LENGTH = 5000
 
@@ -74,7 +74,9 @@ def submission_check(
     preview asks it too, so it refuses exactly what the rating screen refuses.
 
     Ratings imported from elsewhere may leave the confidence blank when the study allows it
-    (``Study.imported_optional``); it is then stored blank, never as a default.
+    (``Study.imported_optional``); it is then stored blank, never as a default. Every
+    required dimension must be answered (``studies.rubric.answers_missing``), whatever the
+    source; a draft need not be (``drafts``).
     """
     confidence, notes = _clean_case_fields(payload)
     if not confidence and confidence_required:
@@ -82,6 +84,13 @@ def submission_check(
             "Choose your confidence (Low, Medium or High) before submitting.", field="confidence"
         )
     scored, case_scored = _score_labels(study=study, labels=labels, payload=payload)
+    missing = answers_missing(study.rubric.scoring_dimensions(), scored, case_scored)
+    if missing:
+        # The page keeps the draft and moves to the first missing answer (``field``).
+        raise RatingInvalidError(
+            f"Answer every required question before submitting; missing: {missing_text(missing)}.",
+            field=missing[0].field,
+        )
     if study.explanation_first and not notes:
         _refuse_verdict_without_explanation(study=study, case_scored=case_scored)
     return {"responses": scored, "case": case_scored, "confidence": confidence, "notes": notes}

@@ -11,7 +11,7 @@ from annotation.models import Assignment, Rating, RatingRevision
 from annotation.selectors import screen_labels
 from annotation.selectors.imported import imported_ratings_held
 from studies.bulk_rows import rows_update
-from studies.rubric import total_points
+from studies.rubric import response_total
 from studies.services.webhooks import webhook_event_announce
 from studies.signals import analysis_inputs_announce
 
@@ -100,6 +100,11 @@ def _submissions_store(*, submissions: list[Submission], source: str, now) -> No
     )
     # A new rating per label, or the earlier one replaced in place (same row, same id), as
     # a revision does.
+    dimensions = {}
+    for submission in submissions:
+        study = submission.assignment.test_case.study
+        if study.pk not in dimensions:
+            dimensions[study.pk] = study.rubric.scoring_dimensions()
     Rating.objects.bulk_create(
         [
             Rating(
@@ -108,7 +113,7 @@ def _submissions_store(*, submissions: list[Submission], source: str, now) -> No
                 response_id=submission.responses[label],
                 shown_label=submission.shown[label],
                 scores=scores,
-                total=total_points(scores),
+                total=response_total(dimensions[submission.assignment.test_case.study.pk], scores),
                 submitted_at=now,
             )
             for submission in submissions

@@ -15,7 +15,7 @@ from annotation.services import submission_check
 from studies import access
 from studies.errors import ApplicationError
 from studies.models import Study
-from studies.rubric import total_points
+from studies.rubric import response_total
 from studies.selectors import rubric_for_display
 
 from .gate import parse_payload
@@ -28,11 +28,16 @@ def _preview_check(study: Study, raw: str, labels: list[str]) -> tuple[str, str]
         submitted = submission_check(study=study, labels=labels, payload=parse_payload(raw))
     except ApplicationError as error:  # RatingInvalidError, as the rating screen shows it
         return "error", f"Preview: this would be refused: {error}"
+    dimensions = study.rubric.scoring_dimensions()
     totals = [
-        f"Response {label}: {total_points(scores)}"
+        f"Response {label}: {_total_text(response_total(dimensions, scores))}"
         for label, scores in submitted["responses"].items()
     ]
     return "info", f"Preview: this would be accepted ({'; '.join(totals)}). Nothing was saved."
+
+
+def _total_text(total: int | None) -> str:
+    return "no total (an optional part left unanswered)" if total is None else str(total)
 
 
 @login_required

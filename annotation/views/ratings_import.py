@@ -82,9 +82,12 @@ def ratings_import_job(request, slug, job_uuid):
         return _page(request, study, problems=problems, checked=checked, token=token)
 
     def imported(summary):
+        # Verdicts (preferences given) are one per rater and case, never one per response.
+        verdicts = summary.verdicts
+        said = f" ({verdicts} verdict{'s' if verdicts != 1 else ''})" if verdicts else ""
         messages.success(
             request,
-            f"Imported {summary.ratings} rating{'s' if summary.ratings != 1 else ''} of "
+            f"Imported {summary.ratings} rating{'s' if summary.ratings != 1 else ''}{said} of "
             f"{summary.raters} rater{'s' if summary.raters != 1 else ''} "
             f"({summary.new_raters} new) from elsewhere, not blinded by Concord.",
         )

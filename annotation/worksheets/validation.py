@@ -11,7 +11,7 @@ from annotation.services import MAX_NOTES_LENGTH
 from annotation.services.skipping import MAX_SKIP_NOTE_LENGTH
 from core.user_input import quoted
 from studies.models import BlindedLabel, Membership, Study
-from studies.rubric import cell_number, total_points
+from studies.rubric import answers_missing, cell_number, response_total
 
 from .columns import (
     CONFIDENCE,
@@ -339,7 +339,9 @@ def _check_case(
             )
         )
     response_columns = [c for c in columns if c.scope != "case"]
+    row_of = {}
     for number, values in rows:
+        row_of[values["label"]] = number
         entry.scores[values["label"]] = _check_response_row(
             number, values, response_columns, problems, optional=optional
         )
@@ -352,6 +354,7 @@ def _check_case(
             entry.case_scores[column.key] = cell_read(column, raw)
         except ValueError as error:
             problems.append(WorksheetProblem(rows[0][0], column.header, str(error)))
+    _check_required(entry, columns, row_of, rows[0][0], problems)
     notes = []
     for _, values in rows:
         note = values.get("notes", "")
@@ -367,8 +370,26 @@ def _check_case(
     return entry
 
 
+def _check_required(entry: CaseScores, columns, row_of: dict, first_row: int, problems) -> None:
+    """Every required dimension answered: a blank cell of one is a problem at its row."""
+    headers = {c.key: c.header for c in columns}
+    read = {c.key for c in columns if c.scope == "case" and c.key in entry.case_scores}
+    responses = {label: entry.scores[label] for label in entry.scores}
+    for answer in answers_missing([c.scoring for c in columns], responses, entry.case_scores):
+        if not answer.label and answer.key not in read:
+            continue  # a per-case cell that could not be read: reported already
+        problems.append(
+            WorksheetProblem(
+                row_of.get(answer.label, first_row),
+                headers[answer.key],
+                f"{answer.name} is required; the cell is empty.",
+            )
+        )
+
+
 def _check_response_row(number, values, columns, problems, *, optional=False) -> dict:
-    """One response's cells read against the rubric, and its total checked against them."""
+    """One response's cells read against the rubric, and its total checked against them
+    (a response with a part unanswered has no total: its Total cell stays empty)."""
     scores, total_ok = {}, True
     for column in columns:
         try:
@@ -376,15 +397,24 @@ def _check_response_row(number, values, columns, problems, *, optional=False) ->
         except ValueError as error:
             problems.append(WorksheetProblem(number, column.header, str(error)))
             total_ok = False
-    points = total_points(scores)
+    points = response_total([c.scoring for c in columns], scores) if total_ok else None
     raw_total = values.get("total", "")
     total = cell_number(raw_total)
     if not raw_total:
-        if not optional:
+        if not optional and total_ok and points is not None:
             problems.append(WorksheetProblem(number, "Total", "The total is empty."))
     elif total is None or total < 0:
         problems.append(
             WorksheetProblem(number, "Total", "The total must be a whole number of 0 or more.")
+        )
+    elif total_ok and points is None:
+        problems.append(
+            WorksheetProblem(
+                number,
+                "Total",
+                f"The total is {total}, but a part of it is unanswered, so the response has "
+                "no total; leave Total empty.",
+            )
         )
     elif total_ok and total != points:
         problems.append(

@@ -1,4 +1,6 @@
-// One entry per kind of rubric dimension: how its fieldset is read, restored and scored.
+// One entry per kind of rubric dimension: how its fieldset is read, restored and scored,
+// and whether what it read answers the dimension (given: as the kind's class says on the
+// server, studies/rubric/; a list of items or criteria, even empty, is an answer).
 // The rating page (rating.js) calls these; a new kind adds an entry here and a template
 // under templates/annotation/dimensions/.
 window.ConcordKinds = (function () {
@@ -74,6 +76,7 @@ window.ConcordKinds = (function () {
       fieldset.querySelector("[data-band]").textContent = band.label;
       return band.points;
     },
+    given(value) { return Array.isArray(value.items); },
   };
 
   const checklist = {
@@ -88,6 +91,7 @@ window.ConcordKinds = (function () {
     score(fieldset, dim, value) {
       return value.checked.filter(Boolean).length;
     },
+    given(value) { return Array.isArray(value.checked); },
   };
 
   // Single-choice kinds (scale, categorical, pairwise) share one shape: {choice: value or null}.
@@ -115,6 +119,7 @@ window.ConcordKinds = (function () {
       score(fieldset, dim, value) {
         return countsInTotal && value.choice !== null ? value.choice : 0;
       },
+      given(value) { return value.choice !== null && value.choice !== undefined; },
     };
   }
 

@@ -13,6 +13,9 @@
   const mode = form.dataset.mode || "rate";
   // The modes whose drafts are saved to the server as the person works.
   const saves = mode === "rate" || mode === "adjudicate";
+  // The modes where a submit must answer every required dimension (the server refuses it
+  // otherwise): the missing ones are marked as the rater goes.
+  const requiresAnswers = mode === "rate" || mode === "practice";
   const rubric = JSON.parse(document.getElementById("rubric-data").textContent);
   const serverDraft = JSON.parse(document.getElementById("draft-data").textContent) || {};
   const readonly = form.hasAttribute("data-readonly");
@@ -107,17 +110,45 @@
     updateScores();
   }
 
+  // A required dimension not yet answered is marked as the rater goes, and the total of a
+  // response with a part unanswered is shown as missing ("—"), as the server stores it
+  // (studies/rubric/totals.py): a blank part is never worth 0 points.
+  function markMissing(fieldset, value) {
+    const dim = byKey[fieldset.dataset.dim] || {};
+    const given = kindOf(fieldset).given(value);
+    const missing = requiresAnswers && !!dim.required && !given;
+    fieldset.classList.toggle("is-missing", missing);
+    const badge = fieldset.querySelector("[data-missing]");
+    if (badge) badge.hidden = !missing;
+    return given;
+  }
+
   function updateScores() {
     form.querySelectorAll(".response-card").forEach((card) => {
       let total = 0;
+      let complete = true;
       card.querySelectorAll("fieldset.dimension").forEach((fs) => {
-        const points = kindOf(fs).score(fs, byKey[fs.dataset.dim], readDimension(fs)) || 0;
+        const value = readDimension(fs);
+        const points = kindOf(fs).score(fs, byKey[fs.dataset.dim], value) || 0;
+        const given = markMissing(fs, value);
         const shown = fs.querySelector("[data-points]");
-        if (shown) shown.textContent = points;
+        if (shown) shown.textContent = given ? points : "—";
+        if (!given && (byKey[fs.dataset.dim] || {}).counts_in_total) complete = false;
         total += points;
       });
-      card.querySelector("[data-total]").textContent = total;
+      card.querySelector("[data-total]").textContent = complete ? total : "—";
     });
+    form.querySelectorAll("fieldset.case-dimension").forEach((fs) => markMissing(fs, readDimension(fs)));
+    const summary = document.getElementById("missing-answers");
+    if (summary) {
+      const count = missingFieldsets().length;
+      summary.hidden = count === 0 || readonly;
+      summary.textContent = count === 1 ? "1 required answer missing" : count + " required answers missing";
+    }
+  }
+
+  function missingFieldsets() {
+    return Array.from(form.querySelectorAll("fieldset.dimension.is-missing"));
   }
 
   // ---- Messages -------------------------------------------------------------------------
@@ -273,7 +304,7 @@
         return "stale";
       }
       if (response.status === 403 && body && body.closed) {
-        showHold(body);
+        showHold(body, options.quiet);
         return "held";
       }
       if (response.status === 401 || (body && body.signed_out)) {
@@ -338,13 +369,15 @@
 
   // The rater was paused (or the study closed) while this page was open: the banner the
   // page would show if loaded now, and no Submit; the answers stay here and in this browser.
-  function showHold(body) {
+  function showHold(body, quiet) {
     held = true;
     setStatus("Not saved: " + (body.error || "rating is on hold."), true);
     if (submitButton) submitButton.disabled = true;
     const saveDraftButton = document.getElementById("save-draft");
     if (saveDraftButton) saveDraftButton.disabled = true;
+    if (!holdTimer) holdTimer = setInterval(recheckHold, 30000);
     const old = document.getElementById("rating-hold");
+    if (old && quiet) return; // a recheck that is still on hold: the banner stays as it is
     if (old) old.remove();
     if (body.hold && alerts) {
       // Rendered and escaped by the server (annotation/_hold.html).
@@ -357,6 +390,25 @@
       }
     }
   }
+
+  // Reinstated (or the study reopened) while this page was open: every 30 seconds, and
+  // whenever the page comes back to the front, the answers are offered to the server
+  // again; once it takes them the banner goes and Submit is back, without a reload.
+  let holdTimer = null;
+  async function recheckHold() {
+    if (!held || saving || submitting) return;
+    held = false;
+    if ((await saveDraft({ force: true, quiet: true })) !== "saved") return;
+    clearInterval(holdTimer);
+    holdTimer = null;
+    const banner = document.getElementById("rating-hold");
+    if (banner) banner.remove();
+    if (submitButton) submitButton.disabled = false;
+    const saveDraftButton = document.getElementById("save-draft");
+    if (saveDraftButton) saveDraftButton.disabled = false;
+  }
+  window.addEventListener("focus", recheckHold);
+  document.addEventListener("visibilitychange", () => { if (!document.hidden) recheckHold(); });
 
   function showSignedOut() {
     setStatus("Not saved: signed out.", true);
@@ -464,6 +516,17 @@
       return false;
     }
     if (!["rate", "practice"].includes(mode)) return true;
+    const missing = missingFieldsets();
+    if (missing.length) {
+      const names = missing.map((fs) => {
+        const card = fs.closest(".response-card");
+        const name = (byKey[fs.dataset.dim] || {}).name || fs.dataset.dim;
+        return card ? "Response " + card.dataset.shown + ": " + name : name;
+      });
+      showFieldError(missing[0].id, "Answer this before submitting. Missing: " + names.join("; ") + ".");
+      setStatus("Not submitted: " + names.length + " required answer" + (names.length === 1 ? "" : "s") + " missing (your draft is kept).", true);
+      return false;
+    }
     const radios = form.querySelectorAll("input[name=confidence]");
     if (radios.length && !form.querySelector("input[name=confidence]:checked")) {
       showFieldError("confidence", CONFIDENCE_MISSING);
@@ -702,6 +765,25 @@
       showFlag(currentDimension);
       currentDimension.querySelector("[data-flag-note]").focus();
       changed();
+    } else if (/^[0-9]$/.test(key) && !readonly && currentDimension &&
+               currentDimension.contains(document.activeElement) &&
+               currentDimension.querySelector("input[data-choice]")) {
+      // A number on a dimension with options chooses one: a scale's by its value (4 is
+      // "4 · Agree"), other options (categories, a preference) by their place from 1.
+      const options = Array.from(currentDimension.querySelectorAll("input[data-choice]"));
+      const byValue = options.every((o) => /^\d+$/.test(o.value));
+      const option = byValue ? options.find((o) => o.value === key) : options[parseInt(key, 10) - 1];
+      if (!option || option.disabled) return;
+      option.click();
+      option.focus();
+    } else if (key === "c" && form.querySelector("input[name=confidence]")) {
+      const group = document.getElementById("confidence-group");
+      if (group) group.focus(); else return;
+    } else if (key === "x" && document.getElementById("skip-case")) {
+      const skip = document.getElementById("skip-case");
+      skip.open = true;
+      skip.querySelector("summary").focus();
+      skip.scrollIntoView({ block: "nearest" });
     } else if (["1", "2", "3"].includes(key) && form.querySelector("input[name=confidence]") && !readonly) {
       const radio = form.querySelectorAll("input[name=confidence]")[parseInt(key, 10) - 1];
       radio.checked = true;

@@ -41,6 +41,10 @@ class Dimension(models.Model):
     level = models.CharField(
         "level of measurement", max_length=10, choices=LEVEL_CHOICES, default="ordinal"
     )
+    # A submitted rating must answer a required dimension (issue 39); a draft need not.
+    required = models.BooleanField(
+        default=True, help_text="Off: raters may leave this dimension unanswered."
+    )
 
     class Meta:
         ordering = ["position"]
@@ -53,8 +57,9 @@ class Dimension(models.Model):
 
     def scoring(self):
         return rubric_scoring.dimension_from_config(
-            key=self.key, name=self.name, kind=self.kind, config=self.config
-        )
+            key=self.key, name=self.name, kind=self.kind, config=self.config,
+            required=self.required,
+        )  # fmt: skip
 
     @property
     def max_points(self) -> int:

@@ -13,8 +13,9 @@ demo): the kind's own fields plus ``flagged``, ``flag_note`` and ``points``. Eac
 module says its fields: ``counted`` (``items``), ``checklist`` (``checked``), and the
 single choices ``scale``, ``categorical`` and ``pairwise`` (``choice``).
 
-``definition.py`` is a whole rubric as a plain document, ``files.py`` that document as a
-file.
+``totals.py`` is the one rule for a response's total and for the answers a submitted
+rating lacks. ``definition.py`` is a whole rubric as a plain document, ``files.py`` that
+document as a file.
 """
 
 from .base import (
@@ -33,8 +34,8 @@ from .registry import (
     dimension_from_config,
     score_form,
     score_response,
-    total_points,
 )
+from .totals import MissingAnswer, answers_missing, missing_text, response_total, total_parts
 
 __all__ = [
     "FLAG_NOTE",
@@ -50,5 +51,9 @@ __all__ = [
     "pairwise_values",
     "score_form",
     "score_response",
-    "total_points",
+    "MissingAnswer",
+    "answers_missing",
+    "missing_text",
+    "response_total",
+    "total_parts",
 ]

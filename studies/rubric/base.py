@@ -13,12 +13,17 @@ it allows), ``lists_items`` (the self-check sets what was listed side by side) a
   its help show of the configuration.
 - writing: ``clean(raw) -> value`` (the stored shape, raising ``RubricValueError``) and
   ``points(value) -> int`` (they feed the response total); ``score(raw)`` is both, giving
-  the stored answer ``{...value, "points": p}``.
+  the stored answer ``{...value, "points": p}``, ``p`` None when no answer is given.
+  ``required`` (a field of every kind, True unless the rubric marks the dimension
+  optional) says a submitted rating must answer it.
 - reading back, from a stored value (``None`` when nothing was recorded):
+  ``given(value)``: whether it answers the dimension at all (a choice made, items listed
+  or none, criteria ticked or none, points written): what a required dimension needs and
+  what a total's part needs (``studies.rubric.totals``);
   ``answered(value)``: whether it gives anything (a choice, a point, an item, a tick);
-  ``recorded_points(value)``: the points stored with it; ``listed_items(value)``: what
-  was listed, as (text, half); the function ``answer_flag(value)``: the rater's flag and
-  note, stored alike by every kind;
+  ``recorded_points(value)``: the points stored with it, None when it is not given;
+  ``listed_items(value)``: what was listed, as (text, half); the function
+  ``answer_flag(value)``: the rater's flag and note, stored alike by every kind;
   ``same_answer(value, other)``: whether two answers give the same score.
   ``agreement_value(value, *, flipped) -> float | None``: the number Krippendorff's alpha
   sees, in key order; None when unanswered. ``agreement_values``: every number it can
@@ -32,7 +37,10 @@ it allows), ``lists_items`` (the self-check sets what was listed side by side) a
   cell may hold.
   ``long_text(value, *, flipped) -> (items, value)``: the long table's text columns.
   ``display(value) -> dict``: the self-check and review pages (``shape`` picks the
-  template's part); ``display_options()``: the options shown on the rating form.
+  template's part; ``text`` is a choice in words, ``scored`` whether points are shown);
+  ``answer_text(value, *, flipped, names)``: the answer in one short cell of a table, in
+  words where the rater chose words (a preference's label, a category's); ``display_options()``:
+  the options shown on the rating form.
 - expected answers (gold items, attention checks and the qualification key):
   ``expected_in(text, *, names)`` reads what a coordinator wrote (a gold file's cell or
   the browser form) into the stored shape, ``expected_text(expected, *, names)`` writes it
@@ -54,7 +62,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import ClassVar
+from typing import ClassVar, TypeGuard
 
 from core.user_input import quoted, whole_number_text
 
@@ -292,6 +300,11 @@ class DimensionKind:
         """The most points an answer can give (0 for kinds outside the total)."""
         raise NotImplementedError
 
+    @property
+    def min_points(self) -> int:
+        """The fewest points an answer can give: the range a page states is min to max."""
+        return min(self.cell_choices) if self.max_points else 0
+
     # --- writing -------------------------------------------------------------------------
 
     def clean(self, raw: dict | None) -> dict:
@@ -303,9 +316,10 @@ class DimensionKind:
         raise NotImplementedError
 
     def score(self, raw: dict | None) -> dict:
-        """The stored answer for a raw one: cleaned, with its points."""
+        """The stored answer for a raw one: cleaned, with its points (None when the raw
+        answer gives none: an unanswered dimension has no points, never 0)."""
         value = self.clean(raw)
-        return {**value, "points": self.points(value)}
+        return {**value, "points": self.points(value) if self.given(value) else None}
 
     def in_key_order(self, choice, *, flipped: bool):
         """The recorded choice as the key orders the responses (only pairwise differs).
@@ -317,11 +331,16 @@ class DimensionKind:
 
     # --- reading a stored answer -----------------------------------------------------------
 
+    def given(self, value: dict | None) -> TypeGuard[dict]:
+        """Whether a stored answer answers the dimension: a choice made, a list of items
+        (empty: nothing counted, an answer too), criteria ticked or not, points written.
+        An answer left out (None, or a single choice without one) is not given."""
+        raise NotImplementedError
+
     def settles(self, value: dict | None) -> bool:
-        """Whether a stored answer settles the dimension (an adjudicator's decision): any
-        recorded answer (nothing counted, no criterion met are answers too); the
-        single-choice kinds need a choice."""
-        return isinstance(value, dict)
+        """Whether a stored answer settles the dimension (an adjudicator's decision): a
+        given answer (nothing counted, no criterion met are answers too)."""
+        return self.given(value)
 
     def key_ordered(self, value: dict | None, *, flipped: bool) -> dict | None:
         """A stored answer as it reads in key order (only a preference recorded on a
@@ -332,10 +351,10 @@ class DimensionKind:
         """Whether a stored answer gives anything: a choice, a point, an item, a tick."""
         raise NotImplementedError
 
-    @staticmethod
-    def recorded_points(value: dict | None) -> int | None:
-        """The points stored with an answer; None when nothing was recorded."""
-        return value.get("points") if isinstance(value, dict) else None
+    def recorded_points(self, value: dict | None) -> int | None:
+        """The points stored with an answer; None when it is not given (an unanswered
+        choice stored before issue 39 holds 0 points: they are not read)."""
+        return value.get("points") if self.given(value) else None
 
     def listed_items(self, value: dict | None) -> list[tuple[str, bool]]:
         """What the rater listed, as (text, half-weight); kinds that list nothing give []."""
@@ -454,16 +473,28 @@ class DimensionKind:
     # --- display -----------------------------------------------------------------------
 
     def display(self, value: dict | None) -> dict:
-        """A recorded answer shaped for the self-check and review pages."""
+        """A recorded answer shaped for the self-check and review pages; ``scored`` says
+        whether its points mean anything (kinds outside the total show none)."""
+        scored = self.max_points > 0
         if not isinstance(value, dict):
-            return {"points": None, "max": self.max_points, "flagged": False, "note": ""}
+            return {
+                "points": None, "max": self.max_points, "scored": scored, "flagged": False,
+                "note": "",
+            }  # fmt: skip
         flagged, note = answer_flag(value)
         return {
             "points": value.get("points"),
             "max": self.max_points,
+            "scored": scored,
             "flagged": flagged,
             "note": note,
         }
+
+    def answer_text(self, value: dict | None, *, flipped: bool = False, names=None) -> str:
+        """An answer in one short table cell: its points ("" when nothing was recorded).
+        Kinds whose rater picks words say it in those words."""
+        points = self.recorded_points(value)
+        return "" if points is None else str(points)
 
     def display_options(self) -> list[dict]:
         """The options of a single-choice kind: [{"value", "label", "anchor"}]."""
@@ -519,12 +550,26 @@ class PointsInCell(DimensionKind):
     """
 
     def cell_out(self, value: dict | None, *, flipped: bool = False):
-        return self.points(value) if value else ""
+        return self.points(value) if self.given(value) else ""
 
     def cell_in(self, text: str, *, header: str = "") -> dict:
-        if not text:
-            raise RubricValueError("The score is empty.")
+        if not text:  # no answer: refused where the dimension is required
+            return {}
         return {"points": self._cell_value(text, header=header or self.name)}
+
+    def given(self, value: dict | None) -> TypeGuard[dict]:
+        """Given when what was counted or ticked is listed (nothing is an answer too), or
+        points were written (a worksheet)."""
+        if not isinstance(value, dict):
+            return False
+        listed = value.get(self.listed_field)
+        points = value.get("points")
+        return isinstance(listed, list) or (
+            isinstance(points, int) and not isinstance(points, bool)
+        )
+
+    # The field of the stored answer that lists what was counted or ticked.
+    listed_field: ClassVar[str] = ""
 
     def expected_from_key(self, value: dict | None, *, tolerance: int) -> dict | None:
         points = self.key_value(value)

@@ -39,6 +39,7 @@ class CategoricalDimension(SingleChoice):
     name: str
     categories: tuple[Category, ...]
     apart: tuple[str, ...] = ()  # codes of the categories analysed apart
+    required: bool = True  # False: the rubric marks the dimension optional
     kind = "categorical"
     label = "Nominal categories"
     default_level = "nominal"

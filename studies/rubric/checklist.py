@@ -1,7 +1,8 @@
 """Checklist: yes/no criteria, one point for each criterion met.
 
 Stored ``{"checked": [bool, ...]}``; ``checked`` is ``None`` when only the points (0 to the
-number of criteria) were recorded (a worksheet filled in offline).
+number of criteria) were recorded (a worksheet filled in offline), or, without points,
+when no answer was given.
 """
 
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ class ChecklistDimension(PointsInCell):
     name: str
     criteria: tuple[str, ...] = field(default_factory=tuple)
     criteria_help: tuple[str, ...] = field(default_factory=tuple)
+    required: bool = True  # False: the rubric marks the dimension optional
     kind = "checklist"
     label = "Checklist"
     builder_help = (
@@ -74,11 +76,11 @@ class ChecklistDimension(PointsInCell):
     def clean(self, raw: dict | None) -> dict:
         raw = raw or {}
         checked = raw.get("checked")
-        if checked is None and "points" in raw:
+        if checked is None and raw.get("points") is not None:
             points = points_only(self, raw, self.cell_choices)
             return {"checked": None, "points": points, **clean_flag(raw)}
-        if checked is None:
-            checked = [False] * len(self.criteria)
+        if checked is None:  # no criterion answered, not even "no": no answer
+            return {"checked": None, **clean_flag(raw)}
         if not isinstance(checked, list) or len(checked) != len(self.criteria):
             raise RubricValueError(
                 f"{self.name}: answer each of the {len(self.criteria)} criteria with yes or no."
@@ -91,13 +93,15 @@ class ChecklistDimension(PointsInCell):
             return int(value.get("points") or 0)
         return sum(1 for c in checked if c)
 
+    listed_field = "checked"
+
     def answered(self, value: dict | None) -> bool:
         if not isinstance(value, dict):
             return False
         return bool(value.get("points") or any(value.get("checked") or ()))
 
     def agreement_value(self, value: dict | None, *, flipped: bool = False) -> float | None:
-        return float(self.points(value)) if isinstance(value, dict) else None
+        return float(self.points(value)) if self.given(value) else None
 
     @property
     def cell_choices(self) -> tuple:
@@ -121,7 +125,7 @@ class ChecklistDimension(PointsInCell):
         return ";".join(words[c] for c in expected["checked"])
 
     def expected_met(self, expected: dict, value: dict | None, *, flipped: bool = False) -> bool:
-        if not isinstance(value, dict):
+        if not isinstance(value, dict) or not self.given(value):
             return False
         if "points" in expected:  # from a qualification key: points within the tolerance
             return abs(self.points(value) - expected["points"]) <= expected["tolerance"]

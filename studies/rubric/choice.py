@@ -1,9 +1,10 @@
 """What the single-choice kinds share: ``{"choice": one of the options or None}``.
 
-Unanswered is stored as ``None``; analysis reads it as missing, not as the lowest option.
+Unanswered is stored as ``None`` with no points; analysis reads it as missing, not as the
+lowest option (an unanswered choice stored before issue 39 holds 0 points, never read).
 """
 
-from typing import ClassVar
+from typing import ClassVar, TypeGuard
 
 from .base import DimensionKind, RubricValueError, clean_flag, whole_number
 
@@ -40,11 +41,11 @@ class SingleChoice(DimensionKind):
         choice = value.get("choice") if isinstance(value, dict) else None
         return None if choice is None else self.in_key_order(choice, flipped=flipped)
 
-    def answered(self, value: dict | None) -> bool:
+    def given(self, value: dict | None) -> TypeGuard[dict]:
         return isinstance(value, dict) and value.get("choice") is not None
 
-    def settles(self, value: dict | None) -> bool:
-        return self.answered(value)
+    def answered(self, value: dict | None) -> bool:
+        return self.given(value)
 
     def key_ordered(self, value: dict | None, *, flipped: bool) -> dict | None:
         if not flipped or not isinstance(value, dict):
@@ -107,7 +108,18 @@ class SingleChoice(DimensionKind):
         view = super().display(value)
         if not isinstance(value, dict):
             return {**view, "shape": ""}
-        return {**view, "shape": "choice", "choice": value.get("choice")}
+        choice = value.get("choice")
+        text = "" if choice is None else self.choice_words(choice)
+        return {**view, "shape": "choice", "choice": choice, "text": text}
+
+    def choice_words(self, choice, *, names=None) -> str:
+        """A choice as the rating form labels it (the option's label)."""
+        labels = {value: label for value, label, _ in self._option_rows()}
+        return labels.get(choice, str(choice))
+
+    def answer_text(self, value: dict | None, *, flipped: bool = False, names=None) -> str:
+        choice = self._choice(value, flipped=flipped)
+        return "" if choice is None else self.choice_words(choice, names=names)
 
     def display_options(self) -> list[dict]:
         return [

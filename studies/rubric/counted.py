@@ -2,7 +2,8 @@
 
 Stored ``{"items": [{"text", "half"}]}``; ``items`` is ``None`` when only the points were
 recorded (a worksheet filled in offline holds points only): ``clean`` accepts
-``{"points": p}`` for that, p being one of the bands' points.
+``{"points": p}`` for that, p being one of the bands' points. Without points either, no
+answer was given (an empty list is an answer: nothing counted).
 
 Items marked half-weight count 0.5 (``CountedDimension.count`` is the one place this is
 written in Python; ``dimension-kinds.js`` has it for the live total). Bands are read as
@@ -55,6 +56,7 @@ class CountedDimension(PointsInCell):
     unit: str = "items"
     item: str = "item"
     half_weight_hint: str = ""
+    required: bool = True  # False: the rubric marks the dimension optional
     kind = "counted"
     label = "Counted with bands"
     lists_items = True
@@ -182,10 +184,11 @@ class CountedDimension(PointsInCell):
     def clean(self, raw: dict | None) -> dict:
         raw = raw or {}
         items = raw.get("items")
-        if items is None and "points" in raw:
+        if items is None and raw.get("points") is not None:
             points = points_only(self, raw, self.cell_choices)
             return {"items": None, "points": points, **clean_flag(raw)}
-        items = items or []
+        if items is None:  # nothing listed, not even an empty list: no answer
+            return {"items": None, **clean_flag(raw)}
         if not isinstance(items, list):
             raise RubricValueError(f"{self.name}: items must be a list.")
         cleaned = []
@@ -227,6 +230,8 @@ class CountedDimension(PointsInCell):
             return int(value.get("points") or 0)
         return self.points_for_count(count)
 
+    listed_field = "items"
+
     def answered(self, value: dict | None) -> bool:
         return isinstance(value, dict) and bool(value.get("points") or value.get("items"))
 
@@ -239,7 +244,7 @@ class CountedDimension(PointsInCell):
         ]
 
     def agreement_value(self, value: dict | None, *, flipped: bool = False) -> float | None:
-        return float(self.points(value)) if isinstance(value, dict) else None
+        return float(self.points(value)) if self.given(value) else None
 
     @property
     def cell_choices(self) -> tuple:
@@ -270,7 +275,7 @@ class CountedDimension(PointsInCell):
         return f"{expected['points']} ±{tolerance} {unit}{'s' if tolerance > 1 else ''}"
 
     def expected_met(self, expected: dict, value: dict | None, *, flipped: bool = False) -> bool:
-        if not isinstance(value, dict):
+        if not isinstance(value, dict) or not self.given(value):
             return False
         given, wanted, tolerance = self.points(value), expected["points"], expected["tolerance"]
         if expected.get("unit", "band") == "band":

@@ -4,10 +4,11 @@ The shape (documented in docs/rubric-format.md)::
 
     {"name": "...", "description": "...",
      "dimensions": [{"key": "depth", "name": "Depth of Analysis", "kind": "counted",
-                     "level": "ordinal", "config": {...}}]}
+                     "level": "ordinal", "required": true, "config": {...}}]}
 
 Each dimension's ``config`` is the kind's own configuration, checked by the kind's class
-(``studies.rubric.KINDS``); ``level`` may be left out for the kind's default. The presets
+(``studies.rubric.KINDS``); ``level`` may be left out for the kind's default, ``required``
+for true (a submitted rating must answer the dimension; false marks it optional). The presets
 are written in this shape too, so any preset can be exported, edited and set again.
 """
 
@@ -28,7 +29,7 @@ MAX_DEFINITION_CHARS = 200_000
 MAX_DEPTH = 8
 KEY = re.compile(r"[a-z0-9][a-z0-9_-]{0,49}")
 FIELDS = {"name", "description", "dimensions"}
-DIMENSION_FIELDS = {"key", "name", "kind", "level", "config"}
+DIMENSION_FIELDS = {"key", "name", "kind", "level", "required", "config"}
 
 
 class RubricDefinitionError(StudySetupError):
@@ -54,6 +55,7 @@ def definition_of(rubric) -> dict:
                 "name": d.name,
                 "kind": d.kind,
                 "level": d.level,
+                "required": d.required,
                 "config": d.config,
             }
             for d in rubric.dimensions.order_by("position")
@@ -72,6 +74,7 @@ def preset_definition(name: str) -> dict:
                 "name": d["name"],
                 "kind": d["kind"],
                 "level": KINDS[d["kind"]].default_level,
+                "required": d.get("required", True),
                 "config": d["config"],
             }
             for d in spec["dimensions"]
@@ -175,4 +178,10 @@ def _dimension_clean(number: int, raw, problems: list[str]) -> dict | None:
         problems.append(
             f"{where}: level must be one of {', '.join(allowed_levels(kind))} for {kind}."
         )
-    return {"key": key, "name": name, "kind": kind, "level": level, "config": config}
+    required = raw.get("required", True)
+    if not isinstance(required, bool):
+        problems.append(f"{where}: required must be true or false.")
+    return {
+        "key": key, "name": name, "kind": kind, "level": level, "required": required is not False,
+        "config": config,
+    }  # fmt: skip

@@ -1,6 +1,8 @@
 """The registry of kinds, and what reads a rubric through it: a dimension from its stored
 configuration, and a rating form scored dimension by dimension."""
 
+import dataclasses
+
 from .base import RubricValueError
 from .categorical import CategoricalDimension
 from .checklist import ChecklistDimension
@@ -25,12 +27,13 @@ def allowed_levels(kind: str) -> tuple[str, ...]:
     return KINDS[kind].levels
 
 
-def dimension_from_config(*, key: str, name: str, kind: str, config: dict):
+def dimension_from_config(*, key: str, name: str, kind: str, config: dict, required: bool = True):
     try:
         kind_class = KINDS[kind]
     except KeyError:
         raise RubricValueError(f"Unknown dimension kind: {kind!r}.") from None
-    return kind_class.from_config(key=key, name=name, config=config)
+    dimension = kind_class.from_config(key=key, name=name, config=config)
+    return dimension if required else dataclasses.replace(dimension, required=False)
 
 
 def score_response(dimensions, raw: dict) -> dict:
@@ -74,7 +77,3 @@ def score_form(dimensions, payload: dict, *, labels) -> tuple[dict, dict]:
     except RubricValueError as error:
         error.field = f"case-{error.field}" if error.field else ""
         raise
-
-
-def total_points(scored: dict) -> int:
-    return sum(entry["points"] for entry in scored.values())

@@ -1,7 +1,8 @@
 """Ordinal scale with anchor texts (e.g. Likert 1-5, correct/partly/incorrect).
 
 Stored ``{"choice": value or None}``; points are the chosen option's value, so a scale
-counts in the total. Unanswered is stored as ``None`` and scores 0. Options named in
+counts in the total. Unanswered is stored as ``None``, with no points (the total is then
+missing: ``studies.rubric.totals``). Options named in
 ``apart`` (values) are analysed apart: the report gives their share per system (protocol
 9, "partly correct analysed separately").
 """
@@ -39,6 +40,7 @@ class ScaleDimension(SingleChoice):
     name: str
     options: tuple[ScaleOption, ...]
     apart: tuple[int, ...] = ()  # values of the options analysed apart
+    required: bool = True  # False: the rubric marks the dimension optional
     kind = "scale"
     label = "Ordinal scale with anchors"
     builder_help = (
@@ -142,6 +144,11 @@ class ScaleDimension(SingleChoice):
 
     def _option_rows(self) -> list[tuple]:
         return [(o.value, o.label, o.anchor) for o in self.options]
+
+    def answer_text(self, value: dict | None, *, flipped: bool = False, names=None) -> str:
+        """A scale's value is its points: a table of answers shows the number."""
+        choice = self._choice(value, flipped=flipped)
+        return "" if choice is None else str(choice)
 
     def expected_in(self, text: str, *, names: dict | None = None) -> dict:
         value, tolerance, unit = expected_parts(text, name=self.name)

@@ -33,6 +33,9 @@ def study_protocol_chunks(*, study: Study) -> Iterator[bytes]:
                 "kind": d.kind,
                 "level": d.level,
                 "config": d.config,
+                # An optional dimension says so (issue 39); a required one, every
+                # dimension before, keeps the document and the fingerprint it had.
+                **({} if d.required else {"required": False}),
             }
             for d in dimensions
         ],

@@ -19,6 +19,7 @@ def rubric_for_display(*, rubric) -> list[dict]:
                 "name": dimension.name,
                 "kind": dimension.kind,
                 "scope": scoring.scope,
+                "min": scoring.min_points,
                 "max": scoring.max_points,
                 "measure": config.get("measure", ""),
                 "example": config.get("example", ""),
@@ -28,6 +29,7 @@ def rubric_for_display(*, rubric) -> list[dict]:
                 # Scales, categories and pairwise labels: [{"value", "label", "anchor"}].
                 "options": scoring.display_options(),
                 "counts_in_total": scoring.max_points > 0,
+                "required": scoring.required,
                 "lists_items": scoring.lists_items,
                 "level": dimension.level,
             }

@@ -42,6 +42,7 @@ def rubric_create_from_preset(*, preset: str) -> Rubric:
             position=position,
             config=dimension["config"],
             level=scoring.default_level,
+            required=dimension.get("required", True),
         )
     return rubric
 
@@ -61,6 +62,7 @@ def rubric_copy(*, rubric: Rubric) -> Rubric:
             position=dimension.position,
             config=dimension.config,
             level=dimension.level,
+            required=dimension.required,
         )
         for dimension in rubric.dimensions.all()
     )
@@ -102,8 +104,10 @@ def dimension_save(
     kind: str,
     config: dict,
     level: str,
+    required: bool = True,
 ) -> Dimension:
-    """Add a dimension (``key`` None) at the end of the rubric, or change the one at ``key``."""
+    """Add a dimension (``key`` None) at the end of the rubric, or change the one at ``key``;
+    ``required``: a submitted rating must answer it (False: optional)."""
     study = locked_study(study)
     refuse_if_frozen(study, RUBRIC_FROZEN)
     if kind not in KINDS:
@@ -123,7 +127,7 @@ def dimension_save(
     else:
         dimension = _dimension(study, key)
     dimension.key, dimension.name, dimension.kind = new_key, name, kind
-    dimension.config, dimension.level = config, level
+    dimension.config, dimension.level, dimension.required = config, level, required
     dimension.save()
     _rubric_changed(
         study=study, actor=actor, action="added" if key is None else "changed", dimension=new_key

@@ -33,6 +33,7 @@ def rubric_detail(request, slug):
             {
                 "dimension": dimension,
                 "scope": scoring.scope if scoring else "",
+                "min": scoring.min_points if scoring else 0,
                 "max": scoring.max_points if scoring else 0,
                 "levels": allowed_levels(dimension.kind),
                 "problem": problem,
@@ -71,6 +72,7 @@ def _save_dimension(request, study: Study, form_class, dimension: Dimension | No
                 kind=form_class.kind,
                 config=data["config"],
                 level=data["level"],
+                required=data["required"],
             )
         except ApplicationError as error:
             form.add_error(None, str(error))

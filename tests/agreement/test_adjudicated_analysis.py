@@ -216,11 +216,14 @@ def test_an_adjudicated_label_changes_the_analysis_and_the_report_but_not_the_ag
     question = next(
         q for q in comparison["aggregation"]["questions"] if q["measure"] == "dimension:harmful"
     )
+    # Both responses of the one case were adjudicated (items), one answer changed (issue 39:
+    # names say what they count; the cases holding them are counted apart).
     assert (question["rule"], question["adjudicated_items"], question["changed_items"]) == (
         "adjudicated",
-        1,
+        2,
         1,
     )
+    assert (question["adjudicated_cases"], question["changed_cases"]) == (1, 1)
     html = client.get(reverse("agreement:report", args=[study.slug])).content.decode()
     assert 'id="aggregation-counts"' in html and 'id="adjudication-counts"' in html
     assert "1 test case of the sample sent to adjudication: 1 resolved" in html

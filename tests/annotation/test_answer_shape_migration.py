@@ -42,13 +42,15 @@ NEW_CASE = {"preference": {"choice": -1, "points": 0, **OFFLINE}}
 def old_rows(study, membership):
     """One case recorded on screen and one imported in the old shape, with a revision."""
     rubric = study.rubric
+    # Optional, so that the reference payload submits without them (issue 39).
     Dimension.objects.create(
         rubric=rubric, key="quality", name="Quality", kind="scale", position=10,
         config={"options": [{"value": v, "label": str(v)} for v in range(1, 6)]},
+        required=False,
     )  # fmt: skip
     Dimension.objects.create(
         rubric=rubric, key="preference", name="Preference", kind="pairwise", position=11,
-        config={"labels": ["A better", "Tie", "B better"]},
+        config={"labels": ["A better", "Tie", "B better"]}, required=False,
     )  # fmt: skip
     on_screen, imported = list(membership.assignments.order_by("position"))[:2]
     submit(on_screen, full_marks_payload())

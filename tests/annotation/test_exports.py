@@ -231,9 +231,10 @@ def test_data_dictionary_describes_every_column(rated):
     for name, _ in exports.LONG_COLUMNS:
         assert f"| {name} |" in text
     assert (
-        "| Depth | `depth` | Depth of Analysis | counted | per response | points: 0, 2, 4, 5 |"
-        in text
+        "| Depth | `depth` | Depth of Analysis | counted | per response | required "
+        "| points: 0, 2, 4, 5 |" in text
     )
+    assert "never counts as 0 points" in text and "the Total included" in text
     assert " | ".join(REFERENCE_HEADER) in text
 
 

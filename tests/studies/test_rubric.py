@@ -3,7 +3,13 @@ from decimal import Decimal
 import pytest
 
 from studies.presets import REFERENCE_RUBRIC
-from studies.rubric import RubricValueError, dimension_from_config, score_response, total_points
+from studies.rubric import (
+    RubricValueError,
+    answers_missing,
+    dimension_from_config,
+    response_total,
+    score_response,
+)
 
 
 def reference_dimensions():
@@ -124,12 +130,43 @@ def test_total_is_the_sum_of_dimension_points():
     assert {k: v["points"] for k, v in scored.items()} == {
         "depth": 4, "evidence": 2, "alternatives": 4, "structure": 3, "actionability": 2,
     }  # fmt: skip
-    assert total_points(scored) == 15
+    assert response_total(reference_dimensions(), scored) == 15
 
 
-def test_missing_dimensions_score_zero():
-    scored = score_response(reference_dimensions(), {})
-    assert total_points(scored) == 0
+def test_an_unanswered_part_leaves_the_total_missing_not_zero():
+    """Issue 39: a part left out has no points, and the response has no total."""
+    dimensions = reference_dimensions()
+    answers = {"depth": items(5), "evidence": {"checked": [True, False, True]}}
+    scored = score_response(dimensions, answers)
+    assert scored["alternatives"]["points"] is None
+    assert response_total(dimensions, scored) is None
+    missing = answers_missing(dimensions, {"A": scored}, {})
+    assert [(m.label, m.key) for m in missing] == [
+        ("A", "alternatives"), ("A", "structure"), ("A", "actionability"),
+    ]  # fmt: skip
+    assert missing[0].field == "A-alternatives"
+
+
+def test_nothing_counted_and_nothing_ticked_are_answers():
+    dimensions = reference_dimensions()
+    empty = {"items": []}
+    unticked = {"checked": [False, False, False]}
+    answers = {"depth": empty, "evidence": unticked, "alternatives": empty,
+               "structure": unticked, "actionability": empty}  # fmt: skip
+    scored = score_response(dimensions, answers)
+    assert response_total(dimensions, scored) == 0
+    assert answers_missing(dimensions, {"A": scored}, {}) == []
+
+
+def test_an_optional_dimension_may_be_left_out_but_the_total_is_then_missing():
+    required, optional = reference_dimensions()[:2]
+    optional = dimension_from_config(
+        key=optional.key, name=optional.name, kind="checklist",
+        config={"criteria": [{"label": c} for c in optional.criteria]}, required=False,
+    )  # fmt: skip
+    scored = score_response([required, optional], {"depth": items(2)})
+    assert answers_missing([required, optional], {"A": scored}, {}) == []
+    assert response_total([required, optional], scored) is None
 
 
 def test_too_long_items_are_refused():

@@ -4,7 +4,7 @@ import pytest
 from django.utils.text import slugify
 
 from annotation.models import Rating
-from annotation.services import rating_submit
+from annotation.services import RatingInvalidError, rating_submit
 from studies import services
 from studies.forms import DIMENSION_FORMS
 from studies.models import Rubric, Study, StudyEvent
@@ -175,6 +175,7 @@ def test_a_rater_can_submit_answers_to_every_new_kind(lead, rater):
                 study=study, actor=lead, key=None, new_key=spec["key"], name=spec["name"],
                 kind=spec["kind"], config=spec["config"], level="nominal"
                 if spec["kind"] == "categorical" else "ordinal",
+                required=spec.get("required", True),
             )  # fmt: skip
     services.study_open(study=study, actor=lead)
     assignment = study.memberships.get(user=rater).assignments.get()
@@ -182,11 +183,23 @@ def test_a_rater_can_submit_answers_to_every_new_kind(lead, rater):
            "harmful": {"choice": "yes"}, "harm_category": {"choice": "personal_data"}}  # fmt: skip
     payload = {"responses": {"A": one, "B": {"helpfulness": {"choice": 1}}},
                "case": {"preference": {"choice": -1}}, "confidence": "high"}  # fmt: skip
+    # Every dimension is required but the harm category (issue 39): the missing are named.
+    with pytest.raises(RatingInvalidError) as refused:
+        rating_submit(assignment=assignment, payload=payload, expected_version=0)
+    assert "Response A: Accuracy; Response B: Clarity, Accuracy, Harmful." in str(refused.value)
+    assert refused.value.field == "A-accuracy"
+    assert not Rating.objects.filter(assignment=assignment).exists()
+    payload["responses"]["B"].update(
+        {"clarity": {"choice": 2}, "accuracy": {"choice": 4}, "harmful": {"choice": "no"}}
+    )
+    one["accuracy"] = {"choice": 3, "flagged": True}
     rating_submit(assignment=assignment, payload=payload, expected_version=0)
     totals = dict(Rating.objects.filter(assignment=assignment).values_list("label", "total"))
-    assert totals == {"A": 8, "B": 1}
+    assert totals == {"A": 11, "B": 7}
     a = Rating.objects.get(assignment=assignment, label="A").scores
-    assert a["accuracy"]["choice"] is None and a["harm_category"]["choice"] == "personal_data"
+    assert a["accuracy"]["choice"] == 3 and a["harm_category"]["choice"] == "personal_data"
+    b = Rating.objects.get(assignment=assignment, label="B").scores
+    assert b["harm_category"] == {"choice": None, "flagged": False, "flag_note": "", "points": None}
     assignment.refresh_from_db()
     assert assignment.case_scores["preference"]["choice"] == -1
 

@@ -14,8 +14,8 @@ from studies.rubric import (
     allowed_levels,
     dimension_from_config,
     pairwise_values,
+    response_total,
     score_response,
-    total_points,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -171,7 +171,10 @@ def test_response_totals_count_scales_but_not_categories():
             "evidence": {"checked": [True, False, False]},
         },
     )
-    assert total_points(scored) == 4 + 0 + 4 + 1
+    assert response_total(dims, scored) == 4 + 0 + 4 + 1
+    # The category left unanswered is no part of the total; the scale is.
+    assert response_total(dims, {**scored, "h": dims[1].score(None)}) == 4 + 0 + 4 + 1
+    assert response_total(dims, {**scored, "q": dims[0].score(None)}) is None
 
 
 # --- Wiring: every kind is registered, rendered, scored live and buildable ----------------
@@ -292,7 +295,7 @@ def test_a_worksheet_cell_reads_back_what_it_shows(dimension, raw, flipped):
     cell = dimension.cell_out(stored, flipped=flipped)
     read = dimension.read_cell(str(cell))  # a worksheet is read in key order, never flipped
     assert dimension.cell_out(read, flipped=False) == cell
-    assert read["points"] == (stored["points"] if dimension.scope == "response" else 0)
+    assert read["points"] == stored["points"]  # None where unanswered, never 0
     assert dimension.agreement_value(read, flipped=False) == dimension.agreement_value(
         stored, flipped=flipped
     )
@@ -322,9 +325,7 @@ def test_a_worksheet_gives_only_points_for_counted_dimensions_and_checklists():
         (DEPTH, "four", "four is not a whole number; Depth takes 0, 2, 4, 5."),
         (DEPTH, "2.5", "2.5 is not a whole number; Depth takes 0, 2, 4, 5."),
         (DEPTH, "inf", "inf is not a whole number; Depth takes 0, 2, 4, 5."),
-        (DEPTH, "", "The score is empty."),
         (EVIDENCE, "4", "4 is not allowed; Depth takes 0 to 3."),
-        (EVIDENCE, "", "The score is empty."),
         (SCALE, "0", "0 is not allowed; Depth takes 1 to 5."),
         (HARM, "2", "2 is not allowed; Depth takes no, yes, maybe."),
         (PREFERENCE, "3", "3 is not allowed; Depth takes -2 to 2."),
@@ -352,8 +353,12 @@ def test_points_alone_are_accepted_only_at_the_scores_a_dimension_can_give():
     # Listed items or answered criteria are the answer; points beside them are recomputed.
     assert DEPTH.score({"items": [], "points": 5})["points"] == 0
     assert EVIDENCE.score({"checked": [True, True, True], "points": 0})["points"] == 3
-    # Nothing at all is still an empty list or no criterion met, as on the rating screen.
-    assert DEPTH.clean({})["items"] == [] and EVIDENCE.clean({})["checked"] == [False] * 3
+    # Nothing at all is no answer (issue 39); an empty list is one, as on the rating screen.
+    for kind, empty in ((DEPTH, {"items": []}), (EVIDENCE, {"checked": [False] * 3})):
+        assert not kind.given(kind.score({})) and kind.score({})["points"] is None
+        assert kind.score({"flagged": True})["flagged"] and not kind.given(kind.score({}))
+        assert kind.given(kind.score(empty)) and kind.score(empty)["points"] == 0
+        assert kind.read_cell("")["points"] is None and kind.cell_out(kind.score({})) == ""
 
 
 def test_a_stored_answer_cleans_to_itself():
