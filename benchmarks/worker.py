@@ -127,10 +127,17 @@ def _start_worker(args, log: Path) -> subprocess.Popen:
 
 
 def _wait_fresh(study_ids: list[int], *, intervals: bool = False, timeout: float = 1800) -> None:
+    """Until every study's result is current; every 10 s, what beat's sweep does (a claim
+    left by an earlier, interrupted run of this script holds back a request)."""
     from agreement.models import StudyAgreement
+    from agreement.services.recompute import agreement_enqueue_if_stale
 
-    began = time.perf_counter()
+    began = swept = time.perf_counter()
     while time.perf_counter() - began < timeout:
+        if time.perf_counter() - swept > 10:
+            swept = time.perf_counter()
+            for study_id in study_ids:
+                agreement_enqueue_if_stale(study_id=study_id)
         rows = StudyAgreement.objects.filter(study_id__in=study_ids).values(
             "requested", "computed", "result"
         )
@@ -179,11 +186,18 @@ def _small_studies() -> list:
     return studies
 
 
-def _submissions(studies: list, leader: int, checkpoints: list[int]) -> None:
-    from django.db import transaction
+def _runs(study_ids: list[int]) -> int:
     from django.db.models import Sum
 
     from agreement.models import StudyAgreement
+
+    found = StudyAgreement.objects.filter(study_id__in=study_ids).aggregate(Sum("runs"))
+    return found["runs__sum"] or 0
+
+
+def _submissions(studies: list, leader: int, checkpoints: list[int]) -> None:
+    from django.db import transaction
+
     from annotation.models import Assignment
     from annotation.services import rating_submit
     from tests.payloads import payload_for
@@ -199,6 +213,7 @@ def _submissions(studies: list, leader: int, checkpoints: list[int]) -> None:
     ids = [study.pk for study in studies]
     pool = _pool(leader)
     cpu_before = cpu_seconds(pool)
+    runs_before = _runs(ids)
     done = 0
     for checkpoint in checkpoints:
         while done < checkpoint:
@@ -209,7 +224,7 @@ def _submissions(studies: list, leader: int, checkpoints: list[int]) -> None:
             done += 1
         _wait_fresh(ids)
         time.sleep(2)
-        runs = StudyAgreement.objects.filter(study_id__in=ids).aggregate(Sum("runs"))["runs__sum"]
+        runs = _runs(ids) - runs_before
         pool = _pool(leader)
         cpu = cpu_seconds(pool) - cpu_before
         _show(f"after {done:,} submissions ({runs:,} recompute runs)", leader)
