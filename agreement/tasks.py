@@ -1,8 +1,12 @@
 """Celery tasks: thin adapters that take ids and call the agreement services."""
 
+import ctypes
+import functools
 import logging
+import time
 
 from celery import shared_task
+from celery.signals import task_postrun, worker_init
 
 from jobs.runner import job_schedule
 
@@ -11,6 +15,42 @@ from .analysis import jobs as analysis_jobs
 from .services import recompute
 
 logger = logging.getLogger(__name__)
+
+
+@worker_init.connect
+def _statistics_warm(**kwargs):
+    """In a worker's main process, before it forks its pool: load scipy and run the
+    statistics once, so that every pool process (a replacement too) starts with them and
+    no rater's recompute pays the import (issue 45: about a second of CPU, more on a busy
+    machine). Done before the fork, the pool processes share those pages: warming each pool
+    process instead cost about 120 MB more PSS at concurrency 2 (benchmarks/worker.py). The
+    web, which never loads scipy, imports this module only to queue a task."""
+    from .stats.warm import statistics_warm
+
+    began = time.process_time()
+    statistics_warm()
+    logger.info("Statistics loaded and warmed in %.2f s of CPU", time.process_time() - began)
+
+
+@functools.cache
+def _malloc_trim():
+    """glibc's ``malloc_trim``, or None where the C library is another (musl, macOS)."""
+    try:
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+@task_postrun.connect
+def _memory_returned(**kwargs):
+    """After each task, hand the heap it freed back to the system. A recompute's arrays and
+    rows are freed when it ends (nothing is kept between runs: the traced Python memory is
+    the same after the 2nd and the 8th run), but the C allocator keeps the pages of the
+    largest run so far: a pool process stayed some 50 MB above its start after one run
+    from scratch at 6,000 ratings, more at larger studies (benchmarks/worker.py)."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 @shared_task(acks_late=True, ignore_result=True)

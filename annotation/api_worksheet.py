@@ -35,7 +35,12 @@ from .worksheets import MAX_BYTES, WorksheetError
 
 ERRORS = {code: ErrorResponseSerializer for code in (400, 401, 403, 404, 429)}
 WorksheetJobSerializer = file_import_job_serializer(
-    "WorksheetJob", result="rater (pseudonym), cases, created, updated, skipped, skips, filename"
+    "WorksheetJob",
+    result=(
+        "rater (pseudonym), cases (recorded), created (rated for the first time), updated "
+        "(replacing a submitted rating), assigned (of created, newly given to the rater), "
+        "skipped, skips, filename"
+    ),
 )
 
 

@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
+from django.db.models import Count
+
 from studies.bulk_rows import batches
 from studies.models import BlindedLabel, Membership, Study, TestCase
 
-from .models import Assignment, Rating
+from .models import Assignment, Rating, RatingRevision
 
 CHUNK = 500
 
@@ -63,6 +65,8 @@ class _Rated:
     version: int
     source: str
     ratings: list
+    # The submitted answer's number: 1 for the first submission, 2 after one revision.
+    submission: int = 0
 
     @property
     def confidence_shown(self) -> str:
@@ -128,8 +132,20 @@ def _with_ratings(chunk: list[tuple]) -> Iterator[_Rated]:
     )
     for assignment_id, *fields in rows:
         ratings.setdefault(assignment_id, []).append(_RatingRow(*fields))
+    replaced = dict(
+        RatingRevision.objects.filter(assignment_id__in=[row[0] for row in chunk])
+        .order_by()
+        .values("assignment_id")
+        .annotate(n=Count("pk"))
+        .values_list("assignment_id", "n")
+    )
     for row in chunk:
-        yield _Rated(*row, ratings=ratings.get(row[0], []))
+        submitted = row[7] == Assignment.Status.SUBMITTED
+        yield _Rated(
+            *row,
+            ratings=ratings.get(row[0], []),
+            submission=replaced.get(row[0], 0) + 1 if submitted else 0,
+        )
 
 
 def _timestamp(value) -> str:

@@ -6,19 +6,18 @@ bundle, which ``agreement`` registers in ``export_kinds``, as this app does not 
 can take longer than a request may at 100,000 ratings. ``export_job_start`` starts one, or
 returns the study's job of that export that is running already (two presses start one
 job). The file is the direct export's, byte for byte: the same writer, the same download
-name. Which way the results page offers an export is ``export_by_job``: a job from
-``EXPORT_JOB_FROM`` submitted ratings on; the direct download stays for every size
-(docs/exports.md).
+name. Which way the results page offers an export is ``export_responses.export_by_job``:
+a job from ``EXPORT_JOB_FROM`` submitted ratings on; the direct download stays for every
+size, but for the whole Excel worksheet, which is then a job's only (docs/exports.md).
 """
 
 from collections.abc import Callable
 from typing import IO
 
-from django.conf import settings
 from django.db import IntegrityError
 from django.utils import timezone
 
-from jobs.files import job_file_expires_at, job_file_path, job_file_write, job_files_expire
+from jobs.files import job_file_expires_at
 from jobs.models import Job
 from jobs.runner import job_schedule
 from jobs.services import (
@@ -27,6 +26,9 @@ from jobs.services import (
     job_create,
     job_execute,
     job_fail,
+    job_file_path,
+    job_file_write,
+    job_files_expire,
     job_status,
 )
 from studies.models import Study
@@ -34,7 +36,6 @@ from studies.models import Study
 from . import exports
 from .export_kinds import EXPORT_KINDS, ExportKind, Writer, export_kind_register
 from .export_responses import CONTENT_TYPES
-from .selectors.progress import study_submitted_count
 
 UNREACHABLE = (
     "The export could not be started (the task queue is unreachable). Try again in a moment."
@@ -100,12 +101,6 @@ for _fmt, _label, _writer in (
             write=_writer,
         )
     )
-
-
-def export_by_job(*, study: Study) -> bool:
-    """True when the results page offers the heavy exports as jobs (see the module
-    docstring): one count."""
-    return study_submitted_count(study_id=study.pk) >= settings.EXPORT_JOB_FROM
 
 
 def export_job_of(*, study: Study, job_uuid) -> Job | None:
@@ -218,7 +213,8 @@ def export_job_file(*, job: Job):
 def _schedule(job: Job) -> None:
     from .tasks import export_study  # the task module imports this one
 
-    def unreachable() -> None:
-        job_fail(job=job, error=UNREACHABLE)
-
-    job_schedule(export_study, args=[job.pk], on_unreachable=unreachable)
+    job_schedule(
+        export_study,
+        args=[job.pk],
+        on_unreachable=lambda: job_fail(job=job, error=UNREACHABLE),
+    )

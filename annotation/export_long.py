@@ -78,7 +78,10 @@ LONG_COLUMNS = [
     ("confidence", "The rater's confidence for the test case: Low, Medium or High."),
     ("active_seconds", "Seconds the rater actively spent on the test case (all visits)."),
     ("submitted_at", "When the rating was last submitted (ISO 8601, UTC)."),
-    ("version", "Revision counter of the rater's work on the test case; rises on every save."),
+    (
+        "version",
+        "The submitted answer's number: 1 for the first submission, 2 after one revision.",
+    ),
     (
         "adjudication",
         "The test case's adjudication: waiting, done or unresolvable (cannot be resolved); "
@@ -155,7 +158,7 @@ def long_rows(*, study: Study) -> Iterator[list]:
             head = [assignment.rater, assignment.rater_status, study.phase_at(rating.submitted_at),
                     assignment.case_id, assignment.stratum, label, rating.shown_label,
                     "yes" if flipped else "no"]  # fmt: skip
-            tail = [_timestamp(rating.submitted_at), assignment.version, status]
+            tail = [_timestamp(rating.submitted_at), assignment.submission, status]
             system = None if systems is None else systems.get((case_pk, label), "")
             total = response_total(scorings, rating.scores)
             for column in per_response:
@@ -168,7 +171,7 @@ def long_rows(*, study: Study) -> Iterator[list]:
         phase = study.phase_at(first.submitted_at)
         head = [assignment.rater, assignment.rater_status, phase, assignment.case_id,
                 assignment.stratum, "", "", "yes" if flipped else "no"]  # fmt: skip
-        tail = [_timestamp(first.submitted_at), assignment.version, status]
+        tail = [_timestamp(first.submitted_at), assignment.submission, status]
         system = None if systems is None else systems.get((case_pk, ""), "")
         for column in per_case:
             yield _long_row(

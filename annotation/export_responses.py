@@ -7,20 +7,43 @@ unblinding) is checked here, so a file from the API is byte for byte the file fr
 
 import tempfile
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 from django.utils.http import content_disposition_header
 
+from core.errors import ApplicationError
 from jobs.models import Job
 from studies.models import Membership, Study
 
 from . import exports
+from .selectors.progress import study_submitted_count
 
 KEY_BLINDED = (
     "The key is released once the study is unblinded: before that it would tell which "
     "system wrote each response, and break the blinding. The lead unblinds the study after "
     "closing it."
 )
+XLSX_BY_JOB = (
+    "This study has {count:,} submitted ratings or more: its Excel worksheet would take too "
+    "long to write while you wait, so it is prepared as a file. Press Prepare beside the "
+    "worksheet's Excel on the Results page, then download it once it is ready (in the API: POST "
+    "/api/v1/studies/{slug}/exports/worksheet-xlsx/job/). One rater's worksheet, and the "
+    "CSV exports, still download directly."
+)
+
+
+class ExportByJob(ApplicationError):
+    """A large study's whole Excel worksheet is written by an export job, not in a request."""
+
+
+def export_by_job(*, study: Study) -> bool:
+    """Whether the study's heavy exports are prepared as jobs (``export_jobs``): from
+    ``EXPORT_JOB_FROM`` submitted ratings on, the Results page offers them so, and the whole
+    Excel worksheet is not written in a request any more. One count."""
+    return study_submitted_count(study_id=study.pk) >= settings.EXPORT_JOB_FROM
+
+
 CONTENT_TYPES = {
     exports.WORKSHEET_CSV: "text/csv; charset=utf-8",
     exports.LONG_CSV: "text/csv; charset=utf-8",
@@ -46,6 +69,11 @@ def export_response(*, study: Study, fmt: str, rater: str | None) -> HttpRespons
     if fmt == exports.KEY_CSV and not study.is_unblinded:
         # The refusal says why: the blinding, not the asker's role (the lead asks too).
         raise PermissionDenied(KEY_BLINDED)
+    # The whole Excel worksheet is written before its first byte (a zip): at 50,000 ratings
+    # half a minute of a web worker. From the size at which the Results page offers the job,
+    # only the job writes it.
+    if fmt == exports.WORKSHEET_XLSX and rater is None and export_by_job(study=study):
+        raise ExportByJob(XLSX_BY_JOB.format(count=settings.EXPORT_JOB_FROM, slug=study.slug))
     filename = exports.export_filename(study=study, fmt=fmt, rater=rater)
     if fmt == exports.WORKSHEET_XLSX:
         # Written to a temporary file in openpyxl's write-only mode, then streamed from disk.

@@ -29,6 +29,7 @@ def _perform(*, study: Study, job: Job, kept: dict, dry_run: bool, progress) -> 
         "cases": result.cases,
         "created": result.created,
         "updated": result.updated,
+        "assigned": result.assigned,
         "skipped": result.skipped,
         "skips": result.skips,
         "dry_run": result.dry_run,
@@ -63,6 +64,7 @@ def _result(done: dict) -> worksheets.ImportResult:
         skipped=done["skipped"],
         dry_run=done["dry_run"],
         skips=done.get("skips", 0),
+        assigned=done.get("assigned", 0),
     )
 
 

@@ -12,10 +12,12 @@ coordinator and, per run, in a fresh draft study: POSTs the CSV file to the test
 page (the upload's check), follows the redirect to the preview, POSTs the confirmation,
 and polls the status until the import is done, then checks the study holds every case.
 Prints per run the seconds of each stage and cases/s for the whole (upload to imported),
-the peak RSS of the gunicorn workers and of the Celery worker's processes (each
-process's VmHWM, read from /proc while the runs go), and at the end the median and the
-spread (min-max) of the ``--repeat`` runs, with the commit and the load average before and
-after (benchmarks/report.py).
+the CPU seconds of gunicorn's processes and of the Celery worker's over the run (from
+/proc: the figure that holds on a busy machine; PostgreSQL's is not counted), the peak
+RSS of the gunicorn workers and of the Celery worker's processes (each process's VmHWM,
+read from /proc while the runs go), and at the end the median and the spread (min-max)
+of the ``--repeat`` runs, with the commit and the load average before and after
+(benchmarks/report.py).
 """
 
 import argparse
@@ -37,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from case_import import write_file  # noqa: E402
+from processes import cpu_seconds, process_tree  # noqa: E402
 
 from benchmarks.report import add_repeat, reported, spread  # noqa: E402
 
@@ -236,7 +239,11 @@ def main() -> None:
                 for run in range(args.repeat):
                     slug = f"bench-import-{count}-{run}"
                     study_create(env, slug)
+                    trees = [process_tree(server.pid), process_tree(worker.pid)]
+                    cpu = [cpu_seconds(tree) for tree in trees]
                     result = one_run(base, session, slug, path, count)
+                    result["web CPU"] = cpu_seconds(process_tree(server.pid)) - cpu[0]
+                    result["worker CPU"] = cpu_seconds(process_tree(worker.pid)) - cpu[1]
                     results.append(result)
                     print(
                         f"{count:>7,} cases ({size:.0f} MB) run {run + 1}: "
@@ -248,10 +255,12 @@ def main() -> None:
                 watch.running = job_watch.running = False
                 rates = [count / r["total"] for r in results]
                 print(
-                    f"{count:>7,} cases: {spread(rates, unit='cases/s', digits=0)}; "
+                    f"{count:>7,} cases: {spread(rates, unit='cases/s', digits=0)}, "
+                    f"first run {rates[0]:,.0f} cases/s; "
                     + "; ".join(
                         f"{k} {spread([r[k] for r in results])}"
                         for k in ("upload", "preview", "confirm", "job", "total")
+                        + ("web CPU", "worker CPU")
                     )
                     + f"; peak RSS over the runs: web worker {watch.peak_kb / 1024:.0f} MB, "
                     f"job worker {job_watch.peak_kb / 1024:.0f} MB",

@@ -3,27 +3,34 @@
     .venv/bin/python benchmarks/chaos.py --duration 180 --raters 12       # the long run
     .venv/bin/python benchmarks/chaos.py --duration 40 --raters 6         # the CI test's
 
-The shape, started by this script on the loopback interface only, each on a free port:
-HAProxy in front of two web nodes (gunicorn, two workers each, health-checked on
-/healthz/ready), PgBouncer in transaction mode in front of PostgreSQL, a Redis of its own,
-two Celery workers on separate queues (recompute, jobs) and Celery beat. The database named
-by ``--database-url`` (default ``concord_bench_chaos``) is dropped and created again, and
-dropped at the end.
+The shape is brought up by deploy/hosts/shape.py, as docs/deployment.md has an operator do
+it, on the loopback interface only, each part on a free port: HAProxy (deploy/haproxy.cfg,
+plain HTTP) in front of two web nodes (gunicorn, two workers each, health-checked on
+/healthz/ready), PgBouncer in transaction mode (as ``nobody`` when run as root, SCRAM, no
+pidfile) in front of PostgreSQL, a Redis of its own, two Celery workers on separate queues
+(recompute, jobs) and Celery beat. The database named by ``--database-url`` (default
+``concord_bench_chaos``) is dropped and created again, owned by a role of its own
+(``<database>_app``) with a password, and both are dropped at the end.
 
 N raters sign in through the proxy and rate case after case as static/js/rating.js does (the
-page, its autosave, the submit); a rater whose request fails starts again from the study's
-next case, as a person would. Meanwhile, at random moments (``--seed``), the script kills
-with SIGKILL: one gunicorn worker, a whole web node, the recompute worker, the jobs worker,
-beat, Redis and PgBouncer; each is started again after a short outage (the gunicorn master
-replaces its own worker). Every kind is killed at least once; ``--faults`` more are drawn
-at random. No fault comes in the last ``--quiet`` seconds of the raters' run.
+page, its autosave, the submit); a submit that gets no acknowledgment is sent again, the
+same form (its version is its key), as a person resubmits after an error page; a rater
+whose other request fails starts again from the study's next case, as a person would.
+Meanwhile, at random moments (``--seed``), the script kills with SIGKILL one gunicorn
+worker, a whole web node, the recompute worker, the jobs worker, beat, Redis and PgBouncer,
+which shape.py starts again (the gunicorn master replaces its own worker), and ends every
+PostgreSQL backend of the app's role (``pg_terminate_backend``). Every kind comes at least
+once; ``--faults`` more are drawn at random. No fault comes in the last ``--quiet`` seconds
+of the raters' run.
 
-It reports the requests sent, the submits sent, acknowledged (the rater got the redirect to
-its next case) and stored, duplicates (a submit stored twice), the 5xx answers and whether
-each fell on a killed connection (its request was in flight while a process on its path --
-a web worker, a web node, PgBouncer -- was down), and the time from the last fault until
-the stored statistics equal a from-scratch recompute of the final data. It exits 1 unless:
-every acknowledged submit is stored and every stored one was sent, no duplicates, no 5xx
+It reports the requests sent, the submits sent (and sent again), acknowledged (the rater
+got the redirect to its next case) and stored, duplicates (a submit stored twice), submits
+stored yet answered 500 by the app (stored while the request that got it was in flight),
+the 5xx answers and whether each fell on a killed connection (its request was in flight while a
+process on its path -- a web worker, a web node, PgBouncer, a backend -- was killed), and
+the time from the last fault until the stored statistics equal a from-scratch recompute of
+the final data. It exits 1 unless: every acknowledged submit is stored and every stored one
+was sent and acknowledged, none was answered 500 though stored, no duplicates, no 5xx
 outside the killed connections, and the statistics converged within 60 s of the last fault.
 
 One run takes minutes, so the default is one: ``--repeat 5`` runs the whole shape again from
@@ -46,6 +53,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import urlsplit
 
 import requests
@@ -62,12 +70,16 @@ from report import add_repeat, load_average, reported, runs_apart, spread
 
 ROOT = Path(__file__).resolve().parents[1]
 PG_URL = "postgres://postgres:postgres@127.0.0.1:5432/concord_bench_chaos"
-KINDS = ("web-worker", "web-node", "recompute-worker", "jobs-worker", "beat", "redis", "pgbouncer")
+KINDS = (
+    "web-worker", "web-node", "recompute-worker", "jobs-worker", "beat", "redis", "pgbouncer",
+    "pg-backends",
+)  # fmt: skip
 # The processes on a rater's request path: a 5xx on a request in flight when one of them was
 # killed (PgBouncer: while it was down, or within GRACE seconds after it answered again)
-# fell on a killed connection. Redis, the workers and beat are not on the path: a 5xx while
-# one of them was down is a failure.
-ON_PATH = {"web-worker", "web-node", "pgbouncer"}
+# fell on a killed connection; so did one whose PostgreSQL backend was ended
+# ("pg-backends": pg_terminate_backend of every connection of the app's role). Redis, the
+# workers and beat are not on the path: a 5xx while one of them was down is a failure.
+ON_PATH = {"web-worker", "web-node", "pgbouncer", "pg-backends"}
 GRACE = 3.0
 # A web worker or node killed: the requests it had taken (up to this long after the kill,
 # those the proxy had already handed to it) are cut; later ones go to a live worker.
@@ -75,6 +87,9 @@ CUT = 0.5
 CONVERGENCE_LIMIT = 60.0
 # Bounds on the run: it must end, whatever it is asked.
 MAX_RATERS, MAX_DURATION, MAX_FAULTS = 50, 1800, 200
+# A submit that got no acknowledgment is sent again, as the rating screen's form is: the same
+# answers and version (its key), this many times at most, this long apart.
+SUBMIT_TRIES, SUBMIT_RETRY_SECONDS = 20, 0.5
 
 
 def program(name: str) -> str | None:
@@ -116,59 +131,34 @@ def node_ready(port: int) -> bool:
     return response.status_code == 200
 
 
-class Service:
-    """One process (and its children, in a process group of its own) the run started."""
-
-    def __init__(self, name: str, command: list[str], env: dict, log: Path, ready):
-        self.name, self.command, self.env, self.log, self.ready = name, command, env, log, ready
-        self.process: subprocess.Popen | None = None
-
-    def start(self, timeout: float = 120) -> None:
-        self.launch()
-        self.wait_ready(timeout)
-
-    def launch(self) -> None:
-        with self.log.open("ab") as log:
-            self.process = subprocess.Popen(  # our own commands, on loopback only
-                self.command, cwd=ROOT, env=self.env, stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
-            )  # fmt: skip
-
-    def wait_ready(self, timeout: float = 120) -> None:
-        wait_for(self._ready_or_exited, timeout=timeout, what=f"{self.name} started")
-        if self.process.poll() is not None:
-            raise RuntimeError(f"{self.name} exited with {self.process.returncode}: {self.log}")
-
-    def _ready_or_exited(self) -> bool:
-        return self.process.poll() is not None or self.ready()
-
-    def kill(self) -> None:
-        """SIGKILL to the whole group: the process and every child, nothing left to tidy."""
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=30)
-
-    def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        os.killpg(self.process.pid, signal.SIGTERM)
+def free_ports(count: int) -> int:
+    """The first of ``count`` consecutive free ports (the shape's web nodes)."""
+    for _ in range(100):
+        first = free_port()
+        if first + count > 65535:
+            continue
         try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.kill()
+            for port in range(first, first + count):
+                with socket.socket() as sock:
+                    sock.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return first
+    raise RuntimeError("no run of free ports")
 
-    def children(self) -> list[int]:
-        found = []
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == self.process.pid:
-                found.append(int(entry.name))
-        return found
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(entry.name))
+    return found
 
 
 @dataclass
@@ -186,6 +176,9 @@ class Request:
     start: float
     end: float
     status: int | None  # None: no answer (connection error or timeout)
+    # The same moments by the wall clock, which the app stamps a submission with.
+    wall_start: float = 0.0
+    wall_end: float = 0.0
 
 
 @dataclass
@@ -198,7 +191,10 @@ class Tally:
 
 
 class Cluster:
-    """The scaled-out shape on one machine, every port free and on 127.0.0.1."""
+    """The scaled-out shape on one machine, brought up by deploy/hosts/shape.py as
+    docs/deployment.md says (its PgBouncer as ``nobody`` when run as root, SCRAM, no
+    pidfile; its processes started again by it when they die), every port free and on
+    127.0.0.1, with a Redis of its own and HAProxy on a plain loopback address."""
 
     def __init__(self, args, tmp: Path):
         self.tmp = tmp
@@ -206,163 +202,89 @@ class Cluster:
         self.web_workers = args.web_workers
         self.restarting: set[str] = set()  # services killed and not answering yet
         self.nodes = [f"web{n}" for n in range(1, getattr(args, "nodes", 2) + 1)]
-        self.ports = {name: free_port() for name in ("redis", "pgbouncer", *self.nodes, "proxy")}
+        first_web = free_ports(len(self.nodes))
+        self.ports = {name: free_port() for name in ("redis", "pgbouncer", "proxy")}
+        self.ports.update({node: first_web + n for n, node in enumerate(self.nodes)})
         database = urlsplit(args.database_url)
         self.database = database.path.lstrip("/")
-        python = sys.executable
-        bin_dir = Path(python).parent
-        log = tmp / "services.log"
-        env = {
-            key: value
-            for key, value in os.environ.items()
-            if not key.startswith(("DJANGO_", "DATABASE_", "CELERY_", "JOBS_", "REDIS_"))
-        }
+        # The app's own role, with a password (PgBouncer checks its SCRAM), owning the
+        # database; this process reads and builds as the URL's user, straight to PostgreSQL.
+        self.role = f"{self.database}_app"[:63]
+        self.admin_url = args.database_url.split("?")[0].rsplit("/", 1)[0] + "/postgres"
+        self.role_password = secrets.token_hex(16)
         queues = {
             "CELERY_QUEUE": f"concord-chaos-{self.tag}",
             "RECOMPUTE_QUEUE": f"concord-chaos-{self.tag}-recompute",
             "JOBS_QUEUE": f"concord-chaos-{self.tag}-jobs",
         }
         self.queues = queues
-        user = database.username or "postgres"
-        password = f":{database.password}" if database.password else ""
-        env.update(
-            queues,
-            DJANGO_SETTINGS_MODULE="config.settings.production",
-            DATABASE_URL=f"postgres://{user}{password}@127.0.0.1:{self.ports['pgbouncer']}/"
+        host, port = database.hostname or "127.0.0.1", database.port or 5432
+        settings = {
+            **queues,
+            "SECRET_KEY": secrets.token_urlsafe(50),
+            "ALLOWED_HOSTS": "127.0.0.1",
+            "HEALTH_CHECK_HOST": "127.0.0.1",
+            "POSTGRES_URL": f"postgres://{self.role}:{self.role_password}@{host}:{port}/"
             f"{self.database}",
-            DATABASE_POOL_MODE="transaction",
-            REDIS_URL=f"redis://127.0.0.1:{self.ports['redis']}/0",
-            SECRET_KEY=secrets.token_urlsafe(50),
-            ALLOWED_HOSTS="127.0.0.1",
-            HEALTH_CHECK_HOST="127.0.0.1",
-            CASE_UPLOAD_ROOT=str(tmp / "uploads"),
-            JOBS_RUN="celery",
-            GUNICORN_WORKERS=str(args.web_workers),
-            AGREEMENT_SWEEP_SECONDS=str(args.sweep),
-            AGREEMENT_BOOTSTRAP_RESAMPLES=str(args.resamples),
-            LOG_LEVEL="WARNING",
-            AGREEMENT_LOG_LEVEL="WARNING",
-        )
-        self.env = env
-        ports = self.ports
-        self.services = {
-            "redis": Service(
-                "redis",
-                [
-                    program("redis-server"),
-                    "--port",
-                    str(ports["redis"]),
-                    "--bind",
-                    "127.0.0.1",
-                    "--save",
-                    "",
-                    "--appendonly",
-                    "no",
-                ],
-                env,
-                log,
-                lambda: answers(ports["redis"], b"PING\r\n", b"+PONG"),
-            ),  # fmt: skip
-            "pgbouncer": Service(
-                "pgbouncer",
-                [
-                    program("pgbouncer"),
-                    *(["-u", "nobody"] if os.geteuid() == 0 else []),
-                    str(self.pgbouncer_config(args)),
-                ],
-                env,
-                log,
-                lambda: answers(ports["pgbouncer"]),
-            ),  # fmt: skip
+            "CASE_UPLOAD_ROOT": str(tmp / "uploads"),
+            "JOB_FILES_ROOT": str(tmp / "job-files"),
+            "JOBS_RUN": "celery",
+            "AGREEMENT_SWEEP_SECONDS": str(args.sweep),
+            "AGREEMENT_BOOTSTRAP_RESAMPLES": str(args.resamples),
+            "LOG_LEVEL": "WARNING",
+            "AGREEMENT_LOG_LEVEL": "WARNING",
         }
-        for node in self.nodes:
-            self.services[node] = Service(
-                node,
-                [
-                    str(bin_dir / "gunicorn"),
-                    "-c",
-                    "config/gunicorn.py",
-                    "--no-control-socket",
-                    "config.wsgi:application",
-                ],
-                {**env, "GUNICORN_BIND": f"127.0.0.1:{ports[node]}"},
-                log,
-                lambda port=ports[node]: node_ready(port),
-            )
-        self.services["proxy"] = Service(
-            "proxy",
-            [program("haproxy"), "-db", "-f", str(self.haproxy_config())],
-            env, log, lambda: answers(ports["proxy"]),
-        )  # fmt: skip
-        for kind in ("recompute", "jobs"):
-            self.services[f"{kind}-worker"] = Service(
-                f"{kind}-worker",
-                [python, "-m", "celery", "-A", "config", "worker", "-Q",
-                 queues[f"{kind.upper()}_QUEUE"], "--concurrency", "1", "--without-gossip",
-                 "--without-mingle", "--without-heartbeat", "--loglevel", "WARNING",
-                 "-n", f"{kind}-{self.tag}@%h"],
-                env, log, lambda: True,
-            )  # fmt: skip
-        self.services["beat"] = Service(
-            "beat",
-            [python, "-m", "celery", "-A", "config", "beat", "--loglevel", "WARNING",
-             "--schedule", str(tmp / "beat-schedule")],
-            env, log, lambda: True,
-        )  # fmt: skip
+        self.env_file = tmp / "concord.env"
+        self.env_file.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
+        self.state = tmp / "shape"
+        # What this process needs to build the study and read the results: the app's
+        # settings, with PostgreSQL straight (PgBouncer gets killed) as the URL's user.
+        self.env = {
+            **{k: v for k, v in settings.items() if k != "POSTGRES_URL"},
+            "DJANGO_SETTINGS_MODULE": "config.settings.production",
+            "REDIS_URL": f"redis://127.0.0.1:{self.ports['redis']}/0",
+        }
+        self.command = [
+            sys.executable, str(ROOT / "deploy" / "hosts" / "shape.py"), "up",
+            "--env-file", str(self.env_file), "--state", str(self.state),
+            "--nodes", str(len(self.nodes)), "--web-workers", str(args.web_workers),
+            "--web-port", str(first_web), "--pgbouncer-port", str(self.ports["pgbouncer"]),
+            "--own-redis", str(self.ports["redis"]),
+            "--proxy-bind", f"127.0.0.1:{self.ports['proxy']}",
+            "--recompute-concurrency", "1", "--jobs-concurrency", "1",
+            "--run-as", "nobody", "--restart-seconds", "1", "--log-level", "WARNING",
+        ]  # fmt: skip
+        self.process: subprocess.Popen | None = None
+        self.checks = {
+            "redis": lambda: answers(self.ports["redis"], b"PING\r\n", b"+PONG"),
+            "pgbouncer": lambda: answers(self.ports["pgbouncer"]),
+            "proxy": lambda: answers(self.ports["proxy"]),
+            **{node: (lambda port=self.ports[node]: node_ready(port)) for node in self.nodes},
+        }
 
-    def pgbouncer_config(self, args) -> Path:
-        """deploy/pgbouncer.ini's settings, on this run's ports; trust on loopback only."""
-        database = urlsplit(args.database_url)
-        upstream = (
-            f"host={database.hostname or '127.0.0.1'} port={database.port or 5432} "
-            f"dbname={self.database} user={database.username or 'postgres'}"
-            + (f" password={database.password}" if database.password else "")
-        )
-        users = self.tmp / "pgbouncer-users.txt"
-        users.write_text(f'"{database.username or "postgres"}" ""\n')
-        path = self.tmp / "pgbouncer.ini"
-        path.write_text(
-            f"[databases]\n{self.database} = {upstream}\n\n"
-            "[pgbouncer]\nlisten_addr = 127.0.0.1\n"
-            f"listen_port = {self.ports['pgbouncer']}\nunix_socket_dir =\n"
-            f"auth_type = trust\nauth_file = {users}\npool_mode = transaction\n"
-            "max_client_conn = 200\ndefault_pool_size = 12\nserver_reset_query =\n"
-            "ignore_startup_parameters = extra_float_digits\n"
-        )
-        for item in (self.tmp, users, path):
-            item.chmod(0o755 if item.is_dir() else 0o644)  # pgbouncer runs as nobody
-        return path
+    def database_create(self) -> None:
+        """The database, dropped and made again, owned by the app's role (made again too)."""
+        self.database_drop()
+        password = f"'{self.role_password}'"  # hex: nothing to quote
+        postgres(self.admin_url, f'CREATE ROLE "{self.role}" LOGIN PASSWORD {password}')
+        postgres(self.admin_url, f'CREATE DATABASE "{self.database}" OWNER "{self.role}"')
 
-    def haproxy_config(self) -> Path:
-        """deploy/haproxy.cfg's settings, on this run's ports, TLS left out (loopback)."""
-        path = self.tmp / "haproxy.cfg"
-        path.write_text(
-            (ROOT / "deploy" / "haproxy.cfg")
-            .read_text()
-            .replace(
-                "    log stdout format raw local0\n",
-                f"    stats socket {self.tmp / 'haproxy.sock'} mode 600 level user\n",
-            )
-            .replace("    option httplog\n", "")
-            .replace(
-                "resolvers docker\n    nameserver dns 127.0.0.11:53\n    hold valid 5s\n\n", ""
-            )
-            .replace(
-                "frontend plain\n    bind :80\n    http-request redirect scheme https code 301\n\n",
-                "",
-            )
-            .replace(
-                "bind :443 ssl crt /etc/haproxy/certs/", f"bind 127.0.0.1:{self.ports['proxy']}"
-            )
-            .replace(" maxconn 3 ", f" maxconn {self.web_workers} ")
-            .replace(
-                "    server-template web 1-20 web:8000 check resolvers docker init-addr none\n",
-                "".join(
-                    f"    server {node} 127.0.0.1:{self.ports[node]} check\n" for node in self.nodes
-                ),
-            )
-        )
-        return path
+    def database_drop(self) -> None:
+        postgres(self.admin_url, f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
+        postgres(self.admin_url, f'DROP ROLE IF EXISTS "{self.role}"')
+
+    def group(self, name: str) -> SimpleNamespace:
+        """A service's process group, as load.py counts its CPU: its leader's pid."""
+        return SimpleNamespace(pid=self.pid(name))
+
+    def status(self) -> dict:
+        try:
+            return json.loads((self.state / "run" / "services.json").read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def pid(self, name: str) -> int | None:
+        return self.status().get("services", {}).get(name, {}).get("pid")
 
     def proxy_up(self, node: str) -> bool:
         """Does the proxy itself count ``node`` as up (its checks passed again)? A node that
@@ -370,7 +292,7 @@ class Cluster:
         try:
             with socket.socket(socket.AF_UNIX) as sock:
                 sock.settimeout(2)
-                sock.connect(str(self.tmp / "haproxy.sock"))
+                sock.connect(str(self.state / "run" / "haproxy.sock"))
                 sock.sendall(b"show stat\n")
                 answer = b""
                 while chunk := sock.recv(65536):
@@ -388,17 +310,23 @@ class Cluster:
         return f"http://127.0.0.1:{self.ports['proxy']}"
 
     def start(self) -> None:
-        subprocess.run(
-            [sys.executable, "manage.py", "collectstatic", "--no-input", "--verbosity", "0"],
-            cwd=ROOT, env=self.env, check=True,
-        )  # fmt: skip
-        for name in ("redis", "pgbouncer"):
-            self.services[name].start()
-        # The Django processes start side by side: most of their start-up is imports.
-        for name in (*self.nodes, "proxy", "recompute-worker", "jobs-worker", "beat"):
-            self.services[name].launch()
-        for service in self.services.values():
-            service.wait_ready()
+        """shape.py up: its files, migrate and collectstatic, then every process; returns
+        once migrated (the study may be built while the processes start)."""
+        log = self.tmp / "services.log"
+        with log.open("ab") as output:
+            self.process = subprocess.Popen(  # the repository's own deploy script
+                self.command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=output,
+                stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+        wait_for(lambda: self.said("prepared"), timeout=400, what="the database migrated")
+
+    def said(self, key: str) -> bool:
+        if self.process.poll() is not None:
+            raise RuntimeError(f"shape.py exited with {self.process.returncode}")
+        return bool(self.status().get(key))
+
+    def wait_ready(self) -> None:
+        wait_for(lambda: self.said("ready"), timeout=400, what="the shape up (shape.py)")
         wait_for(
             lambda: self.proxied_ready(2) and all(self.proxy_up(node) for node in self.nodes),
             timeout=60, what="every node up in the proxy",
@@ -414,14 +342,34 @@ class Cluster:
         return True
 
     def stop(self) -> None:
-        for service in reversed(list(self.services.values())):
-            service.stop()
+        """SIGTERM to shape.py, which stops every process it started."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=30)
+
+    def backends_end(self) -> int:
+        """What an administrator's pg_terminate_backend does to every connection of the
+        app's role (PgBouncer's to PostgreSQL, hence the requests' transactions)."""
+        import psycopg
+
+        with psycopg.connect(self.admin_url, autocommit=True) as connection:
+            row = connection.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE usename = %s AND datname = %s",
+                [self.role, self.database],
+            ).fetchone()
+        return row[0]
 
     def inflict(self, fault: Fault, rng: random.Random, errors: list) -> threading.Thread:
-        """Kill what ``fault`` names and start it again after a short outage (a gunicorn
-        worker: its master replaces it). The returned thread waits until it answers again
-        (``fault.back``), so the next fault comes on time while a web node starts up. A web
-        node or a web worker is chosen among the nodes up: one node always serves."""
+        """Kill what ``fault`` names; shape.py starts it again (a gunicorn worker: its
+        master). The returned thread waits until it answers again (``fault.back``), so the
+        next fault comes on time while a web node starts up. A web node or a web worker is
+        chosen among the nodes up: one node always serves."""
         if fault.kind in ("web-worker", "web-node"):
             # A whole node only while another one is up; a worker of any node up.
             spare = 1 if fault.kind == "web-node" else 0
@@ -430,33 +378,43 @@ class Cluster:
                 timeout=300, what="a web node up besides the one to kill",
             )  # fmt: skip
             name = rng.choice([node for node in self.nodes if node not in self.restarting])
+        elif fault.kind == "pg-backends":
+            name = "postgresql"
         else:
             wait_for(lambda: fault.kind not in self.restarting, timeout=300, what=fault.kind)
             name = fault.kind
-        service = self.services[name]
         fault.target = name
         self.restarting.add(name)
         fault.killed = time.perf_counter()
-        if fault.kind == "web-worker":
-            workers = service.children()
+        if fault.kind == "pg-backends":
+            ended = self.backends_end()
+            fault.target = f"postgresql ({ended} backends)"
+
+            def back() -> None:
+                return None
+        elif fault.kind == "web-worker":
+            workers = children(self.pid(name))
             if workers:
                 os.kill(rng.choice(workers), signal.SIGKILL)
 
             def back() -> None:
-                port = self.ports[name]
+                master = self.pid(name)
                 wait_for(
-                    lambda: len(service.children()) >= len(workers)
-                    and node_ready(port)
+                    lambda: len(children(master)) >= len(workers)
+                    and node_ready(self.ports[name])
                     and self.proxy_up(name),
                     timeout=300, what=f"{name}'s worker replaced",
                 )  # fmt: skip
         else:
-            service.kill()
-            time.sleep({"web-node": 3.0, "redis": 2.0, "pgbouncer": 0.5}.get(fault.kind, 1.0))
-            service.launch()
+            killed = self.pid(name)
+            os.killpg(killed, signal.SIGKILL)  # shape.py starts it again, as systemd would
 
             def back() -> None:
-                service.wait_ready(timeout=300)
+                check = self.checks.get(name, lambda: True)
+                wait_for(
+                    lambda: self.pid(name) not in (None, killed) and check(),
+                    timeout=300, what=f"{name} started again by shape.py",
+                )  # fmt: skip
                 if name in self.nodes:  # back when the proxy sends it requests again
                     wait_for(lambda: self.proxy_up(name), timeout=60, what=f"{name} in the proxy")
 
@@ -493,7 +451,7 @@ class Rater:
             method=method,
             path=path,
         )
-        start = time.perf_counter()
+        start, wall_start = time.perf_counter(), time.time()
         try:
             response = self.http.request(
                 method, self.base + path, headers=headers, allow_redirects=False, timeout=90,
@@ -502,7 +460,7 @@ class Rater:
         except requests.RequestException:
             response = None
         status = response.status_code if response is not None else None
-        record = Request(page, start, time.perf_counter(), status)
+        record = Request(page, start, time.perf_counter(), status, wall_start, time.time())
         with self.tally.lock:
             self.tally.requests.append(record)
         if response is None:
@@ -569,15 +527,21 @@ class Rater:
             "active_seconds": "5",
         }
         uuid = location.split("/")[2]
-        submitted, record = self.call("POST", location, "submit", {302}, data=form)
-        with self.tally.lock:
-            self.tally.sent.setdefault(uuid, []).append(record)
+        # Sent again until acknowledged, as a person resubmits the form after an error page:
+        # the same version, so the server stores it once or finds it stored.
+        for _ in range(SUBMIT_TRIES):
+            submitted, record = self.call("POST", location, "submit", {302}, data=form)
+            with self.tally.lock:
+                self.tally.sent.setdefault(uuid, []).append(record)
+                if submitted is not None:
+                    self.tally.acknowledged.add(uuid)
+                    self.tally.last_submit = record.end
             if submitted is not None:
-                self.tally.acknowledged.add(uuid)
-                self.tally.last_submit = record.end
-        if submitted is None:
-            return "failed"
-        return "ok"
+                return "ok"
+            if record.status is not None and record.status < 500:
+                return "failed"  # refused: a person reads the page
+            time.sleep(SUBMIT_RETRY_SECONDS)
+        return "failed"
 
 
 def plan_faults(args, rng: random.Random) -> list[Fault]:
@@ -646,20 +610,20 @@ def converge(study_id: int, deadline: float) -> float | None:
     return None
 
 
-def stored_submits(study_id: int) -> tuple[set[str], int]:
-    """The study's submitted assignments with their ratings, and the submits stored twice
-    (a revision kept because a later submit replaced a case's answer: no rater here submits
-    a case twice on purpose)."""
+def stored_submits(study_id: int) -> tuple[dict[str, float], int]:
+    """The study's submitted assignments with their ratings, each with the moment it was
+    stored (the wall clock), and the submits stored twice (a revision kept because a later
+    submit replaced a case's answer: no rater here submits a case twice on purpose)."""
     from annotation.models import Assignment, RatingRevision
 
     stored = {
-        str(uuid)
-        for uuid in Assignment.objects.filter(
+        str(uuid): submitted_at.timestamp()
+        for uuid, submitted_at in Assignment.objects.filter(
             test_case__study_id=study_id,
             status=Assignment.Status.SUBMITTED,
             ratings__isnull=False,
         )
-        .values_list("uuid", flat=True)
+        .values_list("uuid", "submitted_at")
         .distinct()
     }
     duplicates = RatingRevision.objects.filter(assignment__test_case__study_id=study_id).count()
@@ -679,18 +643,28 @@ def on_killed_connection(request: Request, faults: list[Fault]) -> bool:
     return False
 
 
+def untruthful(tally: Tally, stored: dict[str, float]) -> list[Request]:
+    """Submits the app answered 500 though they stored the rating: it was stored while the
+    request that got the 500 was in flight (a retry that finds it stored writes nothing).
+    The proxy's 502 and 503 are no answer of the app's: its worker or node died with the
+    request, which the rater then sends again."""
+    return [
+        record
+        for uuid, moment in stored.items()
+        for record in tally.sent.get(uuid, [])
+        if record.status == 500 and record.wall_start <= moment <= record.wall_end
+    ]
+
+
 def verdict(args, tally: Tally, faults, stored, duplicates, converged, began, errors) -> dict:
     failed = [r for r in tally.requests if r.status is None or r.status >= 500]
     unexplained = [r for r in failed if not on_killed_connection(r, faults)]
     sent = set(tally.sent)
-    lost = tally.acknowledged - stored
-    ghosts = stored - sent
-    # Stored though the rater got no acknowledgment: every one must have had its answer cut.
-    cut = {
-        uuid
-        for uuid in stored - tally.acknowledged
-        if any(on_killed_connection(r, faults) for r in tally.sent.get(uuid, []))
-    }
+    lost = tally.acknowledged - set(stored)
+    ghosts = set(stored) - sent
+    # Stored, and never acknowledged however often the rater sent it again.
+    silent = set(stored) - tally.acknowledged
+    false_failures = untruthful(tally, stored)
     last = max((f.back for f in faults if f.back), default=began)
     figures = {
         "raters": args.raters,
@@ -700,7 +674,9 @@ def verdict(args, tally: Tally, faults, stored, duplicates, converged, began, er
         "submits_sent": len(sent),
         "acknowledged": len(tally.acknowledged),
         "stored": len(stored),
-        "stored_unacknowledged": len(stored - tally.acknowledged),
+        "stored_unacknowledged": len(silent),
+        "submits_resent": sum(len(records) - 1 for records in tally.sent.values()),
+        "stored_answered_500": len(false_failures),
         "acknowledged_not_stored": len(lost),
         "stored_never_sent": len(ghosts),
         "duplicates": duplicates,
@@ -728,8 +704,10 @@ def verdict(args, tally: Tally, faults, stored, duplicates, converged, began, er
         problems.append(f"{len(lost)} acknowledged submits not stored")
     if ghosts:
         problems.append(f"{len(ghosts)} stored submits never sent")
-    if stored - tally.acknowledged - cut:
-        problems.append(f"{len(stored - tally.acknowledged - cut)} stored, unacknowledged, not cut")
+    if silent:
+        problems.append(f"{len(silent)} stored, never acknowledged though sent again")
+    if false_failures:
+        problems.append(f"{len(false_failures)} submits stored yet answered 500")
     if duplicates:
         problems.append(f"{duplicates} duplicates")
     if unexplained:
@@ -747,8 +725,9 @@ def verdict(args, tally: Tally, faults, stored, duplicates, converged, began, er
 
 def report(figures: dict) -> None:
     print(
-        f"Shape: HAProxy -> 2 web nodes (gunicorn) -> PgBouncer (transaction) -> PostgreSQL; "
-        f"Redis; workers on queues recompute and jobs; beat. {figures['raters']} raters for "
+        f"Shape (deploy/hosts/shape.py): HAProxy -> 2 web nodes (gunicorn) -> PgBouncer "
+        f"(transaction) -> PostgreSQL; Redis; workers on queues recompute and jobs; beat. "
+        f"{figures['raters']} raters for "
         f"{figures['duration']} s, seed {figures['seed']}"
     )
     for fault in figures["faults"]:
@@ -760,10 +739,11 @@ def report(figures: dict) -> None:
         f"{figures['failed_elsewhere']}"
     )
     print(
-        f"Submits sent {figures['submits_sent']}, acknowledged {figures['acknowledged']}, "
-        f"stored {figures['stored']} (of which unacknowledged, their answer cut: "
-        f"{figures['stored_unacknowledged']}); acknowledged but not stored "
-        f"{figures['acknowledged_not_stored']}; duplicates {figures['duplicates']}"
+        f"Submits sent {figures['submits_sent']} (sent again after no acknowledgment: "
+        f"{figures['submits_resent']}), acknowledged {figures['acknowledged']}, stored "
+        f"{figures['stored']} (never acknowledged: {figures['stored_unacknowledged']}); "
+        f"acknowledged but not stored {figures['acknowledged_not_stored']}; stored yet "
+        f"answered 500 {figures['stored_answered_500']}; duplicates {figures['duplicates']}"
     )
     print(
         "Statistics equal to a from-scratch recompute "
@@ -811,13 +791,14 @@ def arguments() -> argparse.Namespace:
 
 def run(args, cluster: Cluster) -> dict:
     """Build the study, start the shape, run raters and faults; the figures."""
+    progress("starting the shape (deploy/hosts/shape.py up)")
+    cluster.start()
     progress(f"building the study ({args.raters} raters x {args.cases} cases)")
     study, usernames = build_study(args, "chaos")
     from django.db import connection
 
     connection.close()
-    progress("starting the services")
-    cluster.start()
+    cluster.wait_ready()
     progress(f"{args.raters} raters for {args.duration:.0f} s, seed {args.seed}")
     from tests.factories import PASSWORD
 
@@ -869,21 +850,18 @@ def one_run(args) -> dict | None:
     signal.signal(signal.SIGTERM, signal.default_int_handler)
 
     tmp = Path(tempfile.mkdtemp(prefix="concord-chaos-"))
+    tmp.chmod(0o755)  # PgBouncer, run as nobody, reads its files in it
     cluster = Cluster(args, tmp)
     # This process reads and builds through PostgreSQL directly: PgBouncer gets killed.
-    for key in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"):
+    for key in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE", "DATABASE_POOL_MODE"):
         os.environ.pop(key, None)
-    os.environ.update(
-        {k: v for k, v in cluster.env.items() if k not in ("DATABASE_URL", "DATABASE_POOL_MODE")},
-        DATABASE_URL=args.database_url,
-    )
+    os.environ.update(cluster.env, DATABASE_URL=args.database_url)
     sys.path.insert(0, str(ROOT))
     created = False
     figures = None
     try:
-        postgres(args.database_url, f'DROP DATABASE IF EXISTS "{cluster.database}" WITH (FORCE)')
-        postgres(args.database_url, f'CREATE DATABASE "{cluster.database}"')
         created = True
+        cluster.database_create()
         figures = run(args, cluster)
         report(figures)
     except KeyboardInterrupt:
@@ -892,19 +870,17 @@ def one_run(args) -> dict | None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         cluster.stop()
-        log = tmp / "services.log"
         if figures is None or figures["problems"]:
-            kept = Path(tempfile.gettempdir()) / f"concord-chaos-{cluster.tag}.log"
-            if log.exists():
-                shutil.copy(log, kept)
-                print(f"The services' log: {kept}", file=sys.stderr)
+            kept = Path(tempfile.gettempdir()) / f"concord-chaos-{cluster.tag}"
+            if (tmp / "shape" / "logs").exists():
+                shutil.copytree(tmp / "shape" / "logs", kept, dirs_exist_ok=True)
+                shutil.copy(tmp / "services.log", kept / "shape.log")
+                print(f"The services' logs: {kept}", file=sys.stderr)
         from django.db import connections
 
         connections.close_all()
         if created:
-            postgres(
-                args.database_url, f'DROP DATABASE IF EXISTS "{cluster.database}" WITH (FORCE)'
-            )
+            cluster.database_drop()
         shutil.rmtree(tmp, ignore_errors=True)
     return figures
 

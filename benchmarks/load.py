@@ -516,8 +516,11 @@ def report_participants(args, stats: Stats, wall: float, study) -> dict:
     return {"joins/s": len(joins) / wall, "join errors": errors}
 
 
-def cleanup(args, env: dict, tmp: Path, port: int, processes, *, created: bool) -> None:
+def cleanup(args, env: dict, tmp: Path, port: int, processes, *, created: bool, cluster=None):
     """Stop every process started, drop the database, remove the temporary files."""
+    if cluster is not None:
+        cluster.stop()  # shape.py stops the processes it started
+        processes = []
     stop(processes)
     from django.db import connections
 
@@ -529,6 +532,8 @@ def cleanup(args, env: dict, tmp: Path, port: int, processes, *, created: bool) 
             import redis
 
             redis.Redis.from_url(args.redis_url).delete(env["CELERY_QUEUE"])
+        if cluster is not None:
+            cluster.database_drop()  # the app's role too
     log = tmp / "servers.log"
     if log.exists() and b"Traceback" in log.read_bytes():
         kept = Path(tempfile.gettempdir()) / f"concord-load-{port}.log"
@@ -656,27 +661,16 @@ def one_run(args) -> dict | None:
     cluster = None
     created = False
     try:
-        if not args.default:
-            name = urlsplit(args.database_url).path.lstrip("/")
-            postgres(args.database_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            postgres(args.database_url, f'CREATE DATABASE "{name}"')
-            created = True
+        if args.proxy:
+            cluster = proxy_cluster(args, tmp)
+        created = bool(cluster) or database_make(args)
         study, usernames = build_study(args, "load")
         from django.db import connection
 
         connection.close()
-        if args.proxy:
-            cluster, base = start_cluster(args, tmp)
-            processes.extend(
-                [
-                    Groups([cluster.services[node].process for node in cluster.nodes]),
-                    Groups(
-                        [cluster.services[f"{k}-worker"].process for k in ("recompute", "jobs")]
-                    ),
-                    cluster.services["proxy"].process,
-                    cluster.services["pgbouncer"].process,
-                ]
-            )
+        if cluster is not None:
+            base = cluster.base
+            processes.extend(proxy_processes(cluster))
         else:
             processes.extend(start_servers(args, env, tmp, port))
             wait_healthy(base, processes)
@@ -701,15 +695,24 @@ def one_run(args) -> dict | None:
         # A second Ctrl-C must not cut the cleanup short.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        if cluster is not None:
-            cluster.stop()
-            processes = []
-        cleanup(args, env, tmp, port, processes, created=created)
+        cleanup(args, env, tmp, port, processes, created=created, cluster=cluster)
     return figures
 
 
-def start_cluster(args, tmp: Path):
-    """benchmarks/chaos.py's shape, started with no fault; (the cluster, the proxy's URL)."""
+def database_make(args) -> bool:
+    """The run's database, dropped and made again; False for the default shape (SQLite)."""
+    if args.default:
+        return False
+    name = urlsplit(args.database_url).path.lstrip("/")
+    postgres(args.database_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    postgres(args.database_url, f'CREATE DATABASE "{name}"')
+    return True
+
+
+def proxy_cluster(args, tmp: Path):
+    """benchmarks/chaos.py's shape (deploy/hosts/shape.py's), started with no fault, its
+    database made first (shape.py migrates it as the app's role, which owns it); returns
+    once migrated, while its processes start."""
     from chaos import Cluster
 
     shape = argparse.Namespace(
@@ -717,8 +720,20 @@ def start_cluster(args, tmp: Path):
         sweep=60, resamples=int(os.environ.get("AGREEMENT_BOOTSTRAP_RESAMPLES", "10000")),
     )  # fmt: skip
     cluster = Cluster(shape, tmp)
+    cluster.database_create()
     cluster.start()
-    return cluster, cluster.base
+    return cluster
+
+
+def proxy_processes(cluster) -> list:
+    """The shape's process groups whose CPU is counted, once every one answers."""
+    cluster.wait_ready()
+    return [
+        Groups([cluster.group(node) for node in cluster.nodes]),
+        Groups([cluster.group(f"{k}-worker") for k in ("recompute", "jobs")]),
+        cluster.group("proxy"),
+        cluster.group("pgbouncer"),
+    ]
 
 
 def report(args, stats: Stats, wall: float, study, point: float, intervals: float) -> None:

@@ -20,6 +20,44 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def process_tree(leader: int) -> list[int]:
+    """``leader`` and its live descendants (a server's master and its workers)."""
+    import os
+    from pathlib import Path
+
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], [leader]
+    while todo:
+        pid = todo.pop()
+        if os.path.exists(f"/proc/{pid}"):
+            found.append(pid)
+        todo.extend(children.get(pid, []))
+    return sorted(found)
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU seconds so far of the live processes ``pids`` (a process that
+    exited takes its seconds with it: read the tree before and after, around the work)."""
+    import os
+    from pathlib import Path
+
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def postgres(url: str, statement: str) -> None:
     """Run ``statement`` on the server of ``url``, in its ``postgres`` database."""
     import psycopg

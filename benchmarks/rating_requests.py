@@ -14,6 +14,7 @@ server, no concurrency: what one request costs, not how requests queue (see load
 """
 
 import argparse
+import contextlib
 import cProfile
 import io
 import json
@@ -23,6 +24,7 @@ import re
 import secrets
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,6 +40,9 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=15, help="cases rated (at most --cases)")
     parser.add_argument("--profile", choices=["page", "autosave", "submit"])
+    parser.add_argument(
+        "--sql", choices=["page", "autosave", "submit"], help="print the last such request's SQL"
+    )
     parser.add_argument(
         "--database-url",
         default=os.environ.get(
@@ -88,6 +93,25 @@ def main() -> None:
             connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def _origin_recorder(origins: list[str]):
+    """A database execute wrapper that notes, for each query, the innermost frames of the
+    project's own code that led to it (``--sql``)."""
+    import traceback
+
+    def wrapper(execute, sql, params, many, context):
+        frames = [
+            f"{Path(f.filename).relative_to(ROOT)}:{f.lineno} {f.name}"
+            for f in traceback.extract_stack()
+            if f.filename.startswith(str(ROOT))
+            and "/.venv/" not in f.filename
+            and "benchmarks/" not in f.filename
+        ]
+        origins.append(" < ".join(reversed(frames[-3:])) or "(framework)")
+        return execute(sql, params, many, context)
+
+    return wrapper
+
+
 def run(args) -> None:
     import django
 
@@ -112,7 +136,11 @@ def run(args) -> None:
 
     def measured(name, method, *request_args, **request_kwargs):
         profiler = cProfile.Profile(time.process_time) if args.profile == name else None
-        with CaptureQueriesContext(connection) as captured:
+        origins: list[str] = []
+        tracing = contextlib.nullcontext()
+        if args.sql == name:
+            tracing = connection.execute_wrapper(_origin_recorder(origins))
+        with CaptureQueriesContext(connection) as captured, tracing:
             start = time.process_time()
             if profiler:
                 profiler.enable()
@@ -124,6 +152,9 @@ def run(args) -> None:
                 measured.profile = out.getvalue()
             cpu[name].append(time.process_time() - start)
         queries[name] = len(captured)
+        if args.sql == name:
+            sqls = [q["sql"] for q in captured.captured_queries]
+            measured.sql = list(zip(sqls, origins, strict=True))
         return response
 
     for n in range(min(args.repeat, args.cases - 1)):
@@ -139,17 +170,36 @@ def run(args) -> None:
             content_type="application/json",
         )
         assert saved.status_code == 200, saved.content
-        form = {"payload": json.dumps(payload), "version": saved.json()["version"]}
+        form = _submit_form(location, payload=payload, version=saved.json()["version"])
         sent = measured("submit", client.post, location, form)
         assert sent.status_code == 302, sent.status_code
         location = sent["Location"]
+    _print(args, cpu=cpu, queries=queries, profile=getattr(measured, "profile", ""))
+    for n, (sql, origin) in enumerate(getattr(measured, "sql", []), 1):
+        print(f"{n:>3} {sql[:100]}\n      from {origin}")
+
+
+def _submit_form(location: str, *, payload: dict, version: int) -> dict:
+    """The submit's form as the page sends it: it claims the seconds since the autosave,
+    credited to the rater's day (one more write) when that much time has passed."""
+    from django.utils import timezone
+
+    from annotation.models import Assignment
+
+    Assignment.objects.filter(uuid=location.rstrip("/").rsplit("/", 1)[1]).update(
+        last_saved_at=timezone.now() - timedelta(minutes=1)
+    )
+    return {"payload": json.dumps(payload), "version": version, "active_seconds": "5"}
+
+
+def _print(args, *, cpu: dict, queries: dict, profile: str) -> None:
     print(f"One rater, {args.cases} cases, production settings")
     print(f"{'request':<10}{'CPU ms, median (min-max, runs)':>32}{'queries':>9}")
     for name, values in cpu.items():
         warm = spread(values[1:], unit="", scale=1000, digits=1)
         print(f"{name:<10}{warm:>32}{queries[name]:>9}")
     if args.profile:
-        print(measured.profile)
+        print(profile)
 
 
 if __name__ == "__main__":

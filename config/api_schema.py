@@ -1,8 +1,11 @@
 """The OpenAPI schema and its browsable page, loaded on their first request: drf-spectacular's
 schema generator is not imported by a web process that never serves them
-(tests/test_lean_imports.py)."""
+(tests/test_lean_imports.py). The schema costs about a second to build: it has a throttle
+of its own, per address (``core.api_request.SchemaThrottle``)."""
 
 from django.views.decorators.csrf import csrf_exempt
+
+from core.api_request import SchemaThrottle
 
 
 def _on_first_request(view_name: str, **initkwargs):
@@ -21,5 +24,5 @@ def _on_first_request(view_name: str, **initkwargs):
     return view
 
 
-openapi = _on_first_request("SpectacularJSONAPIView")
+openapi = _on_first_request("SpectacularJSONAPIView", throttle_classes=[SchemaThrottle])
 docs = _on_first_request("SpectacularSwaggerSplitView", url_name="api:openapi")

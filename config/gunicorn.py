@@ -12,6 +12,9 @@ timeout = int(os.environ.get("GUNICORN_TIMEOUT", "60"))
 graceful_timeout = 30
 keepalive = 5
 accesslog = "-"
+# Each request's path, never its query string nor its referer's: a join URL's carries a
+# crowd participant's ids (config/access_log.py).
+logger_class = "config.access_log.AccessLogger"
 
 # The master loads the application once and the workers are forked from it, so they share
 # its pages (Python's code objects and the libraries) instead of each loading its own:

@@ -70,26 +70,41 @@ def worker_consumed(queue: str | None = None) -> None:
         logger.warning("Could not record the worker's heartbeat", exc_info=True)
 
 
-def worker_state() -> tuple[str, str]:
-    """(broker, worker): the broker "ok" or "down"; the worker "ok", "stalled" (work is
-    queued and nothing began for longer than the sweep interval) or "unknown" (no broker)."""
+def queue_states() -> tuple[str, dict[str, str]]:
+    """(broker, {queue: state}): the broker "ok" or "down"; each queue of this deployment
+    (``task_queues``, the default one first) "ok", "stalled" (work is queued in it and none
+    of its workers began anything for longer than the sweep interval) or "unknown" (no
+    broker)."""
     from redis import RedisError
 
     from config.celery import task_queues
 
+    queues = task_queues()
     try:
         with _client().pipeline(transaction=False) as pipe:
-            queues = task_queues()
             for queue in queues:
                 pipe.llen(queue)
                 pipe.exists(consumed_key(queue))
             answers = pipe.execute()
     except RedisError:
         logger.warning("Health check: the broker is unreachable", exc_info=True)
-        return "down", "unknown"
-    # A queue is stalled when work waits in it and none of its workers began anything.
-    stalled = any(
-        queued and not consumed
-        for queued, consumed in zip(answers[::2], answers[1::2], strict=True)
-    )
-    return "ok", "stalled" if stalled else "ok"
+        return "down", dict.fromkeys(queues, "unknown")
+    states = {
+        queue: "stalled" if queued and not consumed else "ok"
+        for queue, queued, consumed in zip(queues, answers[::2], answers[1::2], strict=True)
+    }
+    return "ok", states
+
+
+def workers_summed(broker: str, queues: dict[str, str]) -> str:
+    """The workers in one word: "stalled" if some queue is, "unknown" without a broker,
+    else "ok"."""
+    if broker != "ok":
+        return "unknown"
+    return "stalled" if "stalled" in queues.values() else "ok"
+
+
+def worker_state() -> tuple[str, str]:
+    """(broker, workers): ``queue_states`` summed up by ``workers_summed``."""
+    broker, queues = queue_states()
+    return broker, workers_summed(broker, queues)

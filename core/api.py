@@ -26,7 +26,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from core.api_request import BodyTooLarge, Pagination
+from core.api_request import BodyTooLarge, Pagination, anonymous_refusal_throttled
 from core.errors import ApplicationError
 from core.user_input import quoted, unstorable
 
@@ -215,6 +215,8 @@ def exception_handler(exc, context):
         # Django's own refusals of a body (too large, too many fields), raised while the
         # body is read: DRF would let them through to Django's HTML 400.
         exc = _api_exception(exc)
+    elif isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
+        exc = anonymous_refusal_throttled(context["request"], context["view"]) or exc
     elif isinstance(exc, Http404):
         exc = exceptions.NotFound("Not found.")
     elif isinstance(exc, PermissionDenied):
@@ -274,8 +276,20 @@ def _json(exc: exceptions.APIException) -> JsonResponse:
     )
 
 
+# A request a page's script sent (the rating screen's autosave asks for JSON) that Django
+# refused before any view ran: said in JSON, as ``{"error": ...}``, which the script shows.
+BODY_TOO_LARGE = "This is too large to send to the server; nothing was saved."
+REQUEST_UNREADABLE = "The server could not read this request; nothing was saved."
+
+
 def bad_request(request, exception):
     if not _under_api(request):
+        if "application/json" in request.headers.get("Accept", ""):
+            too_large = isinstance(exception, RequestDataTooBig)
+            return JsonResponse(
+                {"error": BODY_TOO_LARGE if too_large else REQUEST_UNREADABLE},
+                status=413 if too_large else 400,
+            )
         return defaults.bad_request(request, exception)
     if isinstance(exception, SuspiciousOperation):
         return _json(_api_exception(exception))

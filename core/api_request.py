@@ -86,3 +86,25 @@ class UserThrottle(_CacheSafe, UserRateThrottle):
 
 class AnonThrottle(_CacheSafe, AnonRateThrottle):
     scope_key = "anon"
+
+
+class SchemaThrottle(_CacheSafe, AnonRateThrottle):
+    """The OpenAPI schema, per address: about a second of a web worker's time each, anyone
+    may ask, so far fewer than other anonymous requests (``API_THROTTLE_SCHEMA``)."""
+
+    scope = scope_key = "schema"
+
+    def get_cache_key(self, request, view):
+        # Everyone, signed in or not, asks it anonymously (SERVE_AUTHENTICATION is empty).
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+
+def anonymous_refusal_throttled(request, view) -> exceptions.Throttled | None:
+    """An anonymous request refused for want of a valid token (401) counts against the
+    address's anonymous rate, like any anonymous request: token guessing is throttled.
+    DRF checks the permissions (and the token) before the throttles, so the refusal is
+    counted here; the answer, once over the rate (``Throttled``, 429), or None."""
+    throttle = AnonThrottle()
+    if throttle.allow_request(request, view):
+        return None
+    return exceptions.Throttled(throttle.wait())

@@ -8,9 +8,8 @@ from django.utils import timezone
 class Job(models.Model):
     """One run of a background job of a study, and how it ended.
 
-    A job's own writes are usually one transaction, seen by no one until it commits, so
-    its progress and heartbeat while it runs live in the cache (``jobs.services``); the row
-    holds what outlives the run: its state, its last progress, its result or its error.
+    The row holds its state, its heartbeat while it runs (whether it is alive, see
+    ``jobs.services``, which alone writes it), its last progress, its result or its error.
     """
 
     class Kind(models.TextChoices):
@@ -53,6 +52,8 @@ class Job(models.Model):
     file_type = models.CharField(max_length=100, blank=True)
     file_sha256 = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # When its run was last heard from, by the database's clock (``jobs.services``).
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

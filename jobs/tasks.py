@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from .files import job_files_expire
+from .services import job_files_expire
 
 
 @shared_task(ignore_result=True)

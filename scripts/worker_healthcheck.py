@@ -19,10 +19,12 @@ def main() -> int:
     import django
 
     django.setup()
-    from config.worker_health import worker_state
+    from config.worker_health import queue_states, workers_summed
 
-    broker, worker = worker_state()
-    print(f"broker {broker}, worker {worker}")
+    broker, queues = queue_states()
+    worker = workers_summed(broker, queues)
+    each = "".join(f", queue {queue} {state}" for queue, state in queues.items())
+    print(f"broker {broker}, worker {worker}{each}")
     return 1 if worker == "stalled" else 0
 
 

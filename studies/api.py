@@ -21,6 +21,7 @@ from core.api import (
     ErrorResponseSerializer,
     Pagination,
     body_object,
+    error_body,
     form_errors,
     paginated,
     row_fields_refuse,
@@ -359,7 +360,7 @@ def _cases_body(request, body: dict) -> tuple[str, bytes]:
 @api_view(["POST"])
 def study_status(request, slug):
     study = _study(request, slug)
-    body = body_object(request, fields=("action", "acknowledge_warnings"))
+    body = body_object(request, fields=("action", "acknowledge_warnings", "confirm"))
     action = body.get("action")
     transition = services.TRANSITIONS.get(action) if isinstance(action, str) else None
     if transition is None:
@@ -367,8 +368,22 @@ def study_status(request, slug):
     kwargs = {"study": study, "actor": request.user}
     if action == "open":
         kwargs["acknowledge_warnings"] = body.get("acknowledge_warnings") is True
-    study = transition.service(**kwargs)
-    return Response(StudySerializer(study).data)
+    unfinished = None
+    if action == "close":
+        # What closing leaves undone, as the Close page shows it: refused (409) with it
+        # unless "confirm": true, and answered with it once closed.
+        kwargs["confirm"] = body.get("confirm") is True
+        unfinished = selectors.study_unfinished_work(study=study)
+    try:
+        study = transition.service(**kwargs)
+    except services.CloseNotConfirmedError as refusal:
+        body = error_body(status=409, code="confirm", message=str(refusal), problems=[])
+        body["unfinished"] = refusal.unfinished.as_dict()
+        return Response(body, status=409)
+    data = StudySerializer(study).data
+    if unfinished is not None:
+        data["unfinished"] = unfinished.as_dict()
+    return Response(data)
 
 
 ADJUDICATION_RULE_FIELDS: dict[str, serializers.Field] = {

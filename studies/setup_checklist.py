@@ -19,6 +19,9 @@ class ChecklistItem:
     url_name: str  # the page where it is set up, reversed with the study's slug
     optional: bool = False  # recommended by the protocol, but a study can start without it
     anchor: str = ""  # e.g. "#primary-question", added to the page's address
+    # A trap to point out even when the item is done ("the attention check reaches nobody"):
+    # shown on the item, and above the Open button.
+    warning: str = ""
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,11 @@ class SetupChecklist:
         """The first item missing, a required one before an optional one."""
         missing = [item for item in self.items if not item.done]
         return next((i for i in missing if not i.optional), missing[0] if missing else None)
+
+    @property
+    def warnings(self) -> list[ChecklistItem]:
+        """The items with a warning, in the list's order."""
+        return [item for item in self.items if item.warning]
 
 
 _readers: list[Callable[..., list[ChecklistItem]]] = []

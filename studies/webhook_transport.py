@@ -2,8 +2,10 @@
 
 A webhook makes the server call a URL a study lead typed, so the call is kept narrow: http
 or https only; the host's addresses are resolved once and every one must be public (no
-private, loopback, link-local, shared or reserved address, unless
-``WEBHOOK_ALLOW_PRIVATE_ADDRESSES`` is set, as the tests do for their local receiver); the
+private, loopback, link-local, shared, reserved or site-local address, nor an IPv6 address
+that carries an IPv4 one that is not public: NAT64, 6to4, Teredo, mapped, translated or
+compatible; unless ``WEBHOOK_ALLOW_PRIVATE_ADDRESSES`` is set, as the tests do for their
+local receiver), at registration when the URL names an address and at each send; the
 connection goes to the address that was checked, so a second DNS answer cannot move it
 inside; short timeouts; a redirect is an answer, never followed; at most
 ``MAX_RESPONSE_BYTES`` of the answer are read.
@@ -94,13 +96,65 @@ def _private_allowed() -> bool:
     return bool(getattr(settings, "WEBHOOK_ALLOW_PRIVATE_ADDRESSES", False))
 
 
+# IPv6 forms that carry an IPv4 address, and where: a packet to one reaches (or is answered
+# for) that IPv4 address through a translator or tunnel, so it is judged by what it carries.
+# Python's ``ipaddress`` calls most of these global whatever they carry.
+_LAST_32 = [
+    ipaddress.IPv6Network("::ffff:0:0/96"),  # IPv4-mapped
+    ipaddress.IPv6Network("::ffff:0:0:0/96"),  # IPv4-translated (RFC 2765)
+    ipaddress.IPv6Network("::/96"),  # IPv4-compatible, deprecated (and :: and ::1)
+    ipaddress.IPv6Network("64:ff9b::/96"),  # NAT64, the well-known prefix (RFC 6052)
+]
+# NAT64 for local use (RFC 8215): its operator picks the prefix's length, so the IPv4
+# address may be at any position RFC 6052 allows for a prefix of /48 or longer.
+_LOCAL_NAT64 = ipaddress.IPv6Network("64:ff9b:1::/48")
+_LOCAL_NAT64_LENGTHS = (48, 56, 64, 96)
+_SIX_TO_FOUR = ipaddress.IPv6Network("2002::/16")
+_TEREDO = ipaddress.IPv6Network("2001::/32")
+
+
+def _rfc6052(address: ipaddress.IPv6Address, length: int) -> ipaddress.IPv4Address:
+    """The IPv4 address RFC 6052 puts after a prefix of ``length`` bits (bits 64-71 are
+    skipped, except for /96)."""
+    packed = address.packed
+    if length == 96:
+        return ipaddress.IPv4Address(packed[12:])
+    without_u = packed[:8] + packed[9:]
+    return ipaddress.IPv4Address(without_u[length // 8 : length // 8 + 4])
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address] | None:
+    """The IPv4 addresses an IPv6 address carries (every reading of it), or None when it is
+    no form that carries one."""
+    if any(address in network for network in _LAST_32):
+        return [_rfc6052(address, 96)]
+    if address in _LOCAL_NAT64:
+        return [_rfc6052(address, length) for length in _LOCAL_NAT64_LENGTHS]
+    if address in _SIX_TO_FOUR:
+        return [address.sixtofour] if address.sixtofour else []
+    if address in _TEREDO:
+        return list(address.teredo) if address.teredo else []
+    return None
+
+
+def _public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    return address.is_global and not address.is_multicast
+
+
 def _allowed(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Whether a webhook may be sent to ``address``: a public one, and for an IPv6 address
+    that carries an IPv4 address (mapped, translated, compatible, NAT64, 6to4, Teredo), that
+    every IPv4 address it carries is public; never site-local (fec0::/10, deprecated, which
+    ``ipaddress`` calls global)."""
     if _private_allowed():
         return True
-    mapped = getattr(address, "ipv4_mapped", None)
-    if mapped is not None:
-        address = mapped
-    return address.is_global and not address.is_multicast
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.is_site_local:
+            return False
+        carried = embedded_ipv4(address)
+        if carried is not None:
+            return bool(carried) and all(_public(ipv4) for ipv4 in carried)
+    return _public(address)
 
 
 def public_address(host: str, port: int) -> str:

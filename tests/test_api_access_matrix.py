@@ -224,7 +224,11 @@ def expected(name: str, rule: Rule, role: str, method: str) -> frozenset:
 
 @pytest.fixture
 def api_world(world, settings):
-    settings.API_THROTTLE_RATES = {"user": "100000/min", "anon": "100000/min"}
+    settings.API_THROTTLE_RATES = {
+        "user": "100000/min",
+        "anon": "100000/min",
+        "schema": "100000/min",
+    }
     people = world["people"]
     other = Study.objects.get(slug="matrix-other")
     membership_add(

@@ -23,7 +23,7 @@ from agreement.models import Judge, JudgeOutput
 from agreement.selectors import PAGE_RESULT_SECONDS, computed_for_inputs
 from jobs.models import Job
 from jobs.runner import job_schedule
-from jobs.services import STOPPED, job_active, job_create, job_execute, job_status, progress_key
+from jobs.services import STOPPED, job_active, job_create, job_execute, job_heard_from, job_status
 from studies.models import Study
 from studies.services.webhooks import webhook_event_announce
 
@@ -139,16 +139,6 @@ def _job_name(name: str, inputs: str) -> str:
     return f"{name}@{inputs[:20]}"
 
 
-def _heard_from(job: Job) -> bool:
-    """Whether an active job's progress is still in the cache. Read here rather than by
-    ``job_status``, which records a job heard from no more as stopped: a page's GET writes
-    nothing (the Compute button's POST records it, see ``job_active``)."""
-    try:
-        return cache.get(progress_key(job)) is not None
-    except Exception:  # the cache is down: taken to be alive, as the runner does
-        return True
-
-
 def analysis_shown(*, analysis: Analysis) -> Any:
     """The analysis's result kept for the study's inputs as they are, or what its page
     shows instead (``AnalysisPending``). A read: it starts nothing and writes nothing."""
@@ -165,7 +155,9 @@ def analysis_shown(*, analysis: Analysis) -> Any:
         # It ended after the result was read, or its result has lapsed from the cache since.
         result = cache.get(kept.key)
         return AnalysisPending() if result is None else result
-    if job.is_active and not _heard_from(job):
+    # ``job_heard_from`` rather than ``job_status``, which records a job heard from no more
+    # as stopped: a page's GET writes nothing (the Compute button's POST records it).
+    if job.is_active and not job_heard_from(job=job):
         status = {"state": Job.State.STOPPED, "error": STOPPED[Job.Kind.ANALYSIS]}
         return AnalysisPending(job=job, status=status)
     return AnalysisPending(job=job, status=job_status(job=job))

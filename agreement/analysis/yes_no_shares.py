@@ -62,6 +62,10 @@ def _ties_per_response(data, dim, how: _Labels) -> np.ndarray:
     n_cases, n_labels = data.case_systems.shape
     result = aggregate(dim.matrix, rule=MAJORITY, min_ratings=data.min_ratings)
     ties = result.ties.reshape(n_cases, n_labels) & np.isnan(how.labels)
+    # A case under the minimum is left out of the question whole: a tie in one of its
+    # responses counts for nothing (its other response may be the one short of ratings).
+    if how.excluded_cases.size:
+        ties &= ~how.excluded_cases.reshape(n_cases, -1)
     return ties * 1.0
 
 

@@ -55,10 +55,11 @@ def agreement_request_recompute(*, study_id: int) -> None:
     unreachable the study simply stays stale and the periodic sweep enqueues it later;
     the caller never sees an error.
     """
-    StudyAgreement.objects.get_or_create(study_id=study_id)
-    StudyAgreement.objects.filter(study_id=study_id).update(
-        requested=F("requested") + 1, last_requested_at=timezone.now()
-    )
+    # The row exists after a study's first request: one update, and the create only then.
+    requested = StudyAgreement.objects.filter(study_id=study_id)
+    if not requested.update(requested=F("requested") + 1, last_requested_at=timezone.now()):
+        StudyAgreement.objects.get_or_create(study_id=study_id)
+        requested.update(requested=F("requested") + 1, last_requested_at=timezone.now())
     agreement_enqueue(study_id=study_id)
 
 

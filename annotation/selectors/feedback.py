@@ -85,8 +85,10 @@ def self_check(*, rater: Membership) -> SelfCheck:
                 {
                     "label": rating.shown_label,
                     "total": total,
+                    # Each answer as the rater's form put it: points, a preference's or
+                    # a category's words (the kind says), as the rater's screen showed it.
                     "points": [
-                        kinds[d["key"]].recorded_points(rating.scores.get(d["key"]))
+                        kinds[d["key"]].answer_text(rating.scores.get(d["key"])) or None
                         for d in per_response
                     ],
                 }
@@ -99,7 +101,8 @@ def self_check(*, rater: Membership) -> SelfCheck:
                 "assignment": assignment,
                 "responses": responses,
                 "case_points": [
-                    kinds[d["key"]].recorded_points((assignment.case_scores or {}).get(d["key"]))
+                    kinds[d["key"]].answer_text((assignment.case_scores or {}).get(d["key"]))
+                    or None
                     for d in per_case
                 ],
                 "revisions": len(assignment.revisions.all()),

@@ -280,8 +280,16 @@ def onboarding_overview(*, study: Study) -> list[RaterOnboardingRow]:
 def setup_checklist_onboarding(*, study: Study) -> list[ChecklistItem]:
     """The set-up checklist's item about consent and training (``studies.setup_checklist``)."""
     consent = _consent_asked(study)
-    training = study.training_items.filter(kind=TrainingItem.Kind.TRAINING).count()
+    kinds = dict(study.training_items.order_by().values_list("kind").annotate(count=Count("pk")))
+    training = kinds.get(TrainingItem.Kind.TRAINING, 0)
+    qualification = kinds.get(TrainingItem.Kind.QUALIFICATION, 0)
     examples = f"{training} training example{'s' if training != 1 else ''}"
+    examples += (
+        f" and {qualification} qualification item{'s' if qualification != 1 else ''} "
+        "(raters take the test before rating)"
+        if qualification
+        else ", no qualification test"
+    )
     return [
         ChecklistItem(
             order=50,

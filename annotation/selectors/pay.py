@@ -176,19 +176,20 @@ def setup_checklist_pay(*, study: Study) -> list[ChecklistItem]:
     or above the minimum hourly equivalent on the pilot's times."""
     check = pay_check(study=study)
     warnings = check.warnings("pilot")
-    if check.basis == WelfareSettings.PayBasis.NONE:
-        done, detail = False, "Pay is not recorded yet."
-    elif warnings:
-        done, detail = False, " ".join(warnings)
+    # Once pay is recorded the item is done; what is still to check is its warning.
+    done, warning = check.basis != WelfareSettings.PayBasis.NONE, ""
+    if not done:
+        detail = "Pay is not recorded yet."
     elif check.basis == WelfareSettings.PayBasis.UNPAID:
-        done, detail = True, "Raters are volunteers (unpaid)."
-    elif check.minimum is None:
-        done, detail = False, "No minimum hourly equivalent is set to check the pay against."
-    elif check.basis == WelfareSettings.PayBasis.CASE and check.overall("pilot") is None:
-        done = False
-        detail = "Pay per case: run the pilot to check its hourly equivalent on task times."
+        detail = "Raters are volunteers (unpaid)."
     else:
-        done, detail = True, check.summary("pilot")
+        detail = check.summary("pilot").rstrip(".") + "."
+        if check.basis == WelfareSettings.PayBasis.CASE and check.overall("pilot") is None:
+            detail += " Run the pilot to check its hourly equivalent on task times."
+        if warnings:
+            warning = " ".join(warnings)
+        elif check.minimum is None:
+            warning = "No minimum hourly equivalent is set to check the pay against."
     return [
         ChecklistItem(
             order=55,
@@ -197,5 +198,6 @@ def setup_checklist_pay(*, study: Study) -> list[ChecklistItem]:
             detail=detail,
             url_name="annotation:welfare",
             optional=True,
+            warning=warning,
         )
     ]

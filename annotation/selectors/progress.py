@@ -16,14 +16,22 @@ from .exposure import exposure_today, servable
 HANDLED = (Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED)
 
 
+# A skip the rater chose, not a case released when a crowd participant was screened out,
+# returned or timed out (stored as skipped, with ``released_at``): a participant screened
+# out before their first case skipped nothing.
+RATER_SKIPPED = Q(assignments__status=Assignment.Status.SKIPPED, assignments__released_at=None)
+RELEASED = Q(assignments__status=Assignment.Status.SKIPPED, assignments__released_at__isnull=False)
+
+
 def rater_progress_table(*, study: Study):
-    """Per rater pseudonym: cases submitted, skipped and assigned. No real names."""
+    """Per rater pseudonym: cases submitted, skipped, released and assigned. No real names."""
     return (
         study.memberships.filter(role=Membership.Role.RATER)
         .annotate(
             total=Count("assignments"),
             done=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)),
-            skipped=Count("assignments", filter=Q(assignments__status=Assignment.Status.SKIPPED)),
+            skipped=Count("assignments", filter=RATER_SKIPPED),
+            released=Count("assignments", filter=RELEASED),
         )
         .order_by("pseudonym")
     )
@@ -95,7 +103,7 @@ def rater_memberships(*, user) -> list[tuple[Membership, Progress, str | None]]:
         .annotate(
             total=Count("assignments"),
             done=Count("assignments", filter=Q(assignments__status__in=HANDLED)),
-            skipped=Count("assignments", filter=Q(assignments__status=Assignment.Status.SKIPPED)),
+            skipped=Count("assignments", filter=RATER_SKIPPED),
         )
         .order_by("study__name")
     )
@@ -109,7 +117,7 @@ def rater_progress(*, rater: Membership) -> Progress:
     counts = rater.assignments.aggregate(
         total=Count("id"),
         done=Count("id", filter=Q(status__in=HANDLED)),
-        skipped=Count("id", filter=Q(status=Assignment.Status.SKIPPED)),
+        skipped=Count("id", filter=Q(status=Assignment.Status.SKIPPED, released_at=None)),
     )
     return Progress(done=counts["done"], total=counts["total"], skipped=counts["skipped"])
 

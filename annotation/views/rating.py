@@ -8,6 +8,8 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from core.lost_connection import LOST, again_on_lost_connection
+from jobs.runner import jobs_run_mode
 from studies.errors import ApplicationError
 from studies.models import Membership, Participant
 from studies.rendering import reasoning_steps
@@ -183,18 +185,28 @@ def assignment_rate(request, assignment_uuid):
         if _limit_reached_before_start(assignment, exposure):
             return redirect("annotation:assignments", slug=study.slug)  # which says until when
     if request.method == "POST":
-        revising = assignment.status == Assignment.Status.SUBMITTED
         try:
             services.rater_time_zone_report(
                 rater=assignment.rater, reported=request.POST.get("time_zone")
             )
             payload = parse_payload(request.POST.get("payload"))
             version = parse_int(request.POST.get("version"))
-            assignment = services.rating_submit(
-                assignment=assignment,
-                payload=payload,
-                expected_version=version,
-                active_seconds=parse_int(request.POST.get("active_seconds"), default=0),
+            # A revision is a submit from a page opened on a submitted case; the same
+            # submit sent again (a retry, its version older than the stored one) is not.
+            revising = (
+                assignment.status == Assignment.Status.SUBMITTED and assignment.version == version
+            )
+            # The version is the submit's key: sent again after a lost connection, it
+            # is stored or found stored, never twice (core.lost_connection).
+            submitted = assignment
+            assignment = again_on_lost_connection(
+                lambda: services.rating_submit(
+                    assignment=submitted,
+                    payload=payload,
+                    expected_version=version,
+                    active_seconds=parse_int(request.POST.get("active_seconds"), default=0),
+                ),
+                what="a rating submit",
             )
         except services.StaleVersionError as exc:
             # Keep the tab's answers and its old version, so that a second click is refused
@@ -210,7 +222,19 @@ def assignment_rate(request, assignment_uuid):
             error_field = getattr(exc, "field", "")
             version = assignment.version
         else:
-            return _submitted(request, assignment=assignment, revising=revising)
+            # Stored: a connection lost while the next page is looked up must not say
+            # otherwise (a 500 would tell the rater it failed).
+            stored = assignment
+            try:
+                return again_on_lost_connection(
+                    lambda: _submitted(request, assignment=stored, revising=revising),
+                    what="the page after a submit",
+                )
+            except LOST:
+                # Stored, and the database still away: say so without it, and send the
+                # rater to their case list (a message is a cookie, the study is at hand).
+                messages.success(request, f"{stored.rater_label} submitted.")
+                return redirect("annotation:assignments", slug=study.slug)
     position = selectors.case_position(assignment=assignment)
     progress = position.progress
     dimensions = rubric_for_display(rubric=study.rubric)
@@ -274,11 +298,17 @@ def _submitted(request, *, assignment: Assignment, revising: bool):
     """Where a submit leads: the next case served, or the study page or the self-check."""
     study = assignment.test_case.study
     label = assignment.rater_label
+    # The service hands back the rater as locked, without its study: the case's copy is the
+    # same study (one query less for the next case's daily limits).
+    assignment.rater.study = study
     feedback = selectors.gold_feedback(assignment=assignment)
     if feedback:
         messages.info(request, f"About {label}: {feedback}")
-    # The worker may have paused the rater on this very submission (QC-001).
-    assignment.rater.refresh_from_db(fields=["status"])
+    # Where the recompute runs inside this request (JOBS_RUN=inline), it may have paused the
+    # rater on this very submission (QC-001). Elsewhere it runs a debounce after the
+    # response, and the next page shows the hold: no read of the status here.
+    if jobs_run_mode() == "inline":
+        assignment.rater.refresh_from_db(fields=["status"])
     if assignment.rater.status != Membership.Status.ACTIVE:
         messages.success(request, f"{label} submitted.")
         return _on_hold(request, assignment.rater)
@@ -319,8 +349,11 @@ def assignment_draft(request, assignment_uuid):
         return JsonResponse(
             {"error": "Complete the steps before rating first; reload the page."}, status=403
         )
-    if len(request.body) > services.MAX_DRAFT_BYTES:
-        return JsonResponse({"error": services.DRAFT_TOO_LARGE}, status=400)
+    # The declared length first: a body past Django's own bound (12 MB) is refused by it
+    # when read, as an HTML page the autosave cannot show.
+    declared = parse_int(request.META.get("CONTENT_LENGTH"), default=0)
+    if declared > services.MAX_DRAFT_BYTES or len(request.body) > services.MAX_DRAFT_BYTES:
+        return JsonResponse({"error": services.DRAFT_TOO_LARGE}, status=413)
     try:
         body = parse_payload(request.body.decode("utf-8", "replace"))
     except PayloadError as error:

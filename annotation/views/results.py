@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import export_jobs, worksheet_jobs, worksheets
-from annotation.export_responses import export_job_response, export_response
+from annotation.export_responses import export_by_job, export_job_response, export_response
 from annotation.forms import WorksheetImportForm
 from annotation.selectors import case_progress_page, rater_pseudonyms
 from annotation.selectors.imported import imported_ratings_count
@@ -18,6 +18,7 @@ from annotation.views.file_import import (
     file_import_job_page,
     file_import_start,
 )
+from core.errors import ApplicationError
 from studies import access
 from studies.selectors import profile_questions_of
 
@@ -53,7 +54,7 @@ def _results_page(
             "is_lead": request.user.pk == study.lead_id,
             "max_problems": worksheets.columns.MAX_PROBLEMS,
             "import_columns": " | ".join(worksheets.worksheet_headings(study=study)),
-            "export_by_job": export_jobs.export_by_job(study=study),
+            "export_by_job": export_by_job(study=study),
             "export_file_hours": settings.JOB_FILES_HOURS,
             "exports_ready": export_jobs.export_jobs_ready(study=study),
         },
@@ -70,7 +71,11 @@ def results(request, slug):
 @login_required
 def export(request, slug, fmt):
     study, _ = access.get_study_for_user(request.user, slug, role=access.COORDINATOR)
-    return export_response(study=study, fmt=fmt, rater=request.GET.get("rater") or None)
+    try:
+        return export_response(study=study, fmt=fmt, rater=request.GET.get("rater") or None)
+    except ApplicationError as refused:  # a large study's Excel: the page offers the job
+        messages.info(request, str(refused))
+        return redirect(reverse("annotation:results", args=[study.slug]) + "#exports")
 
 
 @login_required
@@ -186,7 +191,8 @@ def worksheet_job(request, slug, job_uuid):
         messages.success(
             request,
             f"Imported {result.cases} test case{'s' if result.cases != 1 else ''} for "
-            f"{result.rater} ({result.created} newly assigned, {result.updated} replaced"
+            f"{result.rater} ({result.created} new, of which {result.assigned} newly assigned; "
+            f"{result.updated} replacing submitted ratings"
             + (f"; {result.skips} marked skipped" if result.skips else "")
             + ").",
         )

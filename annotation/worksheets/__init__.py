@@ -56,12 +56,13 @@ __all__ = [
 @dataclass(frozen=True)
 class ImportResult:
     rater: str
-    cases: int
-    created: int
-    updated: int
+    cases: int  # the cases recorded: each is ``created`` or ``updated``
+    created: int  # cases rated for the first time (no rating of the rater's before)
+    updated: int  # cases whose submitted rating was replaced
     skipped: list[str]  # the ids of cases left blank
     dry_run: bool
     skips: int = 0  # cases the rater marked skipped (the Skipped column)
+    assigned: int = 0  # of ``created``, the cases newly given to the rater
 
 
 def worksheet_import(
@@ -96,7 +97,7 @@ def worksheet_import(
             "test_case_id", flat=True
         )
     )
-    created = sum(1 for c in cases if c.test_case_id not in assigned)
+    newly_assigned = sum(1 for c in cases if c.test_case_id not in assigned)
     submitted = set(
         rater.assignments.filter(status=Assignment.Status.SUBMITTED).values_list(
             "test_case_id", flat=True
@@ -106,11 +107,12 @@ def worksheet_import(
     result = ImportResult(
         rater=rater.pseudonym,
         cases=len(cases),
-        created=created,
+        created=len(cases) - updated,
         updated=updated,
         skipped=skipped,
         dry_run=dry_run,
         skips=len(skips),
+        assigned=newly_assigned,
     )
     if dry_run:
         _design_check(study=study, rater=rater, cases=cases, assigned=assigned)
@@ -138,8 +140,13 @@ def worksheet_import(
                         rater=rater, answers=answers, actor=actor, source_name=filename
                     )
                     # What the import did under its locks (a second import at once finds
-                    # the first done).
-                    result = replace(result, created=counts.created, updated=counts.updated)
+                    # the first done): every case is stored, new or replacing one.
+                    result = replace(
+                        result,
+                        created=len(cases) - counts.updated,
+                        updated=counts.updated,
+                        assigned=counts.created,
+                    )
                 # Each skip as on the screen: the case goes to another rater.
                 for assignment, case in skips:
                     case_skip(

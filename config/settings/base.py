@@ -102,6 +102,7 @@ REST_FRAMEWORK = {
 API_THROTTLE_RATES = {
     "user": env("API_THROTTLE_PER_USER", default="600/min"),
     "anon": env("API_THROTTLE_ANONYMOUS", default="60/min"),
+    "schema": env("API_THROTTLE_SCHEMA", default="10/hour"),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Concord API",
@@ -293,7 +294,7 @@ CELERY_BEAT_SCHEDULE = {
         "task": "studies.tasks.purge_identities",
         "schedule": env.int("IDENTITY_PURGE_SECONDS", default=24 * 60 * 60),
     },
-    # Removes the job files (prepared exports) past JOB_FILES_HOURS (jobs.files).
+    # Removes the job files (prepared exports) past JOB_FILES_HOURS (jobs.services).
     "expire-job-files": {"task": "jobs.tasks.job_files_expire_task", "schedule": 60 * 60},
     # Crowd participants idle past their link's time-out: their open cases are released to
     # the next participant (annotation.services.participants; also checked on each join).

@@ -304,7 +304,7 @@
         return "stale";
       }
       if (response.status === 403 && body && body.closed) {
-        showHold(body);
+        showHold(body, options.quiet);
         return "held";
       }
       if (response.status === 401 || (body && body.signed_out)) {
@@ -369,13 +369,15 @@
 
   // The rater was paused (or the study closed) while this page was open: the banner the
   // page would show if loaded now, and no Submit; the answers stay here and in this browser.
-  function showHold(body) {
+  function showHold(body, quiet) {
     held = true;
     setStatus("Not saved: " + (body.error || "rating is on hold."), true);
     if (submitButton) submitButton.disabled = true;
     const saveDraftButton = document.getElementById("save-draft");
     if (saveDraftButton) saveDraftButton.disabled = true;
+    if (!holdTimer) holdTimer = setInterval(recheckHold, 30000);
     const old = document.getElementById("rating-hold");
+    if (old && quiet) return; // a recheck that is still on hold: the banner stays as it is
     if (old) old.remove();
     if (body.hold && alerts) {
       // Rendered and escaped by the server (annotation/_hold.html).
@@ -388,6 +390,25 @@
       }
     }
   }
+
+  // Reinstated (or the study reopened) while this page was open: every 30 seconds, and
+  // whenever the page comes back to the front, the answers are offered to the server
+  // again; once it takes them the banner goes and Submit is back, without a reload.
+  let holdTimer = null;
+  async function recheckHold() {
+    if (!held || saving || submitting) return;
+    held = false;
+    if ((await saveDraft({ force: true, quiet: true })) !== "saved") return;
+    clearInterval(holdTimer);
+    holdTimer = null;
+    const banner = document.getElementById("rating-hold");
+    if (banner) banner.remove();
+    if (submitButton) submitButton.disabled = false;
+    const saveDraftButton = document.getElementById("save-draft");
+    if (saveDraftButton) saveDraftButton.disabled = false;
+  }
+  window.addEventListener("focus", recheckHold);
+  document.addEventListener("visibilitychange", () => { if (!document.hidden) recheckHold(); });
 
   function showSignedOut() {
     setStatus("Not saved: signed out.", true);
@@ -744,6 +765,25 @@
       showFlag(currentDimension);
       currentDimension.querySelector("[data-flag-note]").focus();
       changed();
+    } else if (/^[0-9]$/.test(key) && !readonly && currentDimension &&
+               currentDimension.contains(document.activeElement) &&
+               currentDimension.querySelector("input[data-choice]")) {
+      // A number on a dimension with options chooses one: a scale's by its value (4 is
+      // "4 · Agree"), other options (categories, a preference) by their place from 1.
+      const options = Array.from(currentDimension.querySelectorAll("input[data-choice]"));
+      const byValue = options.every((o) => /^\d+$/.test(o.value));
+      const option = byValue ? options.find((o) => o.value === key) : options[parseInt(key, 10) - 1];
+      if (!option || option.disabled) return;
+      option.click();
+      option.focus();
+    } else if (key === "c" && form.querySelector("input[name=confidence]")) {
+      const group = document.getElementById("confidence-group");
+      if (group) group.focus(); else return;
+    } else if (key === "x" && document.getElementById("skip-case")) {
+      const skip = document.getElementById("skip-case");
+      skip.open = true;
+      skip.querySelector("summary").focus();
+      skip.scrollIntoView({ block: "nearest" });
     } else if (["1", "2", "3"].includes(key) && form.querySelector("input[name=confidence]") && !readonly) {
       const radio = form.querySelectorAll("input[name=confidence]")[parseInt(key, 10) - 1];
       radio.checked = true;

@@ -128,6 +128,17 @@ class Study(models.Model):
         return self.status == self.Status.UNBLINDED
 
     @property
+    def life_stages(self) -> list[tuple[str, str]]:
+        """The statuses in the order a study goes through them, each with where the study
+        stands: "done", "current" or "next" (the study pages' navigation shows them)."""
+        order = list(self.Status)
+        here = order.index(self.Status(self.status))
+        return [
+            (stage.label, "done" if n < here else "current" if n == here else "next")
+            for n, stage in enumerate(order)
+        ]
+
+    @property
     def accepts_ratings(self) -> bool:
         return self.is_pilot or self.is_open
 

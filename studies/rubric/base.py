@@ -37,7 +37,10 @@ it allows), ``lists_items`` (the self-check sets what was listed side by side) a
   cell may hold.
   ``long_text(value, *, flipped) -> (items, value)``: the long table's text columns.
   ``display(value) -> dict``: the self-check and review pages (``shape`` picks the
-  template's part); ``display_options()``: the options shown on the rating form.
+  template's part; ``text`` is a choice in words, ``scored`` whether points are shown);
+  ``answer_text(value, *, flipped, names)``: the answer in one short cell of a table, in
+  words where the rater chose words (a preference's label, a category's); ``display_options()``:
+  the options shown on the rating form.
 - expected answers (gold items, attention checks and the qualification key):
   ``expected_in(text, *, names)`` reads what a coordinator wrote (a gold file's cell or
   the browser form) into the stored shape, ``expected_text(expected, *, names)`` writes it
@@ -297,6 +300,11 @@ class DimensionKind:
         """The most points an answer can give (0 for kinds outside the total)."""
         raise NotImplementedError
 
+    @property
+    def min_points(self) -> int:
+        """The fewest points an answer can give: the range a page states is min to max."""
+        return min(self.cell_choices) if self.max_points else 0
+
     # --- writing -------------------------------------------------------------------------
 
     def clean(self, raw: dict | None) -> dict:
@@ -465,16 +473,28 @@ class DimensionKind:
     # --- display -----------------------------------------------------------------------
 
     def display(self, value: dict | None) -> dict:
-        """A recorded answer shaped for the self-check and review pages."""
+        """A recorded answer shaped for the self-check and review pages; ``scored`` says
+        whether its points mean anything (kinds outside the total show none)."""
+        scored = self.max_points > 0
         if not isinstance(value, dict):
-            return {"points": None, "max": self.max_points, "flagged": False, "note": ""}
+            return {
+                "points": None, "max": self.max_points, "scored": scored, "flagged": False,
+                "note": "",
+            }  # fmt: skip
         flagged, note = answer_flag(value)
         return {
             "points": value.get("points"),
             "max": self.max_points,
+            "scored": scored,
             "flagged": flagged,
             "note": note,
         }
+
+    def answer_text(self, value: dict | None, *, flipped: bool = False, names=None) -> str:
+        """An answer in one short table cell: its points ("" when nothing was recorded).
+        Kinds whose rater picks words say it in those words."""
+        points = self.recorded_points(value)
+        return "" if points is None else str(points)
 
     def display_options(self) -> list[dict]:
         """The options of a single-choice kind: [{"value", "label", "anchor"}]."""

@@ -108,7 +108,18 @@ class SingleChoice(DimensionKind):
         view = super().display(value)
         if not isinstance(value, dict):
             return {**view, "shape": ""}
-        return {**view, "shape": "choice", "choice": value.get("choice")}
+        choice = value.get("choice")
+        text = "" if choice is None else self.choice_words(choice)
+        return {**view, "shape": "choice", "choice": choice, "text": text}
+
+    def choice_words(self, choice, *, names=None) -> str:
+        """A choice as the rating form labels it (the option's label)."""
+        labels = {value: label for value, label, _ in self._option_rows()}
+        return labels.get(choice, str(choice))
+
+    def answer_text(self, value: dict | None, *, flipped: bool = False, names=None) -> str:
+        choice = self._choice(value, flipped=flipped)
+        return "" if choice is None else self.choice_words(choice, names=names)
 
     def display_options(self) -> list[dict]:
         return [

@@ -7,6 +7,7 @@ flipped screen the first response shown is the key's label B, so every reader tu
 sign back to key order (``in_key_order``).
 """
 
+import re
 from dataclasses import dataclass
 
 from core.user_input import quoted
@@ -86,6 +87,24 @@ class PairwiseDimension(SingleChoice):
     def _option_rows(self) -> list[tuple]:
         return [(value, label, "") for value, label in self.options()]
 
+    def choice_words(self, choice, *, names=None) -> str:
+        """A preference in the words of the rater's form ("A much better"), the labels
+        read in the order of the value given. With ``names`` (what to call the key labels,
+        e.g. a gold item's systems), the side is named: "beta much better", or the label
+        with the name after it where the label does not say "A" or "B"."""
+        label = dict(self.options()).get(choice)
+        if label is None:
+            return str(choice)
+        side = "A" if choice < 0 else "B" if choice > 0 else ""
+        name = str((names or {}).get(side, side)) if side else ""
+        if not name or name == side:
+            return label
+        named, found = re.subn(rf"\b{side}\b", lambda _: name, label, count=1)
+        return named if found else f"{label} ({name})"
+
+    def given_text(self, value: dict | None, *, flipped: bool = False, names=None) -> str:
+        return self.answer_text(value, flipped=flipped, names=names) or "no answer"
+
     # A preference disagrees unless every rater chose the same option, in key order.
     adjudication_spread = False
 
@@ -96,6 +115,10 @@ class PairwiseDimension(SingleChoice):
         """Values in key order, or a response's name for "prefers it" (any strength), or tie."""
         by_name = {str(n).strip().lower(): label for label, n in (names or {}).items()}
         values = pairwise_values(len(self.labels))
+        # A preference in words, as ``expected_text`` writes one: the form's label, or the
+        # label with its side named.
+        by_words = {label.lower(): value for value, label in self.options()}
+        by_words |= {self.choice_words(v, names=names).lower(): v for v in values}
         choices: list[int] = []
         for part in (p.strip() for p in str(text or "").split("|")):
             label = by_name.get(part.lower()) or (
@@ -107,14 +130,17 @@ class PairwiseDimension(SingleChoice):
                 picked = [v for v in values if v > 0]
             elif part.lower() == "tie" and 0 in values:
                 picked = [0]
+            elif part.lower() in by_words:
+                picked = [by_words[part.lower()]]
             else:
                 number = cell_number(part)
                 if number not in values:
                     shown = ", ".join(str(n) for n in (names or {}).values())
                     raise RubricValueError(
                         f"{self.name}: {quoted(part) or 'an empty answer'} is not a "
-                        f"preference; write {shown + ', ' if shown else ''}tie or values "
-                        f"{self.describe_choices()} in key order, several separated by |."
+                        f"preference; write {shown + ', ' if shown else ''}tie, a label of "
+                        f"the scale or values {self.describe_choices()} in key order, several "
+                        "separated by |."
                     )
                 picked = [number]
             choices.extend(v for v in picked if v not in choices)
@@ -132,7 +158,7 @@ class PairwiseDimension(SingleChoice):
                 return str(names.get(label, label))
         if choices == [0]:
             return "tie"
-        return "|".join(str(c) for c in choices)
+        return "|".join(self.choice_words(c, names=names) for c in choices)
 
     def read_named_cell(self, text: str, *, names: dict, header: str = "") -> dict:
         """The system preferred, by name ("name", or "name:2" for the second strength from
@@ -185,7 +211,10 @@ class PairwiseDimension(SingleChoice):
         return {"choices": [0]} if 0 in pairwise_values(len(self.labels)) else None
 
     def describe_expected(self) -> str:
-        return "the response preferred (any strength), tie, or values in key order (a|b)"
+        return (
+            "the response preferred (any strength), tie, or a label of the scale (values in "
+            "key order also do), several separated by |"
+        )
 
     def describe_cell(self) -> str:
         return f"preference {self.describe_choices()} (negative prefers key label A)"

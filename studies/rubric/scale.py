@@ -145,6 +145,11 @@ class ScaleDimension(SingleChoice):
     def _option_rows(self) -> list[tuple]:
         return [(o.value, o.label, o.anchor) for o in self.options]
 
+    def answer_text(self, value: dict | None, *, flipped: bool = False, names=None) -> str:
+        """A scale's value is its points: a table of answers shows the number."""
+        choice = self._choice(value, flipped=flipped)
+        return "" if choice is None else str(choice)
+
     def expected_in(self, text: str, *, names: dict | None = None) -> dict:
         value, tolerance, unit = expected_parts(text, name=self.name)
         if unit == "band":

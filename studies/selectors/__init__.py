@@ -60,6 +60,7 @@ from .setup import (
     study_rating_started,
     study_setup_checklist,
     study_setup_locked_reason,
+    study_unfinished_work,
 )
 from .welfare import (
     case_content_warnings,
@@ -111,6 +112,7 @@ __all__ = [
     "study_setup_locked_reason",
     "study_has_assignments",
     "study_case_summary",
+    "study_unfinished_work",
     "study_setup_checklist",
     "study_open_problems",
     "case_content_warnings",

@@ -19,6 +19,7 @@ def rubric_for_display(*, rubric) -> list[dict]:
                 "name": dimension.name,
                 "kind": dimension.kind,
                 "scope": scoring.scope,
+                "min": scoring.min_points,
                 "max": scoring.max_points,
                 "measure": config.get("measure", ""),
                 "example": config.get("example", ""),

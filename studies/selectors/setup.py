@@ -4,15 +4,18 @@ before it starts, and whether what raters see can still change."""
 from collections import Counter
 
 from django.db.models import Count, Q
+from django.utils import timezone
 
-from ..activity import rating_activity
+from ..activity import UnfinishedWork, rating_activity, unfinished_work
 from ..models import (
+    AdjudicationRule,
     Membership,
     Study,
     TestCase,
 )
 from ..rubric import RubricValueError
 from ..setup_checklist import ChecklistItem, SetupChecklist, checklist_items_registered
+from .rubric import adjudication_rules_table
 
 
 def coordinated_studies(*, user):
@@ -42,6 +45,11 @@ def study_setup_locked_reason(*, study: Study) -> str:
             "see can no longer change."
         )
     return ""
+
+
+def study_unfinished_work(*, study: Study) -> UnfinishedWork:
+    """What closing the study now would leave undone (the Close page and the API ask)."""
+    return unfinished_work(study=study)
 
 
 def study_has_assignments(*, study: Study) -> bool:
@@ -96,6 +104,12 @@ def study_setup_checklist(*, study: Study) -> SetupChecklist:
             detail=(
                 f"{cases} test case{'s' if cases != 1 else ''}"
                 + (f" in {strata} strata" if strata > 1 else "")
+                + (
+                    f", and {gold} gold item{'s' if gold != 1 else ''} and {attention} "
+                    f"attention check{'s' if attention != 1 else ''} counted apart"
+                    if gold or attention
+                    else ""
+                )
                 + "."
                 if cases
                 else "None yet: import them from a CSV or JSONL file."
@@ -112,20 +126,6 @@ def study_setup_checklist(*, study: Study) -> SetupChecklist:
                 else "No dimension yet: add at least one, or start from a preset."
             ),
             url_name="studies:rubric",
-        ),
-        ChecklistItem(
-            order=30,
-            title="Quality items",
-            done=bool(gold or attention),
-            detail=(
-                f"{gold} gold item{'s' if gold != 1 else ''} and {attention} attention "
-                f"check{'s' if attention != 1 else ''}, counted apart from the test cases."
-                if gold or attention
-                else "None yet: gold items and attention checks let quality control find a "
-                "rater who drifts."
-            ),
-            url_name="studies:quality",
-            optional=True,
         ),
         ChecklistItem(
             order=40,
@@ -165,8 +165,51 @@ def study_setup_checklist(*, study: Study) -> SetupChecklist:
             url_name="studies:edit",
         ),
     ]
+    items.append(_adjudication_item(study))
     items += checklist_items_registered(study=study)
     return SetupChecklist(items=sorted(items, key=lambda item: item.order))
+
+
+def _adjudication_item(study: Study) -> ChecklistItem:
+    """The adjudication rules: which dimensions go to an adjudicator, and a warning when an
+    adjudicator is invited (or has joined) while every rule is "Never" (their queue would
+    stay empty, and the rules freeze when the study opens)."""
+    set_rules = [
+        row["name"]
+        for row in adjudication_rules_table(study=study)
+        if row["trigger"] != AdjudicationRule.Trigger.NEVER
+    ]
+    adjudicators = (
+        study.memberships.filter(role=Membership.Role.ADJUDICATOR).exists()
+        or study.invitations.filter(
+            role=Membership.Role.ADJUDICATOR,
+            used_at__isnull=True,
+            declined_at__isnull=True,
+            expires_at__gt=timezone.now(),
+        ).exists()
+    )
+    if set_rules:
+        detail = f"Cases go to an adjudicator on {', '.join(set_rules)}."
+    else:
+        detail = (
+            'Every rule is "Never": a case goes to adjudication only when the lead sends it '
+            "by hand."
+        )
+    warning = ""
+    if adjudicators and not set_rules:
+        warning = (
+            'An adjudicator is invited, but every adjudication rule is "Never": their queue '
+            "stays empty unless cases are sent by hand. The rules freeze when the study opens."
+        )
+    return ChecklistItem(
+        order=58,
+        title="Adjudication rules",
+        done=bool(set_rules),
+        detail=detail,
+        url_name="studies:adjudication_rules",
+        optional=True,
+        warning=warning,
+    )
 
 
 def study_open_problems(*, study: Study) -> list[str]:

@@ -1,7 +1,7 @@
 """Raters as research participants (protocol 3, 4.1): content warnings, skips, what the
 information sheet adds, the welfare settings by stratum and the profile questions."""
 
-from django.db.models import Count
+from django.db.models import Count, Q
 
 from ..exposure import exposure_limits
 from ..models import (
@@ -102,14 +102,23 @@ def study_strata(*, study: Study) -> list[str]:
 def welfare_strata_table(*, study: Study) -> list[dict]:
     """One row per stratum of the study's cases: its content warning and daily limit, and
     how many test cases it has."""
-    counts = dict(
-        study.test_cases.values("stratum").annotate(n=Count("pk")).values_list("stratum", "n")
+    # Test cases and quality items counted apart, as every page counts them.
+    rows = (
+        study.test_cases.order_by()
+        .values("stratum")
+        .annotate(
+            n=Count("pk", filter=Q(purpose=TestCase.Purpose.SAMPLE)),
+            quality=Count("pk", filter=~Q(purpose=TestCase.Purpose.SAMPLE)),
+        )
+        .values_list("stratum", "n", "quality")
     )
+    counts = {stratum: (n, quality) for stratum, n, quality in rows}
     saved = {s.stratum: s for s in StratumSetting.objects.filter(study=study)}
     return [
         {
             "stratum": stratum,
-            "n_cases": counts[stratum],
+            "n_cases": counts[stratum][0],
+            "n_quality": counts[stratum][1],
             "content_warning": saved[stratum].content_warning if stratum in saved else "",
             "daily_minutes": saved[stratum].daily_minutes if stratum in saved else None,
         }

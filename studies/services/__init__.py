@@ -24,6 +24,7 @@ from .cases import (
 )
 from .lifecycle import (
     TRANSITIONS,
+    CloseNotConfirmedError,
     Transition,
     study_close,
     study_open,
@@ -72,6 +73,7 @@ __all__ = [
     "RUBRIC_FROZEN",
     "SETTINGS_FIELDS",
     "TRANSITIONS",
+    "CloseNotConfirmedError",
     "CaseImportError",
     "StudySetupError",
     "Transition",

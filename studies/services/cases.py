@@ -14,7 +14,14 @@ from django.utils import timezone
 
 from jobs.models import Job
 from jobs.runner import job_schedule
-from jobs.services import JobFailed, job_active, job_create, job_execute, job_status
+from jobs.services import (
+    JobFailed,
+    job_active,
+    job_create,
+    job_discard,
+    job_execute,
+    job_status,
+)
 from studies import selectors
 from studies.blinding import LABELS, blinded_order
 from studies.bulk_rows import rows_insert, tables_analyze_on_commit
@@ -430,7 +437,7 @@ def case_upload_import_schedule(*, upload: CaseUpload, actor_id: int | None) -> 
 
     def unreachable() -> None:
         if job is not None:
-            Job.objects.filter(pk=job.pk).delete()  # nothing was started: keep nothing
+            job_discard(job=job)  # nothing was started: keep nothing
 
     if not job_schedule(import_case_upload, args=[upload.pk, actor_id], on_unreachable=unreachable):
         raise StudySetupError(

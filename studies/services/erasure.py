@@ -4,11 +4,14 @@ when a retention period ends (protocol 3, "Retention").
 What goes: the account's username (replaced by ``erased-<random>``), names, e-mail, its
 password (made unusable) and the ability to sign in, its sessions, its API tokens, the ids
 a crowd platform knows it by (participant, study and session ids), the
-names and notes of the invitations that named it, and any mention of its username, name or
-e-mail in the audit trail's free text and in Django admin's log. What stays: the account
-row itself (memberships, ratings, revisions, quality-control evidence and the audit trail
-point at it) and every pseudonym, so the statistics, the analysis, every export and the
-protocol fingerprint read exactly what they read before.
+names and notes of the invitations that named it, any mention of its username, name, e-mail
+or participant ids in the audit trail's free text, in Django admin's log, in the names the
+coordinators gave participant links and in the person's own free text (rating notes,
+counted items, comments: ``studies.erasure_holders``), and the export files prepared
+before (they are deleted; a new one is prepared without the person). What stays: the
+account row itself (memberships, ratings, revisions, quality-control evidence and the audit
+trail point at it) and every pseudonym, so the statistics, the analysis, every export and
+the protocol fingerprint read exactly what they read before, but for the mentions.
 
 No IP address or user agent is kept in the database: the sign-in throttle
 (``core.throttle``) keeps only hashed counters in the cache, which expire after
@@ -32,6 +35,9 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from core.user_input import reason_text
+from jobs.models import Job
+from jobs.services import job_files_remove
+from studies.erasure_holders import own_text_scrub
 from studies.errors import ApplicationError
 from studies.events import study_event_record
 from studies.locks import user_lock
@@ -41,6 +47,7 @@ from studies.models import (
     Invitation,
     Membership,
     Participant,
+    ParticipantLink,
     StudyEvent,
 )
 from studies.retention import held_pseudonym, users_due_for_erasure
@@ -164,6 +171,17 @@ def _scrub_invitations(user: User, pattern: re.Pattern | None, terms: list[str])
     return changed
 
 
+def _scrub_participant_links(pattern: re.Pattern, terms: list[str]) -> int:
+    """A link's name is typed by a coordinator ("Prolific, for anna@example.org")."""
+    changed = 0
+    for link in _mentions(ParticipantLink.objects.all(), ["name"], terms):
+        name = _redact(link.name, pattern)[:100]
+        if name != link.name:
+            ParticipantLink.objects.filter(pk=link.pk).update(name=name)
+            changed += 1
+    return changed
+
+
 def _end_sessions(user: User) -> int:
     """Delete the person's sessions. The session table is keyed by a random key, so each
     live session is read to find whose it is; any other session engine is ended all the
@@ -239,12 +257,19 @@ def identity_erase(
         .exclude(external_name="")
         .values_list("external_name", flat=True)
     )
+    # A crowd platform's ids for the person, as a coordinator may have pasted them; not the
+    # platform's study id, which every participant of that study shares.
+    for ids in Participant.objects.filter(membership__user=user).values_list(
+        "external_id", "vendor_session_id"
+    ):
+        terms += list(ids)
     terms = [t for t in terms if len(t.strip()) >= MIN_MENTION_CHARS]
     pattern = _mention_pattern(terms)
     # The reason is kept: it must not name the person it is about either.
     reason = _redact(reason, pattern) if pattern else reason
     new_name = _unused_name()
     memberships = list(Membership.objects.filter(user=user).select_related("study").order_by("pk"))
+    studies = {membership.study_id for membership in memberships}
     counts = {
         "sessions": _end_sessions(user),
         "API tokens": ApiToken.objects.filter(user=user, revoked_at=None).update(
@@ -253,6 +278,15 @@ def identity_erase(
         "invitations": _scrub_invitations(user, pattern, terms),
         "audit trail entries": _scrub_events(pattern, terms) if pattern else 0,
         "admin log entries": _scrub_admin_log(user, pattern, new_name),
+        "participant link names": _scrub_participant_links(pattern, terms) if pattern else 0,
+        **(
+            own_text_scrub(user=user, redact=lambda value: _redact(value, pattern))
+            if pattern
+            else {}
+        ),
+        # A file prepared before (a worksheet, the long table, the bundle) may hold what
+        # was just redacted, and is downloadable for a day: deleted, prepared anew on asking.
+        "prepared export files": job_files_remove(jobs=Job.objects.filter(study_id__in=studies)),
         "imported names": Membership.objects.filter(user=user)
         .exclude(external_name="")
         .update(external_name=""),

@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from studies import selectors
+from studies.activity import UnfinishedWork, unfinished_work
 from studies.errors import StudySetupError
 from studies.events import study_event_record
 from studies.models import Study, StudyEvent
@@ -34,6 +35,18 @@ class Transition:
 
     def allowed_from(self, study: Study) -> bool:
         return study.status in self.sources
+
+
+class CloseNotConfirmedError(StudySetupError):
+    """Closing would leave ratings undone and was not confirmed; ``unfinished`` says what."""
+
+    def __init__(self, unfinished: UnfinishedWork):
+        self.unfinished = unfinished
+        super().__init__(
+            "Closing would leave ratings undone: "
+            + " ".join(unfinished.sentences())
+            + " Confirm to close anyway."
+        )
 
 
 def _refuse_unless_allowed(study: Study, name: str) -> None:
@@ -102,12 +115,24 @@ def study_open(*, study: Study, actor: User | None, acknowledge_warnings: bool =
 
 
 @transaction.atomic
-def study_close(*, study: Study, actor: User | None, stopped_early: dict | None = None) -> Study:
+def study_close(
+    *,
+    study: Study,
+    actor: User | None,
+    stopped_early: dict | None = None,
+    confirm: bool = True,
+) -> Study:
     """Open -> closed: no more ratings; the study lead may then unblind. ``stopped_early``:
     what the analysis plan's monitor stood at when collection stopped under the plan, kept
-    with the event (the app that owns the monitor passes it)."""
+    with the event (the app that owns the monitor passes it). A caller that asks the person
+    first (the Close page, the API) passes ``confirm`` as they answered: while ratings are
+    left undone, closing unconfirmed is refused with what it would leave."""
     study = locked_study(study)
     _refuse_unless_allowed(study, "close")
+    if not confirm:
+        unfinished = unfinished_work(study=study)
+        if unfinished.left:
+            raise CloseNotConfirmedError(unfinished)
     study.status = Study.Status.CLOSED
     study.closed_at = timezone.now()
     study.save(update_fields=["status", "closed_at"])

@@ -437,6 +437,13 @@ def _join_new(
         raise ParticipantError(LINKED_REFUSAL, reason="linked")
     if study.is_closed:
         raise ParticipantError("This study has closed; no one can join it now.", reason="closed")
+    if study.is_draft:
+        # Refused before any account is made: a draft has nothing to rate and no code.
+        raise ParticipantError(
+            "This study has not started yet, so it cannot take participants. Please return "
+            "it on the platform that sent you here, or come back once it is open.",
+            reason="not_started",
+        )
     if link.closed_at is not None:
         raise ParticipantError(
             "This study is not taking new participants. If you started it already, open "

@@ -224,6 +224,9 @@ class _MilestoneCheck:
     def __init__(self, study_id: int):
         self.webhook_study_id = study_id
         self.ran = False
+        # Django names a robust callback that failed by its __qualname__, which an instance
+        # lacks: without it, the error log itself raised, and a committed submit got a 500.
+        self.__qualname__ = f"{type(self).__qualname__}(study {study_id})"
 
     def __call__(self) -> None:
         self.ran = True

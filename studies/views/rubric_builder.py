@@ -33,6 +33,7 @@ def rubric_detail(request, slug):
             {
                 "dimension": dimension,
                 "scope": scoring.scope if scoring else "",
+                "min": scoring.min_points if scoring else 0,
                 "max": scoring.max_points if scoring else 0,
                 "levels": allowed_levels(dimension.kind),
                 "problem": problem,

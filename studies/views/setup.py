@@ -94,6 +94,8 @@ def study_status(request, slug, action):
         kwargs = {"study": study, "actor": request.user}
         if action == "open":
             kwargs["acknowledge_warnings"] = request.POST.get("acknowledge") == "yes"
+        if action == "close":
+            kwargs["confirm"] = request.POST.get("confirm") == "yes"
         try:
             transition.service(**kwargs)
         except ApplicationError as exc:
@@ -115,6 +117,9 @@ def study_status(request, slug, action):
             "checklist": selectors.study_setup_checklist(study=study) if starting else [],
             **(selectors.study_blinding_check(study=study) if starting else {}),
             "summary": selectors.study_case_summary(study=study),
+            "unfinished": selectors.study_unfinished_work(study=study)
+            if action == "close"
+            else None,
             "fingerprint": selectors.study_protocol_fingerprint(study=study)
             if action == "open"
             else "",

@@ -309,3 +309,18 @@ def test_a_preference_question_counts_its_tie_verdicts_as_the_win_rates_do():
     ties = sum(pair["items"]["ties"] for pair in preference["pairs"])
     assert summary["rule"] == ADJUDICATED and ties > 0
     assert summary["tied_items"] == ties
+
+
+def test_a_tie_in_a_case_under_the_minimum_counts_for_nothing():
+    # Case 3: A (x) tied 0-1 with two ratings, B (y) rated once, under the minimum of 2, so
+    # the case is left out of the question whole, and its tie with it (found by the
+    # report-equals-export property test: the app counted it, the export's oracle did not).
+    harm = HARM.copy()
+    harm[1, 6] = 1
+    result = compare_systems(comparison(dimensions=[
+        DimensionData("harm", "Harm", "nominal", harm, categories=(0.0, 1.0)),
+        comparison().dimensions[1],
+    ]), n_resamples=50)  # fmt: skip
+    x, y = result["mcnemar"][0]["systems"]
+    assert (x["positive"], x["n"], x["ties"]) == (1, 2, 1)
+    assert (y["positive"], y["n"], y["ties"]) == (2, 3, 0)

@@ -11,10 +11,10 @@ from django.urls import reverse
 from agreement.analysis import arena
 from jobs.models import Job
 from jobs.runner import job_threads_join
-from jobs.services import progress_key
 from studies import services as study_services
 from studies.models import Study
 from studies.services import study_create
+from tests.jobs.lapse import job_heard_from_no_more
 
 from ..factories import UserFactory, make_cases, make_study
 from ..payloads import close_and_unblind
@@ -156,7 +156,7 @@ def test_a_job_heard_from_no_more_is_shown_stopped_by_a_get_that_writes_nothing(
     client.post(reverse("agreement:ranking_compute", args=[study.slug]))
     job = _analysis_jobs(study).get()
     assert held and job.state == Job.State.RUNNING
-    cache.delete(progress_key(job))
+    job_heard_from_no_more(job)
     page = client.get(reverse("agreement:ranking", args=[study.slug]))
     assert "The analysis stopped before it finished." in page.text
     assert 'id="analysis-not-computed"' in page.text

@@ -15,6 +15,7 @@ from annotation.services import assignment
 from jobs import services as job_services
 from jobs.models import Job
 from studies.models import StudyEvent
+from tests.jobs.lapse import job_heard_from_no_more
 from tests.processes import sqlite_script_outcome
 
 from .test_assignment import raters_only_study
@@ -142,7 +143,7 @@ def test_a_refusal_is_the_jobs_outcome(client, job_path):
 def test_a_job_heard_from_no_more_is_stopped_and_may_be_started_again(client, held_jobs):
     study = raters_only_study(raters=4, cases=6, raters_per_item=2)
     first = assignment_jobs.assignment_job_start(study=study, actor=study.lead)
-    cache.delete(job_services.progress_key(first))  # its process died
+    job_heard_from_no_more(first)  # its process died
     assert assignment_jobs.assignment_job_status(job=first)["state"] == "stopped"
     client.force_login(study.lead)
     page = client.get(reverse("annotation:assign_job", args=[study.slug, first.uuid]), follow=True)
@@ -168,7 +169,7 @@ def test_a_job_said_to_be_stopped_while_it_waited_for_the_lock_assigns_nothing(
 
     def lock_then_declared_stopped(pk, **kwargs):
         locked = real_lock(pk, **kwargs)
-        cache.delete(job_services.progress_key(job))
+        job_heard_from_no_more(job)
         assert assignment_jobs.assignment_job_status(job=job)["state"] == "stopped"
         return locked
 
@@ -183,7 +184,7 @@ def test_a_job_said_to_be_stopped_while_it_waited_for_the_lock_assigns_nothing(
 def test_a_job_recorded_as_stopped_before_its_task_starts_does_not_run(held_jobs):
     study = raters_only_study(raters=4, cases=6, raters_per_item=2)
     job = assignment_jobs.assignment_job_start(study=study, actor=study.lead)
-    cache.delete(job_services.progress_key(job))  # queued past the timeout
+    job_heard_from_no_more(job)  # queued past the timeout
     assert assignment_jobs.assignment_job_status(job=job)["state"] == "stopped"
     assignment_jobs.assignment_job_run(job_id=job.pk)  # the task arrives late
     assert not Assignment.objects.filter(test_case__study=study).exists()

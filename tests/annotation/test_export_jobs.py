@@ -13,6 +13,7 @@ from django.urls import reverse
 
 from annotation import export_jobs, exports
 from jobs import files
+from jobs import services as job_services
 from jobs.models import Job
 from jobs.services import JOBS_KEPT, job_create
 from studies.models import Study
@@ -159,7 +160,7 @@ def test_a_file_expires(study, client, settings):
         assert export_jobs.export_job_status(job=job)["problem"] == export_jobs.EXPIRED
     assert stored(kept).exists()
     with time_machine.travel(kept.finished_at + timedelta(hours=25)):
-        assert files.job_files_expire() == 1
+        assert job_services.job_files_expire() == 1
     assert not stored(kept).exists()
     kept.refresh_from_db()
     assert kept.file_path == ""
@@ -173,7 +174,7 @@ def test_a_part_left_by_a_dead_run_is_removed_once_expired(settings):
     young.write_bytes(b"x")
     old.write_bytes(b"x")
     os.utime(old, (time.time() - 3601, time.time() - 3601))
-    assert files.job_files_expire() == 1
+    assert job_services.job_files_expire() == 1
     assert young.exists() and not old.exists()
 
 
@@ -239,3 +240,34 @@ def _empty_job_files():
     if root.is_dir():
         for path in root.iterdir():
             path.unlink()
+
+
+def test_a_large_studys_whole_excel_worksheet_is_prepared_by_the_job_only(study, client, settings):
+    """Written whole before its first byte, it would hold a web worker half a minute: the
+    direct URL sends a large study's coordinator to the Prepare button instead."""
+    from studies.services.tokens import api_token_create
+
+    client.force_login(study.lead)
+    direct = reverse("annotation:export", args=[study.slug, "worksheet-xlsx"])
+    settings.EXPORT_JOB_FROM = 10_000
+    assert client.get(direct).status_code == 200  # a small study: downloaded at once
+    settings.EXPORT_JOB_FROM = 1
+    sent = client.get(direct)
+    assert sent.status_code == 302 and sent["Location"].endswith("#exports")
+    page = client.get(sent["Location"]).text
+    assert "its Excel worksheet would take too long to write while you wait" in page
+    prepare = reverse("annotation:export_prepare", args=[study.slug, "worksheet-xlsx"])
+    assert prepare in page
+    # One rater's worksheet and the CSV exports still download directly.
+    assert client.get(direct, {"rater": "R-01"}).status_code == 200
+    csv = reverse("annotation:export", args=[study.slug, "worksheet-csv"])
+    assert client.get(csv).status_code == 200
+    # The API says the same, as an error, and its job prepares the file.
+    _, secret = api_token_create(user=study.lead, name="t")
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
+    refused = client.get(f"/api/v1/studies/{study.slug}/exports/worksheet-xlsx/", **auth)
+    assert refused.status_code == 400
+    assert "/exports/worksheet-xlsx/job/" in refused.json()["error"]["message"]
+    started = client.post(f"/api/v1/studies/{study.slug}/exports/worksheet-xlsx/job/", **auth)
+    assert started.status_code in (200, 201, 202)
+    assert Job.objects.get(kind=Job.Kind.EXPORT, name="worksheet-xlsx").state == Job.State.DONE

@@ -350,10 +350,36 @@ def test_an_oversized_draft_is_refused_clearly(client, rater, assignment):
         json.dumps({"payload": payload, "version": 0}),
         content_type="application/json",
     )
-    assert response.status_code == 400
+    assert response.status_code == 413
     assert "too large" in response.json()["error"]
     assignment.refresh_from_db()
     assert (assignment.version, assignment.draft) == (0, {})
+
+
+def test_a_body_past_djangos_own_bound_is_answered_in_json_the_page_shows(
+    client, rater, assignment
+):
+    """20 MB: Django refuses to read it at all (DATA_UPLOAD_MAX_MEMORY_SIZE, 12 MB), which
+    used to answer the autosave with an HTML page it could not show."""
+    client.force_login(rater)
+    body = json.dumps({"payload": {"notes": "x" * (20 * 2**20)}, "version": 0})
+    response = client.post(
+        reverse("annotation:draft", args=[assignment.uuid]),
+        body,
+        content_type="application/json",
+        HTTP_ACCEPT="application/json",
+    )
+    assert response.status_code == 413
+    assert response["Content-Type"] == "application/json"
+    assert "too large" in response.json()["error"]  # rating.js shows body.error
+    assignment.refresh_from_db()
+    assert (assignment.version, assignment.draft) == (0, {})
+
+
+def test_another_json_request_django_refuses_is_answered_in_json(client, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10
+    response = client.post(reverse("login"), {"a": "x" * 100}, HTTP_ACCEPT="application/json")
+    assert response.status_code == 413 and "too large" in response.json()["error"]
 
 
 def test_a_save_bringing_the_stored_answers_with_an_older_version_is_no_conflict(

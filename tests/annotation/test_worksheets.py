@@ -94,7 +94,8 @@ def test_round_trip_into_a_twin_study_gives_the_same_scores(fmt):
         submit(assignment, payload_for(n, notes=f"=note {n}", confidence="high"))
     data = export_bytes(original, fmt, rater="R-01")
     result = run_import(twin, data, filename="w." + fmt.split("-")[1])
-    assert (result.cases, result.created, result.updated) == (5, 0, 0)
+    # Five ratings stored, each new (the cases had been assigned, not yet rated).
+    assert (result.cases, result.created, result.updated, result.assigned) == (5, 5, 0, 0)
     assert points(twin, "R-01") == points(original, "R-01")
     # The export's quote before "=" was taken off again.
     assert all(value[3].startswith("=note ") for value in points(twin, "R-01").values())
@@ -203,7 +204,7 @@ def test_the_template_from_the_instructions_imports_and_creates_assignments(stud
         "TC-003| B        | 0     | 0        | 0            | 0         | 0             | 0     | Low        |",
     ])  # fmt: skip
     result = run_import(study, sheet.encode(), filename="worksheet.md", rater="R-03")
-    assert (result.cases, result.created, result.skipped) == (2, 2, ["TC-002"])
+    assert (result.cases, result.created, result.assigned, result.skipped) == (2, 2, 2, ["TC-002"])
     scores = points(study, "R-03")
     assert scores["TC-001", "A"] == (
         {"depth": 4, "evidence": 2, "alternatives": 4, "structure": 3, "actionability": 2},
@@ -266,7 +267,7 @@ def test_check_only_writes_nothing(study, fresh_rater):
     before = snapshot()
     data = csv_bytes(HEADER, "TC-001,A,0,0,0,0,0,0,Low,", "TC-001,B,0,0,0,0,0,0,Low,")
     result = run_import(study, data, rater="R-03", dry_run=True)
-    assert (result.cases, result.created, result.dry_run) == (1, 1, True)
+    assert (result.cases, result.created, result.assigned, result.dry_run) == (1, 1, 1, True)
     assert snapshot() == before
 
 
@@ -690,7 +691,7 @@ def test_an_import_that_would_give_a_case_more_raters_than_the_design_is_refused
     assert set(per_case.values()) == {2}
     # The rater's own cases import as before.
     own = [HEADER] + [row for row in rows[1:] if row.split(",")[0] in theirs]
-    assert run_import(study, csv_bytes(*own), rater="R-01").created == 0
+    assert run_import(study, csv_bytes(*own), rater="R-01").assigned == 0
 
 
 def test_an_import_may_add_a_case_that_has_room_in_the_design(fresh_rater):
@@ -700,7 +701,7 @@ def test_an_import_may_add_a_case_that_has_room_in_the_design(fresh_rater):
     study.refresh_from_db()
     study.memberships.filter(pseudonym="R-02").update(status=Membership.Status.WITHDRAWN)
     data = csv_bytes(HEADER, "TC-001,A,0,0,0,0,0,0,Low,", "TC-001,B,0,0,0,0,0,0,Low,")
-    assert run_import(study, data, rater="R-03").created == 1
+    assert run_import(study, data, rater="R-03").assigned == 1
 
 
 def test_an_unknown_confidence_is_reported_at_its_own_cell(study):
@@ -713,3 +714,20 @@ def test_an_unknown_confidence_is_reported_at_its_own_cell(study):
         run_import(study, data)
     problems = [(p.row, p.column, p.message) for p in caught.value.problems]
     assert problems == [(3, "Confidence", "The confidence is Very high; give Low, Medium or High.")]
+
+
+def test_the_result_counts_every_stored_rating_as_new_or_replacing():
+    """Issue 41: 9,999 ratings stored were reported as "created 0, updated 0" (the cases had
+    been assigned, not rated). Each case recorded is new or replaces a submitted rating."""
+    study = make_study(slug="counted", cases=4, raters=[UserFactory()])
+    r01 = study.memberships.get(pseudonym="R-01")
+    first = r01.assignments.order_by("position").first()
+    submit(first, payload_for(1))
+    rows = [HEADER]
+    for case_id in study.test_cases.order_by("pk").values_list("case_id", flat=True):
+        rows += [f"{case_id},A,4,2,4,3,2,15,High,", f"{case_id},B,2,1,2,2,0,7,High,"]
+    checked = run_import(study, csv_bytes(*rows), rater="R-01", dry_run=True)
+    done = run_import(study, csv_bytes(*rows), rater="R-01")
+    for result in (checked, done):
+        assert (result.cases, result.created, result.updated, result.assigned) == (4, 3, 1, 0)
+    assert r01.assignments.filter(status="submitted").count() == 4

@@ -27,7 +27,11 @@ class Api:
 
 @pytest.fixture(autouse=True)
 def _api_unthrottled(settings):
-    settings.API_THROTTLE_RATES = {"user": "100000/min", "anon": "100000/min"}
+    settings.API_THROTTLE_RATES = {
+        "user": "100000/min",
+        "anon": "100000/min",
+        "schema": "100000/min",
+    }
 
 
 @pytest.fixture

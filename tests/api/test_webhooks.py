@@ -41,7 +41,10 @@ def test_a_pipeline_registers_a_webhook_and_follows_its_deliveries(
     assert secret not in json.dumps(one) and one["url"] == receiver.url()
 
     receiver.answers = [Answer(500, b"later"), Answer(200)]
-    assert api("POST", "studies/api-hooks/status/", {"action": "close"}).status_code == 200
+    assert (
+        api("POST", "studies/api-hooks/status/", {"action": "close", "confirm": True}).status_code
+        == 200
+    )
     received = receiver.received[-1]
     assert webhook_signature_valid(
         secret=secret, header=received.headers["Concord-Signature"], body=received.body

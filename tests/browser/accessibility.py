@@ -30,7 +30,7 @@ def assert_fits(page, width: int = 375):
     """Nothing forces the page itself to scroll sideways."""
     wide = page.evaluate(
         """(width) => Array.from(document.querySelectorAll('body *'))
-            .filter((el) => el.getBoundingClientRect().right > width + 1 && !el.closest('.table-responsive, .response-text, .study-tabs'))
+            .filter((el) => el.getBoundingClientRect().right > width + 1 && !el.closest('.table-responsive, .response-text'))
             .slice(0, 5).map((el) => el.tagName + '.' + el.className + ' ' + Math.round(el.getBoundingClientRect().right))""",
         width,
     )

@@ -61,31 +61,55 @@ def test_a_coordinator_creates_a_study_from_the_navigation(page, live_server, sc
     assert_accessible(page, name="study list with navigation")
 
 
+def test_the_study_pages_fit_a_laptop_grouped_by_the_studys_life(page, live_server, screenshot):
+    lead = UserFactory(username="laptop-lead")
+    make_study(slug="laptop-tabs", lead=lead, status=Study.Status.DRAFT)
+    page.set_viewport_size({"width": 1366, "height": 768})
+    sign_in(page, live_server, lead.username, PASSWORD)
+    page.goto(f"{live_server.url}/s/laptop-tabs/rubric/")
+    life = page.get_by_role("list", name="Where the study is in its life")
+    expect(life.locator("[aria-current=step]")).to_have_text("Draft")
+    pages = page.get_by_role("navigation", name="Study pages")
+    links = pages.get_by_role("link")
+    assert links.count() >= 15
+    # Every page in view without scrolling anything, in two rows at most of the groups.
+    for n in range(links.count()):
+        expect(links.nth(n)).to_be_in_viewport()
+    height = links.first.bounding_box()["height"]
+    assert pages.bounding_box()["height"] < 5 * height
+    expect(
+        pages.get_by_role("list", name="Set-up").get_by_role("link", name="Rubric")
+    ).to_have_attribute("aria-current", "page")
+    screenshot(page, "study-pages-laptop")
+    assert_accessible(page, name="study pages on a laptop")
+
+
 def test_navigation_and_study_tabs_on_a_phone(browser, live_server, screenshot):
     admin = UserFactory(username="nav-admin", is_staff=True, is_superuser=True)
     make_study(slug="phone-tabs", lead=admin)
     context, page = phone_page(browser)
     sign_in(page, live_server, admin.username, PASSWORD)
     page.goto(f"{live_server.url}/s/phone-tabs/")
-    strip = page.get_by_role("list", name="Study pages")
-    tabs = strip.get_by_role("link")
-    # One row of tabs, not four before any content: the strip is about one tab tall.
-    tab_height = tabs.first.bounding_box()["height"]
-    assert strip.bounding_box()["height"] < 2 * tab_height
-    assert tabs.count() >= 10
+    # Where the study is in its life, then its pages, folded behind one button.
+    life = page.get_by_role("list", name="Where the study is in its life")
+    expect(life.locator("[aria-current=step]")).to_have_text("Open")
+    pages = page.get_by_role("navigation", name="Study pages")
+    expect(page.locator("#study-pages")).to_be_hidden()
+    pages.get_by_role("button", name="Study pages").click()
+    links = pages.get_by_role("link")
+    expect(links.first).to_be_visible()
+    assert links.count() >= 15
+    # Unfolded: every page in view at once, in its group, none beyond the screen's edge.
+    for n in range(links.count()):
+        box = links.nth(n).bounding_box()
+        assert box and box["x"] >= 0 and box["x"] + box["width"] <= 375, links.nth(n)
+    for group in ("Set-up", "Running", "Results"):
+        expect(pages.get_by_role("list", name=group)).to_be_visible()
     assert_fits(page)
     screenshot(page, "study-tabs-phone")
-    # The tabs beyond the edge are reached by scrolling the strip (or by Tab, which scrolls
-    # the focused one into view); a fade marks the edge where more wait.
-    expect(strip).to_have_class(re.compile("more-right"))
-    last = tabs.nth(tabs.count() - 1)
-    last.focus()
-    expect(last).to_be_in_viewport()
-    # On another tab's page that tab is brought into view at once.
-    last.click()
-    strip = page.get_by_role("list", name="Study pages")
-    expect(strip.locator(".nav-link.active")).to_be_in_viewport()
-    assert strip.bounding_box()["height"] < 2 * tab_height
+    assert_accessible(page, name="study pages on a phone")
+    pages.get_by_role("list", name="Results").get_by_role("link", name="Report").click()
+    expect(page).to_have_url(re.compile("/report/"))
     assert_fits(page)
     page.goto(f"{live_server.url}/s/phone-tabs/")
     open_phone_menu(page)

@@ -113,3 +113,34 @@ def test_after_pause_and_reinstatement_the_draft_is_the_raters_with_no_conflict(
     assert landed
     assignment.refresh_from_db()
     assert assignment.draft["notes"] == "typed while paused"
+
+
+def test_after_reinstatement_the_open_page_recovers_by_itself_without_a_reload(
+    page, live_server, setup
+):
+    user, study, rater = setup
+    assignment = open_first_case(page, live_server, user, rater)
+    page.locator("#notes").fill("before the pause")
+    expect(page.locator("#save-status")).to_contain_text("Draft saved")
+    rater_status_change(membership=rater, action="pause", reason="Checking", actor=study.lead)
+    page.locator("#notes").fill("typed while paused")
+    expect(page.locator("#page-alerts #rating-hold")).to_be_visible()
+    # Still on hold: coming back to the page leaves the banner and Submit as they are.
+    page.evaluate("window.dispatchEvent(new Event('focus'))")
+    expect(page.locator("#page-alerts #rating-hold")).to_be_visible()
+    expect(page.get_by_role("button", name="Submit and next")).to_be_disabled()
+    rater_status_change(membership=rater, action="reinstate", reason="Fine", actor=study.lead)
+    # The rater comes back to the tab: no reload, the answers go to the server.
+    page.evaluate("window.dispatchEvent(new Event('focus'))")
+    expect(page.locator("#page-alerts #rating-hold")).to_have_count(0)
+    expect(page.locator("#save-status")).to_contain_text("Draft saved")
+    expect(page.get_by_role("button", name="Submit and next")).to_be_enabled()
+    assignment.refresh_from_db()
+    assert assignment.draft["notes"] == "typed while paused"
+    # Ctrl+S sends again.
+    page.locator("#notes").fill("after the reinstatement")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+s")
+    expect(page.locator("#save-status")).to_contain_text("Draft saved")
+    assignment.refresh_from_db()
+    assert assignment.draft["notes"] == "after the reinstatement"

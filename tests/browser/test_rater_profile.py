@@ -79,7 +79,9 @@ def test_the_lead_sets_the_questions_from_the_preset(page, live_server, screensh
     page.set_viewport_size({"width": width, "height": 900})
     sign_in(page, live_server, lead.username, PASSWORD)
     page.goto(f"{live_server.url}/s/{study.slug}/settings/")
-    page.get_by_role("list", name="Study pages").get_by_role("link", name="Rater profile").click()
+    page.get_by_role("navigation", name="Study pages").get_by_role(
+        "link", name="Rater profile"
+    ).click()
     page.get_by_role("button", name="Use the preset").click()
     assert page.get_by_text("Profile questions saved.").is_visible()
     assert page.locator("#q2-label").input_value() == "Region you live in"

@@ -1,12 +1,16 @@
-"""The chaos run, shortened: benchmarks/chaos.py drives the scaled-out shape (HAProxy, two web
-nodes, PgBouncer in transaction mode, Redis, the recompute and jobs workers, beat) while it
-kills one of each, and must find every acknowledged submit stored once, no 5xx outside the
-killed connections, and the statistics equal to a from-scratch recompute within 60 s of the
-last fault.
+"""The chaos run, shortened: benchmarks/chaos.py brings the scaled-out shape up through
+deploy/hosts/shape.py, as docs/deployment.md says (HAProxy, two web nodes, PgBouncer in
+transaction mode as an unprivileged user with SCRAM and no pidfile, Redis, the recompute and
+jobs workers, beat), kills one of each (shape.py starts each again, PgBouncer after kill -9
+too) and ends every PostgreSQL backend of the app (pg_terminate_backend), and must find
+every acknowledged submit stored once, every stored one acknowledged (a rater sends a submit
+again until it is), none answered 500 by the app though stored, no 5xx outside the killed
+connections, and the statistics equal to a from-scratch recompute within 60 s of the last fault.
 
-It starts every process itself on free loopback ports, in a database of its own (this run's
+Every process is on free loopback ports, in a database and role of its own (this run's
 name with ``_chaos``, dropped at the end), so it needs only PostgreSQL and the programs
-(.ci/run installs HAProxy and PgBouncer). In a group of its own: it loads the machine."""
+(.ci/run installs HAProxy and PgBouncer); its Redis is its own, never the shared one. In a
+group of its own: it loads the machine."""
 
 import json
 import shutil
@@ -62,10 +66,13 @@ def test_a_short_chaos_run_loses_nothing_and_converges(tmp_path):
     # Every kind of process was killed, and the raters got through.
     killed = {fault["kind"] for fault in figures["faults"]}
     assert killed == {
-        "web-worker", "web-node", "recompute-worker", "jobs-worker", "beat", "redis", "pgbouncer"
+        "web-worker", "web-node", "recompute-worker", "jobs-worker", "beat", "redis", "pgbouncer",
+        "pg-backends",
     }  # fmt: skip
     assert figures["acknowledged"] > 0
     assert figures["acknowledged_not_stored"] == 0
+    assert figures["stored_unacknowledged"] == 0  # every stored submit learnt, resent or not
+    assert figures["stored_answered_500"] == 0  # the app never said "failed" of a stored one
     assert figures["duplicates"] == 0
     assert figures["failed_elsewhere"] == 0
     assert figures["convergence_after_last_fault"] is not None

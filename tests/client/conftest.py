@@ -15,7 +15,11 @@ FAST_RETRIES = concord_client.RetryPolicy(attempts=3, backoff=0.01, max_wait=0.0
 
 @pytest.fixture(autouse=True)
 def _api_unthrottled(settings):
-    settings.API_THROTTLE_RATES = {"user": "100000/min", "anon": "100000/min"}
+    settings.API_THROTTLE_RATES = {
+        "user": "100000/min",
+        "anon": "100000/min",
+        "schema": "100000/min",
+    }
 
 
 @pytest.fixture

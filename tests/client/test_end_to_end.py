@@ -92,7 +92,7 @@ def test_a_study_from_creation_to_unblinding_through_the_client(
     assert list(progress.index) == ["R-01", "R-02", "R-03"]
     assert progress["done"].tolist() == [8, 8, 8] and progress["total"].tolist() == [8, 8, 8]
 
-    assert concord.study_close("pipeline")["status"] == "closed"
+    assert concord.study_close("pipeline", confirm=True)["status"] == "closed"
     # The recompute runs after each rating, in the background: wait until it is current.
     agreement = concord.agreement_wait("pipeline")
     assert agreement["stale"] is False and agreement["ratings"] == 48

@@ -70,7 +70,7 @@ def test_every_page_of_a_list_is_followed(concord):
 
 
 def test_a_token_over_its_rate_is_told_so_after_the_retries(concord, settings):
-    settings.API_THROTTLE_RATES = {"user": "2/min", "anon": "100/min"}
+    settings.API_THROTTLE_RATES = {"user": "2/min", "anon": "100/min", "schema": "100/min"}
     concord.study_get("errors")  # the second request of the minute: the fixture made one
     with pytest.raises(Throttled) as throttled:
         concord.study_get("errors")

@@ -280,7 +280,7 @@ def test_a_whole_study_through_the_client(concord_as, lead_user, admin, settings
     # Balanced sides: some raters saw a case's responses the other way round.
     assert Assignment.objects.filter(test_case__study__slug="whole", flipped=True).exists()
     assert lead.progress_table("whole")["done"].tolist() == [8, 8, 8]
-    assert lead.study_close("whole")["status"] == "closed"
+    assert lead.study_close("whole", confirm=True)["status"] == "closed"
     check_agreement(lead)
 
     assert lead.unblind("whole", reason="analysis")["status"] == "unblinded"
@@ -452,7 +452,7 @@ def test_a_study_whose_ratings_come_in_by_system(concord_as, lead_user, settings
     assert done["state"] == "done" and done["result"]["ratings"] == n_ratings
     assert [r["pseudonym"] for r in lead.raters_list("elsewhere")] == ["R-01", "R-02", "R-03"]
 
-    assert lead.study_close("elsewhere")["status"] == "closed"
+    assert lead.study_close("elsewhere", confirm=True)["status"] == "closed"
     agreement = lead.agreement_wait("elsewhere")
     assert agreement["ratings"] == n_ratings
     table = lead.agreement_table("elsewhere")

@@ -66,18 +66,34 @@ def test_lists_come_in_pages(client, lead, auth):
 
 
 def test_too_many_requests_are_throttled_per_token(client, auth, settings):
-    settings.API_THROTTLE_RATES = {"user": "3/min", "anon": "100/min"}
+    settings.API_THROTTLE_RATES = {"user": "3/min", "anon": "100/min", "schema": "100/min"}
     statuses = [client.get("/api/v1/studies/", **auth).status_code for _ in range(4)]
     assert statuses == [200, 200, 200, 429]
     response = client.get("/api/v1/studies/", **auth)
     assert response.json()["error"]["code"] == "throttled" and int(response["Retry-After"]) > 0
 
 
-def test_the_public_schema_is_throttled_per_address(client, settings):
-    """(Elsewhere a request without a valid token is refused before any work is done.)"""
-    settings.API_THROTTLE_RATES = {"user": "100/min", "anon": "2/min"}
+def test_the_public_schema_has_its_own_throttle_per_address(client, settings):
+    """About a second of a web worker each: far fewer than other anonymous requests."""
+    settings.API_THROTTLE_RATES = {"user": "100/min", "anon": "100/min", "schema": "2/min"}
     statuses = [client.get("/api/v1/openapi.json").status_code for _ in range(3)]
     assert statuses == [200, 200, 429]
+    refused = client.get("/api/v1/openapi.json")
+    assert refused.json()["error"]["code"] == "throttled" and int(refused["Retry-After"]) > 0
+    # Another address is not held up.
+    assert client.get("/api/v1/openapi.json", REMOTE_ADDR="198.51.100.7").status_code == 200
+
+
+@pytest.mark.parametrize("token", [None, "Bearer not-a-token"], ids=["no token", "bad token"])
+def test_anonymous_refusals_are_throttled_per_address(client, settings, token):
+    """Guessing tokens, or knocking without one, counts like any anonymous request."""
+    settings.API_THROTTLE_RATES = {"user": "100/min", "anon": "3/min", "schema": "100/min"}
+    headers = {"HTTP_AUTHORIZATION": token} if token else {}
+    statuses = [client.get("/api/v1/studies/", **headers).status_code for _ in range(4)]
+    assert statuses == [401, 401, 401, 429]
+    refused = client.get("/api/v1/studies/", **headers)
+    assert refused.json()["error"]["code"] == "throttled" and int(refused["Retry-After"]) > 0
+    assert client.get("/api/v1/studies/", REMOTE_ADDR="198.51.100.7", **headers).status_code == 401
 
 
 def test_an_outsider_gets_404_and_a_rater_403(client, lead):

@@ -14,20 +14,22 @@ import redis
 from django.db import OperationalError, connections
 from django.urls import reverse
 
-from config.worker_health import CONSUMED_KEY, worker_consumed
+from config.worker_health import CONSUMED_KEY, consumed_key, worker_consumed
 from tests.processes import ROOT, manage, subprocess_database_url
 
 from ..factories import UserFactory
 
 CLOSED_PORT = "127.0.0.1:1"
-READY = {"database": "ok", "broker": "ok", "worker": "ok"}
+QUEUE = f"concord-health-{uuid.uuid4().hex[:8]}"
+READY = {"database": "ok", "broker": "ok", "worker": "ok", "queues": {QUEUE: "ok"}}
 
 
 @pytest.fixture(autouse=True)
 def queue(settings):
     """A queue of the test's own, and no worker heartbeat yet: what other tests queued or
     consumed does not count here."""
-    settings.CELERY_TASK_DEFAULT_QUEUE = f"concord-health-{uuid.uuid4().hex[:8]}"
+    settings.CELERY_TASK_DEFAULT_QUEUE = QUEUE
+    settings.RECOMPUTE_QUEUE = settings.JOBS_QUEUE = ""
     client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
     client.delete(CONSUMED_KEY)
     yield client, settings.CELERY_TASK_DEFAULT_QUEUE
@@ -81,7 +83,7 @@ def test_database_down_is_not_ready(client, db, database_down, name):
     response = client.get(reverse(name))
     assert (response.status_code, response.json()) == (
         503,
-        {"database": "down", "broker": "ok", "worker": "ok"},
+        READY | {"database": "down"},
     )
 
 
@@ -89,7 +91,7 @@ def test_broker_down_is_reported_but_still_ready(client, db, broker_down):
     response = client.get(reverse("healthz_ready"))
     assert (response.status_code, response.json()) == (
         200,
-        {"database": "ok", "broker": "down", "worker": "unknown"},
+        {"database": "ok", "broker": "down", "worker": "unknown", "queues": {QUEUE: "unknown"}},
     )
 
 
@@ -97,7 +99,36 @@ def test_queued_work_that_no_worker_began_is_a_stalled_worker_but_still_ready(cl
     redis_client, name = queue
     redis_client.rpush(name, "{}")  # a message no worker took
     response = client.get(reverse("healthz_ready"))
-    assert (response.status_code, response.json()) == (200, READY | {"worker": "stalled"})
+    stalled = {"worker": "stalled", "queues": {QUEUE: "stalled"}}
+    assert (response.status_code, response.json()) == (200, READY | stalled)
+
+
+def test_each_worker_queue_is_reported_on_its_own(client, db, queue, settings):
+    """The scaled-out shape (docs/deployment.md): the recompute and jobs queues each with
+    their workers; a dead jobs worker shows on its queue, not hidden by the live other."""
+    redis_client, _ = queue
+    settings.RECOMPUTE_QUEUE, settings.JOBS_QUEUE = f"{QUEUE}-recompute", f"{QUEUE}-jobs"
+    keys = [consumed_key(settings.RECOMPUTE_QUEUE), consumed_key(settings.JOBS_QUEUE)]
+    try:
+        redis_client.rpush(settings.RECOMPUTE_QUEUE, "{}")
+        redis_client.rpush(settings.JOBS_QUEUE, "{}")
+        worker_consumed(settings.RECOMPUTE_QUEUE)  # the recompute worker consumes
+        response = client.get(reverse("healthz_ready"))
+        assert (response.status_code, response.json()) == (
+            200,
+            {
+                "database": "ok",
+                "broker": "ok",
+                "worker": "stalled",
+                "queues": {
+                    QUEUE: "ok",
+                    settings.RECOMPUTE_QUEUE: "ok",
+                    settings.JOBS_QUEUE: "stalled",
+                },
+            },
+        )
+    finally:
+        redis_client.delete(settings.RECOMPUTE_QUEUE, settings.JOBS_QUEUE, *keys)
 
 
 def test_queued_work_is_fine_while_a_worker_began_a_task_within_the_sweep_interval(
@@ -139,10 +170,12 @@ def probe(path, **variables):
 @pytest.mark.django_db
 def test_a_really_unreachable_database_is_not_ready_but_live():
     unreachable = {"DATABASE_URL": f"postgres://postgres:postgres@{CLOSED_PORT}/none"}
-    assert probe("/healthz/ready", **unreachable) == (
+    status, answer = probe("/healthz/ready", **unreachable)
+    assert (status, answer) == (
         503,
-        {"database": "down", "broker": "ok", "worker": "ok"},
+        {"database": "down", "broker": "ok", "worker": "ok", "queues": answer["queues"]},
     )
+    assert list(answer["queues"].values()) == ["ok"]
     assert probe("/healthz/live", **unreachable) == (200, {"status": "ok"})
 
 

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 from celery import shared_task
-from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
 
 from jobs import runner
 from jobs import services as job_services
 from jobs.models import Job
+from tests.jobs.lapse import job_heard_from_no_more
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = {"studies", "annotation", "agreement", "config", "core"}
@@ -120,7 +120,7 @@ def test_a_job_ends_done_failed_or_stopped_with_its_message():
     )  # fmt: skip
 
     stopped = job_services.job_create(kind=Job.Kind.ASSIGN, study_id=1)
-    cache.delete(job_services.progress_key(stopped))  # its process died
+    job_heard_from_no_more(stopped)  # its process died
     assert job_services.job_status(job=stopped)["state"] == Job.State.STOPPED
     worked = []
     job_services.job_execute(job_id=stopped.pk, work=lambda job, report: worked.append(1))

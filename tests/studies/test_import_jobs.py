@@ -15,6 +15,7 @@ from studies.importing import cases as importing
 from studies.importing.cases import parse_cases
 from studies.models import BlindedLabel, CaseUpload, IdentityMention, Response, StudyEvent, System
 from studies.models import TestCase as Case
+from tests.jobs.lapse import job_heard_from_no_more
 
 HEADER = "id,prompt,context,stratum,response:baseline,response:improved"
 
@@ -132,7 +133,7 @@ def test_a_job_that_died_is_reported_stopped_and_can_run_again(client, draft, le
     upload = upload_of(draft, lead, data, 1)
     assert services.case_upload_import_start(study=draft, upload=upload)
     job = Job.objects.get(subject=upload.uuid)
-    cache.delete(job_services.progress_key(job))  # the process running it died
+    job_heard_from_no_more(job)  # the process running it died
     client.force_login(lead)
     page = reverse("studies:case_import", args=[draft.slug, upload.uuid])
     status = client.get(reverse("studies:case_import_status", args=[draft.slug, upload.uuid]))
@@ -167,8 +168,16 @@ def test_another_upload_waits_until_a_running_import_has_finished(client, draft,
     assert "is running; upload another file once it has finished" in response.text
     assert list(CaseUpload.objects.filter(study=draft)) == [upload]
     assert Path(upload.file.path).exists()
-    # A job heard from no more is "stopped": a new upload replaces it.
+    # The cache emptied (Redis restarted) is no reason: the import is still running.
     cache.clear()
+    response = client.post(
+        reverse("studies:cases", args=[draft.slug]),
+        {"file": SimpleUploadedFile("other.csv", f"{HEADER}\nT2,P,,,a,b\n".encode())},
+        follow=True,
+    )
+    assert "is running; upload another file once it has finished" in response.text
+    # A job heard from no more is "stopped": a new upload replaces it.
+    job_heard_from_no_more(Job.objects.get(subject=upload.uuid))
     response = client.post(
         reverse("studies:cases", args=[draft.slug]),
         {"file": SimpleUploadedFile("other.csv", f"{HEADER}\nT2,P,,,a,b\n".encode())},

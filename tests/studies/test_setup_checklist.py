@@ -28,6 +28,7 @@ def test_a_new_draft_lists_every_step_and_the_next_one():
         "Raters",
         "Consent and training",
         "Rater pay",
+        "Adjudication rules",
         "Analysis plan (primary question)",
         "Assignment",
     ]

@@ -152,20 +152,30 @@ class Concord:
         )
 
     def study_status(
-        self, slug: str, action: StudyAction, *, acknowledge_warnings: bool = False
+        self,
+        slug: str,
+        action: StudyAction,
+        *,
+        acknowledge_warnings: bool = False,
+        confirm: bool = False,
     ) -> Study:
         """``pilot``, ``open``, ``close`` or ``reopen``; ``acknowledge_warnings`` opens
-        although the blinding check found passages that may name a system."""
+        although the blinding check found passages that may name a system; ``confirm``
+        closes although ratings are left undone (refused with 409 and ``unfinished``
+        otherwise)."""
         body: dict[str, Any] = {"action": action}
         if acknowledge_warnings:
             body["acknowledge_warnings"] = True
+        if confirm:
+            body["confirm"] = True
         return cast(Study, self.http.json("POST", self._study(slug, "status/"), json=body))
 
     def study_open(self, slug: str, *, acknowledge_warnings: bool = False) -> Study:
         return self.study_status(slug, "open", acknowledge_warnings=acknowledge_warnings)
 
-    def study_close(self, slug: str) -> Study:
-        return self.study_status(slug, "close")
+    def study_close(self, slug: str, *, confirm: bool = False) -> Study:
+        """Close; with ratings left undone the server asks for ``confirm=True``."""
+        return self.study_status(slug, "close", confirm=confirm)
 
     # Rubric, rules, profile questions ---------------------------------------------------
 

@@ -2,6 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from studies.errors import ApplicationError
 from studies.models import Study
+from studies.selectors import study_unfinished_work
 from studies.services import TRANSITIONS
 
 # The status asked for, and the transitions that reach it (closed -> open is "reopen").
@@ -34,10 +35,14 @@ class Command(BaseCommand):
         kwargs = {"study": target, "actor": None}
         if name == "open":
             kwargs["acknowledge_warnings"] = acknowledge_warnings
+        # Closing from the command line is confirmed by running it; it says what it left.
+        unfinished = study_unfinished_work(study=target) if name == "close" else None
         try:
             target = TRANSITIONS[name].service(**kwargs)
         except ApplicationError as error:
             raise CommandError(str(error)) from None
         self.stdout.write(f"'{target.slug}': {TRANSITIONS[name].done}")
+        for sentence in unfinished.sentences() if unfinished else []:
+            self.stdout.write(f"Left undone: {sentence}")
         if target.is_open:
             self.stdout.write(f"Protocol fingerprint: {target.protocol_fingerprint}")
