@@ -101,8 +101,9 @@ def test_disagreeing_cases_get_a_third_rater_and_agreement_reads_the_first_two()
     first_two = np.array([[A_MUCH, B_MUCH, A_MUCH, B_MUCH], [A_MUCH, B_MUCH, B_MUCH, A_MUCH]])
     expected = krippendorff_alpha(first_two.astype(float), level="ordinal")
     assert preference["alpha"] == pytest.approx(expected)
-    assert row.n_ratings == 8  # a preference-only rubric: one verdict per screen, 8 screens
-    assert row.result["left_out"]["beyond_k_min_ratings"] == 2  # the two third screens
+    # A verdict per rater and case (a rubric of preferences only: issue 39), 8 screens.
+    assert row.n_ratings == 8
+    assert row.result["left_out"]["beyond_k_min_ratings"] == 2
     summary = adaptive_summary(study=study)
     assert (summary.cases, summary.extended, summary.ratings, summary.saved) == (4, 2, 10, 2)
     assert summary.by_raters == {2: 2, 3: 2}

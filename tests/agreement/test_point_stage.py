@@ -85,7 +85,10 @@ def naive_layout(study: Study, *, pilot: bool) -> dict:
                 column = column * len(labels) + labels.index(r.label)
             matrix[raters.index(a.rater.pseudonym), column] = math.nan if value is None else value
         matrices[dimension.key] = matrix
-    return {"raters": raters, "matrices": matrices, "n_ratings": len(ratings)}
+    # A rating per response rated; a rubric of preferences only has one per case (a verdict).
+    rates_responses = any(d.scoring().scope == "response" for d in study.rubric.dimensions.all())
+    n_ratings = len(ratings) if rates_responses else len({r.assignment_id for r in ratings})
+    return {"raters": raters, "matrices": matrices, "n_ratings": n_ratings}
 
 
 def check(study: Study) -> None:

@@ -543,6 +543,7 @@ def test_the_preview_is_the_rating_page_with_every_kind(client, lead, draft):
                 study=draft, actor=lead, key=None, new_key=spec["key"], name=spec["name"],
                 kind=spec["kind"], config=spec["config"],
                 level="nominal" if spec["kind"] == "categorical" else "ordinal",
+                required=spec.get("required", True),
             )  # fmt: skip
     client.force_login(lead)
     url = reverse("annotation:rubric_preview", args=[draft.slug])
@@ -565,8 +566,16 @@ def test_the_preview_is_the_rating_page_with_every_kind(client, lead, draft):
     no_confidence = client.post(url, {"payload": json.dumps(payload)}).text
     assert "this would be refused: Choose your confidence" in no_confidence
     payload["confidence"] = "medium"
+    # Every dimension is required but the harm category (issue 39): the preview says so.
+    refused = client.post(url, {"payload": json.dumps(payload)}).text
+    assert "this would be refused: Answer every required question" in refused
+    assert "Response A: Clarity, Accuracy, Harmful; Response B: Helpfulness" in refused
+    one = {"helpfulness": {"choice": 4}, "clarity": {"choice": 3}, "accuracy": {"choice": 5},
+           "harmful": {"choice": "no"}}  # fmt: skip
+    payload = {"responses": {"A": one, "B": {**one, "accuracy": {"choice": 1}}},
+               "case": {"preference": {"choice": 0}}, "confidence": "medium"}  # fmt: skip
     accepted = client.post(url, {"payload": json.dumps(payload)}).text
-    assert "this would be accepted (Response A: 4; Response B: 0)" in accepted
+    assert "this would be accepted (Response A: 12; Response B: 8)" in accepted
     bad = {"responses": {"A": {"helpfulness": {"choice": 9}}}, "confidence": "high"}
     refused = client.post(url, {"payload": json.dumps(bad)})
     # The same message the rating service gives, naming the response.
