@@ -173,6 +173,10 @@ StatusInSerializer = inline_serializer(
         "acknowledge_warnings": serializers.BooleanField(
             default=False, help_text="Open although the blinding check found passages."
         ),
+        "confirm": serializers.BooleanField(
+            default=False,
+            help_text="Close although work is left undone (the 409 lists it).",
+        ),
     },
 )
 

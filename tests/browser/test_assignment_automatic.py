@@ -91,7 +91,9 @@ def test_a_drafts_overview_and_the_open_page_show_the_set_up_checklist(
     page.goto(f"{live_server.url}/s/check/")
     checklist = page.locator("#setup-checklist")
     expect(checklist).to_contain_text("4 test cases")
-    expect(checklist.locator("[data-done=no]")).to_have_count(5)  # rater pay included (optional)
+    expect(checklist.locator("[data-done=no]")).to_have_count(
+        6
+    )  # rater pay and the adjudication rules included
     expect(page.locator("#setup-next")).to_contain_text("Next step: raters")
     screenshot(page, f"overview-checklist-{width}")
     assert_accessible(page, name=f"overview-checklist-{width}")
