@@ -134,7 +134,7 @@ def test_a_disputed_harm_yes_is_adjudicated_and_the_analysis_uses_it(
     row = lead.locator('#aggregation-counts tr[data-measure="dimension:harmful"] td')
     # Question, rule, excluded, ties, adjudicated label used, adjudication changed the majority.
     expect(row.nth(4)).to_have_text("2 (1)")  # both responses of the one case
-    expect(row.nth(5)).to_have_text("1")
+    expect(row.nth(5)).to_have_text("1 (1)")  # one item changed, in one case
     shares = lead.locator('table[data-shares="harmful"] tbody tr')
     expect(shares).to_have_count(len(SYSTEMS))
     for system, positive in expected_positive.items():
